@@ -1,0 +1,56 @@
+"""fastmerge: turn streamed LLM output back into complete messages, fast and exactly.
+
+The merge functions come from the Rust extension (``fastmerge._fastmerge``) or from its
+pure-Python twin (``fastmerge._pure``); both give byte-identical results. ``BACKEND`` says which
+one runs, :func:`backend_info` why.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import _backend, errors
+from ._version import __version__
+from .errors import CycleError, DepthLimitError, MergeError, MergeTypeError
+
+#: ``"rust"`` or ``"python"``: the implementation behind the functions below.
+BACKEND: str = _backend.selected
+
+# The names in _backend.API, bound to the selected implementation.
+from ._backend import impl as _impl  # noqa: E402
+
+merge = _impl.merge
+merge_all = _impl.merge_all
+merge_dicts = _impl.merge_dicts
+concat_token_ids = _impl.concat_token_ids
+merge_logprobs = _impl.merge_logprobs
+MAX_DEPTH: int = _impl.MAX_DEPTH
+POLICIES: tuple[str, ...] = _impl.POLICIES
+LIST_MERGES: tuple[str, ...] = _impl.LIST_MERGES
+ATOMIC_KEYS: frozenset[str] = _impl.ATOMIC_KEYS
+
+
+def backend_info() -> dict[str, Any]:
+    """Which backend runs, the versions, and why a fallback happened (``None`` if none)."""
+    return _backend.info()
+
+
+__all__ = [
+    "ATOMIC_KEYS",
+    "BACKEND",
+    "CycleError",
+    "DepthLimitError",
+    "LIST_MERGES",
+    "MAX_DEPTH",
+    "MergeError",
+    "MergeTypeError",
+    "POLICIES",
+    "__version__",
+    "backend_info",
+    "concat_token_ids",
+    "errors",
+    "merge",
+    "merge_all",
+    "merge_dicts",
+    "merge_logprobs",
+]

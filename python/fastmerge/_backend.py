@@ -1,0 +1,117 @@
+"""Backend selection: the Rust extension or the pure-Python twin, chosen once at import.
+
+``FASTMERGE_BACKEND``:
+
+- ``auto`` (default): the extension; if it is *absent*, the twin, with a
+  :class:`FallbackWarning`. An extension that is present but broken or of another version is
+  an error, never a silent downgrade.
+- ``rust``: the extension or an ``ImportError``.
+- ``python``: the twin.
+
+Both implementations expose the names in :data:`API`; :func:`bind` copies them onto a
+namespace (the ``fastmerge`` package, or a test fixture switching backends).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+from types import ModuleType
+from typing import Any
+
+from ._version import __version__
+
+__all__ = ["API", "BACKENDS", "FallbackWarning", "bind", "info", "load", "selected"]
+
+#: The functions and constants every backend provides, with the same behaviour.
+API = (
+    "merge",
+    "merge_all",
+    "merge_dicts",
+    "concat_token_ids",
+    "merge_logprobs",
+    "MAX_DEPTH",
+    "POLICIES",
+    "LIST_MERGES",
+    "ATOMIC_KEYS",
+)
+
+BACKENDS = ("rust", "python")
+_CHOICES = ("auto", "rust", "python")
+
+
+class FallbackWarning(UserWarning):
+    """The Rust extension is not installed; fastmerge runs on its pure-Python twin."""
+
+
+def load(name: str) -> ModuleType:
+    """Import one backend by name (``"rust"`` or ``"python"``), checking its version."""
+    if name == "python":
+        from . import _pure
+
+        return _pure
+    if name == "rust":
+        from . import _fastmerge  # type: ignore[attr-defined]
+
+        ext_version = getattr(_fastmerge, "__version__", None)
+        if ext_version != __version__:
+            raise ImportError(
+                f"fastmerge._fastmerge is version {ext_version}, the Python package is "
+                f"{__version__}: rebuild the extension (maturin develop / pip install .)"
+            )
+        module: ModuleType = _fastmerge
+        return module
+    raise ValueError(f"unknown backend {name!r}; expected one of 'rust', 'python'")
+
+
+def _select() -> tuple[ModuleType, str, str, str | None]:
+    requested = os.environ.get("FASTMERGE_BACKEND", "auto").strip().lower() or "auto"
+    if requested not in _CHOICES:
+        raise ImportError(
+            f"FASTMERGE_BACKEND={requested!r} is not one of {', '.join(_CHOICES)}"
+        )
+    if requested == "python":
+        return load("python"), "python", requested, None
+    if requested == "rust":
+        return load("rust"), "rust", requested, None
+    try:
+        return load("rust"), "rust", requested, None
+    except ModuleNotFoundError as exc:
+        if exc.name != f"{__package__}._fastmerge":
+            raise
+        reason = "the compiled extension fastmerge._fastmerge is not installed"
+        warnings.warn(
+            f"{reason}; using the pure-Python twin (set FASTMERGE_BACKEND=python to silence)",
+            FallbackWarning,
+            stacklevel=3,
+        )
+        return load("python"), "python", requested, reason
+
+
+impl, selected, _requested, _fallback_reason = _select()
+
+
+def bind(namespace: dict[str, Any], module: ModuleType) -> None:
+    """Point every name of :data:`API` in ``namespace`` at ``module``'s implementation."""
+    for name in API:
+        namespace[name] = getattr(module, name)
+
+
+def info() -> dict[str, Any]:
+    """What runs, and why: see :func:`fastmerge.backend_info`."""
+    ext_version = None
+    try:
+        from . import _fastmerge  # type: ignore[attr-defined]
+
+        ext_version = getattr(_fastmerge, "__version__", None)
+    except ImportError:
+        pass
+    return {
+        "backend": selected,
+        "requested": _requested,
+        "version": __version__,
+        "extension_version": ext_version,
+        "fallback_reason": _fallback_reason,
+        "python": sys.version.split()[0],
+    }

@@ -1,0 +1,34 @@
+"""The pure-Python twin of the Rust engine.
+
+It exposes the same names, signatures, results and exceptions as ``fastmerge._fastmerge`` and is
+the readable specification of every rule: when the two disagree, one of them has a bug, and the
+differential tests say which input shows it.
+"""
+
+from __future__ import annotations
+
+from .._version import __version__
+from .generic import (
+    ATOMIC_KEYS,
+    LIST_MERGES,
+    MAX_DEPTH,
+    POLICIES,
+    concat_token_ids,
+    merge,
+    merge_all,
+    merge_dicts,
+    merge_logprobs,
+)
+
+__all__ = [
+    "ATOMIC_KEYS",
+    "LIST_MERGES",
+    "MAX_DEPTH",
+    "POLICIES",
+    "__version__",
+    "concat_token_ids",
+    "merge",
+    "merge_all",
+    "merge_dicts",
+    "merge_logprobs",
+]

@@ -1,0 +1,83 @@
+"""Exceptions raised by fastmerge, identical on both backends.
+
+The Rust extension imports this module and raises these classes, so a ``except
+fastmerge.MergeError`` works whichever backend runs. Every message is formatted here, in one
+place, from the data the engine reports: both backends therefore raise the same class with the
+same message.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+__all__ = [
+    "MergeError",
+    "DepthLimitError",
+    "CycleError",
+    "MergeTypeError",
+]
+
+
+class MergeError(ValueError):
+    """Base class for bad data met while merging (a ``ValueError``)."""
+
+
+class DepthLimitError(MergeError):
+    """The merge would recurse deeper than the documented nesting limit."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        super().__init__(
+            f"nesting deeper than the limit of {limit} levels "
+            f"(fastmerge.MAX_DEPTH = {limit}); flatten the input or merge it in parts"
+        )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.limit,))
+
+
+class CycleError(MergeError):
+    """A container on the right-hand side contains itself along the merge path."""
+
+    def __init__(self, depth: int) -> None:
+        self.depth = depth
+        super().__init__(
+            f"self-referencing container met at nesting level {depth}: "
+            "a value that contains itself cannot be merged"
+        )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.depth,))
+
+
+class MergeTypeError(MergeError):
+    """``strict=True``: the two sides hold values of kinds that cannot be merged."""
+
+    def __init__(self, keys: tuple[Any, ...], left_kind: str, right_kind: str) -> None:
+        self.keys = tuple(keys)
+        self.path = "$" + "".join(f"[{k!r}]" for k in self.keys)
+        self.left_kind = left_kind
+        self.right_kind = right_kind
+        super().__init__(
+            f"cannot merge {left_kind} with {right_kind} at {self.path} (strict=True)"
+        )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.keys, self.left_kind, self.right_kind))
+
+
+# Argument errors. Both backends build them through these two functions so that the text is
+# the same: a wrong type is a TypeError, a wrong value a ValueError naming the valid ones.
+
+
+def invalid_option(name: str, value: object, valid: Iterable[str]) -> ValueError:
+    choices = ", ".join(repr(v) for v in valid)
+    return ValueError(f"unknown {name} {value!r}; expected one of {choices}")
+
+
+def requires_delta(name: str, value: object) -> ValueError:
+    return ValueError(f"{name}={value!r} requires policy='delta'")
+
+
+def wrong_type(name: str, expected: str, value: object) -> TypeError:
+    return TypeError(f"{name} must be {expected}, not {type(value).__name__}")

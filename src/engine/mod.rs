@@ -1,0 +1,1 @@
+//! The merge engine: pure Rust, no PyO3.
