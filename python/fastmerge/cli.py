@@ -1,0 +1,238 @@
+"""The ``fastmerge`` command line.
+
+::
+
+    fastmerge merge [--policy openjiuwen|delta] [--list-merge concat|by_index] [--strict]
+                    [--indent N] FILE|-
+    fastmerge --version
+
+``fastmerge merge`` reads JSON Lines (one JSON value a line; blank lines are skipped) from a
+file or, with ``-``, from standard input, and prints :func:`fastmerge.merge_all` of the values
+as one JSON document. The input is read line by line and handed to ``merge_all`` as an
+iterator: the file is never held in memory as one string. No merge rule lives here.
+
+JSON is read and written with the standard library's :mod:`json` module, whether or not orjson
+is installed, so that the output never depends on what else is installed: orjson turns integers
+beyond 64 bits into floats and rejects ``NaN`` and lone surrogates, which :mod:`json` reads and
+writes back unchanged. Output is compact (``","`` and ``":"`` separators, as orjson writes) or
+indented with ``--indent``, UTF-8, not ASCII-escaped; a result holding a lone surrogate, which
+UTF-8 cannot encode, is written with every non-ASCII character escaped instead.
+
+Exit status: 0 on success; 1 when the input cannot be read, a line is not JSON (the message
+names the file and the line number), or the merge fails (for example ``--strict``, or nesting
+deeper than :data:`fastmerge.MAX_DEPTH`); 2 for a usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import codecs
+import contextlib
+import json
+import os
+import sys
+from typing import IO, Any, BinaryIO, Iterator, Sequence
+
+from . import BACKEND, LIST_MERGES, POLICIES, MergeError, __version__, merge_all
+
+__all__ = ["InputError", "build_parser", "dump_json", "main", "read_json_lines"]
+
+EXIT_OK = 0
+EXIT_DATA = 1
+EXIT_USAGE = 2
+PROG = "fastmerge"
+STDIN = "-"
+STDIN_NAME = "<stdin>"
+
+
+class InputError(Exception):
+    """Input that cannot be used: an unreadable file, or a line that is not JSON.
+
+    ``str(error)`` is ``"SOURCE:LINE: REASON"`` (``"SOURCE: REASON"`` when no line is
+    concerned), the form compilers and editors understand.
+    """
+
+    def __init__(self, source: str, line: int | None, reason: str) -> None:
+        self.source = source
+        self.line = line
+        self.reason = reason
+        where = source if line is None else f"{source}:{line}"
+        super().__init__(f"{where}: {reason}")
+
+
+def read_json_lines(stream: IO[bytes], source: str) -> Iterator[Any]:
+    """Yield the JSON value of each non-blank line of ``stream``, one line at a time.
+
+    ``source`` names the input in error messages. Lines are numbered from 1, blank lines
+    included; a UTF-8 byte order mark at the start is ignored. Raises :class:`InputError` for
+    a line that is not UTF-8 or not JSON, and for a read error.
+    """
+    number = 0
+    try:
+        for number, raw in enumerate(stream, start=1):
+            if number == 1 and raw.startswith(codecs.BOM_UTF8):
+                raw = raw[len(codecs.BOM_UTF8) :]
+            if not raw.strip():
+                continue
+            value = _parse_line(raw, source, number)
+            yield value
+    except OSError as exc:
+        raise InputError(source, number + 1, f"cannot read: {_os_reason(exc)}") from exc
+
+
+def _parse_line(raw: bytes, source: str, number: int) -> Any:
+    try:
+        # Without its line terminator, so that a column counts from the start of this line.
+        text = raw.decode("utf-8").rstrip("\r\n")
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            source, number, f"not valid UTF-8 (byte {exc.start + 1}: {exc.reason})"
+        ) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(source, number, f"invalid JSON: {exc.msg} (column {exc.colno})") from None
+    except RecursionError:
+        raise InputError(source, number, "invalid JSON: nested too deeply to parse") from None
+
+
+def dump_json(value: Any, indent: int | None = None) -> bytes:
+    """``value`` as UTF-8 JSON followed by a newline (see the module docstring for the format)."""
+    separators = (",", ":") if indent is None else (",", ": ")
+    text = json.dumps(value, ensure_ascii=False, indent=indent, separators=separators)
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:
+        # A lone surrogate: valid as a JSON escape, not encodable as UTF-8.
+        data = json.dumps(value, ensure_ascii=True, indent=indent, separators=separators).encode(
+            "ascii"
+        )
+    return data + b"\n"
+
+
+def _os_reason(exc: OSError) -> str:
+    return exc.strerror or str(exc)
+
+
+def _open_input(path: str) -> contextlib.AbstractContextManager[IO[bytes]]:
+    if path == STDIN:
+        return contextlib.nullcontext(sys.stdin.buffer)
+    try:
+        return open(path, "rb")
+    except OSError as exc:
+        raise InputError(path, None, _os_reason(exc)) from None
+
+
+def _fail(message: str) -> int:
+    sys.stderr.write(f"{PROG}: error: {message}\n")
+    sys.stderr.flush()
+    return EXIT_DATA
+
+
+def _write_stdout(data: bytes) -> int:
+    out: BinaryIO = sys.stdout.buffer
+    try:
+        out.write(data)
+        out.flush()
+    except BrokenPipeError:
+        # The reader went away (``| head``): silence the flush at interpreter exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_DATA
+    return EXIT_OK
+
+
+def _non_negative(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more: {value}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``fastmerge`` command."""
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Merge streamed LLM output (chunks, deltas) back into complete messages.",
+    )
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"{PROG} {__version__} ({BACKEND} backend)",
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    merge = commands.add_parser(
+        "merge",
+        help="merge the values of a JSON Lines file into one JSON value",
+        description=(
+            "Read JSON Lines (one JSON value a line; blank lines are skipped) and print "
+            "fastmerge.merge_all of the values as JSON. Exit status 1 if the input cannot "
+            "be read, a line is not JSON (reported as FILE:LINE) or the merge fails."
+        ),
+    )
+    merge.add_argument("file", metavar="FILE", help="a JSON Lines file, or - for standard input")
+    merge.add_argument(
+        "--policy",
+        choices=POLICIES,
+        default="openjiuwen",
+        help="openjiuwen: drop-in for openJiuwen's merge_parser_content (default); "
+        "delta: keeps values against null, never concatenates ids, roles and other "
+        "atomic keys",
+    )
+    merge.add_argument(
+        "--list-merge",
+        choices=LIST_MERGES,
+        default="concat",
+        help="concat: lists concatenate (default); by_index: list elements that are "
+        "objects with the same integer 'index' merge (needs --policy delta)",
+    )
+    merge.add_argument(
+        "--strict",
+        action="store_true",
+        help="fail when two values of different kinds meet (needs --policy delta)",
+    )
+    merge.add_argument(
+        "--indent",
+        type=_non_negative,
+        default=None,
+        metavar="N",
+        help="indent the output by N spaces (default: compact, one line)",
+    )
+    merge.set_defaults(parser=merge)
+    return parser
+
+
+def _merge_command(args: argparse.Namespace) -> int:
+    options = {"policy": args.policy, "list_merge": args.list_merge, "strict": args.strict}
+    try:
+        # An empty merge checks the combination of options, with the library's own message.
+        merge_all((), **options)
+    except (TypeError, ValueError) as exc:
+        args.parser.error(str(exc))
+    source = STDIN_NAME if args.file == STDIN else args.file
+    try:
+        with _open_input(args.file) as stream:
+            result = merge_all(read_json_lines(stream, source), **options)
+    except InputError as exc:
+        return _fail(str(exc))
+    except MergeError as exc:
+        return _fail(f"{source}: cannot merge: {exc}")
+    return _write_stdout(dump_json(result, args.indent))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command with ``argv`` (default: ``sys.argv[1:]``); return the exit status."""
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "merge":
+            return _merge_command(args)
+    except KeyboardInterrupt:
+        return 130
+    raise AssertionError(f"unhandled command {args.command!r}")  # pragma: no cover
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
