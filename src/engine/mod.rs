@@ -1,1 +1,13 @@
 //! The merge engine: pure Rust, no PyO3.
+//!
+//! The rules work on values through the [`host::Host`] trait, so the same code merges Python
+//! objects in place (the `py` layer's host: no conversion, Python's own `+`, `copy()` and key
+//! equality where openJiuwen uses them) and the engine's own JSON values ([`value::Value`],
+//! used by `cargo test` and by Rust callers).
+
+pub mod error;
+pub mod generic;
+pub mod host;
+mod nodes;
+pub mod text;
+pub mod value;

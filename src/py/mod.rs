@@ -1,8 +1,23 @@
-//! PyO3 bindings: conversion, error mapping. No merge rule lives here.
+//! PyO3 bindings: argument checks, the Python [`host::PyHost`], error mapping. No merge rule
+//! lives here: every rule is in `crate::engine`.
+
 use pyo3::prelude::*;
+use pyo3::types::{PyFrozenSet, PyTuple};
+
+use crate::engine::generic::{ATOMIC_KEYS, LIST_MERGES, MAX_DEPTH, POLICIES};
+
+mod args;
+mod errors;
+mod functions;
+mod host;
 
 #[pymodule]
 fn _fastmerge(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
-    Ok(())
+    m.add("MAX_DEPTH", MAX_DEPTH)?;
+    m.add("POLICIES", PyTuple::new(py, POLICIES)?)?;
+    m.add("LIST_MERGES", PyTuple::new(py, LIST_MERGES)?)?;
+    m.add("ATOMIC_KEYS", PyFrozenSet::new(py, ATOMIC_KEYS)?)?;
+    functions::register(m)
 }

@@ -73,16 +73,17 @@ class _Config:
     __slots__ = ("delta", "by_index", "strict")
 
     def __init__(self, policy: object, list_merge: object, strict: object) -> None:
+        # Types first, then values: the Rust binding checks in the same order.
         if not isinstance(policy, str):
             raise wrong_type("policy", "str", policy)
-        if policy not in POLICIES:
-            raise invalid_option("policy", policy, POLICIES)
         if not isinstance(list_merge, str):
             raise wrong_type("list_merge", "str", list_merge)
-        if list_merge not in LIST_MERGES:
-            raise invalid_option("list_merge", list_merge, LIST_MERGES)
         if not isinstance(strict, bool):
             raise wrong_type("strict", "bool", strict)
+        if policy not in POLICIES:
+            raise invalid_option("policy", policy, POLICIES)
+        if list_merge not in LIST_MERGES:
+            raise invalid_option("list_merge", list_merge, LIST_MERGES)
         self.delta = policy == "delta"
         # by_index and strict only make sense for JSON deltas; openjiuwen is a drop-in.
         if not self.delta and list_merge != "concat":
@@ -210,11 +211,12 @@ def _merge_objects(walk: _Walk, left: Any, right: Any, depth: int) -> Any:
         except (TypeError, NotImplementedError):
             pass
     if hasattr(left, "model_fields") and hasattr(right, "model_fields"):
+        mark = len(walk.path)
         try:
             return _merge_models(walk, left, right, depth)
         except Exception:
             # openJiuwen: a model that cannot be merged or rebuilt gives the right value.
-            pass
+            del walk.path[mark:]
     return right
 
 

@@ -1,0 +1,624 @@
+//! Generic merge (spec §1): the `openjiuwen` and `delta` policies, in linear time.
+//!
+//! This is the Rust half of `python/fastmerge/_pure/generic.py`, function for function; the
+//! twin's docstrings explain each rule. The fold keeps builders ([`Node`]) for the exact
+//! `str` / `list` / `dict` values it is still growing and merges everything else eagerly with
+//! the operations openJiuwen performs, so `merge_all(items)` equals
+//! `functools.reduce(merge, items)` at a cost linear in the total size.
+
+use crate::engine::error::{EngineError, OptionError, PathItem};
+use crate::engine::host::{Class, Host, Kind};
+use crate::engine::nodes::{DictAcc, ListAcc, Node};
+use crate::engine::text::is_absent_text;
+
+/// How many dict levels one merge may descend; deeper input gives `EngineError::DepthLimit`.
+pub const MAX_DEPTH: usize = 256;
+
+pub const POLICIES: &[&str] = &["openjiuwen", "delta"];
+pub const LIST_MERGES: &[&str] = &["concat", "by_index"];
+
+/// delta policy: values under these keys are identities or states, never concatenated [E15].
+pub const ATOMIC_KEYS: &[&str] = &[
+    "id",
+    "object",
+    "model",
+    "system_fingerprint",
+    "role",
+    "type",
+    "index",
+    "created",
+    "service_tier",
+    "finish_reason",
+    "stop_reason",
+    "name",
+];
+
+/// The options of one merge call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Config {
+    pub delta: bool,
+    pub by_index: bool,
+    pub strict: bool,
+}
+
+impl Config {
+    /// The openJiuwen drop-in policy.
+    pub const OPENJIUWEN: Config = Config {
+        delta: false,
+        by_index: false,
+        strict: false,
+    };
+
+    /// Checks option values in the twin's order (`_Config.__init__`, after its type checks).
+    pub fn parse(policy: &str, list_merge: &str, strict: bool) -> Result<Config, OptionError> {
+        if !POLICIES.contains(&policy) {
+            return Err(OptionError::Invalid {
+                name: "policy",
+                valid: POLICIES,
+            });
+        }
+        if !LIST_MERGES.contains(&list_merge) {
+            return Err(OptionError::Invalid {
+                name: "list_merge",
+                valid: LIST_MERGES,
+            });
+        }
+        let delta = policy == "delta";
+        if !delta && list_merge != "concat" {
+            return Err(OptionError::RequiresDelta { name: "list_merge" });
+        }
+        if !delta && strict {
+            return Err(OptionError::RequiresDelta { name: "strict" });
+        }
+        Ok(Config {
+            delta,
+            by_index: list_merge == "by_index",
+            strict,
+        })
+    }
+}
+
+/// `merge(left, right)`.
+pub fn merge<H: Host>(
+    host: &H,
+    cfg: Config,
+    left: H::Obj,
+    right: H::Obj,
+) -> Result<H::Obj, H::Err> {
+    let mut walk = Walk::new(host, cfg);
+    let node = walk.merge_top(Node::Leaf(left), right, 0)?;
+    walk.finish(node)
+}
+
+/// `functools.reduce(merge, items)`, linear in the total size; the host's `None` if empty.
+pub fn merge_all<H, I>(host: &H, cfg: Config, items: I) -> Result<H::Obj, H::Err>
+where
+    H: Host,
+    I: IntoIterator<Item = Result<H::Obj, H::Err>>,
+{
+    let mut walk = Walk::new(host, cfg);
+    let mut items = items.into_iter();
+    let mut node = match items.next() {
+        None => return Ok(host.none()),
+        Some(first) => Node::Leaf(first?),
+    };
+    for right in items {
+        node = walk.merge_top(node, right?, 0)?;
+    }
+    walk.finish(node)
+}
+
+/// openJiuwen's `merge_dicts(left, right)`.
+pub fn merge_dicts<H: Host>(host: &H, left: H::Obj, right: H::Obj) -> Result<H::Obj, H::Err> {
+    for (name, value) in [("left", &left), ("right", &right)] {
+        if !host.class(value).is(Kind::Dict) {
+            return Err(host.error(EngineError::WrongType {
+                name,
+                expected: "dict",
+                value: value.clone(),
+            }));
+        }
+    }
+    let mut walk = Walk::new(host, Config::OPENJIUWEN);
+    let node = walk.merge_dict(Node::Leaf(left), right, 1)?;
+    walk.finish(node)
+}
+
+/// openJiuwen's `_concat_token_ids`.
+pub fn concat_token_ids<H: Host>(host: &H, left: H::Obj, right: H::Obj) -> Result<H::Obj, H::Err> {
+    if !host.truthy(&left)? {
+        return Ok(right);
+    }
+    if !host.truthy(&right)? {
+        return Ok(left);
+    }
+    if host.class(&left).is(Kind::List) && host.class(&right).is(Kind::List) {
+        return host.add(&left, &right);
+    }
+    Ok(right)
+}
+
+/// openJiuwen's `_merge_logprobs`.
+pub fn merge_logprobs<H: Host>(host: &H, left: H::Obj, right: H::Obj) -> Result<H::Obj, H::Err> {
+    let (lc, rc) = (host.class(&left), host.class(&right));
+    if lc.is(Kind::Null) {
+        return Ok(right);
+    }
+    if rc.is(Kind::Null) {
+        return Ok(left);
+    }
+    if lc.is(Kind::Dict) && rc.is(Kind::Dict) {
+        // `merged = dict(left)`, then per right key: list + list concatenates, else right.
+        let mut merged = DictAcc::open(host, host.dict_items(&host.dict_of(&left)?)?)?;
+        for (key, right_value) in host.dict_items(&right)? {
+            match merged.find(host, &key)? {
+                (Some(i), _) => {
+                    // An opened dict holds leaves only.
+                    let value = match &merged.vals[i] {
+                        Node::Leaf(left_value)
+                            if host.class(left_value).is(Kind::List)
+                                && host.class(&right_value).is(Kind::List) =>
+                        {
+                            host.add(left_value, &right_value)?
+                        }
+                        _ => right_value,
+                    };
+                    merged.vals[i] = Node::Leaf(value);
+                }
+                (None, hash) => merged.push_hashed(key, hash, Node::Leaf(right_value)),
+            }
+        }
+        return Walk::new(host, Config::OPENJIUWEN).finish(Node::Dict(merged));
+    }
+    if lc.is(Kind::List) && rc.is(Kind::List) {
+        return host.add(&left, &right);
+    }
+    Ok(right)
+}
+
+/// The state of one merge call (the twin's `_Walk`).
+struct Walk<'h, H: Host> {
+    host: &'h H,
+    cfg: Config,
+    /// The keys down to the current value, for strict errors.
+    path: Vec<PathItem<H::Obj>>,
+    /// Identities of the right-hand dicts open along the current path (cycle detection).
+    open_ids: Vec<usize>,
+}
+
+impl<'h, H: Host> Walk<'h, H> {
+    fn new(host: &'h H, cfg: Config) -> Self {
+        Walk {
+            host,
+            cfg,
+            path: Vec::new(),
+            open_ids: Vec::new(),
+        }
+    }
+
+    fn class_of(&self, node: &Node<H::Obj>) -> Class {
+        match node {
+            Node::Leaf(obj) => self.host.class(obj),
+            Node::Text(_) => Class::exact(Kind::Str),
+            Node::List(_) => Class::exact(Kind::List),
+            Node::Dict(_) => Class::exact(Kind::Dict),
+        }
+    }
+
+    /// The host value a node stands for (the twin's `_finish`).
+    fn finish(&self, node: Node<H::Obj>) -> Result<H::Obj, H::Err> {
+        match node {
+            Node::Leaf(obj) => Ok(obj),
+            Node::Text(pieces) => self.host.join(&pieces),
+            Node::List(acc) => {
+                let items = acc
+                    .items
+                    .into_iter()
+                    .map(|item| self.finish(item))
+                    .collect::<Result<Vec<_>, _>>()?;
+                self.host.new_list(items)
+            }
+            Node::Dict(acc) => {
+                let mut pairs = Vec::with_capacity(acc.keys.len());
+                for (key, value) in acc.keys.into_iter().zip(acc.vals) {
+                    pairs.push((key, self.finish(value)?));
+                }
+                self.host.new_dict(pairs)
+            }
+        }
+    }
+
+    /// openJiuwen's `merge_parser_content` (the twin's `_merge_top`).
+    fn merge_top(
+        &mut self,
+        node: Node<H::Obj>,
+        right: H::Obj,
+        depth: usize,
+    ) -> Result<Node<H::Obj>, H::Err> {
+        let rc = self.host.class(&right);
+        if rc.is(Kind::Null) {
+            return Ok(node);
+        }
+        let lc = self.class_of(&node);
+        if lc.is(Kind::Null) {
+            return Ok(Node::Leaf(right));
+        }
+        if lc.is(Kind::Str) && rc.is(Kind::Str) {
+            return self.concat_text(node, right, rc);
+        }
+        if lc.is(Kind::List) && rc.is(Kind::List) {
+            return self.concat_list(node, right, rc, depth);
+        }
+        if lc.is(Kind::Dict) && rc.is(Kind::Dict) {
+            return self.merge_dict(node, right, depth + 1);
+        }
+        if self.cfg.strict {
+            self.check_kinds(None, &node, &right)?;
+        }
+        match node {
+            // An exact str/list/dict met a value of another type: neither the same-type `+`
+            // nor the model rule applies, so openJiuwen returns the right value.
+            Node::Text(_) | Node::List(_) | Node::Dict(_) => Ok(Node::Leaf(right)),
+            Node::Leaf(left) => Ok(Node::Leaf(self.merge_objects(left, right, depth)?)),
+        }
+    }
+
+    /// Rules 4-6 of spec §1.1: same-type `+`, pydantic models, else the right value.
+    fn merge_objects(
+        &mut self,
+        left: H::Obj,
+        right: H::Obj,
+        depth: usize,
+    ) -> Result<H::Obj, H::Err> {
+        let host = self.host;
+        if host.has_attr(&left, "__add__")?
+            && host.same_type(&left, &right)
+            && !matches!(host.class(&left).kind, Kind::Int | Kind::Float | Kind::Bool)
+        {
+            if let Some(sum) = host.try_add(&left, &right)? {
+                return Ok(sum);
+            }
+        }
+        if host.has_attr(&left, "model_fields")? && host.has_attr(&right, "model_fields")? {
+            let (path_mark, open_mark) = (self.path.len(), self.open_ids.len());
+            match self.merge_models(&left, &right, depth) {
+                Ok(merged) => return Ok(merged),
+                // openJiuwen: a model that cannot be merged or rebuilt gives the right value.
+                Err(err) if host.is_exception(&err) => {
+                    self.path.truncate(path_mark);
+                    self.open_ids.truncate(open_mark);
+                }
+                Err(err) => return Err(err),
+            }
+        }
+        Ok(right)
+    }
+
+    fn merge_models(
+        &mut self,
+        left: &H::Obj,
+        right: &H::Obj,
+        depth: usize,
+    ) -> Result<H::Obj, H::Err> {
+        let host = self.host;
+        if !host.same_type(left, right) {
+            return Ok(right.clone());
+        }
+        let left_dict = host.model_dump(left)?;
+        let right_dict = host.model_dump(right)?;
+        let mut fields = Vec::new();
+        for name in host.keys_union(&left_dict, &right_dict)? {
+            let left_value = host.get_or_none(&left_dict, &name)?;
+            let right_value = host.get_or_none(&right_dict, &name)?;
+            let merged = self.merge_top(Node::Leaf(left_value), right_value, depth + 1)?;
+            fields.push((name, self.finish(merged)?));
+        }
+        host.construct_like(left, fields)
+    }
+
+    fn concat_text(
+        &mut self,
+        node: Node<H::Obj>,
+        right: H::Obj,
+        rc: Class,
+    ) -> Result<Node<H::Obj>, H::Err> {
+        if rc.exact {
+            match node {
+                Node::Text(mut pieces) => {
+                    pieces.push(right);
+                    return Ok(Node::Text(pieces));
+                }
+                Node::Leaf(left) if self.host.class(&left).exact => {
+                    return Ok(Node::Text(vec![left, right]));
+                }
+                other => return self.add_finished(other, right),
+            }
+        }
+        // A str subclass on either side: its own `+` decides, as in openJiuwen.
+        self.add_finished(node, right)
+    }
+
+    fn add_finished(&mut self, node: Node<H::Obj>, right: H::Obj) -> Result<Node<H::Obj>, H::Err> {
+        let left = self.finish(node)?;
+        Ok(Node::Leaf(self.host.add(&left, &right)?))
+    }
+
+    fn concat_list(
+        &mut self,
+        node: Node<H::Obj>,
+        right: H::Obj,
+        rc: Class,
+        depth: usize,
+    ) -> Result<Node<H::Obj>, H::Err> {
+        let mut acc = match node {
+            Node::List(acc) if rc.exact => acc,
+            Node::Leaf(left) if rc.exact && self.host.class(&left).exact => {
+                let mut acc = ListAcc::new();
+                for item in self.host.list_items(&left)? {
+                    self.append(&mut acc, item, depth)?;
+                }
+                acc
+            }
+            // A list subclass on either side: its own `+` decides.
+            other => return self.add_finished(other, right),
+        };
+        for item in self.host.list_items(&right)? {
+            self.append(&mut acc, item, depth)?;
+        }
+        Ok(Node::List(acc))
+    }
+
+    /// Adds one element; with `list_merge="by_index"` it may merge into an earlier one.
+    fn append(
+        &mut self,
+        acc: &mut ListAcc<H::Obj>,
+        item: H::Obj,
+        depth: usize,
+    ) -> Result<(), H::Err> {
+        if self.cfg.by_index {
+            if let Some(index) = self.element_index(&item)? {
+                if let Some(&slot) = acc.slots.get(&index) {
+                    if self.ids_consistent(&acc.items[slot], &item)? {
+                        self.path.push(PathItem::Slot(slot));
+                        let old = std::mem::replace(&mut acc.items[slot], Node::placeholder());
+                        acc.items[slot] = self.merge_dict(old, item, depth + 1)?;
+                        self.path.pop();
+                        return Ok(());
+                    }
+                }
+                acc.slots.insert(index, acc.items.len());
+            }
+        }
+        acc.items.push(Node::Leaf(item));
+        Ok(())
+    }
+
+    fn element_index(&self, item: &H::Obj) -> Result<Option<i64>, H::Err> {
+        if !self.host.class(item).is(Kind::Dict) {
+            return Ok(None);
+        }
+        Ok(self
+            .host
+            .dict_get_str(item, "index")?
+            .and_then(|index| self.host.int_i64(&index)))
+    }
+
+    /// Two elements with one index are the same element unless both carry different ids.
+    fn ids_consistent(&self, node: &Node<H::Obj>, item: &H::Obj) -> Result<bool, H::Err> {
+        let host = self.host;
+        let left_id = match node {
+            Node::Dict(acc) => {
+                let key = host.str_obj("id");
+                match acc.find(host, &key)?.0 {
+                    Some(i) => match &acc.vals[i] {
+                        Node::Leaf(value) => Some(value.clone()),
+                        // A builder (never under an atomic key, so never in practice) is
+                        // neither absent nor equal to any id, as in the twin.
+                        _ => {
+                            let right_id = host.dict_get_str(item, "id")?;
+                            return Ok(right_id.is_none_or(|r| self.absent(&r)));
+                        }
+                    },
+                    None => None,
+                }
+            }
+            Node::Leaf(dict) => host.dict_get_str(dict, "id")?,
+            _ => None,
+        };
+        let right_id = host.dict_get_str(item, "id")?;
+        match (left_id, right_id) {
+            (Some(l), Some(r)) if !self.absent(&l) && !self.absent(&r) => host.eq(&l, &r),
+            _ => Ok(true),
+        }
+    }
+
+    /// Missing, None, blank, or the placeholder `"null"`.
+    fn absent(&self, value: &H::Obj) -> bool {
+        let class = self.host.class(value);
+        match class.kind {
+            Kind::Null => true,
+            Kind::Str => self
+                .host
+                .str_text(value)
+                .is_some_and(|t| is_absent_text(&t)),
+            _ => false,
+        }
+    }
+
+    fn is_atomic_key(&self, key: &H::Obj) -> bool {
+        self.host.class(key).is(Kind::Str)
+            && self
+                .host
+                .str_text(key)
+                .is_some_and(|t| ATOMIC_KEYS.contains(&t.as_ref()))
+    }
+
+    /// openJiuwen's `merge_dicts`: left's keys, then right's new keys, in order.
+    fn merge_dict(
+        &mut self,
+        node: Node<H::Obj>,
+        right: H::Obj,
+        depth: usize,
+    ) -> Result<Node<H::Obj>, H::Err> {
+        if depth > MAX_DEPTH {
+            return Err(self
+                .host
+                .error(EngineError::DepthLimit { limit: MAX_DEPTH }));
+        }
+        let right_id = self.host.identity(&right);
+        if let Some(id) = right_id {
+            if self.open_ids.contains(&id) {
+                return Err(self.host.error(EngineError::Cycle { depth }));
+            }
+            self.open_ids.push(id);
+        }
+        let result = self.merge_dict_open(node, right, depth);
+        if right_id.is_some() {
+            self.open_ids.pop();
+        }
+        result
+    }
+
+    fn merge_dict_open(
+        &mut self,
+        node: Node<H::Obj>,
+        right: H::Obj,
+        depth: usize,
+    ) -> Result<Node<H::Obj>, H::Err> {
+        let host = self.host;
+        let mut acc = match node {
+            Node::Dict(acc) => acc,
+            Node::Leaf(left) if host.class(&left).exact => {
+                DictAcc::open(host, host.dict_items(&left)?)?
+            }
+            Node::Leaf(left) => return self.merge_dict_subclass(left, right, depth),
+            // The callers only pass dict nodes.
+            other => return Ok(other),
+        };
+        for (key, right_value) in host.dict_items(&right)? {
+            match acc.find(host, &key)? {
+                (Some(i), _) => {
+                    let left_value = std::mem::replace(&mut acc.vals[i], Node::placeholder());
+                    acc.vals[i] = self.merge_value(key, left_value, right_value, depth)?;
+                }
+                (None, hash) => acc.push_hashed(key, hash, Node::Leaf(right_value)),
+            }
+        }
+        Ok(Node::Dict(acc))
+    }
+
+    /// A dict subclass on the left: openJiuwen works on `left.copy()`, whatever it returns.
+    fn merge_dict_subclass(
+        &mut self,
+        left: H::Obj,
+        right: H::Obj,
+        depth: usize,
+    ) -> Result<Node<H::Obj>, H::Err> {
+        let host = self.host;
+        let result = host.call_copy(&left)?;
+        for (key, right_value) in host.dict_items(&right)? {
+            if host.contains(&result, &key)? {
+                let left_value = host.get_item(&result, &key)?;
+                let merged =
+                    self.merge_value(key.clone(), Node::Leaf(left_value), right_value, depth)?;
+                let merged = self.finish(merged)?;
+                host.set_item(&result, key, merged)?;
+            } else {
+                host.set_item(&result, key, right_value)?;
+            }
+        }
+        Ok(Node::Leaf(result))
+    }
+
+    /// One key of `merge_dicts` (spec §1.1 rule 3, §1.2).
+    fn merge_value(
+        &mut self,
+        key: H::Obj,
+        left: Node<H::Obj>,
+        right: H::Obj,
+        depth: usize,
+    ) -> Result<Node<H::Obj>, H::Err> {
+        let rc = self.host.class(&right);
+        if self.cfg.delta {
+            if rc.is(Kind::Null) {
+                return Ok(left); // [E2]
+            }
+            if self.is_atomic_key(&key) {
+                // [E15] never concatenated: equal values are kept, a real new value replaces.
+                if self.absent(&right) {
+                    return Ok(left);
+                }
+                return match left {
+                    Node::Leaf(l) if self.host.eq(&l, &right)? => Ok(Node::Leaf(l)),
+                    _ => Ok(Node::Leaf(right)),
+                };
+            }
+            if self.class_of(&left).is(Kind::Null) {
+                return Ok(Node::Leaf(right));
+            }
+        }
+        let lc = self.class_of(&left);
+        if lc.is(Kind::Str) && rc.is(Kind::Str) {
+            return self.concat_text(left, right, rc);
+        }
+        if lc.is(Kind::List) && rc.is(Kind::List) {
+            self.path.push(PathItem::Key(key));
+            let merged = self.concat_list(left, right, rc, depth)?;
+            self.path.pop();
+            return Ok(merged);
+        }
+        if lc.is(Kind::Dict) && rc.is(Kind::Dict) {
+            self.path.push(PathItem::Key(key));
+            let merged = self.merge_dict(left, right, depth + 1)?;
+            self.path.pop();
+            return Ok(merged);
+        }
+        if self.cfg.strict {
+            self.check_kinds(Some(key), &left, &right)?;
+        }
+        Ok(Node::Leaf(right))
+    }
+
+    fn kind_name(&self, node: &Node<H::Obj>) -> String {
+        let class = self.class_of(node);
+        match class.kind {
+            Kind::Str => "str".into(),
+            Kind::List => "list".into(),
+            Kind::Dict => "dict".into(),
+            Kind::Bool => "bool".into(),
+            Kind::Int | Kind::Float => "number".into(),
+            Kind::Null | Kind::Other => match node {
+                Node::Leaf(obj) => self.host.type_name(obj),
+                _ => unreachable_kind(),
+            },
+        }
+    }
+
+    /// strict=True: values of different kinds cannot merge [E8, E9].
+    fn check_kinds(
+        &self,
+        key: Option<H::Obj>,
+        left: &Node<H::Obj>,
+        right: &H::Obj,
+    ) -> Result<(), H::Err> {
+        let left_kind = self.kind_name(left);
+        let right_kind = self.kind_name(&Node::Leaf(right.clone()));
+        if left_kind == right_kind {
+            return Ok(());
+        }
+        let mut path = self.path.clone();
+        if let Some(key) = key {
+            path.push(PathItem::Key(key));
+        }
+        Err(self.host.error(EngineError::MergeType {
+            path,
+            left_kind,
+            right_kind,
+        }))
+    }
+}
+
+/// Builders are always str, list or dict.
+fn unreachable_kind() -> String {
+    String::from("object")
+}

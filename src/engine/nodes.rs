@@ -1,0 +1,114 @@
+//! Builders for the values a fold is still growing (see `generic`): text pieces, list items,
+//! dict entries. Each is turned into one host value at the end, so a fold of n deltas costs
+//! O(total size) instead of openJiuwen's O(n²) copying.
+
+use std::collections::HashMap;
+
+use crate::engine::host::Host;
+
+/// A value in the middle of a fold.
+pub(crate) enum Node<O> {
+    /// A host value, never changed by the fold.
+    Leaf(O),
+    /// An exact `str` still growing: its pieces (all exact `str`).
+    Text(Vec<O>),
+    /// An exact `list` still growing.
+    List(ListAcc<O>),
+    /// An exact `dict` still growing.
+    Dict(DictAcc<O>),
+}
+
+impl<O> Node<O> {
+    /// A cheap stand-in while a node is taken out of its parent to be merged.
+    pub(crate) fn placeholder() -> Self {
+        Node::Text(Vec::new())
+    }
+}
+
+pub(crate) struct ListAcc<O> {
+    pub(crate) items: Vec<Node<O>>,
+    /// by_index: element `index` value -> position of the latest element with it.
+    pub(crate) slots: HashMap<i64, usize>,
+}
+
+impl<O> ListAcc<O> {
+    pub(crate) fn new() -> Self {
+        ListAcc {
+            items: Vec::new(),
+            slots: HashMap::new(),
+        }
+    }
+}
+
+/// Below this many keys a linear scan over the cached hashes beats a hash map.
+const SCAN_LIMIT: usize = 12;
+
+/// An exact dict still growing: entries in first-insertion order, found by Python dict
+/// semantics (equal hash, then identity or `==`).
+pub(crate) struct DictAcc<O> {
+    pub(crate) keys: Vec<O>,
+    pub(crate) vals: Vec<Node<O>>,
+    hashes: Vec<i64>,
+    by_hash: Option<HashMap<i64, Vec<usize>>>,
+}
+
+impl<O: Clone> DictAcc<O> {
+    /// The entries of an existing exact dict.
+    pub(crate) fn open<H: Host<Obj = O>>(host: &H, pairs: Vec<(O, O)>) -> Result<Self, H::Err> {
+        let mut acc = DictAcc {
+            keys: Vec::with_capacity(pairs.len()),
+            vals: Vec::with_capacity(pairs.len()),
+            hashes: Vec::with_capacity(pairs.len()),
+            by_hash: None,
+        };
+        for (key, value) in pairs {
+            let hash = host.key_hash(&key)?;
+            acc.push_hashed(key, hash, Node::Leaf(value));
+        }
+        Ok(acc)
+    }
+
+    /// The position of `key`, if present, and its hash (for a following `push`).
+    pub(crate) fn find<H: Host<Obj = O>>(
+        &self,
+        host: &H,
+        key: &O,
+    ) -> Result<(Option<usize>, i64), H::Err> {
+        let hash = host.key_hash(key)?;
+        match &self.by_hash {
+            None => {
+                for (i, h) in self.hashes.iter().enumerate() {
+                    if *h == hash && host.eq(&self.keys[i], key)? {
+                        return Ok((Some(i), hash));
+                    }
+                }
+            }
+            Some(map) => {
+                if let Some(candidates) = map.get(&hash) {
+                    for &i in candidates {
+                        if host.eq(&self.keys[i], key)? {
+                            return Ok((Some(i), hash));
+                        }
+                    }
+                }
+            }
+        }
+        Ok((None, hash))
+    }
+
+    pub(crate) fn push_hashed(&mut self, key: O, hash: i64, value: Node<O>) {
+        let position = self.keys.len();
+        self.keys.push(key);
+        self.vals.push(value);
+        self.hashes.push(hash);
+        if let Some(map) = &mut self.by_hash {
+            map.entry(hash).or_default().push(position);
+        } else if self.keys.len() > SCAN_LIMIT {
+            let mut map: HashMap<i64, Vec<usize>> = HashMap::with_capacity(self.keys.len() * 2);
+            for (i, h) in self.hashes.iter().enumerate() {
+                map.entry(*h).or_default().push(i);
+            }
+            self.by_hash = Some(map);
+        }
+    }
+}

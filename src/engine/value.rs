@@ -1,0 +1,253 @@
+//! The engine's own JSON value model, and its [`Host`]: what `cargo test` merges, and what Rust
+//! callers (and the byte-level paths of later issues) use without Python.
+
+use std::borrow::Cow;
+use std::hash::{Hash, Hasher};
+
+use indexmap::IndexMap;
+
+use crate::engine::error::EngineError;
+use crate::engine::host::{Class, Host, Kind};
+
+/// A JSON value; object keys keep their order.
+#[derive(Clone, Debug)]
+pub enum Value {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(String),
+    List(Vec<Value>),
+    Dict(IndexMap<String, Value>),
+}
+
+impl Value {
+    /// Numeric value for Python-style equality across bool / int / float.
+    fn number(&self) -> Option<f64> {
+        match self {
+            Value::Bool(b) => Some(f64::from(u8::from(*b))),
+            Value::Int(i) => Some(*i as f64),
+            Value::Float(f) => Some(*f),
+            _ => None,
+        }
+    }
+}
+
+/// Python's `==`: `1 == 1.0 == True`, NaN is unequal to itself.
+impl PartialEq for Value {
+    fn eq(&self, other: &Value) -> bool {
+        match (self, other) {
+            (Value::Null, Value::Null) => true,
+            (Value::Int(a), Value::Int(b)) => a == b,
+            (Value::Str(a), Value::Str(b)) => a == b,
+            (Value::List(a), Value::List(b)) => a == b,
+            (Value::Dict(a), Value::Dict(b)) => {
+                a.len() == b.len() && a.iter().all(|(k, v)| b.get(k) == Some(v))
+            }
+            _ => match (self.number(), other.number()) {
+                (Some(a), Some(b)) => a == b,
+                _ => false,
+            },
+        }
+    }
+}
+
+impl From<&str> for Value {
+    fn from(text: &str) -> Self {
+        Value::Str(text.to_owned())
+    }
+}
+
+impl From<i64> for Value {
+    fn from(value: i64) -> Self {
+        Value::Int(value)
+    }
+}
+
+/// Errors of the native host.
+#[derive(Clone, Debug, PartialEq)]
+pub enum NativeError {
+    Engine(EngineError<Value>),
+    /// An operation only Python objects support (subclasses, models); never reached with
+    /// JSON values.
+    Unsupported(&'static str),
+}
+
+/// The [`Host`] for [`Value`]s.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NativeHost;
+
+fn dict(value: &Value) -> Result<&IndexMap<String, Value>, NativeError> {
+    match value {
+        Value::Dict(map) => Ok(map),
+        _ => Err(NativeError::Unsupported("a dict operation on a non-dict")),
+    }
+}
+
+impl Host for NativeHost {
+    type Obj = Value;
+    type Err = NativeError;
+
+    fn error(&self, err: EngineError<Value>) -> NativeError {
+        NativeError::Engine(err)
+    }
+    fn is_exception(&self, _err: &NativeError) -> bool {
+        true
+    }
+    fn class(&self, obj: &Value) -> Class {
+        Class::exact(match obj {
+            Value::Null => Kind::Null,
+            Value::Bool(_) => Kind::Bool,
+            Value::Int(_) => Kind::Int,
+            Value::Float(_) => Kind::Float,
+            Value::Str(_) => Kind::Str,
+            Value::List(_) => Kind::List,
+            Value::Dict(_) => Kind::Dict,
+        })
+    }
+    fn type_name(&self, obj: &Value) -> String {
+        match obj {
+            Value::Null => "NoneType",
+            Value::Bool(_) => "bool",
+            Value::Int(_) => "int",
+            Value::Float(_) => "float",
+            Value::Str(_) => "str",
+            Value::List(_) => "list",
+            Value::Dict(_) => "dict",
+        }
+        .to_owned()
+    }
+    fn identity(&self, _obj: &Value) -> Option<usize> {
+        None // owned values cannot contain themselves
+    }
+    fn none(&self) -> Value {
+        Value::Null
+    }
+    fn str_obj(&self, text: &str) -> Value {
+        Value::Str(text.to_owned())
+    }
+    fn int_obj(&self, value: i64) -> Value {
+        Value::Int(value)
+    }
+    fn str_text<'a>(&self, obj: &'a Value) -> Option<Cow<'a, str>> {
+        match obj {
+            Value::Str(s) => Some(Cow::Borrowed(s)),
+            _ => None,
+        }
+    }
+    fn int_i64(&self, obj: &Value) -> Option<i64> {
+        match obj {
+            Value::Int(i) => Some(*i),
+            _ => None,
+        }
+    }
+    fn add(&self, a: &Value, b: &Value) -> Result<Value, NativeError> {
+        match (a, b) {
+            (Value::Str(x), Value::Str(y)) => Ok(Value::Str(format!("{x}{y}"))),
+            (Value::List(x), Value::List(y)) => {
+                Ok(Value::List(x.iter().chain(y).cloned().collect()))
+            }
+            _ => Err(NativeError::Unsupported(
+                "+ on values other than str or list",
+            )),
+        }
+    }
+    fn try_add(&self, _a: &Value, _b: &Value) -> Result<Option<Value>, NativeError> {
+        Ok(None)
+    }
+    fn eq(&self, a: &Value, b: &Value) -> Result<bool, NativeError> {
+        Ok(a == b)
+    }
+    fn truthy(&self, obj: &Value) -> Result<bool, NativeError> {
+        Ok(match obj {
+            Value::Null => false,
+            Value::Bool(b) => *b,
+            Value::Int(i) => *i != 0,
+            Value::Float(f) => *f != 0.0,
+            Value::Str(s) => !s.is_empty(),
+            Value::List(l) => !l.is_empty(),
+            Value::Dict(d) => !d.is_empty(),
+        })
+    }
+    fn has_attr(&self, _obj: &Value, _name: &str) -> Result<bool, NativeError> {
+        // JSON values have no models, and the same-type `+` rule never applies to them.
+        Ok(false)
+    }
+    fn same_type(&self, a: &Value, b: &Value) -> bool {
+        std::mem::discriminant(a) == std::mem::discriminant(b)
+    }
+    fn join(&self, pieces: &[Value]) -> Result<Value, NativeError> {
+        let mut out = String::new();
+        for piece in pieces {
+            if let Value::Str(s) = piece {
+                out.push_str(s);
+            }
+        }
+        Ok(Value::Str(out))
+    }
+    fn list_items(&self, list: &Value) -> Result<Vec<Value>, NativeError> {
+        match list {
+            Value::List(items) => Ok(items.clone()),
+            _ => Err(NativeError::Unsupported("list items of a non-list")),
+        }
+    }
+    fn new_list(&self, items: Vec<Value>) -> Result<Value, NativeError> {
+        Ok(Value::List(items))
+    }
+    fn dict_items(&self, value: &Value) -> Result<Vec<(Value, Value)>, NativeError> {
+        Ok(dict(value)?
+            .iter()
+            .map(|(k, v)| (Value::Str(k.clone()), v.clone()))
+            .collect())
+    }
+    fn dict_get_str(&self, value: &Value, key: &str) -> Result<Option<Value>, NativeError> {
+        Ok(dict(value)?.get(key).cloned())
+    }
+    fn new_dict(&self, pairs: Vec<(Value, Value)>) -> Result<Value, NativeError> {
+        let mut map = IndexMap::with_capacity(pairs.len());
+        for (key, value) in pairs {
+            match key {
+                Value::Str(k) => {
+                    map.insert(k, value);
+                }
+                _ => return Err(NativeError::Unsupported("a dict key that is not a string")),
+            }
+        }
+        Ok(Value::Dict(map))
+    }
+    fn dict_of(&self, value: &Value) -> Result<Value, NativeError> {
+        Ok(Value::Dict(dict(value)?.clone()))
+    }
+    fn key_hash(&self, key: &Value) -> Result<i64, NativeError> {
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        match key {
+            Value::Str(s) => s.hash(&mut hasher),
+            _ => return Err(NativeError::Unsupported("a dict key that is not a string")),
+        }
+        Ok(hasher.finish() as i64)
+    }
+    fn call_copy(&self, _m: &Value) -> Result<Value, NativeError> {
+        Err(NativeError::Unsupported("dict subclasses"))
+    }
+    fn contains(&self, _m: &Value, _k: &Value) -> Result<bool, NativeError> {
+        Err(NativeError::Unsupported("dict subclasses"))
+    }
+    fn get_item(&self, _m: &Value, _k: &Value) -> Result<Value, NativeError> {
+        Err(NativeError::Unsupported("dict subclasses"))
+    }
+    fn get_or_none(&self, _m: &Value, _k: &Value) -> Result<Value, NativeError> {
+        Err(NativeError::Unsupported("models"))
+    }
+    fn set_item(&self, _m: &Value, _k: Value, _v: Value) -> Result<(), NativeError> {
+        Err(NativeError::Unsupported("dict subclasses"))
+    }
+    fn model_dump(&self, _obj: &Value) -> Result<Value, NativeError> {
+        Err(NativeError::Unsupported("models"))
+    }
+    fn keys_union(&self, _a: &Value, _b: &Value) -> Result<Vec<Value>, NativeError> {
+        Err(NativeError::Unsupported("models"))
+    }
+    fn construct_like(&self, _like: &Value, _f: Vec<(Value, Value)>) -> Result<Value, NativeError> {
+        Err(NativeError::Unsupported("models"))
+    }
+}
