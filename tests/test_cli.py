@@ -1,0 +1,310 @@
+"""The ``fastmerge`` command, run in a subprocess on the backend under test.
+
+Expected outputs come from computations independent of ``merge_all``: ``functools.reduce`` of
+openJiuwen's ``merge_parser_content`` (the drop-in reference) for the default policy, a
+``reduce`` of the twin's pairwise ``merge`` for the delta policy, and literal values taken from
+the provider SDK's own merged result (openai-python's snapshot of ``get_final_completion()``).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import fastmerge
+import pytest
+from _openjiuwen import load as load_openjiuwen
+from fastmerge import _pure
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+CHAT = EXAMPLES / "openai_chat_deltas.jsonl"
+TOOL_CALL = EXAMPLES / "openai_tool_call_deltas.jsonl"
+#: The directory holding the ``fastmerge`` package under test, for the subprocesses.
+PACKAGE_ROOT = Path(fastmerge.__file__).resolve().parent.parent
+#: What openai-python's get_final_completion() snapshot says the two streams merge to.
+CHAT_CONTENT = '{"city":"San Francisco","temperature":61,"units":"f"}'
+TOOL_ARGUMENTS = '{"city":"Edinburgh","country":"UK","units":"c"}'
+DELTA = ("--policy", "delta", "--list-merge", "by_index")
+
+
+def fastmerge_cli(
+    backend: str, *args: str | Path, stdin: bytes | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[bytes]:
+    """``python -m fastmerge ARGS`` with ``FASTMERGE_BACKEND=backend``."""
+    return subprocess.run(
+        [sys.executable, "-m", "fastmerge", *map(str, args)],
+        input=stdin if stdin is not None else b"",
+        capture_output=True,
+        env=_env(backend),
+        cwd=ROOT,
+        timeout=timeout,
+    )
+
+
+def _env(backend: str) -> dict[str, str]:
+    assert backend in ("rust", "python")
+    env = {**os.environ, "FASTMERGE_BACKEND": backend}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PACKAGE_ROOT), env.get("PYTHONPATH")) if p)
+    return env
+
+
+def read_jsonl(path: Path) -> list[Any]:
+    return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
+
+
+def compact(value: Any) -> bytes:
+    """The CLI's documented default output format."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+
+
+def openjiuwen_reduce(items: list[Any]) -> Any:
+    module = load_openjiuwen()
+    if module is None:
+        pytest.skip("openjiuwen is not installed (pip install --no-deps openjiuwen)")
+    return functools.reduce(module.merge_parser_content, items)
+
+
+def delta_reduce(items: list[Any]) -> Any:
+    merge = functools.partial(_pure.merge, policy="delta", list_merge="by_index")
+    return functools.reduce(merge, items)
+
+
+def assert_ok(proc: subprocess.CompletedProcess[bytes]) -> bytes:
+    assert proc.returncode == 0, proc.stderr.decode(errors="replace")
+    assert proc.stderr == b""
+    return proc.stdout
+
+
+def assert_fails(proc: subprocess.CompletedProcess[bytes], status: int = 1) -> str:
+    assert proc.returncode == status, (proc.stdout, proc.stderr)
+    assert proc.stdout == b""
+    return proc.stderr.decode()
+
+
+# ---------------------------------------------------------------------------------------------
+# The examples
+
+
+@pytest.mark.parametrize("path", [CHAT, TOOL_CALL], ids=["chat", "tool_call"])
+def test_default_policy_is_openjiuwen_reduce(backend_name: str, path: Path) -> None:
+    expected = openjiuwen_reduce(read_jsonl(path))
+    assert assert_ok(fastmerge_cli(backend_name, "merge", path)) == compact(expected)
+
+
+@pytest.mark.parametrize("path", [CHAT, TOOL_CALL], ids=["chat", "tool_call"])
+def test_delta_policy_is_pairwise_reduce(backend_name: str, path: Path) -> None:
+    expected = delta_reduce(read_jsonl(path))
+    assert assert_ok(fastmerge_cli(backend_name, "merge", *DELTA, path)) == compact(expected)
+
+
+def test_delta_chat_example_gives_the_sdk_message(backend_name: str) -> None:
+    merged = json.loads(assert_ok(fastmerge_cli(backend_name, "merge", *DELTA, CHAT)))
+    assert merged["id"] == "chatcmpl-ABfw1e5abtU8OwGr15vOreYVb2MiF"
+    assert merged["object"] == "chat.completion.chunk"
+    [choice] = merged["choices"]
+    assert choice["delta"] == {"role": "assistant", "content": CHAT_CONTENT, "refusal": None}
+    assert choice["finish_reason"] == "stop"
+    assert merged["usage"]["total_tokens"] == 93
+
+
+def test_delta_tool_call_example_gives_the_sdk_message(backend_name: str) -> None:
+    merged = json.loads(assert_ok(fastmerge_cli(backend_name, "merge", *DELTA, TOOL_CALL)))
+    [choice] = merged["choices"]
+    [call] = choice["delta"]["tool_calls"]
+    assert call == {
+        "index": 0,
+        "id": "call_c91SqDXlYFuETYv8mUHzz6pp",
+        "type": "function",
+        "function": {"name": "GetWeatherArgs", "arguments": TOOL_ARGUMENTS},
+    }
+    assert choice["finish_reason"] == "tool_calls"
+
+
+def test_indent(backend_name: str) -> None:
+    expected = delta_reduce(read_jsonl(CHAT))
+    out = assert_ok(fastmerge_cli(backend_name, "merge", *DELTA, "--indent", "2", CHAT))
+    assert out == json.dumps(expected, ensure_ascii=False, indent=2).encode() + b"\n"
+
+
+def test_stdin(backend_name: str) -> None:
+    from_file = assert_ok(fastmerge_cli(backend_name, "merge", *DELTA, CHAT))
+    from_stdin = assert_ok(
+        fastmerge_cli(backend_name, "merge", *DELTA, "-", stdin=CHAT.read_bytes())
+    )
+    assert from_stdin == from_file
+
+
+# ---------------------------------------------------------------------------------------------
+# Input handling
+
+
+def test_blank_lines_skipped_and_crlf(backend_name: str, tmp_path: Path) -> None:
+    path = tmp_path / "in.jsonl"
+    path.write_bytes(b'\n{"a": "x", "n": [1]}\r\n   \n\t\r\n{"a": "y", "n": [2]}\n\n')
+    assert assert_ok(fastmerge_cli(backend_name, "merge", path)) == b'{"a":"xy","n":[1,2]}\n'
+
+
+def test_empty_input_is_null(backend_name: str, tmp_path: Path) -> None:
+    path = tmp_path / "empty.jsonl"
+    path.write_bytes(b"\n \n")
+    assert assert_ok(fastmerge_cli(backend_name, "merge", path)) == b"null\n"
+    assert assert_ok(fastmerge_cli(backend_name, "merge", "-")) == b"null\n"
+
+
+def test_byte_order_mark_ignored(backend_name: str) -> None:
+    out = assert_ok(fastmerge_cli(backend_name, "merge", "-", stdin=b'\xef\xbb\xbf"a"\n"b"\n'))
+    assert out == b'"ab"\n'
+
+
+def test_values_kept_exactly(backend_name: str) -> None:
+    # ints beyond 64 bits, non-ASCII text, floats, NaN: read and written back unchanged
+    stdin = (
+        '{"n": 123456789012345678901234567890, "t": "h\u00e9 \U0001f389", "f": 0.1}\n'
+        '{"t": "!", "f": -0.0, "x": NaN}\n'
+    ).encode()
+    out = assert_ok(fastmerge_cli(backend_name, "merge", "-", stdin=stdin))
+    assert (
+        out
+        == (
+            '{"n":123456789012345678901234567890,"t":"h\u00e9 \U0001f389!","f":-0.0,"x":NaN}\n'
+        ).encode()
+    )
+
+
+def test_lone_surrogate_written_escaped(backend_name: str) -> None:
+    out = assert_ok(fastmerge_cli(backend_name, "merge", "-", stdin=b'"\\ud800"\n"\\u00e9"\n'))
+    assert out == b'"\\ud800\\u00e9"\n'
+
+
+# ---------------------------------------------------------------------------------------------
+# Errors
+
+
+def test_bad_line_names_file_and_line(backend_name: str, tmp_path: Path) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(b'{"a": "x"}\n\n{"a": \n{"a": "y"}\n')
+    err = assert_fails(fastmerge_cli(backend_name, "merge", path))
+    assert err == f"fastmerge: error: {path}:3: invalid JSON: Expecting value (column 7)\n"
+
+
+def test_bad_line_far_down(backend_name: str, tmp_path: Path) -> None:
+    path = tmp_path / "bad.jsonl"
+    with path.open("wb") as f:
+        f.writelines(b'{"content": "tok"}\n' for _ in range(4999))
+        f.write(b'{"content": "tok"} trailing\n')
+    err = assert_fails(fastmerge_cli(backend_name, "merge", path))
+    assert err.startswith(f"fastmerge: error: {path}:5000: invalid JSON: Extra data")
+
+
+def test_bad_line_on_stdin(backend_name: str) -> None:
+    err = assert_fails(fastmerge_cli(backend_name, "merge", "-", stdin=b'"a"\n[1,\n'))
+    assert err.startswith("fastmerge: error: <stdin>:2: invalid JSON")
+
+
+def test_line_not_utf8(backend_name: str) -> None:
+    err = assert_fails(fastmerge_cli(backend_name, "merge", "-", stdin=b'"a"\n"\xff"\n'))
+    assert err.startswith("fastmerge: error: <stdin>:2: not valid UTF-8")
+
+
+def test_missing_file(backend_name: str, tmp_path: Path) -> None:
+    path = tmp_path / "missing.jsonl"
+    err = assert_fails(fastmerge_cli(backend_name, "merge", path))
+    assert err == f"fastmerge: error: {path}: No such file or directory\n"
+
+
+def test_directory(backend_name: str, tmp_path: Path) -> None:
+    err = assert_fails(fastmerge_cli(backend_name, "merge", tmp_path))
+    assert err.startswith(f"fastmerge: error: {tmp_path}: ")
+
+
+def test_strict_mismatch_is_a_merge_error(backend_name: str) -> None:
+    stdin = b'{"a": "x"}\n{"a": 1}\n'
+    err = assert_fails(
+        fastmerge_cli(backend_name, "merge", "--policy", "delta", "--strict", "-", stdin=stdin)
+    )
+    expected = fastmerge.errors.MergeTypeError(("a",), "str", "number")
+    assert err == f"fastmerge: error: <stdin>: cannot merge: {expected}\n"
+
+
+def test_nesting_beyond_max_depth(backend_name: str) -> None:
+    depth = fastmerge.MAX_DEPTH + 5
+    line = ('{"a":' * depth + '"x"' + "}" * depth + "\n").encode()
+    err = assert_fails(fastmerge_cli(backend_name, "merge", "-", stdin=line * 2))
+    expected = fastmerge.errors.DepthLimitError(fastmerge.MAX_DEPTH)
+    assert err == f"fastmerge: error: <stdin>: cannot merge: {expected}\n"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--list-merge", "by_index"), "list_merge='by_index' requires policy='delta'"),
+        (("--strict",), "strict=True requires policy='delta'"),
+        (("--policy", "nope"), "argument --policy: invalid choice: 'nope'"),
+        (("--indent", "-1"), "argument --indent: must be 0 or more: -1"),
+    ],
+)
+def test_usage_errors(backend_name: str, args: tuple[str, ...], message: str) -> None:
+    err = assert_fails(fastmerge_cli(backend_name, "merge", *args, CHAT), status=2)
+    assert message in err
+
+
+def test_no_command(backend_name: str) -> None:
+    err = assert_fails(fastmerge_cli(backend_name), status=2)
+    assert "usage: fastmerge" in err
+
+
+def test_reads_lazily(backend_name: str) -> None:
+    """A bad line is reported as soon as it arrives, while the input is still open."""
+    with subprocess.Popen(
+        [sys.executable, "-m", "fastmerge", "merge", "-"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=_env(backend_name),
+    ) as proc:
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+        proc.stdin.write(b'{"a": "x"}\n{"a": oops}\n')
+        proc.stdin.flush()
+        try:
+            # stdin stays open: a reader that waits for the end of the input would hang here
+            status = proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise
+        out, err = proc.stdout.read(), proc.stderr.read()
+    assert status == 1
+    assert out == b""
+    assert err.decode().startswith("fastmerge: error: <stdin>:2: invalid JSON")
+
+
+# ---------------------------------------------------------------------------------------------
+# Entry points
+
+
+def test_version(backend_name: str) -> None:
+    out = assert_ok(fastmerge_cli(backend_name, "--version"))
+    assert out == f"fastmerge {fastmerge.__version__} ({backend_name} backend)\n".encode()
+
+
+def test_help_lists_merge(backend_name: str) -> None:
+    assert b"merge" in assert_ok(fastmerge_cli(backend_name, "--help"))
+    assert b"--list-merge" in assert_ok(fastmerge_cli(backend_name, "merge", "--help"))
+
+
+def test_console_script(backend_name: str) -> None:
+    script = Path(sys.executable).with_name("fastmerge")
+    if not script.exists():
+        pytest.skip(f"no console script at {script}: fastmerge is not installed in this venv")
+    proc = subprocess.run(
+        [str(script), "merge", *DELTA, CHAT],
+        capture_output=True,
+        env=_env(backend_name),
+        timeout=120,
+    )
+    assert assert_ok(proc) == compact(delta_reduce(read_jsonl(CHAT)))
