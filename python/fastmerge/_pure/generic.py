@@ -214,6 +214,10 @@ def _merge_objects(walk: _Walk, left: Any, right: Any, depth: int) -> Any:
         mark = len(walk.path)
         try:
             return _merge_models(walk, left, right, depth)
+        except (DepthLimitError, CycleError):
+            # the merge's own limits are errors, not "cannot rebuild": openJiuwen would have
+            # merged these fields, so answering with the right value would be a silent lie.
+            raise
         except Exception:
             # openJiuwen: a model that cannot be merged or rebuilt gives the right value.
             del walk.path[mark:]
