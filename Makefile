@@ -1,0 +1,127 @@
+# fastmerge: one command equals CI. `make all` (the default) is what .ci/run and the GitHub
+# workflow run; `make help` lists the targets. Everything runs in a virtualenv ($(VENV)), created
+# on first use from $(PYTHON) with the tools pyproject.toml lists.
+
+.DEFAULT_GOAL := all
+.NOTPARALLEL:
+SHELL := bash
+.SHELLFLAGS := -euo pipefail -c
+
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+PY := $(BIN)/python
+# The drop-in reference of the parity tests and benchmarks, pinned for reproducible results.
+# --no-deps: its schema modules need only pydantic (see tests/_openjiuwen.py).
+OPENJIUWEN ?= openjiuwen==0.1.19.post2
+PYTEST_ARGS ?=
+
+# maturin develop installs into this environment, and cargo builds PyO3 against its interpreter
+# (the same one maturin uses, so the two do not rebuild each other's pyo3).
+export VIRTUAL_ENV := $(abspath $(VENV))
+export PYO3_PYTHON := $(abspath $(PY))
+
+# Requirements read from pyproject.toml: the build system's, or the extras named (tomllib: 3.11+).
+requirements = $(PY) -c 'import sys, tomllib; p = tomllib.load(open("pyproject.toml", "rb")); \
+	print("\n".join(p["build-system"]["requires"] if sys.argv[1:] == ["build"] else \
+	[r for extra in sys.argv[1:] for r in p["project"]["optional-dependencies"][extra]]))'
+
+.PHONY: help
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) \
+		| awk 'BEGIN {FS = ":.*## "}; {printf "  make %-12s %s\n", $$1, $$2}'
+
+# --- environment ------------------------------------------------------------------------------
+
+$(PY):
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and \
+		"the dev environment needs Python >= 3.11 (tomllib, openjiuwen): make PYTHON=python3.11")'
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV)/.build-deps: $(PY) pyproject.toml
+	$(requirements) build > $(VENV)/requirements-build.txt
+	$(PY) -m pip install -q -r $(VENV)/requirements-build.txt
+	touch $@
+
+$(VENV)/.dev-deps: $(VENV)/.build-deps pyproject.toml Makefile
+	$(requirements) test lint > $(VENV)/requirements-dev.txt
+	$(PY) -m pip install -q -r $(VENV)/requirements-dev.txt
+	$(PY) -m pip install -q --no-deps '$(OPENJIUWEN)'
+	touch $@
+
+.PHONY: venv
+venv: $(VENV)/.dev-deps ## create $(VENV) with maturin and the test and lint tools
+
+# --- build --------------------------------------------------------------------------------------
+
+.PHONY: build-dev
+build-dev: $(VENV)/.build-deps ## build the extension (debug) and install fastmerge into $(VENV)
+	$(BIN)/maturin develop -q
+
+.PHONY: build-prod
+build-prod: $(VENV)/.build-deps ## build the extension in release mode (for benchmarks)
+	$(BIN)/maturin develop -q --release
+
+.PHONY: demo
+demo: build-dev ## merge the bundled OpenAI stream (examples/openai_chat_deltas.jsonl)
+	$(BIN)/fastmerge --version
+	$(BIN)/fastmerge merge --policy delta --list-merge by_index --indent 2 \
+		examples/openai_chat_deltas.jsonl
+
+# --- checks -------------------------------------------------------------------------------------
+
+.PHONY: all
+all: build-dev lint test test-pure cargo-test bench-smoke ## what CI runs (the default target)
+
+.PHONY: lint
+lint: lint-python lint-rust stubtest ## ruff, mypy, cargo fmt, clippy (with and without python), stubtest
+
+.PHONY: lint-python
+lint-python: $(VENV)/.dev-deps
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+.PHONY: lint-rust
+lint-rust:
+	cargo fmt --all --check
+	cargo clippy --all-targets -- -D warnings
+	cargo clippy --all-targets --no-default-features -- -D warnings
+
+.PHONY: stubtest
+stubtest: build-dev $(VENV)/.dev-deps ## check python/fastmerge/_fastmerge.pyi against the built module
+	$(PY) -m mypy.stubtest fastmerge._fastmerge
+
+.PHONY: test
+test: build-dev $(VENV)/.dev-deps ## pytest, every test on both backends; the extension must load
+	FASTMERGE_BACKEND=rust $(PY) -m pytest $(PYTEST_ARGS)
+
+.PHONY: test-pure
+test-pure: $(VENV)/.dev-deps ## pytest on the pure-Python twin alone (no Rust needed)
+	FASTMERGE_BACKEND=python PYTHONPATH=python $(PY) -m pytest $(PYTEST_ARGS)
+
+.PHONY: cargo-test
+cargo-test: ## cargo test of the engine, without Python
+	cargo test --no-default-features
+
+.PHONY: bench-smoke
+bench-smoke: build-dev $(VENV)/.dev-deps ## run every benchmark once, untimed, checking results
+	FASTMERGE_BACKEND=rust $(PY) -m pytest benches --benchmark-disable $(PYTEST_ARGS)
+
+.PHONY: bench
+bench: build-prod $(VENV)/.dev-deps ## time the benchmarks on a release build, print the ratios
+	FASTMERGE_BACKEND=rust $(PY) benches/report.py --run
+
+# --- upkeep -------------------------------------------------------------------------------------
+
+.PHONY: format
+format: $(VENV)/.dev-deps ## apply ruff format, ruff's fixes and cargo fmt
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+	cargo fmt --all
+
+.PHONY: clean
+clean: ## remove build output and caches (keeps $(VENV))
+	cargo clean
+	rm -rf .benchmarks .pytest_cache .mypy_cache .ruff_cache .hypothesis dist
+	rm -f python/fastmerge/_fastmerge*.so python/fastmerge/_fastmerge*.pyd
