@@ -59,7 +59,18 @@ def _rust_module() -> ModuleType | None:
     return module
 
 
+def _extension_installed() -> bool:
+    """Whether a usable extension is installed, whichever backends this session tests."""
+    try:
+        module = _backend.load("rust")
+    except ImportError:
+        return False
+    return all(hasattr(module, name) for name in _backend.API)
+
+
 RUST: ModuleType | None = _rust_module()
+#: For tests that select backends in subprocesses (test_backend.py).
+EXTENSION_INSTALLED: bool = RUST is not None or _extension_installed()
 PYTHON: ModuleType = _backend.load("python")
 MODULES: dict[str, ModuleType] = {"python": PYTHON}
 if RUST is not None:
@@ -75,14 +86,21 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         "differential: compares the two backend modules directly (fixture `both`); runs once",
     )
+    config.addinivalue_line(
+        "markers",
+        "backend_independent: does not use the in-process backend (e.g. spawns its own "
+        "interpreters with FASTMERGE_BACKEND set); runs once",
+    )
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "_fastmerge_backend" not in metafunc.fixturenames:
         return
     names = BACKENDS
-    if metafunc.definition.get_closest_marker("differential") is not None:
-        # the test compares rust with python itself: running it per backend would repeat it
+    definition = metafunc.definition
+    if any(definition.get_closest_marker(m) for m in ("differential", "backend_independent")):
+        # the test compares rust with python itself, or picks its backends in subprocesses:
+        # running it once per in-process backend would only repeat it
         names = BACKENDS[:1]
     metafunc.parametrize("_fastmerge_backend", names, ids=names, indirect=True, scope="function")
 
