@@ -6,6 +6,8 @@
 //! the operations openJiuwen performs, so `merge_all(items)` equals
 //! `functools.reduce(merge, items)` at a cost linear in the total size.
 
+use smallvec::SmallVec;
+
 use crate::engine::error::{EngineError, OptionError, PathItem};
 use crate::engine::host::{Class, Host, Kind};
 use crate::engine::nodes::{DictAcc, ListAcc, Node};
@@ -85,9 +87,7 @@ pub fn merge<H: Host>(
     left: H::Obj,
     right: H::Obj,
 ) -> Result<H::Obj, H::Err> {
-    let mut walk = Walk::new(host, cfg);
-    let node = walk.merge_top(Node::Leaf(left), right, 0)?;
-    walk.finish(node)
+    Walk::new(host, cfg).apply(None, left, right, 0)
 }
 
 /// `functools.reduce(merge, items)`, linear in the total size; the host's `None` if empty.
@@ -103,7 +103,7 @@ where
         Some(first) => Node::Leaf(first?),
     };
     for right in items {
-        node = walk.merge_top(node, right?, 0)?;
+        node = walk.fold(None, node, right?, 0)?;
     }
     walk.finish(node)
 }
@@ -119,9 +119,7 @@ pub fn merge_dicts<H: Host>(host: &H, left: H::Obj, right: H::Obj) -> Result<H::
             }));
         }
     }
-    let mut walk = Walk::new(host, Config::OPENJIUWEN);
-    let node = walk.merge_dict(Node::Leaf(left), right, 1)?;
-    walk.finish(node)
+    Walk::new(host, Config::OPENJIUWEN).apply_dict(left, right, 1)
 }
 
 /// openJiuwen's `_concat_token_ids`.
@@ -176,14 +174,28 @@ pub fn merge_logprobs<H: Host>(host: &H, left: H::Obj, right: H::Obj) -> Result<
     Ok(right)
 }
 
+/// What a left and a right value make (spec §1.1, §1.2): decided once by `Walk::decide`,
+/// carried out at once by `Walk::apply` or on builders by `Walk::fold`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Action {
+    Keep,
+    Right,
+    Text,
+    List,
+    Dict,
+    Atomic,
+    Objects,
+}
+
 /// The state of one merge call (the twin's `_Walk`).
 struct Walk<'h, H: Host> {
     host: &'h H,
     cfg: Config,
     /// The keys down to the current value, for strict errors.
     path: Vec<PathItem<H::Obj>>,
-    /// Identities of the right-hand dicts open along the current path (cycle detection).
-    open_ids: Vec<usize>,
+    /// Identities of the right-hand dicts open along the current path (cycle detection);
+    /// inline up to a typical nesting depth, so most merges allocate nothing for it.
+    open_ids: SmallVec<[usize; 16]>,
 }
 
 impl<'h, H: Host> Walk<'h, H> {
@@ -192,7 +204,7 @@ impl<'h, H: Host> Walk<'h, H> {
             host,
             cfg,
             path: Vec::new(),
-            open_ids: Vec::new(),
+            open_ids: SmallVec::new(),
         }
     }
 
@@ -228,38 +240,148 @@ impl<'h, H: Host> Walk<'h, H> {
         }
     }
 
-    /// openJiuwen's `merge_parser_content` (the twin's `_merge_top`).
-    fn merge_top(
+    /// The action for `left` + `right` (the twin's `_decide`); `top` for
+    /// `merge_parser_content`, else a value of `merge_dicts` under `key`.
+    fn decide(
+        &self,
+        key: Option<&H::Obj>,
+        left: &Node<H::Obj>,
+        right: &H::Obj,
+        rc: Class,
+    ) -> Result<Action, H::Err> {
+        let top = key.is_none();
+        if rc.is(Kind::Null) {
+            // openJiuwen's merge_dicts stores a right None; merge_parser_content and delta
+            // keep the left value.
+            return Ok(if top || self.cfg.delta {
+                Action::Keep
+            } else {
+                Action::Right
+            });
+        }
+        if let Some(key) = key {
+            if self.cfg.delta && self.is_atomic_key(key) {
+                return Ok(Action::Atomic);
+            }
+        }
+        let lc = self.class_of(left);
+        if lc.is(Kind::Null) {
+            return Ok(Action::Right);
+        }
+        if lc.is(Kind::Str) && rc.is(Kind::Str) {
+            return Ok(Action::Text);
+        }
+        if lc.is(Kind::List) && rc.is(Kind::List) {
+            return Ok(Action::List);
+        }
+        if lc.is(Kind::Dict) && rc.is(Kind::Dict) {
+            return Ok(Action::Dict);
+        }
+        if self.cfg.strict {
+            self.check_kinds(key, left, right)?;
+        }
+        Ok(if top { Action::Objects } else { Action::Right })
+    }
+
+    /// [E15] never concatenated: equal values are kept, a real new value replaces.
+    fn atomic(&self, left: Node<H::Obj>, right: H::Obj) -> Result<Node<H::Obj>, H::Err> {
+        if self.absent(&right) {
+            return Ok(left);
+        }
+        match left {
+            Node::Leaf(l) if self.host.eq(&l, &right)? => Ok(Node::Leaf(l)),
+            // A builder is a private object in the twin: equal to nothing.
+            _ => Ok(Node::Leaf(right)),
+        }
+    }
+
+    /// Merges two plain values now, as openJiuwen does (the twin's `_apply`).
+    fn apply(
         &mut self,
+        key: Option<H::Obj>,
+        left: H::Obj,
+        right: H::Obj,
+        depth: usize,
+    ) -> Result<H::Obj, H::Err> {
+        let rc = self.host.class(&right);
+        let left = Node::Leaf(left);
+        let action = self.decide(key.as_ref(), &left, &right, rc)?;
+        let Node::Leaf(left) = left else {
+            return Ok(right); // `left` was built as a leaf just above
+        };
+        match action {
+            Action::Keep => Ok(left),
+            Action::Right => Ok(right),
+            Action::Text => self.host.add(&left, &right),
+            Action::Atomic => Ok(match self.atomic(Node::Leaf(left), right)? {
+                Node::Leaf(value) => value,
+                other => self.finish(other)?,
+            }),
+            Action::Objects => self.merge_objects(left, right, depth),
+            Action::List | Action::Dict => {
+                let pushed = self.push_key(key);
+                let merged = if action == Action::Dict {
+                    self.apply_dict(left, right, depth + 1)
+                } else if self.cfg.by_index {
+                    self.concat_list(Node::Leaf(left), right, rc, depth)
+                        .and_then(|node| self.finish(node))
+                } else {
+                    self.host.add(&left, &right)
+                };
+                self.pop_key(pushed);
+                merged
+            }
+        }
+    }
+
+    /// Merges a right value into a node, growing builders (the twin's `_fold`).
+    fn fold(
+        &mut self,
+        key: Option<H::Obj>,
         node: Node<H::Obj>,
         right: H::Obj,
         depth: usize,
     ) -> Result<Node<H::Obj>, H::Err> {
         let rc = self.host.class(&right);
-        if rc.is(Kind::Null) {
-            return Ok(node);
+        match self.decide(key.as_ref(), &node, &right, rc)? {
+            Action::Keep => Ok(node),
+            Action::Right => Ok(Node::Leaf(right)),
+            Action::Text => self.concat_text(node, right, rc),
+            Action::Atomic => self.atomic(node, right),
+            Action::Objects => match node {
+                // An exact str/list/dict met a value of another type: neither the same-type
+                // `+` nor the model rule applies, so openJiuwen returns the right value.
+                Node::Text(_) | Node::List(_) | Node::Dict(_) => Ok(Node::Leaf(right)),
+                Node::Leaf(left) => Ok(Node::Leaf(self.merge_objects(left, right, depth)?)),
+            },
+            action => {
+                let pushed = self.push_key(key);
+                let merged = if action == Action::List {
+                    self.concat_list(node, right, rc, depth)
+                } else {
+                    self.merge_dict(node, right, depth + 1)
+                };
+                self.pop_key(pushed);
+                merged
+            }
         }
-        let lc = self.class_of(&node);
-        if lc.is(Kind::Null) {
-            return Ok(Node::Leaf(right));
+    }
+
+    /// Records the key descended into; only strict errors read the path, so only strict
+    /// merges keep it.
+    fn push_key(&mut self, key: Option<H::Obj>) -> bool {
+        match key {
+            Some(key) if self.cfg.strict => {
+                self.path.push(PathItem::Key(key));
+                true
+            }
+            _ => false,
         }
-        if lc.is(Kind::Str) && rc.is(Kind::Str) {
-            return self.concat_text(node, right, rc);
-        }
-        if lc.is(Kind::List) && rc.is(Kind::List) {
-            return self.concat_list(node, right, rc, depth);
-        }
-        if lc.is(Kind::Dict) && rc.is(Kind::Dict) {
-            return self.merge_dict(node, right, depth + 1);
-        }
-        if self.cfg.strict {
-            self.check_kinds(None, &node, &right)?;
-        }
-        match node {
-            // An exact str/list/dict met a value of another type: neither the same-type `+`
-            // nor the model rule applies, so openJiuwen returns the right value.
-            Node::Text(_) | Node::List(_) | Node::Dict(_) => Ok(Node::Leaf(right)),
-            Node::Leaf(left) => Ok(Node::Leaf(self.merge_objects(left, right, depth)?)),
+    }
+
+    fn pop_key(&mut self, pushed: bool) {
+        if pushed {
+            self.path.pop();
         }
     }
 
@@ -284,7 +406,7 @@ impl<'h, H: Host> Walk<'h, H> {
             match self.merge_models(&left, &right, depth) {
                 Ok(merged) => return Ok(merged),
                 // openJiuwen: a model that cannot be merged or rebuilt gives the right value.
-                Err(err) if host.is_exception(&err) => {
+                Err(err) if host.model_rule_swallows(&err) => {
                     self.path.truncate(path_mark);
                     self.open_ids.truncate(open_mark);
                 }
@@ -310,10 +432,114 @@ impl<'h, H: Host> Walk<'h, H> {
         for name in host.keys_union(&left_dict, &right_dict)? {
             let left_value = host.get_or_none(&left_dict, &name)?;
             let right_value = host.get_or_none(&right_dict, &name)?;
-            let merged = self.merge_top(Node::Leaf(left_value), right_value, depth + 1)?;
-            fields.push((name, self.finish(merged)?));
+            let merged = self.apply(None, left_value, right_value, depth + 1)?;
+            fields.push((name, merged));
         }
         host.construct_like(left, fields)
+    }
+
+    /// Checks the depth limit and cycles before descending into `right` (the twin's
+    /// `_enter`); the caller calls `leave` with the result.
+    fn enter(&mut self, right: &H::Obj, depth: usize) -> Result<Option<usize>, H::Err> {
+        if depth > MAX_DEPTH {
+            return Err(self
+                .host
+                .error(EngineError::DepthLimit { limit: MAX_DEPTH }));
+        }
+        let right_id = self.host.identity(right);
+        if let Some(id) = right_id {
+            if self.open_ids.contains(&id) {
+                return Err(self.host.error(EngineError::Cycle { depth }));
+            }
+            self.open_ids.push(id);
+        }
+        Ok(right_id)
+    }
+
+    fn leave(&mut self, entered: Option<usize>) {
+        if entered.is_some() {
+            self.open_ids.pop();
+        }
+    }
+
+    /// openJiuwen's `merge_dicts`: works on `left.copy()`, whatever type that returns.
+    fn apply_dict(&mut self, left: H::Obj, right: H::Obj, depth: usize) -> Result<H::Obj, H::Err> {
+        let entered = self.enter(&right, depth)?;
+        let result = self.apply_dict_entered(left, right, depth);
+        self.leave(entered);
+        result
+    }
+
+    fn apply_dict_entered(
+        &mut self,
+        left: H::Obj,
+        right: H::Obj,
+        depth: usize,
+    ) -> Result<H::Obj, H::Err> {
+        let host = self.host;
+        let mut result = host.call_copy(&left)?;
+        for (key, right_value) in host.dict_items(&right)? {
+            let merged = match host.lookup(&result, &key)? {
+                Some(left_value) => {
+                    self.apply(Some(key.clone()), left_value, right_value, depth)?
+                }
+                None => right_value,
+            };
+            host.set_item(&mut result, key, merged)?;
+        }
+        Ok(result)
+    }
+
+    /// `merge_dicts` on a builder: left's keys, then right's new keys, in order.
+    fn merge_dict(
+        &mut self,
+        node: Node<H::Obj>,
+        right: H::Obj,
+        depth: usize,
+    ) -> Result<Node<H::Obj>, H::Err> {
+        let host = self.host;
+        let acc = match node {
+            Node::Dict(acc) => acc,
+            Node::Leaf(left) if host.class(&left).exact => {
+                let entered = self.enter(&right, depth)?;
+                let opened = host
+                    .dict_items(&left)
+                    .and_then(|pairs| DictAcc::open(host, pairs));
+                let result = match opened {
+                    Ok(acc) => self.merge_dict_entered(acc, right, depth),
+                    Err(err) => Err(err),
+                };
+                self.leave(entered);
+                return result;
+            }
+            // A dict subclass: its own copy().
+            Node::Leaf(left) => return Ok(Node::Leaf(self.apply_dict(left, right, depth)?)),
+            // The callers only pass dict nodes.
+            other => return Ok(other),
+        };
+        let entered = self.enter(&right, depth)?;
+        let result = self.merge_dict_entered(acc, right, depth);
+        self.leave(entered);
+        result
+    }
+
+    fn merge_dict_entered(
+        &mut self,
+        mut acc: DictAcc<H::Obj>,
+        right: H::Obj,
+        depth: usize,
+    ) -> Result<Node<H::Obj>, H::Err> {
+        let host = self.host;
+        for (key, right_value) in host.dict_items(&right)? {
+            match acc.find(host, &key)? {
+                (Some(i), _) => {
+                    let left_value = std::mem::replace(&mut acc.vals[i], Node::placeholder());
+                    acc.vals[i] = self.fold(Some(key), left_value, right_value, depth)?;
+                }
+                (None, hash) => acc.push_hashed(key, hash, Node::Leaf(right_value)),
+            }
+        }
+        Ok(Node::Dict(acc))
     }
 
     fn concat_text(
@@ -379,10 +605,14 @@ impl<'h, H: Host> Walk<'h, H> {
             if let Some(index) = self.element_index(&item)? {
                 if let Some(&slot) = acc.slots.get(&index) {
                     if self.ids_consistent(&acc.items[slot], &item)? {
-                        self.path.push(PathItem::Slot(slot));
+                        if self.cfg.strict {
+                            self.path.push(PathItem::Slot(slot));
+                        }
                         let old = std::mem::replace(&mut acc.items[slot], Node::placeholder());
                         acc.items[slot] = self.merge_dict(old, item, depth + 1)?;
-                        self.path.pop();
+                        if self.cfg.strict {
+                            self.path.pop();
+                        }
                         return Ok(());
                     }
                 }
@@ -453,132 +683,6 @@ impl<'h, H: Host> Walk<'h, H> {
                 .is_some_and(|t| ATOMIC_KEYS.contains(&t.as_ref()))
     }
 
-    /// openJiuwen's `merge_dicts`: left's keys, then right's new keys, in order.
-    fn merge_dict(
-        &mut self,
-        node: Node<H::Obj>,
-        right: H::Obj,
-        depth: usize,
-    ) -> Result<Node<H::Obj>, H::Err> {
-        if depth > MAX_DEPTH {
-            return Err(self
-                .host
-                .error(EngineError::DepthLimit { limit: MAX_DEPTH }));
-        }
-        let right_id = self.host.identity(&right);
-        if let Some(id) = right_id {
-            if self.open_ids.contains(&id) {
-                return Err(self.host.error(EngineError::Cycle { depth }));
-            }
-            self.open_ids.push(id);
-        }
-        let result = self.merge_dict_open(node, right, depth);
-        if right_id.is_some() {
-            self.open_ids.pop();
-        }
-        result
-    }
-
-    fn merge_dict_open(
-        &mut self,
-        node: Node<H::Obj>,
-        right: H::Obj,
-        depth: usize,
-    ) -> Result<Node<H::Obj>, H::Err> {
-        let host = self.host;
-        let mut acc = match node {
-            Node::Dict(acc) => acc,
-            Node::Leaf(left) if host.class(&left).exact => {
-                DictAcc::open(host, host.dict_items(&left)?)?
-            }
-            Node::Leaf(left) => return self.merge_dict_subclass(left, right, depth),
-            // The callers only pass dict nodes.
-            other => return Ok(other),
-        };
-        for (key, right_value) in host.dict_items(&right)? {
-            match acc.find(host, &key)? {
-                (Some(i), _) => {
-                    let left_value = std::mem::replace(&mut acc.vals[i], Node::placeholder());
-                    acc.vals[i] = self.merge_value(key, left_value, right_value, depth)?;
-                }
-                (None, hash) => acc.push_hashed(key, hash, Node::Leaf(right_value)),
-            }
-        }
-        Ok(Node::Dict(acc))
-    }
-
-    /// A dict subclass on the left: openJiuwen works on `left.copy()`, whatever it returns.
-    fn merge_dict_subclass(
-        &mut self,
-        left: H::Obj,
-        right: H::Obj,
-        depth: usize,
-    ) -> Result<Node<H::Obj>, H::Err> {
-        let host = self.host;
-        let result = host.call_copy(&left)?;
-        for (key, right_value) in host.dict_items(&right)? {
-            if host.contains(&result, &key)? {
-                let left_value = host.get_item(&result, &key)?;
-                let merged =
-                    self.merge_value(key.clone(), Node::Leaf(left_value), right_value, depth)?;
-                let merged = self.finish(merged)?;
-                host.set_item(&result, key, merged)?;
-            } else {
-                host.set_item(&result, key, right_value)?;
-            }
-        }
-        Ok(Node::Leaf(result))
-    }
-
-    /// One key of `merge_dicts` (spec §1.1 rule 3, §1.2).
-    fn merge_value(
-        &mut self,
-        key: H::Obj,
-        left: Node<H::Obj>,
-        right: H::Obj,
-        depth: usize,
-    ) -> Result<Node<H::Obj>, H::Err> {
-        let rc = self.host.class(&right);
-        if self.cfg.delta {
-            if rc.is(Kind::Null) {
-                return Ok(left); // [E2]
-            }
-            if self.is_atomic_key(&key) {
-                // [E15] never concatenated: equal values are kept, a real new value replaces.
-                if self.absent(&right) {
-                    return Ok(left);
-                }
-                return match left {
-                    Node::Leaf(l) if self.host.eq(&l, &right)? => Ok(Node::Leaf(l)),
-                    _ => Ok(Node::Leaf(right)),
-                };
-            }
-            if self.class_of(&left).is(Kind::Null) {
-                return Ok(Node::Leaf(right));
-            }
-        }
-        let lc = self.class_of(&left);
-        if lc.is(Kind::Str) && rc.is(Kind::Str) {
-            return self.concat_text(left, right, rc);
-        }
-        if lc.is(Kind::List) && rc.is(Kind::List) {
-            self.path.push(PathItem::Key(key));
-            let merged = self.concat_list(left, right, rc, depth)?;
-            self.path.pop();
-            return Ok(merged);
-        }
-        if lc.is(Kind::Dict) && rc.is(Kind::Dict) {
-            self.path.push(PathItem::Key(key));
-            let merged = self.merge_dict(left, right, depth + 1)?;
-            self.path.pop();
-            return Ok(merged);
-        }
-        if self.cfg.strict {
-            self.check_kinds(Some(key), &left, &right)?;
-        }
-        Ok(Node::Leaf(right))
-    }
-
     fn kind_name(&self, node: &Node<H::Obj>) -> String {
         let class = self.class_of(node);
         match class.kind {
@@ -597,7 +701,7 @@ impl<'h, H: Host> Walk<'h, H> {
     /// strict=True: values of different kinds cannot merge [E8, E9].
     fn check_kinds(
         &self,
-        key: Option<H::Obj>,
+        key: Option<&H::Obj>,
         left: &Node<H::Obj>,
         right: &H::Obj,
     ) -> Result<(), H::Err> {
@@ -608,7 +712,7 @@ impl<'h, H: Host> Walk<'h, H> {
         }
         let mut path = self.path.clone();
         if let Some(key) = key {
-            path.push(PathItem::Key(key));
+            path.push(PathItem::Key(key.clone()));
         }
         Err(self.host.error(EngineError::MergeType {
             path,

@@ -52,8 +52,9 @@ pub trait Host {
 
     /// An engine error, as this host reports errors.
     fn error(&self, err: EngineError<Self::Obj>) -> Self::Err;
-    /// `except Exception`: true for errors the model rule swallows (not KeyboardInterrupt).
-    fn is_exception(&self, err: &Self::Err) -> bool;
+    /// Whether the model rule's `except Exception` swallows this error: an `Exception`, but
+    /// neither `DepthLimitError` nor `CycleError` (the merge's own limits always propagate).
+    fn model_rule_swallows(&self, err: &Self::Err) -> bool;
 
     fn class(&self, obj: &Self::Obj) -> Class;
     /// `type(obj).__name__`.
@@ -99,19 +100,17 @@ pub trait Host {
     /// `hash(key)`, as a dict uses it.
     fn key_hash(&self, key: &Self::Obj) -> Result<i64, Self::Err>;
 
-    // The mapping protocol, for dict subclasses that openJiuwen handles through their methods.
+    // The mapping protocol, as openJiuwen's merge_dicts uses it (any dict, subclasses too).
     /// `m.copy()`.
     fn call_copy(&self, mapping: &Self::Obj) -> Result<Self::Obj, Self::Err>;
-    /// `key in m`.
-    fn contains(&self, mapping: &Self::Obj, key: &Self::Obj) -> Result<bool, Self::Err>;
-    /// `m[key]`.
-    fn get_item(&self, mapping: &Self::Obj, key: &Self::Obj) -> Result<Self::Obj, Self::Err>;
+    /// `m[key] if key in m else <absent>`.
+    fn lookup(&self, mapping: &Self::Obj, key: &Self::Obj) -> Result<Option<Self::Obj>, Self::Err>;
     /// `m.get(key)`.
     fn get_or_none(&self, mapping: &Self::Obj, key: &Self::Obj) -> Result<Self::Obj, Self::Err>;
     /// `m[key] = value`.
     fn set_item(
         &self,
-        mapping: &Self::Obj,
+        mapping: &mut Self::Obj,
         key: Self::Obj,
         value: Self::Obj,
     ) -> Result<(), Self::Err>;

@@ -91,8 +91,11 @@ impl Host for NativeHost {
     fn error(&self, err: EngineError<Value>) -> NativeError {
         NativeError::Engine(err)
     }
-    fn is_exception(&self, _err: &NativeError) -> bool {
-        true
+    fn model_rule_swallows(&self, err: &NativeError) -> bool {
+        !matches!(
+            err,
+            NativeError::Engine(EngineError::DepthLimit { .. } | EngineError::Cycle { .. })
+        )
     }
     fn class(&self, obj: &Value) -> Class {
         Class::exact(match obj {
@@ -194,7 +197,7 @@ impl Host for NativeHost {
     fn new_list(&self, items: Vec<Value>) -> Result<Value, NativeError> {
         Ok(Value::List(items))
     }
-    fn dict_items(&self, value: &Value) -> Result<Vec<(Value, Value)>, NativeError> {
+    fn dict_items(&self, value: &Value) -> Result<crate::engine::host::Pairs<Value>, NativeError> {
         Ok(dict(value)?
             .iter()
             .map(|(k, v)| (Value::Str(k.clone()), v.clone()))
@@ -226,20 +229,26 @@ impl Host for NativeHost {
         }
         Ok(hasher.finish() as i64)
     }
-    fn call_copy(&self, _m: &Value) -> Result<Value, NativeError> {
-        Err(NativeError::Unsupported("dict subclasses"))
+    fn call_copy(&self, mapping: &Value) -> Result<Value, NativeError> {
+        self.dict_of(mapping)
     }
-    fn contains(&self, _m: &Value, _k: &Value) -> Result<bool, NativeError> {
-        Err(NativeError::Unsupported("dict subclasses"))
-    }
-    fn get_item(&self, _m: &Value, _k: &Value) -> Result<Value, NativeError> {
-        Err(NativeError::Unsupported("dict subclasses"))
+    fn lookup(&self, mapping: &Value, key: &Value) -> Result<Option<Value>, NativeError> {
+        match key {
+            Value::Str(k) => Ok(dict(mapping)?.get(k).cloned()),
+            _ => Ok(None),
+        }
     }
     fn get_or_none(&self, _m: &Value, _k: &Value) -> Result<Value, NativeError> {
         Err(NativeError::Unsupported("models"))
     }
-    fn set_item(&self, _m: &Value, _k: Value, _v: Value) -> Result<(), NativeError> {
-        Err(NativeError::Unsupported("dict subclasses"))
+    fn set_item(&self, mapping: &mut Value, key: Value, value: Value) -> Result<(), NativeError> {
+        match (mapping, key) {
+            (Value::Dict(map), Value::Str(k)) => {
+                map.insert(k, value);
+                Ok(())
+            }
+            _ => Err(NativeError::Unsupported("a dict key that is not a string")),
+        }
     }
     fn model_dump(&self, _obj: &Value) -> Result<Value, NativeError> {
         Err(NativeError::Unsupported("models"))

@@ -1,5 +1,7 @@
 //! Keyword options, checked in the twin's order: all types first, then the values.
 
+use std::borrow::Cow;
+
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyString};
 
@@ -22,22 +24,29 @@ impl<'a, 'py> FromPyObject<'a, 'py> for Arg<'py> {
     }
 }
 
-fn text<'py>(
+/// The text of a `str` option, or the twin's `TypeError`. A lone surrogate cannot spell a
+/// valid option: such text is left unmatched and reported by its repr.
+fn text<'a, 'py>(
     py: Python<'py>,
     name: &str,
-    arg: &Arg<'py>,
-    default: &str,
-) -> PyResult<(Bound<'py, PyAny>, String)> {
-    let obj = match arg {
-        Arg::Default => return Ok((PyString::new(py, default).into_any(), default.to_owned())),
-        Arg::Given(obj) => obj,
-    };
-    let Ok(text) = obj.cast::<PyString>() else {
-        return Err(wrong_type(py, name, "str", obj));
-    };
-    // A lone surrogate cannot spell a valid option: keep it unmatched, reported by repr.
-    let value = text.to_str().map(str::to_owned).unwrap_or_default();
-    Ok((obj.clone(), value))
+    arg: &'a Arg<'py>,
+    default: &'static str,
+) -> PyResult<Cow<'a, str>> {
+    match arg {
+        Arg::Default => Ok(Cow::Borrowed(default)),
+        Arg::Given(obj) => match obj.cast::<PyString>() {
+            Ok(text) => Ok(text.to_cow().unwrap_or(Cow::Borrowed(""))),
+            Err(_) => Err(wrong_type(py, name, "str", obj)),
+        },
+    }
+}
+
+/// The object the caller passed, for an error message (the default's value if none).
+fn given<'py>(py: Python<'py>, arg: &Arg<'py>, default: &str) -> Bound<'py, PyAny> {
+    match arg {
+        Arg::Given(obj) => obj.clone(),
+        Arg::Default => PyString::new(py, default).into_any(),
+    }
 }
 
 /// The [`Config`] for `policy`, `list_merge` and `strict`, or the twin's exception.
@@ -47,24 +56,27 @@ pub fn config<'py>(
     list_merge: &Arg<'py>,
     strict: &Arg<'py>,
 ) -> PyResult<Config> {
-    let (policy_obj, policy) = text(py, "policy", policy, "openjiuwen")?;
-    let (list_merge_obj, list_merge) = text(py, "list_merge", list_merge, "concat")?;
-    let (strict_obj, strict) = match strict {
-        Arg::Default => (PyBool::new(py, false).to_owned().into_any(), false),
+    let policy_text = text(py, "policy", policy, "openjiuwen")?;
+    let list_merge_text = text(py, "list_merge", list_merge, "concat")?;
+    let strict_flag = match strict {
+        Arg::Default => false,
         Arg::Given(obj) => match obj.cast::<PyBool>() {
-            Ok(flag) => (obj.clone(), flag.is_true()),
+            Ok(flag) => flag.is_true(),
             Err(_) => return Err(wrong_type(py, "strict", "bool", obj)),
         },
     };
-    Config::parse(&policy, &list_merge, strict).map_err(|err| {
-        let name = match &err {
-            OptionError::Invalid { name, .. } | OptionError::RequiresDelta { name } => *name,
+    Config::parse(&policy_text, &list_merge_text, strict_flag).map_err(|err| {
+        let value = match &err {
+            OptionError::Invalid { name: "policy", .. } => given(py, policy, "openjiuwen"),
+            OptionError::Invalid {
+                name: "list_merge", ..
+            }
+            | OptionError::RequiresDelta { name: "list_merge" } => given(py, list_merge, "concat"),
+            _ => match strict {
+                Arg::Given(obj) => obj.clone(),
+                Arg::Default => PyBool::new(py, false).to_owned().into_any(),
+            },
         };
-        let value = match name {
-            "policy" => &policy_obj,
-            "list_merge" => &list_merge_obj,
-            _ => &strict_obj,
-        };
-        option_error(py, err, value)
+        option_error(py, err, &value)
     })
 }

@@ -3,14 +3,39 @@
 //! backends run the same operations on the same objects. No merge rule lives here.
 
 use std::borrow::Cow;
+use std::os::raw::c_int;
 
 use pyo3::exceptions::{PyException, PyNotImplementedError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use pyo3::{ffi, intern};
 
 use crate::engine::error::EngineError;
-use crate::engine::host::{Class, Host, Kind};
+use crate::engine::host::{Class, Host, Kind, Pairs};
 use crate::py::errors::engine_error;
+
+/// `hasattr(obj, name)` without creating the AttributeError a miss raises inside: that
+/// exception costs more than the whole merge of two small dicts.
+#[cfg(Py_3_13)]
+unsafe fn has_attr_raw(obj: *mut ffi::PyObject, name: *mut ffi::PyObject) -> c_int {
+    ffi::PyObject_HasAttrWithError(obj, name)
+}
+
+#[cfg(not(Py_3_13))]
+unsafe fn has_attr_raw(obj: *mut ffi::PyObject, name: *mut ffi::PyObject) -> c_int {
+    extern "C" {
+        // CPython 3.7-3.12; 3.13 made it public as PyObject_GetOptionalAttr.
+        fn _PyObject_LookupAttr(
+            obj: *mut ffi::PyObject,
+            name: *mut ffi::PyObject,
+            result: *mut *mut ffi::PyObject,
+        ) -> c_int;
+    }
+    let mut found: *mut ffi::PyObject = std::ptr::null_mut();
+    let rc = _PyObject_LookupAttr(obj, name, &mut found);
+    ffi::Py_XDECREF(found);
+    rc
+}
 
 pub struct PyHost<'py> {
     pub py: Python<'py>,
@@ -24,8 +49,21 @@ impl<'py> Host for PyHost<'py> {
         engine_error(self.py, err)
     }
 
-    fn is_exception(&self, err: &PyErr) -> bool {
-        err.is_instance_of::<PyException>(self.py)
+    fn model_rule_swallows(&self, err: &PyErr) -> bool {
+        let py = self.py;
+        if !err.is_instance_of::<PyException>(py) {
+            return false;
+        }
+        // The same test as the twin's `except (DepthLimitError, CycleError): raise`.
+        let Ok(errors) = py.import("fastmerge.errors") else {
+            return true;
+        };
+        let value = err.value(py);
+        !["DepthLimitError", "CycleError"].iter().any(|name| {
+            errors
+                .getattr(*name)
+                .is_ok_and(|cls| value.is_instance(&cls).unwrap_or(false))
+        })
     }
 
     fn class(&self, obj: &Self::Obj) -> Class {
@@ -111,7 +149,12 @@ impl<'py> Host for PyHost<'py> {
     }
 
     fn eq(&self, a: &Self::Obj, b: &Self::Obj) -> PyResult<bool> {
-        Ok(a.is(b) || a.eq(b)?)
+        // `PyObject_RichCompareBool`: identity first, then `==`, as dict lookups compare.
+        // SAFETY: both pointers are live objects held by `a` and `b`.
+        match unsafe { ffi::PyObject_RichCompareBool(a.as_ptr(), b.as_ptr(), ffi::Py_EQ) } {
+            -1 => Err(PyErr::fetch(self.py)),
+            rc => Ok(rc == 1),
+        }
     }
 
     fn truthy(&self, obj: &Self::Obj) -> PyResult<bool> {
@@ -119,7 +162,19 @@ impl<'py> Host for PyHost<'py> {
     }
 
     fn has_attr(&self, obj: &Self::Obj, name: &str) -> PyResult<bool> {
-        obj.hasattr(name)
+        let py = self.py;
+        let name = match name {
+            "__add__" => intern!(py, "__add__").clone(),
+            "model_fields" => intern!(py, "model_fields").clone(),
+            "model_dump" => intern!(py, "model_dump").clone(),
+            other => PyString::new(py, other),
+        };
+        // SAFETY: `obj` and `name` are live objects; `has_attr_raw` returns -1 only with an
+        // exception set.
+        match unsafe { has_attr_raw(obj.as_ptr(), name.as_ptr()) } {
+            -1 => Err(PyErr::fetch(py)),
+            rc => Ok(rc == 1),
+        }
     }
 
     fn same_type(&self, a: &Self::Obj, b: &Self::Obj) -> bool {
@@ -127,8 +182,19 @@ impl<'py> Host for PyHost<'py> {
     }
 
     fn join(&self, pieces: &[Self::Obj]) -> PyResult<Self::Obj> {
+        if let [first, second] = pieces {
+            return first.add(second);
+        }
         let list = PyList::new(self.py, pieces)?;
-        PyString::new(self.py, "").call_method1("join", (list,))
+        let empty = PyString::new(self.py, "");
+        // SAFETY: both arguments are live str / list objects; the result is a new reference
+        // or NULL with an exception set, which `from_owned_ptr_or_err` turns into a PyErr.
+        unsafe {
+            Bound::from_owned_ptr_or_err(
+                self.py,
+                pyo3::ffi::PyUnicode_Join(empty.as_ptr(), list.as_ptr()),
+            )
+        }
     }
 
     fn list_items(&self, list: &Self::Obj) -> PyResult<Vec<Self::Obj>> {
@@ -139,9 +205,11 @@ impl<'py> Host for PyHost<'py> {
         Ok(PyList::new(self.py, items)?.into_any())
     }
 
-    fn dict_items(&self, dict: &Self::Obj) -> PyResult<Vec<(Self::Obj, Self::Obj)>> {
-        if dict.is_exact_instance_of::<PyDict>() {
-            return Ok(dict.cast::<PyDict>()?.iter().collect());
+    fn dict_items(&self, dict: &Self::Obj) -> PyResult<Pairs<Self::Obj>> {
+        if let Ok(exact) = dict.cast_exact::<PyDict>() {
+            let mut pairs = Vec::with_capacity(exact.len());
+            pairs.extend(exact.iter());
+            return Ok(pairs);
         }
         // A subclass: iterate what its own `items()` gives, as `for k, v in d.items()` does.
         let mut pairs = Vec::new();
@@ -180,22 +248,29 @@ impl<'py> Host for PyHost<'py> {
     }
 
     fn call_copy(&self, mapping: &Self::Obj) -> PyResult<Self::Obj> {
+        if mapping.is_exact_instance_of::<PyDict>() {
+            return Ok(mapping.cast::<PyDict>()?.copy()?.into_any());
+        }
         mapping.call_method0("copy")
     }
 
-    fn contains(&self, mapping: &Self::Obj, key: &Self::Obj) -> PyResult<bool> {
-        mapping.contains(key)
-    }
-
-    fn get_item(&self, mapping: &Self::Obj, key: &Self::Obj) -> PyResult<Self::Obj> {
-        mapping.get_item(key)
+    fn lookup(&self, mapping: &Self::Obj, key: &Self::Obj) -> PyResult<Option<Self::Obj>> {
+        if mapping.is_exact_instance_of::<PyDict>() {
+            return mapping.cast::<PyDict>()?.get_item(key);
+        }
+        // Whatever `copy()` returned: `key in m`, then `m[key]`, as openJiuwen does.
+        if mapping.contains(key)? {
+            Ok(Some(mapping.get_item(key)?))
+        } else {
+            Ok(None)
+        }
     }
 
     fn get_or_none(&self, mapping: &Self::Obj, key: &Self::Obj) -> PyResult<Self::Obj> {
         mapping.call_method1("get", (key,))
     }
 
-    fn set_item(&self, mapping: &Self::Obj, key: Self::Obj, value: Self::Obj) -> PyResult<()> {
+    fn set_item(&self, mapping: &mut Self::Obj, key: Self::Obj, value: Self::Obj) -> PyResult<()> {
         mapping.set_item(key, value)
     }
 

@@ -1,12 +1,13 @@
 """Generic merge (spec §1): the ``openjiuwen`` and ``delta`` policies, in linear time.
 
-``merge(a, b)`` must return what openJiuwen's ``merge_parser_content`` returns, and
-``merge_all(items)`` what ``functools.reduce(merge, items)`` returns, but without the quadratic
-copying of that reduce. So the fold keeps *builders* for the exact ``str``, ``list`` and ``dict``
-values it is still growing (pieces of text, items of a list, entries of a dict) and turns them
-into Python objects once, at the end. Everything else (subclasses, numbers, models, objects with
-``__add__``) is merged eagerly with the very operations openJiuwen performs, so the result is the
-same object graph, type for type.
+``merge(a, b)`` must return what openJiuwen's ``merge_parser_content`` returns: it performs the
+very operations openJiuwen performs (``+``, ``dict.copy()``, ``key in d``), so the result is the
+same object graph, type for type. ``merge_all(items)`` must return what
+``functools.reduce(merge, items)`` returns, without the quadratic copying of that reduce: its
+fold keeps *builders* for the exact ``str``, ``list`` and ``dict`` values it is still growing
+(pieces of text, items of a list, entries of a dict) and turns them into Python objects once, at
+the end; everything else (subclasses, numbers, models, objects with ``__add__``) it merges at
+once, like ``merge``.
 
 A *node* is a builder (``_Text``, ``_List``, ``_Dict``) or a plain value (a leaf, never changed).
 Builders are private to one call: no input is ever mutated, and a result never aliases an input
@@ -175,28 +176,98 @@ def _is_dict(node: Any) -> bool:
 
 
 # ---------------------------------------------------------------------------------------------
-# The rules
+# The rules: one decision, two ways to carry it out
+#
+# ``_decide`` says what a left and a right value make (spec §1.1, §1.2). ``_apply`` carries the
+# decision out at once, on plain values, with openJiuwen's own operations: ``merge`` and
+# ``merge_dicts`` use it. ``_fold`` carries it out on builders, so that a long ``merge_all``
+# stays linear. Both give the same value for the same input.
+
+KEEP, RIGHT, TEXT, LIST, DICT, ATOMIC, OBJECTS = range(7)
 
 
-def _merge_top(walk: _Walk, node: Any, right: Any, depth: int) -> Any:
-    """openJiuwen's ``merge_parser_content`` (spec §1.1), with the delta changes of §1.2."""
+def _decide(walk: _Walk, key: Any, left: Any, right: Any, top: bool) -> int:
+    """The action for ``left`` + ``right``; ``top`` for ``merge_parser_content``, else a value
+    of ``merge_dicts`` under ``key``."""
+    cfg = walk.cfg
     if right is None:
+        # openJiuwen's merge_dicts stores a right None; merge_parser_content and delta keep left.
+        return KEEP if top or cfg.delta else RIGHT
+    if cfg.delta and not top and isinstance(key, str) and key in ATOMIC_KEYS:
+        return ATOMIC
+    if left is None:
+        return RIGHT
+    if _is_text(left) and isinstance(right, str):
+        return TEXT
+    if _is_list(left) and isinstance(right, list):
+        return LIST
+    if _is_dict(left) and isinstance(right, dict):
+        return DICT
+    if cfg.strict:
+        _check_kinds(tuple(walk.path) if top else (*walk.path, key), left, right)
+    return OBJECTS if top else RIGHT
+
+
+def _atomic(left: Any, right: Any) -> Any:
+    """[E15] never concatenated: equal values are kept, a real new value replaces."""
+    if _absent(right) or left is right or bool(left == right):
+        return left
+    return right
+
+
+def _apply(walk: _Walk, key: Any, left: Any, right: Any, depth: int, top: bool) -> Any:
+    """Merge two plain values now, as openJiuwen does."""
+    action = _decide(walk, key, left, right, top)
+    if action == KEEP:
+        return left
+    if action == RIGHT:
+        return right
+    if action == TEXT:
+        return left + right
+    if action == ATOMIC:
+        return _atomic(left, right)
+    if action == OBJECTS:
+        return _merge_objects(walk, left, right, depth)
+    if not top:
+        walk.path.append(key)
+    if action == LIST:
+        if walk.cfg.by_index:
+            merged = _finish(_concat_list(walk, left, right, depth))
+        else:
+            merged = left + right
+    else:
+        merged = _apply_dict(walk, left, right, depth + 1)
+    if not top:
+        walk.path.pop()
+    return merged
+
+
+def _fold(walk: _Walk, key: Any, node: Any, right: Any, depth: int, top: bool) -> Any:
+    """Merge a right value into a node, growing builders instead of copying."""
+    action = _decide(walk, key, node, right, top)
+    if action == KEEP:
         return node
-    if node is None:
+    if action == RIGHT:
         return right
-    if _is_text(node) and isinstance(right, str):
+    if action == TEXT:
         return _concat_text(node, right)
-    if _is_list(node) and isinstance(right, list):
-        return _concat_list(walk, node, right, depth)
-    if _is_dict(node) and isinstance(right, dict):
-        return _merge_dict(walk, node, right, depth + 1)
-    if walk.cfg.strict:
-        _check_kinds(tuple(walk.path), node, right)
-    if type(node) in _BUILDERS:
-        # An exact str/list/dict met a value of another type: the same-type ``__add__`` and
-        # the model rule cannot apply, so openJiuwen returns the right value.
-        return right
-    return _merge_objects(walk, node, right, depth)
+    if action == ATOMIC:
+        return _atomic(node, right)
+    if action == OBJECTS:
+        if type(node) in _BUILDERS:
+            # An exact str/list/dict met a value of another type: neither the same-type
+            # ``__add__`` nor the model rule can apply, so openJiuwen returns the right value.
+            return right
+        return _merge_objects(walk, node, right, depth)
+    if not top:
+        walk.path.append(key)
+    if action == LIST:
+        merged = _concat_list(walk, node, right, depth)
+    else:
+        merged = _merge_dict(walk, node, right, depth + 1)
+    if not top:
+        walk.path.pop()
+    return merged
 
 
 def _merge_objects(walk: _Walk, left: Any, right: Any, depth: int) -> Any:
@@ -232,9 +303,53 @@ def _merge_models(walk: _Walk, left: Any, right: Any, depth: int) -> Any:
     merged = {}
     # A set union, as openJiuwen iterates it: the order only matters for side effects.
     for name in left_dict.keys() | right_dict.keys():
-        field = _merge_top(walk, left_dict.get(name), right_dict.get(name), depth + 1)
-        merged[name] = _finish(field)
+        merged[name] = _apply(walk, None, left_dict.get(name), right_dict.get(name), depth + 1, True)
     return type(left)(**merged)
+
+
+def _enter(walk: _Walk, right: dict[Any, Any], depth: int) -> int:
+    """Checks the depth limit and cycles before descending into ``right``; returns its id."""
+    if depth > MAX_DEPTH:
+        raise DepthLimitError(MAX_DEPTH)
+    right_id = id(right)
+    if right_id in walk.open_ids:
+        raise CycleError(depth)
+    walk.open_ids.add(right_id)
+    return right_id
+
+
+def _apply_dict(walk: _Walk, left: Any, right: dict[Any, Any], depth: int) -> Any:
+    """openJiuwen's ``merge_dicts``: work on ``left.copy()`` (whatever type that returns)."""
+    right_id = _enter(walk, right, depth)
+    try:
+        result = left.copy()
+        for key, right_value in right.items():
+            if key in result:
+                result[key] = _apply(walk, key, result[key], right_value, depth, False)
+            else:
+                result[key] = right_value
+        return result
+    finally:
+        walk.open_ids.discard(right_id)
+
+
+def _merge_dict(walk: _Walk, node: Any, right: dict[Any, Any], depth: int) -> Any:
+    """``merge_dicts`` on a builder: left's keys, then right's new keys, in order."""
+    if type(node) is not _Dict and type(node) is not dict:
+        return _apply_dict(walk, node, right, depth)  # a dict subclass: its own copy()
+    right_id = _enter(walk, right, depth)
+    try:
+        if type(node) is dict:
+            node = _Dict(dict(node))
+        entries = node.entries
+        for key, right_value in right.items():
+            if key in entries:
+                entries[key] = _fold(walk, key, entries[key], right_value, depth, False)
+            else:
+                entries[key] = right_value
+        return node
+    finally:
+        walk.open_ids.discard(right_id)
 
 
 def _concat_text(node: Any, right: str) -> Any:
@@ -305,64 +420,6 @@ def _absent(value: Any) -> bool:
     return False
 
 
-def _merge_dict(walk: _Walk, node: Any, right: dict[Any, Any], depth: int) -> Any:
-    """openJiuwen's ``merge_dicts``: left's keys, then right's new keys, in order."""
-    if depth > MAX_DEPTH:
-        raise DepthLimitError(MAX_DEPTH)
-    right_id = id(right)
-    if right_id in walk.open_ids:
-        raise CycleError(depth)
-    walk.open_ids.add(right_id)
-    try:
-        if type(node) is _Dict:
-            entries, eager = node.entries, False
-        elif type(node) is dict:
-            node = _Dict(dict(node))
-            entries, eager = node.entries, False
-        else:
-            # A dict subclass: openJiuwen works on ``left.copy()``, whatever type that returns.
-            entries, eager = node.copy(), True
-        for key, right_value in right.items():
-            if key in entries:
-                merged = _merge_value(walk, key, entries[key], right_value, depth)
-                entries[key] = _finish(merged) if eager else merged
-            else:
-                entries[key] = right_value
-        return entries if eager else node
-    finally:
-        walk.open_ids.discard(right_id)
-
-
-def _merge_value(walk: _Walk, key: Any, left: Any, right: Any, depth: int) -> Any:
-    """One key of ``merge_dicts``: the per-value rule (spec §1.1 rule 3, §1.2)."""
-    cfg = walk.cfg
-    if cfg.delta:
-        if right is None:
-            return left  # [E2]
-        if isinstance(key, str) and key in ATOMIC_KEYS:
-            # [E15] never concatenated: equal values are kept, a real new value replaces.
-            if _absent(right) or left is right or bool(left == right):
-                return left
-            return right
-        if left is None:
-            return right
-    if _is_text(left) and isinstance(right, str):
-        return _concat_text(left, right)
-    if _is_list(left) and isinstance(right, list):
-        walk.path.append(key)
-        merged = _concat_list(walk, left, right, depth)
-        walk.path.pop()
-        return merged
-    if _is_dict(left) and isinstance(right, dict):
-        walk.path.append(key)
-        merged = _merge_dict(walk, left, right, depth + 1)
-        walk.path.pop()
-        return merged
-    if cfg.strict:
-        _check_kinds((*walk.path, key), left, right)
-    return right
-
-
 def _kind(value: Any) -> str:
     if type(value) is _Text or isinstance(value, str):
         return "str"
@@ -404,7 +461,7 @@ def merge(
     (``list_merge="by_index"``) and can refuse mismatched kinds (``strict=True``).
     """
     walk = _Walk(_Config(policy, list_merge, strict))
-    return _finish(_merge_top(walk, left, right, 0))
+    return _apply(walk, None, left, right, 0, True)
 
 
 def merge_all(
@@ -422,7 +479,7 @@ def merge_all(
     else:
         return None
     for right in iterator:
-        node = _merge_top(walk, node, right, 0)
+        node = _fold(walk, None, node, right, 0, True)
     return _finish(node)
 
 
@@ -433,7 +490,7 @@ def merge_dicts(left: dict[Any, Any], right: dict[Any, Any]) -> dict[Any, Any]:
     if not isinstance(right, dict):
         raise wrong_type("right", "dict", right)
     walk = _Walk(_Config("openjiuwen", "concat", False))
-    result: dict[Any, Any] = _finish(_merge_dict(walk, left, right, 1))
+    result: dict[Any, Any] = _apply_dict(walk, left, right, 1)
     return result
 
 
