@@ -50,12 +50,12 @@ $(VENV)/.dev-deps: $(VENV)/.build-deps pyproject.toml Makefile
 	touch $@
 
 .PHONY: venv
-venv: $(VENV)/.dev-deps ## create $(VENV) with maturin and the test and lint tools
+venv: $(VENV)/.dev-deps ## create the venv (.venv) with maturin and the test and lint tools
 
 # --- build --------------------------------------------------------------------------------------
 
 .PHONY: build-dev
-build-dev: $(VENV)/.build-deps ## build the extension (debug) and install fastmerge into $(VENV)
+build-dev: $(VENV)/.build-deps ## build the extension (debug) and install fastmerge into the venv
 	$(BIN)/maturin develop -q
 
 .PHONY: build-prod
@@ -121,7 +121,7 @@ format: $(VENV)/.dev-deps ## apply ruff format, ruff's fixes and cargo fmt
 	cargo fmt --all
 
 .PHONY: clean
-clean: ## remove build output and caches (keeps $(VENV))
+clean: ## remove build output and caches (keeps the venv)
 	cargo clean
 	rm -rf .benchmarks .pytest_cache .mypy_cache .ruff_cache .hypothesis dist
 	rm -f python/fastmerge/_fastmerge*.so python/fastmerge/_fastmerge*.pyd
