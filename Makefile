@@ -83,7 +83,7 @@ lint-python: $(VENV)/.dev-deps
 	$(BIN)/mypy
 
 .PHONY: lint-rust
-lint-rust:
+lint-rust: $(PY)
 	cargo fmt --all --check
 	cargo clippy --all-targets -- -D warnings
 	cargo clippy --all-targets --no-default-features -- -D warnings
