@@ -16,9 +16,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import fastmerge
 import pytest
 from _openjiuwen import load as load_openjiuwen
+
+import fastmerge
 from fastmerge import _pure
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -13,8 +13,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import fastmerge
 import pytest
+
+import fastmerge
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text("utf-8")
