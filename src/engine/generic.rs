@@ -16,6 +16,11 @@ use crate::engine::text::is_absent_text;
 /// How many dict levels one merge may descend; deeper input gives `EngineError::DepthLimit`.
 pub const MAX_DEPTH: usize = 256;
 
+/// Below this much free stack a recursive step first moves to a new stack segment ...
+const STACK_RED_ZONE: usize = 128 * 1024;
+/// ... of this size.
+const STACK_GROWTH: usize = 2 * 1024 * 1024;
+
 pub const POLICIES: &[&str] = &["openjiuwen", "delta"];
 pub const LIST_MERGES: &[&str] = &["concat", "by_index"];
 
@@ -219,6 +224,10 @@ impl<'h, H: Host> Walk<'h, H> {
 
     /// The host value a node stands for (the twin's `_finish`).
     fn finish(&self, node: Node<H::Obj>) -> Result<H::Obj, H::Err> {
+        stacker::maybe_grow(STACK_RED_ZONE, STACK_GROWTH, || self.finish_here(node))
+    }
+
+    fn finish_here(&self, node: Node<H::Obj>) -> Result<H::Obj, H::Err> {
         match node {
             Node::Leaf(obj) => Ok(obj),
             Node::Text(pieces) => self.host.join(&pieces),
@@ -303,6 +312,18 @@ impl<'h, H: Host> Walk<'h, H> {
         right: H::Obj,
         depth: usize,
     ) -> Result<H::Obj, H::Err> {
+        stacker::maybe_grow(STACK_RED_ZONE, STACK_GROWTH, || {
+            self.apply_here(key, left, right, depth)
+        })
+    }
+
+    fn apply_here(
+        &mut self,
+        key: Option<H::Obj>,
+        left: H::Obj,
+        right: H::Obj,
+        depth: usize,
+    ) -> Result<H::Obj, H::Err> {
         let rc = self.host.class(&right);
         let left = Node::Leaf(left);
         let action = self.decide(key.as_ref(), &left, &right, rc)?;
@@ -336,6 +357,18 @@ impl<'h, H: Host> Walk<'h, H> {
 
     /// Merges a right value into a node, growing builders (the twin's `_fold`).
     fn fold(
+        &mut self,
+        key: Option<H::Obj>,
+        node: Node<H::Obj>,
+        right: H::Obj,
+        depth: usize,
+    ) -> Result<Node<H::Obj>, H::Err> {
+        stacker::maybe_grow(STACK_RED_ZONE, STACK_GROWTH, || {
+            self.fold_here(key, node, right, depth)
+        })
+    }
+
+    fn fold_here(
         &mut self,
         key: Option<H::Obj>,
         node: Node<H::Obj>,

@@ -5,11 +5,13 @@ use std::borrow::Cow;
 use std::hash::{Hash, Hasher};
 
 use indexmap::IndexMap;
+use std::sync::Arc;
 
 use crate::engine::error::EngineError;
 use crate::engine::host::{Class, Host, Kind};
 
-/// A JSON value; object keys keep their order.
+/// A JSON value; object keys keep their order. Containers are shared (`Arc`), so a clone is
+/// O(1) however deep the value: the merge hands values around, it never copies them.
 #[derive(Clone, Debug)]
 pub enum Value {
     Null,
@@ -17,8 +19,8 @@ pub enum Value {
     Int(i64),
     Float(f64),
     Str(String),
-    List(Vec<Value>),
-    Dict(IndexMap<String, Value>),
+    List(Arc<Vec<Value>>),
+    Dict(Arc<IndexMap<String, Value>>),
 }
 
 impl Value {
@@ -147,9 +149,9 @@ impl Host for NativeHost {
     fn add(&self, a: &Value, b: &Value) -> Result<Value, NativeError> {
         match (a, b) {
             (Value::Str(x), Value::Str(y)) => Ok(Value::Str(format!("{x}{y}"))),
-            (Value::List(x), Value::List(y)) => {
-                Ok(Value::List(x.iter().chain(y).cloned().collect()))
-            }
+            (Value::List(x), Value::List(y)) => Ok(Value::List(Arc::new(
+                x.iter().chain(y.iter()).cloned().collect(),
+            ))),
             _ => Err(NativeError::Unsupported(
                 "+ on values other than str or list",
             )),
@@ -190,12 +192,12 @@ impl Host for NativeHost {
     }
     fn list_items(&self, list: &Value) -> Result<Vec<Value>, NativeError> {
         match list {
-            Value::List(items) => Ok(items.clone()),
+            Value::List(items) => Ok(items.as_ref().clone()),
             _ => Err(NativeError::Unsupported("list items of a non-list")),
         }
     }
     fn new_list(&self, items: Vec<Value>) -> Result<Value, NativeError> {
-        Ok(Value::List(items))
+        Ok(Value::List(Arc::new(items)))
     }
     fn dict_items(&self, value: &Value) -> Result<crate::engine::host::Pairs<Value>, NativeError> {
         Ok(dict(value)?
@@ -216,10 +218,10 @@ impl Host for NativeHost {
                 _ => return Err(NativeError::Unsupported("a dict key that is not a string")),
             }
         }
-        Ok(Value::Dict(map))
+        Ok(Value::Dict(Arc::new(map)))
     }
     fn dict_of(&self, value: &Value) -> Result<Value, NativeError> {
-        Ok(Value::Dict(dict(value)?.clone()))
+        Ok(Value::Dict(Arc::new(dict(value)?.clone())))
     }
     fn key_hash(&self, key: &Value) -> Result<i64, NativeError> {
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
@@ -244,7 +246,7 @@ impl Host for NativeHost {
     fn set_item(&self, mapping: &mut Value, key: Value, value: Value) -> Result<(), NativeError> {
         match (mapping, key) {
             (Value::Dict(map), Value::Str(k)) => {
-                map.insert(k, value);
+                Arc::make_mut(map).insert(k, value);
                 Ok(())
             }
             _ => Err(NativeError::Unsupported("a dict key that is not a string")),

@@ -56,6 +56,9 @@ pub fn config<'py>(
     list_merge: &Arg<'py>,
     strict: &Arg<'py>,
 ) -> PyResult<Config> {
+    if let (Arg::Default, Arg::Default, Arg::Default) = (policy, list_merge, strict) {
+        return Ok(Config::OPENJIUWEN); // the common call, without string compares
+    }
     let policy_text = text(py, "policy", policy, "openjiuwen")?;
     let list_merge_text = text(py, "list_merge", list_merge, "concat")?;
     let strict_flag = match strict {
