@@ -427,7 +427,7 @@ def _json_extend(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
     )
 
 
-json_values = st.recursive(json_scalars, _json_extend, max_leaves=14)
+json_values = st.recursive(json_scalars, _json_extend, max_leaves=10)
 
 
 _json_extra = st.lists(st.tuples(json_keys, json_values), max_size=2)

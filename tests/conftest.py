@@ -88,8 +88,8 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     config.addinivalue_line(
         "markers",
-        "backend_independent: does not use the in-process backend (e.g. spawns its own "
-        "interpreters with FASTMERGE_BACKEND set); runs once",
+        "single_run: the test covers the backends itself (loops over conftest.MODULES, or "
+        "spawns interpreters with FASTMERGE_BACKEND set); runs once, id [rust+python]",
     )
 
 
@@ -97,12 +97,13 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "_fastmerge_backend" not in metafunc.fixturenames:
         return
     names = BACKENDS
+    ids = names
     definition = metafunc.definition
-    if any(definition.get_closest_marker(m) for m in ("differential", "backend_independent")):
-        # the test compares rust with python itself, or picks its backends in subprocesses:
-        # running it once per in-process backend would only repeat it
-        names = BACKENDS[:1]
-    metafunc.parametrize("_fastmerge_backend", names, ids=names, indirect=True, scope="function")
+    if any(definition.get_closest_marker(m) for m in ("differential", "single_run")):
+        # the test covers the backends itself: running it once per in-process backend would
+        # only repeat it (fastmerge stays bound to the first backend meanwhile)
+        names, ids = BACKENDS[:1], ["+".join(BACKENDS)]
+    metafunc.parametrize("_fastmerge_backend", names, ids=ids, indirect=True, scope="function")
 
 
 @pytest.fixture(autouse=True)
@@ -180,8 +181,8 @@ _COMMON = dict(
         HealthCheck.data_too_large,
     ],
 )
-settings.register_profile("ci", max_examples=300, print_blob=True, **_COMMON)
-settings.register_profile("dev", max_examples=60, **_COMMON)
+settings.register_profile("ci", max_examples=200, print_blob=True, **_COMMON)
+settings.register_profile("dev", max_examples=50, **_COMMON)
 settings.load_profile(
     os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev")
 )

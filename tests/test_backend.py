@@ -75,7 +75,7 @@ def test_backend_under_test(backend_name: str) -> None:
         assert getattr(fastmerge, name) is getattr(_backend.load(backend_name), name)
 
 
-@pytest.mark.backend_independent
+@pytest.mark.single_run
 def test_selected_backend_follows_the_environment() -> None:
     """What ``import fastmerge`` chose for this session (before the fixture's rebinding)."""
     expected = "python" if REQUESTED == "python" or RUST is None else "rust"
@@ -83,7 +83,7 @@ def test_selected_backend_follows_the_environment() -> None:
     assert _backend.impl is (PYTHON if expected == "python" else RUST)
 
 
-@pytest.mark.backend_independent
+@pytest.mark.single_run
 def test_backend_info() -> None:
     info = fastmerge.backend_info()
     assert set(info) == INFO_KEYS
@@ -96,7 +96,7 @@ def test_backend_info() -> None:
         assert info["fallback_reason"] is None
 
 
-@pytest.mark.backend_independent
+@pytest.mark.single_run
 def test_api_names_are_public() -> None:
     for name in _backend.API:
         assert name in fastmerge.__all__
@@ -105,7 +105,7 @@ def test_api_names_are_public() -> None:
             assert hasattr(RUST, name)
 
 
-@pytest.mark.backend_independent
+@pytest.mark.single_run
 def test_bind() -> None:
     namespace: dict[str, object] = {}
     _backend.bind(namespace, PYTHON)
@@ -113,7 +113,7 @@ def test_bind() -> None:
     assert all(namespace[n] is getattr(PYTHON, n) for n in _backend.API)
 
 
-@pytest.mark.backend_independent
+@pytest.mark.single_run
 def test_load_unknown_backend() -> None:
     with pytest.raises(ValueError, match="bogus"):
         _backend.load("bogus")
@@ -155,7 +155,7 @@ def test_both_raise_the_same_error_classes(both: tuple[ModuleType, ModuleType]) 
 
 # --- FASTMERGE_BACKEND in subprocesses ------------------------------------------------------
 
-_subprocess = pytest.mark.backend_independent
+_subprocess = pytest.mark.single_run
 
 
 @_subprocess

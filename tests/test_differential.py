@@ -5,7 +5,7 @@ the same message.
 
 Tests marked ``differential`` take both modules from the ``both`` fixture and run once (they are
 skipped only when the Rust backend is not under test). The ``merge_all == reduce(merge)`` checks
-at the end run per backend like every other test.
+at the end hold for each backend on its own, and check every backend under test.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from _values import (
     sequences,
     values,
 )
-from conftest import canonical, outcome
+from conftest import MODULES, canonical, outcome
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -203,27 +203,37 @@ def test_same_constants(both: Both) -> None:
         assert canonical(getattr(rust, name)) == canonical(getattr(python, name)), name
 
 
-# --- merge_all == reduce(merge), per backend --------------------------------------------------
+# --- merge_all == reduce(merge), for every backend under test -------------------------------
+# (each example checks every backend: generating inputs costs more than merging them)
 
 
-def _reduce(items: list[Any], opts: dict[str, Any]) -> Any:
+def _check_reduce(items: list[Any], opts: dict[str, Any]) -> None:
+    for backend, module in MODULES.items():
+        assert outcome(module.merge_all, items, **opts) == outcome(
+            _reduce, module, items, opts
+        ), backend
+
+
+def _reduce(module: ModuleType, items: list[Any], opts: dict[str, Any]) -> Any:
     """``functools.reduce(merge, items)``; for fewer than two items reduce never calls merge,
     so the options are checked by a merge with nothing to do (``merge_all`` refuses bad options
     whatever the items), and no item gives None (spec §1.3)."""
     if len(items) < 2:
-        fastmerge.merge(None, None, **opts)
+        module.merge(None, None, **opts)
         return items[0] if items else None
-    return functools.reduce(functools.partial(fastmerge.merge, **opts), items)
+    return functools.reduce(functools.partial(module.merge, **opts), items)
 
 
+@pytest.mark.single_run
 @given(json_sequences(max_size=6), options())
 def test_merge_all_is_reduce_json(items: list[Any], opts: dict[str, Any]) -> None:
-    assert outcome(fastmerge.merge_all, items, **opts) == outcome(_reduce, items, opts)
+    _check_reduce(items, opts)
 
 
+@pytest.mark.single_run
 @given(sequences(max_size=6), options())
 def test_merge_all_is_reduce_python_values(items: list[Any], opts: dict[str, Any]) -> None:
-    assert outcome(fastmerge.merge_all, items, **opts) == outcome(_reduce, items, opts)
+    _check_reduce(items, opts)
 
 
 @st.composite
@@ -245,12 +255,12 @@ def by_index_sequences(draw: Any) -> list[Any]:
     return items
 
 
+@pytest.mark.single_run
 @given(by_index_sequences(), st.booleans())
 def test_merge_all_is_reduce_by_index(items: list[Any], nested: bool) -> None:
     if nested:
         items = [{"tool_calls": x} for x in items]
-    opts = {"policy": "delta", "list_merge": "by_index"}
-    assert outcome(fastmerge.merge_all, items, **opts) == outcome(_reduce, items, opts)
+    _check_reduce(items, {"policy": "delta", "list_merge": "by_index"})
 
 
 @pytest.mark.parametrize("policy", ["openjiuwen", "delta"])
@@ -263,4 +273,6 @@ def test_merge_all_is_reduce_explicit(policy: str) -> None:
         {"l": (3,), "d": {"k": ["no"]}},
     ]
     opts = {"policy": policy}
-    assert outcome(fastmerge.merge_all, items, **opts) == outcome(_reduce, items, opts)
+    assert outcome(fastmerge.merge_all, items, **opts) == outcome(
+        _reduce, fastmerge, items, opts
+    )

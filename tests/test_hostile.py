@@ -16,7 +16,7 @@ from typing import Any, Iterator
 
 import pytest
 from _values import Inner, json_sequences, options, pairs, sequences
-from conftest import assert_isolated_ok, canonical, outcome
+from conftest import MODULES, assert_isolated_ok, canonical, outcome
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -320,33 +320,39 @@ def test_100mb_string_merge_peak_memory(
 # Inputs never mutated, results never sharing what the merge built
 
 
-def _json_options(opts: dict[str, Any]) -> dict[str, Any]:
-    return opts
+# The hypothesis tests below check every backend under test on each example (generating the
+# inputs costs more than merging them), hence ``single_run``.
 
 
+@pytest.mark.single_run
 @given(pairs(), st.sampled_from(POLICIES))
 def test_merge_never_mutates_inputs(pair: tuple[Any, Any], policy: str) -> None:
     left, right = pair
     before = canonical(pair)
-    outcome(fastmerge.merge, left, right, policy=policy)
-    assert canonical(pair) == before
+    for backend, module in MODULES.items():
+        outcome(module.merge, left, right, policy=policy)
+        assert canonical(pair) == before, backend
 
 
+@pytest.mark.single_run
 @given(sequences(max_size=5), st.sampled_from(POLICIES))
 def test_merge_all_never_mutates_inputs(items: list[Any], policy: str) -> None:
     before = canonical(items)
-    outcome(fastmerge.merge_all, items, policy=policy)
-    assert canonical(items) == before
+    for backend, module in MODULES.items():
+        outcome(module.merge_all, items, policy=policy)
+        assert canonical(items) == before, backend
 
 
+@pytest.mark.single_run
 @given(json_sequences(), options())
 def test_never_mutates_inputs_with_options(items: list[Any], opts: dict[str, Any]) -> None:
     before = canonical(items)
-    outcome(fastmerge.merge_all, items, **opts)
-    assert canonical(items) == before
-    if len(items) >= 2:
-        outcome(fastmerge.merge, items[0], items[1], **opts)
-        assert canonical(items) == before
+    for backend, module in MODULES.items():
+        outcome(module.merge_all, items, **opts)
+        assert canonical(items) == before, backend
+        if len(items) >= 2:
+            outcome(module.merge, items[0], items[1], **opts)
+            assert canonical(items) == before, backend
 
 
 def _containers(value: Any, seen: set[int]) -> None:
@@ -378,11 +384,17 @@ def _merged_paths(result: Any, left: Any, right: Any, delta: bool) -> Iterator[A
         yield result
 
 
+@pytest.mark.single_run
 @given(pairs(), st.sampled_from(POLICIES))
 def test_result_never_shares_merged_containers(pair: tuple[Any, Any], policy: str) -> None:
-    left, right = pair
+    for module in MODULES.values():
+        _check_no_sharing(module, *pair, policy)
+
+
+def _check_no_sharing(module: ModuleType, left: Any, right: Any, policy: str) -> None:
+    pair = (left, right)
     try:
-        result = fastmerge.merge(left, right, policy=policy)
+        result = module.merge(left, right, policy=policy)
     except Exception:  # noqa: BLE001 - errors are other tests' business
         return
     inputs: set[int] = set()

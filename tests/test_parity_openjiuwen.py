@@ -52,7 +52,7 @@ from _values import (
     sequences,
     values,
 )
-from conftest import PARITY_EXAMPLES, canonical, load_openjiuwen, outcome
+from conftest import MODULES, PARITY_EXAMPLES, canonical, load_openjiuwen, outcome
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -69,18 +69,32 @@ pytestmark = pytest.mark.filterwarnings(
 )
 
 
-def _check_merge(left: Any, right: Any) -> None:
-    before = canonical((left, right))
-    got = outcome(fastmerge.merge, left, right)
-    assert canonical((left, right)) == before, "fastmerge.merge mutated an input"
-    expected = outcome(OJ.merge_parser_content, left, right)
-    assert got == expected
+def _check(name: str, reference: Any, *args: Any, every_backend: bool = False) -> None:
+    """``fastmerge.<name>(*args)`` -- or, with ``every_backend``, that function of every
+    backend under test -- gives what ``reference(*args)`` gives, and mutates nothing."""
+    before = canonical(args)
+    expected = outcome(reference, *args)
+    assert canonical(args) == before, "openJiuwen mutated an input"
+    backends = MODULES if every_backend else {fastmerge.BACKEND: fastmerge}
+    for backend, module in backends.items():
+        got = outcome(getattr(module, name), *args)
+        assert canonical(args) == before, f"[{backend}] {name} mutated an input"
+        assert got == expected, f"[{backend}] {name}{args!r}"
 
 
+def _check_merge(left: Any, right: Any, every_backend: bool = False) -> None:
+    _check("merge", OJ.merge_parser_content, left, right, every_backend=every_backend)
+
+
+# The hypothesis tests below check every backend under test on each example (generating the
+# inputs costs more than merging them), hence ``single_run``.
+
+
+@pytest.mark.single_run
 @settings(max_examples=PARITY_EXAMPLES)
 @given(pairs())
 def test_merge_matches_merge_parser_content(pair: tuple[Any, Any]) -> None:
-    _check_merge(*pair)
+    _check_merge(*pair, every_backend=True)
 
 
 # --- explicit cases: every input kind ------------------------------------------------------
@@ -224,13 +238,10 @@ def dict_pairs(draw: Any) -> tuple[Any, Any]:
     return left, right if isinstance(right, dict) else draw(_dicts)
 
 
+@pytest.mark.single_run
 @given(dict_pairs())
 def test_merge_dicts_matches(pair: tuple[Any, Any]) -> None:
-    left, right = pair
-    before = canonical(pair)
-    got = outcome(fastmerge.merge_dicts, left, right)
-    assert canonical(pair) == before
-    assert got == outcome(OJ.merge_dicts, left, right)
+    _check("merge_dicts", OJ.merge_dicts, *pair, every_backend=True)
 
 
 @pytest.mark.parametrize(
@@ -244,12 +255,11 @@ def test_merge_dicts_explicit(left: Any, right: Any) -> None:
 # --- merge_all -----------------------------------------------------------------------------
 
 
+@pytest.mark.single_run
 @given(sequences(min_size=1, max_size=6))
 def test_merge_all_matches_reduce(items: list[Any]) -> None:
-    before = canonical(items)
-    got = outcome(fastmerge.merge_all, items)
-    assert canonical(items) == before
-    assert got == outcome(functools.reduce, OJ.merge_parser_content, items)
+    _check("merge_all", functools.partial(functools.reduce, OJ.merge_parser_content), items,
+           every_backend=True)
 
 
 @pytest.mark.parametrize(
@@ -304,20 +314,16 @@ logprobs = st.one_of(
 )
 
 
+@pytest.mark.single_run
 @given(token_ids, token_ids)
 def test_concat_token_ids_matches(left: Any, right: Any) -> None:
-    before = canonical((left, right))
-    got = outcome(fastmerge.concat_token_ids, left, right)
-    assert canonical((left, right)) == before
-    assert got == outcome(OJ._concat_token_ids, left, right)
+    _check("concat_token_ids", OJ._concat_token_ids, left, right, every_backend=True)
 
 
+@pytest.mark.single_run
 @given(logprobs, logprobs)
 def test_merge_logprobs_matches(left: Any, right: Any) -> None:
-    before = canonical((left, right))
-    got = outcome(fastmerge.merge_logprobs, left, right)
-    assert canonical((left, right)) == before
-    assert got == outcome(OJ._merge_logprobs, left, right)
+    _check("merge_logprobs", OJ._merge_logprobs, left, right, every_backend=True)
 
 
 @pytest.mark.parametrize(
