@@ -52,7 +52,7 @@ def load(name: str) -> ModuleType:
 
         return _pure
     if name == "rust":
-        from . import _fastmerge  # type: ignore[attr-defined]
+        from . import _fastmerge
 
         ext_version = getattr(_fastmerge, "__version__", None)
         if ext_version != __version__:
@@ -68,9 +68,7 @@ def load(name: str) -> ModuleType:
 def _select() -> tuple[ModuleType, str, str, str | None]:
     requested = os.environ.get("FASTMERGE_BACKEND", "auto").strip().lower() or "auto"
     if requested not in _CHOICES:
-        raise ImportError(
-            f"FASTMERGE_BACKEND={requested!r} is not one of {', '.join(_CHOICES)}"
-        )
+        raise ImportError(f"FASTMERGE_BACKEND={requested!r} is not one of {', '.join(_CHOICES)}")
     if requested == "python":
         return load("python"), "python", requested, None
     if requested == "rust":
@@ -102,7 +100,7 @@ def info() -> dict[str, Any]:
     """What runs, and why: see :func:`fastmerge.backend_info`."""
     ext_version = None
     try:
-        from . import _fastmerge  # type: ignore[attr-defined]
+        from . import _fastmerge
 
         ext_version = getattr(_fastmerge, "__version__", None)
     except ImportError:

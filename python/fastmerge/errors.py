@@ -58,9 +58,7 @@ class MergeTypeError(MergeError):
         self.path = "$" + "".join(f"[{k!r}]" for k in self.keys)
         self.left_kind = left_kind
         self.right_kind = right_kind
-        super().__init__(
-            f"cannot merge {left_kind} with {right_kind} at {self.path} (strict=True)"
-        )
+        super().__init__(f"cannot merge {left_kind} with {right_kind} at {self.path} (strict=True)")
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.keys, self.left_kind, self.right_kind))

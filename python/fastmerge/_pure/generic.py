@@ -141,6 +141,7 @@ class _Dict:
 
 
 _BUILDERS = (_Text, _List, _Dict)
+_NOTHING = object()  # merge_all's "no first item" (None is a valid item)
 
 
 def _finish(node: Any) -> Any:
@@ -303,7 +304,9 @@ def _merge_models(walk: _Walk, left: Any, right: Any, depth: int) -> Any:
     merged = {}
     # A set union, as openJiuwen iterates it: the order only matters for side effects.
     for name in left_dict.keys() | right_dict.keys():
-        merged[name] = _apply(walk, None, left_dict.get(name), right_dict.get(name), depth + 1, True)
+        merged[name] = _apply(
+            walk, None, left_dict.get(name), right_dict.get(name), depth + 1, True
+        )
     return type(left)(**merged)
 
 
@@ -474,9 +477,8 @@ def merge_all(
     """``functools.reduce(merge, items)`` in time linear in the total size; ``None`` if empty."""
     walk = _Walk(_Config(policy, list_merge, strict))
     iterator = iter(items)
-    for node in iterator:
-        break
-    else:
+    node = next(iterator, _NOTHING)
+    if node is _NOTHING:
         return None
     for right in iterator:
         node = _fold(walk, None, node, right, 0, True)
