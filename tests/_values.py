@@ -147,6 +147,93 @@ class SubFloat(_Named, float):
     pass
 
 
+# --- objects that make the merge run user code in unusual places ------------------------------
+
+
+class BadEqKey:
+    """Equal hashes, ``__eq__`` raises: ``key in d`` raises when two of them meet."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def __hash__(self) -> int:
+        return 1
+
+    def __eq__(self, other: object) -> bool:
+        raise ValueError(f"BadEqKey({self.n}) cannot compare")
+
+    def __repr__(self) -> str:
+        return f"BadEqKey({self.n})"
+
+
+class GetattrRaises:
+    """``hasattr(x, "__add__")`` / ``hasattr(x, "model_fields")`` propagate its RuntimeError
+    (hasattr only swallows AttributeError)."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise RuntimeError(f"no peeking at {name}")
+
+
+class FakeModel:
+    """Not pydantic, but has ``model_fields`` and ``model_dump``: the model rule applies."""
+
+    model_fields: dict[str, Any] = {"v": None, "w": None}
+
+    def __init__(self, v: Any = None, w: Any = None) -> None:
+        self.v, self.w = v, w
+
+    def model_dump(self) -> dict[str, Any]:
+        return {"v": self.v, "w": self.w}
+
+    def __repr__(self) -> str:
+        return f"FakeModel({self.v!r}, {self.w!r})"
+
+
+class FakeV1Model:
+    """``model_fields`` and the pydantic-v1 ``dict()`` only."""
+
+    model_fields: dict[str, Any] = {"v": None}
+
+    def __init__(self, v: Any = None) -> None:
+        self.v = v
+
+    def dict(self) -> dict[str, Any]:
+        return {"v": self.v}
+
+
+class FakeModelNoDump:
+    """``model_fields`` but no way to dump: merging fails, so the right value."""
+
+    model_fields: dict[str, Any] = {}
+
+    def __init__(self, v: Any = None) -> None:
+        self.v = v
+
+
+class ItemsDict(_Named, dict):  # type: ignore[type-arg]
+    """``items()`` yields the entries reversed: merge_dicts walks ``right.items()``."""
+
+    def items(self) -> Any:  # type: ignore[override]
+        return list(reversed(list(dict.items(self))))
+
+
+class ListCopyDict(_Named, dict):  # type: ignore[type-arg]
+    """``copy()`` returns a list: openJiuwen then fails on ``result[key] = ...``."""
+
+    def copy(self) -> Any:  # type: ignore[override]
+        return []
+
+
+class RaisingCopyDict(_Named, dict):  # type: ignore[type-arg]
+    def copy(self) -> Any:  # type: ignore[override]
+        raise RuntimeError("RaisingCopyDict.copy")
+
+
+class BoolRaises:
+    def __bool__(self) -> bool:
+        raise RuntimeError("BoolRaises.__bool__")
+
+
 BOXES = (Adder, AddTypeError, AddNotImplemented, AddNotImplementedError, AddValueError, NoAdd)
 
 # ---------------------------------------------------------------------------------------------
@@ -270,7 +357,9 @@ str_subclasses = st.builds(
 )
 boxes = st.builds(_make, st.sampled_from(BOXES), st.one_of(small_ints, text))
 
-DICT_KINDS = st.sampled_from(["dict", "dict", "dict", "sub", "copy", "ordered", "default"])
+DICT_KINDS = st.sampled_from(
+    ["dict", "dict", "dict", "dict", "sub", "copy", "ordered", "default", "items"]
+)
 LIST_KINDS = st.sampled_from([list, list, list, SubList, AddList, tuple])
 
 
@@ -283,6 +372,8 @@ def _make_dict(kind: str, entries: list[tuple[Any, Any]]) -> Any:
         return CopyDict(entries)
     if kind == "ordered":
         return OrderedDict(entries)
+    if kind == "items":
+        return ItemsDict(entries)
     d: defaultdict[Any, Any] = defaultdict(list)
     d.update(entries)
     return d
@@ -296,6 +387,9 @@ leaf_objects = st.one_of(
     st.builds(complex, st.floats(-2, 2), st.floats(-2, 2)),
     st.sampled_from([Decimal("1.5"), Decimal("-0"), Fraction(1, 3), b"ab", b"", frozenset({1})]),
     exact(st.binary(max_size=3), bytes),
+    st.builds(FakeModel, text, st.one_of(small_ints, st.lists(small_ints, max_size=2),
+                                         st.dictionaries(st.sampled_from("ab"), text, max_size=2))),
+    st.builds(FakeV1Model, text),
 )
 leaves = st.one_of(text, text, scalars, leaf_objects)
 
@@ -381,6 +475,8 @@ def draw_similar(draw: Any, value: Any, depth: int = 0) -> Any:
         return value if mode == 1 else draw(models)
     if isinstance(value, _Box):
         return type(value)(draw(_box_value))
+    if isinstance(value, (FakeModel, FakeV1Model)):
+        return draw(leaf_objects) if mode == 1 else type(value)(draw(_text_like))
     return value if mode == 1 else draw(fresh)
 
 

@@ -31,8 +31,17 @@ from _values import (
     AddTypeError,
     Adder,
     AddValueError,
+    BadEqKey,
     BadStr,
+    BoolRaises,
     CopyDict,
+    FakeModel,
+    FakeModelNoDump,
+    FakeV1Model,
+    GetattrRaises,
+    ItemsDict,
+    ListCopyDict,
+    RaisingCopyDict,
     Inner,
     Inner2,
     NoAdd,
@@ -105,6 +114,8 @@ def _defaultdict(**kw: Any) -> defaultdict[str, Any]:
     d.update(kw)
     return d
 
+
+_KEY = BadEqKey(0)  # one object: found by identity, __eq__ never called
 
 CASES: dict[str, tuple[Any, Any]] = {
     # None
@@ -213,6 +224,22 @@ CASES: dict[str, tuple[Any, Any]] = {
     "adder-noadd": (Adder(1), NoAdd(2)),
     # shared objects
     "same-object": (({"a": "x", "l": [1]},) * 2),
+    # user code in unusual places
+    "key-eq-raises": ({BadEqKey(1): "a"}, {BadEqKey(2): "b"}),
+    "key-eq-raises-same-object": ({_KEY: "a"}, {_KEY: "b"}),
+    "getattr-raises": (GetattrRaises(), GetattrRaises()),
+    "getattr-raises-other-type": (GetattrRaises(), 1),
+    "fake-model": (FakeModel("a", [1]), FakeModel("b", [2])),
+    "fake-model-nested-dict": (FakeModel({"k": "a"}, None), FakeModel({"k": "b"}, 1)),
+    "fake-model-other-type": (FakeModel("a"), FakeV1Model("b")),
+    "fake-v1-model": (FakeV1Model("a"), FakeV1Model("b")),
+    "fake-model-no-dump": (FakeModelNoDump("a"), FakeModelNoDump("b")),
+    "items-dict-right": ({"a": "1", "b": "2"}, ItemsDict(b="x", a="y", c="z")),
+    "items-dict-nested": ({"k": {"a": "1"}}, {"k": ItemsDict(b="x", a="y")}),
+    "list-copy-dict": (ListCopyDict(a="x"), {"a": "y"}),
+    "list-copy-dict-nested": ({"k": ListCopyDict(a="x")}, {"k": {"b": "y"}}),
+    "raising-copy-dict": (RaisingCopyDict(a="x"), {"a": "y"}),
+    "raising-copy-dict-nested": ({"k": RaisingCopyDict()}, {"k": {}}),
 }
 
 
@@ -331,7 +358,7 @@ def test_merge_logprobs_matches(left: Any, right: Any) -> None:
     [
         (None, [1]), ([1], None), ([], [1]), ([1], []), ([1, 2], [3]), ((1,), [2]),
         ([1], (2,)), ([1], "x"), (0, [1]), ("", "x"), (SubList([1]), [2]), ([1], AddList([2])),
-        ({"a": 1}, [2]),
+        ({"a": 1}, [2]), (BoolRaises(), [1]), ([1], BoolRaises()),
     ],
 )
 def test_concat_token_ids_explicit(left: Any, right: Any) -> None:
@@ -349,7 +376,9 @@ def test_concat_token_ids_explicit(left: Any, right: Any) -> None:
         ({"content": [1]}, {"other": "x"}), ([1], [2]), ([1], {"content": [2]}),
         ({"content": "a"}, {"content": "b"}), (SubDict(content=[1]), OrderedDict(content=[2])),
         ({"content": SubList([1])}, {"content": [2]}), ({"content": [1]}, {"content": AddList([2])}),
-        ({}, {}), ([], None), (0, 1),
+        ({}, {}), ([], None), (0, 1), (BoolRaises(), BoolRaises()),
+        ({"content": [1]}, ItemsDict(content=[2], other=[3])),
+        (ItemsDict(content=[1], b=2), {"content": [2]}),
     ],
 )
 def test_merge_logprobs_explicit(left: Any, right: Any) -> None:
