@@ -302,25 +302,34 @@ def exact(strategy: st.SearchStrategy[Any], kind: type) -> st.SearchStrategy[Any
     return strategy.filter(lambda value: type(value) is kind)
 
 
-text = exact(st.one_of(
-    st.text(max_size=6),
-    st.text(st.sampled_from(["a", "b", "é", "😀", "\x00", " ", *SURROGATES]), max_size=4),
-    st.sampled_from(["", "null", " ", "x", "😀", *SURROGATES]),
-), str)
+text = exact(
+    st.one_of(
+        st.text(max_size=6),
+        st.text(st.sampled_from(["a", "b", "é", "😀", "\x00", " ", *SURROGATES]), max_size=4),
+        st.sampled_from(["", "null", " ", "x", "😀", *SURROGATES]),
+    ),
+    str,
+)
 
 small_ints = exact(st.integers(-3, 3), int)
 
-big_ints = exact(st.one_of(
-    st.integers(-5, 5),
-    st.integers(),
-    st.integers(-(2**200), 2**200),
-    st.sampled_from([2**63 - 1, 2**63, -(2**63), -(2**63) - 1, 2**64, -(2**64)]),
-), int)
+big_ints = exact(
+    st.one_of(
+        st.integers(-5, 5),
+        st.integers(),
+        st.integers(-(2**200), 2**200),
+        st.sampled_from([2**63 - 1, 2**63, -(2**63), -(2**63) - 1, 2**64, -(2**64)]),
+    ),
+    int,
+)
 
-floats = exact(st.one_of(
-    st.floats(allow_nan=True, allow_infinity=True),
-    st.sampled_from([NAN, float("nan"), math.inf, -math.inf, -0.0, 0.0, 1.5, 1e308]),
-), float)
+floats = exact(
+    st.one_of(
+        st.floats(allow_nan=True, allow_infinity=True),
+        st.sampled_from([NAN, float("nan"), math.inf, -math.inf, -0.0, 0.0, 1.5, 1e308]),
+    ),
+    float,
+)
 
 scalars = st.one_of(
     st.none(),
@@ -341,9 +350,32 @@ keys = st.one_of(
 )
 
 json_keys = st.one_of(
-    st.sampled_from(["a", "b", "c", "content", "text", "args", *sorted(
-        {"id", "object", "model", "system_fingerprint", "role", "type", "index", "created",
-         "service_tier", "finish_reason", "stop_reason", "name"})]),
+    st.sampled_from(
+        [
+            "a",
+            "b",
+            "c",
+            "content",
+            "text",
+            "args",
+            *sorted(
+                {
+                    "id",
+                    "object",
+                    "model",
+                    "system_fingerprint",
+                    "role",
+                    "type",
+                    "index",
+                    "created",
+                    "service_tier",
+                    "finish_reason",
+                    "stop_reason",
+                    "name",
+                }
+            ),
+        ]
+    ),
     text,
 )
 
@@ -387,8 +419,15 @@ leaf_objects = st.one_of(
     st.builds(complex, st.floats(-2, 2), st.floats(-2, 2)),
     st.sampled_from([Decimal("1.5"), Decimal("-0"), Fraction(1, 3), b"ab", b"", frozenset({1})]),
     exact(st.binary(max_size=3), bytes),
-    st.builds(FakeModel, text, st.one_of(small_ints, st.lists(small_ints, max_size=2),
-                                         st.dictionaries(st.sampled_from("ab"), text, max_size=2))),
+    st.builds(
+        FakeModel,
+        text,
+        st.one_of(
+            small_ints,
+            st.lists(small_ints, max_size=2),
+            st.dictionaries(st.sampled_from("ab"), text, max_size=2),
+        ),
+    ),
     st.builds(FakeV1Model, text),
 )
 leaves = st.one_of(text, text, scalars, leaf_objects)
@@ -429,8 +468,11 @@ trees = st.recursive(
     leaves,
     lambda children: st.one_of(
         st.builds(_make_dict, DICT_KINDS, st.lists(st.tuples(small_keys, children), max_size=3)),
-        st.builds(_make_dict, st.just("dict"), st.lists(st.tuples(small_keys, children),
-                                                        min_size=1, max_size=3)),
+        st.builds(
+            _make_dict,
+            st.just("dict"),
+            st.lists(st.tuples(small_keys, children), min_size=1, max_size=3),
+        ),
         st.builds(_make, LIST_KINDS, st.lists(children, max_size=2)),
     ),
     max_leaves=10,
@@ -464,8 +506,9 @@ def draw_similar(draw: Any, value: Any, depth: int = 0) -> Any:
         items = []
         for _ in range(draw(_count)):
             if value and draw(_bool):
-                items.append(draw_similar(draw, value[draw(st.integers(0, len(value) - 1))],
-                                          depth + 1))
+                items.append(
+                    draw_similar(draw, value[draw(st.integers(0, len(value) - 1))], depth + 1)
+                )
             else:
                 items.append(draw(fresh))
         return (type(value) if mode == 1 else draw(LIST_KINDS))(items)
@@ -571,8 +614,9 @@ def draw_json_similar(draw: Any, value: Any, depth: int = 0) -> Any:
         items = []
         for _ in range(draw(_count)):
             if value and draw(_bool):
-                items.append(draw_json_similar(draw, value[draw(st.integers(0, len(value) - 1))],
-                                               depth + 1))
+                items.append(
+                    draw_json_similar(draw, value[draw(st.integers(0, len(value) - 1))], depth + 1)
+                )
             else:
                 items.append(draw(fresh))
         return items
@@ -597,7 +641,6 @@ def json_sequences(draw: Any, max_size: int = 5) -> list[Any]:
         else:
             items.append(draw(json_values))
     return items
-
 
 
 @st.composite

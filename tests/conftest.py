@@ -160,8 +160,10 @@ def load_openjiuwen() -> ModuleType:
     if module is None:
         if os.environ.get("CI"):
             raise ImportError("openjiuwen is not installed: pip install --no-deps openjiuwen")
-        pytest.skip("openjiuwen is not installed (pip install --no-deps openjiuwen)",
-                    allow_module_level=True)
+        pytest.skip(
+            "openjiuwen is not installed (pip install --no-deps openjiuwen)",
+            allow_module_level=True,
+        )
     return module
 
 
@@ -186,6 +188,7 @@ settings.register_profile("dev", max_examples=50, **_COMMON)
 settings.load_profile(
     os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev")
 )
+
 
 def _profile_name() -> str:
     getter = getattr(settings, "get_current_profile_name", None)
@@ -276,7 +279,9 @@ def outcome(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[Any, ...
 
 
 def same_float(a: float, b: float) -> bool:
-    return (math.isnan(a) and math.isnan(b)) or (a == b and math.copysign(1, a) == math.copysign(1, b))
+    return (math.isnan(a) and math.isnan(b)) or (
+        a == b and math.copysign(1, a) == math.copysign(1, b)
+    )
 
 
 # ---------------------------------------------------------------------------------------------

@@ -10,12 +10,16 @@ fails with ``ModuleNotFoundError``), a stale one by a module of another version.
 from __future__ import annotations
 
 import json
+import os
 import platform
+import subprocess
+import sys
 from types import ModuleType
 
 import pytest
 from conftest import (
     EXTENSION_INSTALLED,
+    PACKAGE_ROOT,
     PYTHON,
     REQUESTED,
     RUST,
@@ -29,10 +33,22 @@ from fastmerge import _backend
 
 INFO_KEYS = {"backend", "requested", "version", "extension_version", "fallback_reason", "python"}
 
-SPEC_ATOMIC_KEYS = frozenset({
-    "id", "object", "model", "system_fingerprint", "role", "type", "index", "created",
-    "service_tier", "finish_reason", "stop_reason", "name",
-})
+SPEC_ATOMIC_KEYS = frozenset(
+    {
+        "id",
+        "object",
+        "model",
+        "system_fingerprint",
+        "role",
+        "type",
+        "index",
+        "created",
+        "service_tier",
+        "finish_reason",
+        "stop_reason",
+        "name",
+    }
+)
 
 _REPORT = """
 import json, sys, warnings
@@ -206,12 +222,15 @@ def test_env_auto() -> None:
 
 @_subprocess
 def test_env_unset_means_auto() -> None:
-    proc = run_isolated("auto", """
-import os, subprocess, sys
-env = {k: v for k, v in os.environ.items() if k != "FASTMERGE_BACKEND"}
-code = "import warnings; warnings.simplefilter('ignore'); import fastmerge; print(fastmerge.backend_info()['requested'])"
-print(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout)
-""")
+    env = {k: v for k, v in os.environ.items() if k != "FASTMERGE_BACKEND"}
+    env["PYTHONPATH"] = PACKAGE_ROOT
+    code = (
+        "import warnings; warnings.simplefilter('ignore'); import fastmerge; "
+        "print(fastmerge.backend_info()['requested'])"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "auto"
 

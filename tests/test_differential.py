@@ -92,14 +92,27 @@ def test_merge_python_values(both: Both, pair: tuple[Any, Any], opts: dict[str, 
 def tool_call_chunks(draw: Any) -> list[Any]:
     """Chunks of ``{"tool_calls": [...]}`` whose elements carry an int ``index`` and maybe an
     ``id``: what ``list_merge="by_index"`` is for (E11-E14)."""
-    element = indexed_element(st.one_of(json_scalars, st.dictionaries(
-        st.sampled_from(["name", "arguments"]), st.text("{}ab\":", max_size=3), max_size=2)))
-    chunks = draw(st.lists(
-        st.fixed_dictionaries({"tool_calls": st.lists(element, max_size=3)},
-                              optional={"content": st.text("ab", max_size=2),
-                                        "role": st.sampled_from(["assistant", "", None])}),
-        min_size=1, max_size=5,
-    ))
+    element = indexed_element(
+        st.one_of(
+            json_scalars,
+            st.dictionaries(
+                st.sampled_from(["name", "arguments"]), st.text('{}ab":', max_size=3), max_size=2
+            ),
+        )
+    )
+    chunks = draw(
+        st.lists(
+            st.fixed_dictionaries(
+                {"tool_calls": st.lists(element, max_size=3)},
+                optional={
+                    "content": st.text("ab", max_size=2),
+                    "role": st.sampled_from(["assistant", "", None]),
+                },
+            ),
+            min_size=1,
+            max_size=5,
+        )
+    )
     return chunks
 
 
@@ -129,8 +142,7 @@ def test_bad_options(both: Both, pair: tuple[Any, Any], bad: dict[str, Any]) -> 
         (({"a": 1}, {"b": 2}, "delta"), {}),
         (({"a": 1}, {"b": 2}), {"bogus": 1}),
         (({"a": 1}, {"b": 2}), {"policy": "delta", "strict": True, "list_merge": "x"}),
-        (({"a": 1}, {"b": 2}), {"policy": "openjiuwen", "strict": True,
-                                "list_merge": "by_index"}),
+        (({"a": 1}, {"b": 2}), {"policy": "openjiuwen", "strict": True, "list_merge": "by_index"}),
     ],
 )
 def test_bad_calls(both: Both, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
@@ -209,9 +221,9 @@ def test_same_constants(both: Both) -> None:
 
 def _check_reduce(items: list[Any], opts: dict[str, Any]) -> None:
     for backend, module in MODULES.items():
-        assert outcome(module.merge_all, items, **opts) == outcome(
-            _reduce, module, items, opts
-        ), backend
+        assert outcome(module.merge_all, items, **opts) == outcome(_reduce, module, items, opts), (
+            backend
+        )
 
 
 def _reduce(module: ModuleType, items: list[Any], opts: dict[str, Any]) -> Any:
@@ -240,9 +252,12 @@ def test_merge_all_is_reduce_python_values(items: list[Any], opts: dict[str, Any
 def by_index_sequences(draw: Any) -> list[Any]:
     """Lists of indexed elements that keep coming back to the same few indexes and ids."""
     element = st.builds(
-        lambda index, id_, text, drop_id: {"index": index, "t": text}
-        if drop_id else {"index": index, "id": id_, "t": text},
-        st.integers(0, 2), st.sampled_from(["a", "b", "", "null", None]), st.text("xy", max_size=2),
+        lambda index, id_, text, drop_id: (
+            {"index": index, "t": text} if drop_id else {"index": index, "id": id_, "t": text}
+        ),
+        st.integers(0, 2),
+        st.sampled_from(["a", "b", "", "null", None]),
+        st.text("xy", max_size=2),
         st.booleans(),
     )
     first = draw(st.lists(element, max_size=3))
@@ -273,6 +288,4 @@ def test_merge_all_is_reduce_explicit(policy: str) -> None:
         {"l": (3,), "d": {"k": ["no"]}},
     ]
     opts = {"policy": policy}
-    assert outcome(fastmerge.merge_all, items, **opts) == outcome(
-        _reduce, fastmerge, items, opts
-    )
+    assert outcome(fastmerge.merge_all, items, **opts) == outcome(_reduce, fastmerge, items, opts)

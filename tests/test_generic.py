@@ -57,7 +57,9 @@ A_CASES: dict[str, tuple[Any, Any, Any]] = {
     "E2-null-right": ({"a": "x"}, {"a": None}, {"a": "x"}),
     "E3-int-int": ({"n": 1}, {"n": 2}, {"n": 2}),
     "E4-identity-ints": (
-        {"index": 1, "created": 5}, {"index": 1, "created": 6}, {"index": 1, "created": 6}
+        {"index": 1, "created": 5},
+        {"index": 1, "created": 6},
+        {"index": 1, "created": 6},
     ),
     "E5-bool": ({"b": True}, {"b": False}, {"b": False}),
     "E6-float": ({"p": 0.5}, {"p": 0.7}, {"p": 0.7}),
@@ -66,11 +68,13 @@ A_CASES: dict[str, tuple[Any, Any, Any]] = {
     "E9-dict-list": ({"a": {"k": 1}}, {"a": [1]}, {"a": [1]}),
     "E10-list-of-scalars": ({"ids": [1, 2]}, {"ids": [3]}, {"ids": [1, 2, 3]}),
     "E11-list-of-indexed-dicts-concat": (
-        [{"index": 0, "t": "a"}], [{"index": 0, "t": "b"}],
+        [{"index": 0, "t": "a"}],
+        [{"index": 0, "t": "b"}],
         [{"index": 0, "t": "a"}, {"index": 0, "t": "b"}],
     ),
     "E13-conflicting-ids-concat": (
-        [{"index": 0, "id": "a", "x": "1"}], [{"index": 0, "id": "b", "x": "2"}],
+        [{"index": 0, "id": "a", "x": "1"}],
+        [{"index": 0, "id": "b", "x": "2"}],
         [{"index": 0, "id": "a", "x": "1"}, {"index": 0, "id": "b", "x": "2"}],
     ),
 }
@@ -140,13 +144,26 @@ def test_e8_e9_strict_raises_naming_the_path(left: Any, right: Any, path: str) -
 def test_strict_by_index_path_names_the_element() -> None:
     with pytest.raises(MergeTypeError, match=r"\$\['l'\]\[0\]\['v'\]"):
         fastmerge.merge(
-            {"l": [{"index": 0, "v": "x"}]}, {"l": [{"index": 0, "v": 1}]},
-            policy="delta", list_merge="by_index", strict=True,
+            {"l": [{"index": 0, "v": "x"}]},
+            {"l": [{"index": 0, "v": 1}]},
+            policy="delta",
+            list_merge="by_index",
+            strict=True,
         )
 
 
-@pytest.mark.parametrize("case", ["E1-nested-strings", "E2-null-right", "E3-int-int",
-                                  "E4-identity-ints", "E5-bool", "E6-float", "E10-list-of-scalars"])
+@pytest.mark.parametrize(
+    "case",
+    [
+        "E1-nested-strings",
+        "E2-null-right",
+        "E3-int-int",
+        "E4-identity-ints",
+        "E5-bool",
+        "E6-float",
+        "E10-list-of-scalars",
+    ],
+)
 def test_strict_accepts_same_kinds(case: str) -> None:
     left, right, expected = A_CASES[case]
     same(fastmerge.merge(left, right, **STRICT), expected)
@@ -235,10 +252,22 @@ def test_by_index_needs_an_int_index() -> None:
 
 # --- E15: atomic keys --------------------------------------------------------------------
 
-SPEC_ATOMIC_KEYS = frozenset({
-    "id", "object", "model", "system_fingerprint", "role", "type", "index", "created",
-    "service_tier", "finish_reason", "stop_reason", "name",
-})
+SPEC_ATOMIC_KEYS = frozenset(
+    {
+        "id",
+        "object",
+        "model",
+        "system_fingerprint",
+        "role",
+        "type",
+        "index",
+        "created",
+        "service_tier",
+        "finish_reason",
+        "stop_reason",
+        "name",
+    }
+)
 
 
 def test_atomic_keys_are_the_spec_set() -> None:
@@ -250,14 +279,15 @@ def test_e15_equal_atomic_strings_delta() -> None:
     x = {"id": "x", "model": "m", "system_fingerprint": "fp", "role": "assistant"}
     same(fastmerge.merge(x, x, **DELTA), x)
     same(fastmerge.merge_all([x, dict(x), dict(x)], **DELTA), x)
-    chunk = {"choices": [{"delta": {"role": "assistant", "content": "a"},
-                          "finish_reason": "stop"}]}
+    chunk = {"choices": [{"delta": {"role": "assistant", "content": "a"}, "finish_reason": "stop"}]}
     same(
         fastmerge.merge({"x": chunk}, {"x": chunk}, **DELTA),
         {"x": {"choices": [chunk["choices"][0], chunk["choices"][0]]}},
     )
-    same(fastmerge.merge(chunk["choices"][0], chunk["choices"][0], **DELTA),
-         {"delta": {"role": "assistant", "content": "aa"}, "finish_reason": "stop"})
+    same(
+        fastmerge.merge(chunk["choices"][0], chunk["choices"][0], **DELTA),
+        {"delta": {"role": "assistant", "content": "aa"}, "finish_reason": "stop"},
+    )
 
 
 def test_e15_openjiuwen_concatenates(oj: ModuleType) -> None:
@@ -281,8 +311,10 @@ def test_atomic_key_rules(key: str) -> None:
 
 
 def test_non_atomic_keys_concatenate_under_delta() -> None:
-    same(fastmerge.merge({"content": "a", "ID": "x"}, {"content": "b", "ID": "y"}, **DELTA),
-         {"content": "ab", "ID": "xy"})
+    same(
+        fastmerge.merge({"content": "a", "ID": "x"}, {"content": "b", "ID": "y"}, **DELTA),
+        {"content": "ab", "ID": "xy"},
+    )
 
 
 # --- E16: deep nesting (both policies; in a subprocess so a crash cannot take pytest down) ---
@@ -290,7 +322,9 @@ def test_non_atomic_keys_concatenate_under_delta() -> None:
 
 @pytest.mark.parametrize("policy", ["openjiuwen", "delta"])
 def test_e16_deep_nesting_raises_depth_limit(backend_name: str, policy: str) -> None:
-    assert_isolated_ok(backend_name, f"""
+    assert_isolated_ok(
+        backend_name,
+        f"""
         import fastmerge
         def nest(n, leaf):
             v = leaf
@@ -306,7 +340,8 @@ def test_e16_deep_nesting_raises_depth_limit(backend_name: str, policy: str) -> 
                 assert str(fastmerge.MAX_DEPTH) in str(exc), exc
             else:
                 raise AssertionError("no DepthLimitError")
-    """)
+    """,
+    )
 
 
 # --- E17: immutability -------------------------------------------------------------------
@@ -333,8 +368,11 @@ def test_e17_result_does_not_share_changed_containers(policy: str) -> None:
 
 @pytest.mark.parametrize("policy", ["openjiuwen", "delta"])
 def test_e17_merge_all(policy: str) -> None:
-    items = [{"meta": {"x": "1"}, "l": [1]}, {"meta": {"x": "2"}, "l": [2]},
-             {"meta": {"x": "3"}, "l": [3]}]
+    items = [
+        {"meta": {"x": "1"}, "l": [1]},
+        {"meta": {"x": "2"}, "l": [2]},
+        {"meta": {"x": "3"}, "l": [3]},
+    ]
     before = copy.deepcopy(items)
     m = fastmerge.merge_all(items, policy=policy)
     same(m, {"meta": {"x": "123"}, "l": [1, 2, 3]})
@@ -480,11 +518,14 @@ def test_merge_all_non_iterable(items: Any) -> None:
 
 
 def test_merge_all_matches_pairwise_merge(oj: ModuleType) -> None:
-    items = [{"a": "x", "l": [1]}, None, {"a": "y", "l": [2], "d": {"k": "1"}},
-             {"d": {"k": "2"}, "a": None}]
+    items = [
+        {"a": "x", "l": [1]},
+        None,
+        {"a": "y", "l": [2], "d": {"k": "1"}},
+        {"d": {"k": "2"}, "a": None},
+    ]
     same(fastmerge.merge_all(items), functools.reduce(oj.merge_parser_content, items))
-    same(fastmerge.merge_all(items, policy="delta"),
-         {"a": "xy", "l": [1, 2], "d": {"k": "12"}})
+    same(fastmerge.merge_all(items, policy="delta"), {"a": "xy", "l": [1, 2], "d": {"k": "12"}})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -502,8 +543,14 @@ def test_merge_dicts_non_dict_is_type_error(left: Any, right: Any) -> None:
 def test_merge_dicts(oj: ModuleType) -> None:
     left = {"s": "a", "l": [1], "d": {"x": "1"}, "n": 1, "keep": 0}
     right = {"s": "b", "l": [2], "d": {"x": "2", "y": None}, "n": None, "new": "z"}
-    expected = {"s": "ab", "l": [1, 2], "d": {"x": "12", "y": None}, "n": None, "keep": 0,
-                "new": "z"}
+    expected = {
+        "s": "ab",
+        "l": [1, 2],
+        "d": {"x": "12", "y": None},
+        "n": None,
+        "keep": 0,
+        "new": "z",
+    }
     same(fastmerge.merge_dicts(left, right), expected)
     same(oj.merge_dicts(left, right), expected)
     assert list(fastmerge.merge_dicts({"b": 1, "a": 2}, {"c": 3, "a": 4})) == ["b", "a", "c"]
@@ -512,8 +559,13 @@ def test_merge_dicts(oj: ModuleType) -> None:
 @pytest.mark.parametrize(
     "left, right, expected",
     [
-        (None, [1], [1]), ([1], None, [1]), ([], [1], [1]), ([1], [], [1]),
-        ([1, 2], [3], [1, 2, 3]), ([1], "x", "x"), (None, None, None),
+        (None, [1], [1]),
+        ([1], None, [1]),
+        ([], [1], [1]),
+        ([1], [], [1]),
+        ([1, 2], [3], [1, 2, 3]),
+        ([1], "x", "x"),
+        (None, None, None),
     ],
 )
 def test_concat_token_ids(left: Any, right: Any, expected: Any) -> None:

@@ -21,7 +21,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import fastmerge
-from fastmerge import CycleError, DepthLimitError
+from fastmerge import DepthLimitError
 
 POLICIES = ["openjiuwen", "delta"]
 
@@ -66,9 +66,7 @@ def test_exactly_max_depth_works_like_openjiuwen(oj: ModuleType, deep_stack: Non
     assert canonical(got) == canonical(expected)
     assert canonical(got) == canonical(nest(depth, "xy"))
     assert canonical(fastmerge.merge_dicts(left, right)) == canonical(oj.merge_dicts(left, right))
-    assert canonical(fastmerge.merge_all([left, right, left])) == canonical(
-        nest(depth, "xyx")
-    )
+    assert canonical(fastmerge.merge_all([left, right, left])) == canonical(nest(depth, "xyx"))
     assert canonical(fastmerge.merge(left, right, policy="delta")) == canonical(expected)
 
 
@@ -94,8 +92,7 @@ def test_depth_counts_dict_levels_through_by_index_lists() -> None:
     """A list between two dict levels does not hide the depth."""
     element = {"index": 0, "v": nest(fastmerge.MAX_DEPTH, "x")}
     with pytest.raises(DepthLimitError):
-        fastmerge.merge({"l": [element]}, {"l": [element]}, policy="delta",
-                        list_merge="by_index")
+        fastmerge.merge({"l": [element]}, {"l": [element]}, policy="delta", list_merge="by_index")
 
 
 def test_depth_inside_a_pydantic_model_raises() -> None:
@@ -137,7 +134,10 @@ def chain_is(value, inner, levels, key="a"):
 
 @pytest.mark.parametrize("policy", POLICIES)
 def test_e16_2000_levels_raise_depth_limit(backend_name: str, policy: str) -> None:
-    assert_isolated_ok(backend_name, _DEEP_HELPERS + f"""
+    assert_isolated_ok(
+        backend_name,
+        _DEEP_HELPERS
+        + f"""
 a, b = nest(2000, "x"), nest(2000, "y")
 for call in (lambda: fastmerge.merge(a, b, policy={policy!r}),
              lambda: fastmerge.merge_all([a, b], policy={policy!r}),
@@ -148,14 +148,18 @@ for call in (lambda: fastmerge.merge(a, b, policy={policy!r}),
     assert str(fastmerge.MAX_DEPTH) in str(exc)
 # the interpreter is still usable afterwards
 assert fastmerge.merge({{"a": "x"}}, {{"a": "y"}}, policy={policy!r}) == {{"a": "xy"}}
-""")
+""",
+    )
 
 
 @pytest.mark.parametrize("policy", POLICIES)
 def test_deep_values_never_recursed_into_pass_through(backend_name: str, policy: str) -> None:
     """openJiuwen never descends into a value only one side has: 100,000 levels there are
     fine (no recursion, no depth limit), and the result holds that value as openJiuwen does."""
-    assert_isolated_ok(backend_name, _DEEP_HELPERS + f"""
+    assert_isolated_ok(
+        backend_name,
+        _DEEP_HELPERS
+        + f"""
 sys.setrecursionlimit(1000)
 leaf = ["leaf"]
 deep = nest(100_000, leaf)
@@ -177,7 +181,8 @@ r = fastmerge.merge(deep, None, policy={policy!r})
 assert chain_is(r, leaf, 100_000)
 r = fastmerge.merge_all([{{}}, {{"k": deep}}, {{"j": deep_list}}], policy={policy!r})
 assert list(r) == ["k", "j"] and chain_is(r["k"], leaf, 100_000)
-""")
+""",
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -186,7 +191,10 @@ assert list(r) == ["k", "j"] and chain_is(r["k"], leaf, 100_000)
 
 @pytest.mark.parametrize("policy", POLICIES)
 def test_self_referencing_dicts_raise_cycle_error(backend_name: str, policy: str) -> None:
-    assert_isolated_ok(backend_name, _DEEP_HELPERS + f"""
+    assert_isolated_ok(
+        backend_name,
+        _DEEP_HELPERS
+        + f"""
 a = {{}}
 a["x"] = a
 for call in (lambda: fastmerge.merge(a, a, policy={policy!r}),
@@ -201,21 +209,29 @@ for call in (lambda: fastmerge.merge(a, a, policy={policy!r}),
 b, c = {{}}, {{}}
 b["c"], c["b"] = c, b
 expect(CycleError, lambda: fastmerge.merge(b, b, policy={policy!r}))
-""")
+""",
+    )
 
 
 def test_self_referencing_by_index_element_raises(backend_name: str) -> None:
-    assert_isolated_ok(backend_name, _DEEP_HELPERS + """
+    assert_isolated_ok(
+        backend_name,
+        _DEEP_HELPERS
+        + """
 d = {"index": 0}
 d["self"] = d
 expect(CycleError, lambda: fastmerge.merge([d], [d], policy="delta", list_merge="by_index"))
-""")
+""",
+    )
 
 
 @pytest.mark.parametrize("policy", POLICIES)
 def test_cycles_never_recursed_into_work_like_openjiuwen(backend_name: str, policy: str) -> None:
-    assert_isolated_ok(backend_name, _DEEP_HELPERS + f"""
-sys.path.insert(0, {str(__import__('pathlib').Path(__file__).parent)!r})
+    assert_isolated_ok(
+        backend_name,
+        _DEEP_HELPERS
+        + f"""
+sys.path.insert(0, {str(__import__("pathlib").Path(__file__).parent)!r})
 from conftest import canonical, load_openjiuwen
 oj = load_openjiuwen()
 a = {{}}
@@ -241,7 +257,8 @@ for left, right in cases:
         assert canonical(got) == canonical(fastmerge.merge(left, right)), canonical(got)
 got = fastmerge.merge_all([{{}}, a, {{"y": 2}}], policy={policy!r})
 assert canonical(got) == canonical({{"x": a, "y": 2}})
-""")
+""",
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -301,7 +318,8 @@ def test_100mb_string_merge_peak_memory(
     alone is 1x: at most one more transient copy is allowed)."""
     size = 50 * 2**20  # per side, in bytes of the Python str
     out = assert_isolated_ok(
-        backend_name, _MEMORY_PROBE.format(char=char, size=size, width=width, case=case),
+        backend_name,
+        _MEMORY_PROBE.format(char=char, size=size, width=width, case=case),
         timeout=300,
     )
     data = json.loads(out.strip().splitlines()[-1])

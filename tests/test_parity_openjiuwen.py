@@ -23,13 +23,13 @@ import pytest
 from _values import (
     DICT_KINDS,
     NAN,
+    Adder,
     AddList,
     AddModel,
     AddNotImplemented,
     AddNotImplementedError,
     AddStr,
     AddTypeError,
-    Adder,
     AddValueError,
     BadEqKey,
     BadStr,
@@ -39,15 +39,15 @@ from _values import (
     FakeModelNoDump,
     FakeV1Model,
     GetattrRaises,
-    ItemsDict,
-    ListCopyDict,
-    RaisingCopyDict,
     Inner,
     Inner2,
+    ItemsDict,
+    ListCopyDict,
     NoAdd,
     NotImplStr,
     Outer,
     RAddStr,
+    RaisingCopyDict,
     Short,
     SubDict,
     SubFloat,
@@ -160,7 +160,7 @@ CASES: dict[str, tuple[Any, Any]] = {
     "nested-dicts": ({"a": {"b": "x"}}, {"a": {"b": "y", "c": 1}}),
     "dict-order": ({"b": 1, "a": 2}, {"c": 3, "a": "x", "b": [1]}),
     "int-keys": ({1: "a", 2: [1]}, {1: "b", 2: [2], 3: None}),
-    "bool-int-keys": ({1: "a"}, {True: "b", 1.0: "c"}),
+    "bool-int-keys": ({1: "a"}, dict([(True, "b"), (1.0, "c")])),  # one key: True
     "none-key": ({None: "a"}, {None: "b"}),
     "tuple-keys": ({(1, "a"): {"x": "1"}}, {(1, "a"): {"x": "2"}}),
     "float-keys": ({0.5: "a", -0.0: "z"}, {0.5: "b", 0.0: "y"}),
@@ -198,11 +198,15 @@ CASES: dict[str, tuple[Any, Any]] = {
     "defaultdict": (_defaultdict(a=[1]), {"a": [2], "b": "x"}),
     "defaultdict-nested": ({"k": _defaultdict(a="x")}, {"k": _defaultdict(a="y")}),
     # pydantic models
-    "models-same": (Inner(text="a", items=[1], meta={"a": "x"}, n=1),
-                    Inner(text="b", items=[2], meta={"a": "y", "b": 1}, n=2)),
+    "models-same": (
+        Inner(text="a", items=[1], meta={"a": "x"}, n=1),
+        Inner(text="b", items=[2], meta={"a": "y", "b": 1}, n=2),
+    ),
     "models-other-type": (Inner(text="a"), Inner2(text="b")),
-    "models-nested": (Outer(inner=Inner(text="a"), tag="t"),
-                      Outer(inner=Inner(text="b", n=3), tag="u", maybe=Inner(text="m"))),
+    "models-nested": (
+        Outer(inner=Inner(text="a"), tag="t"),
+        Outer(inner=Inner(text="b", n=3), tag="u", maybe=Inner(text="m")),
+    ),
     "models-rebuild-fails": (Short(code="ab"), Short(code="cd")),
     "models-rebuild-ok": (Short(code="a"), Short(code="b")),
     "model-add-notimplementederror": (AddModel(text="a"), AddModel(text="b")),
@@ -285,8 +289,12 @@ def test_merge_dicts_explicit(left: Any, right: Any) -> None:
 @pytest.mark.single_run
 @given(sequences(min_size=1, max_size=6))
 def test_merge_all_matches_reduce(items: list[Any]) -> None:
-    _check("merge_all", functools.partial(functools.reduce, OJ.merge_parser_content), items,
-           every_backend=True)
+    _check(
+        "merge_all",
+        functools.partial(functools.reduce, OJ.merge_parser_content),
+        items,
+        every_backend=True,
+    )
 
 
 @pytest.mark.parametrize(
@@ -356,9 +364,21 @@ def test_merge_logprobs_matches(left: Any, right: Any) -> None:
 @pytest.mark.parametrize(
     "left, right",
     [
-        (None, [1]), ([1], None), ([], [1]), ([1], []), ([1, 2], [3]), ((1,), [2]),
-        ([1], (2,)), ([1], "x"), (0, [1]), ("", "x"), (SubList([1]), [2]), ([1], AddList([2])),
-        ({"a": 1}, [2]), (BoolRaises(), [1]), ([1], BoolRaises()),
+        (None, [1]),
+        ([1], None),
+        ([], [1]),
+        ([1], []),
+        ([1, 2], [3]),
+        ((1,), [2]),
+        ([1], (2,)),
+        ([1], "x"),
+        (0, [1]),
+        ("", "x"),
+        (SubList([1]), [2]),
+        ([1], AddList([2])),
+        ({"a": 1}, [2]),
+        (BoolRaises(), [1]),
+        ([1], BoolRaises()),
     ],
 )
 def test_concat_token_ids_explicit(left: Any, right: Any) -> None:
@@ -370,13 +390,21 @@ def test_concat_token_ids_explicit(left: Any, right: Any) -> None:
 @pytest.mark.parametrize(
     "left, right",
     [
-        (None, {"content": [1]}), ({"content": [1]}, None),
+        (None, {"content": [1]}),
+        ({"content": [1]}, None),
         ({"content": [{"token": "a"}]}, {"content": [{"token": "b"}]}),
         ({"content": [1], "refusal": None}, {"content": None, "refusal": [2]}),
-        ({"content": [1]}, {"other": "x"}), ([1], [2]), ([1], {"content": [2]}),
-        ({"content": "a"}, {"content": "b"}), (SubDict(content=[1]), OrderedDict(content=[2])),
-        ({"content": SubList([1])}, {"content": [2]}), ({"content": [1]}, {"content": AddList([2])}),
-        ({}, {}), ([], None), (0, 1), (BoolRaises(), BoolRaises()),
+        ({"content": [1]}, {"other": "x"}),
+        ([1], [2]),
+        ([1], {"content": [2]}),
+        ({"content": "a"}, {"content": "b"}),
+        (SubDict(content=[1]), OrderedDict(content=[2])),
+        ({"content": SubList([1])}, {"content": [2]}),
+        ({"content": [1]}, {"content": AddList([2])}),
+        ({}, {}),
+        ([], None),
+        (0, 1),
+        (BoolRaises(), BoolRaises()),
         ({"content": [1]}, ItemsDict(content=[2], other=[3])),
         (ItemsDict(content=[1], b=2), {"content": [2]}),
     ],
@@ -393,8 +421,13 @@ def test_merge_logprobs_explicit(left: Any, right: Any) -> None:
 @pytest.mark.filterwarnings("default")
 @pytest.mark.parametrize(
     "left, right",
-    [(Inner(text="a"), Inner(text="b")), (Inner(text="a"), Inner2(text="b")),
-     (Outer(tag="a"), Outer(tag="b")), ("a", "b"), ({"a": "x"}, {"a": "y"})],
+    [
+        (Inner(text="a"), Inner(text="b")),
+        (Inner(text="a"), Inner2(text="b")),
+        (Outer(tag="a"), Outer(tag="b")),
+        ("a", "b"),
+        ({"a": "x"}, {"a": "y"}),
+    ],
 )
 def test_same_warnings_as_openjiuwen(left: Any, right: Any) -> None:
     """Whatever openJiuwen warns about (pydantic's deprecation of ``model_fields`` on
