@@ -171,7 +171,7 @@ pub fn merge_logprobs<H: Host>(host: &H, left: H::Obj, right: H::Obj) -> Result<
                 (None, hash) => merged.push_hashed(key, hash, Node::Leaf(right_value)),
             }
         }
-        return Walk::new(host, Config::OPENJIUWEN).finish(Node::Dict(merged));
+        return Walk::new(host, Config::OPENJIUWEN).finish(Node::Dict(Box::new(merged)));
     }
     if lc.is(Kind::List) && rc.is(Kind::List) {
         return host.add(&left, &right);
@@ -312,18 +312,6 @@ impl<'h, H: Host> Walk<'h, H> {
         right: H::Obj,
         depth: usize,
     ) -> Result<H::Obj, H::Err> {
-        stacker::maybe_grow(STACK_RED_ZONE, STACK_GROWTH, || {
-            self.apply_here(key, left, right, depth)
-        })
-    }
-
-    fn apply_here(
-        &mut self,
-        key: Option<H::Obj>,
-        left: H::Obj,
-        right: H::Obj,
-        depth: usize,
-    ) -> Result<H::Obj, H::Err> {
         let rc = self.host.class(&right);
         let left = Node::Leaf(left);
         let action = self.decide(key.as_ref(), &left, &right, rc)?;
@@ -357,18 +345,6 @@ impl<'h, H: Host> Walk<'h, H> {
 
     /// Merges a right value into a node, growing builders (the twin's `_fold`).
     fn fold(
-        &mut self,
-        key: Option<H::Obj>,
-        node: Node<H::Obj>,
-        right: H::Obj,
-        depth: usize,
-    ) -> Result<Node<H::Obj>, H::Err> {
-        stacker::maybe_grow(STACK_RED_ZONE, STACK_GROWTH, || {
-            self.fold_here(key, node, right, depth)
-        })
-    }
-
-    fn fold_here(
         &mut self,
         key: Option<H::Obj>,
         node: Node<H::Obj>,
@@ -465,7 +441,9 @@ impl<'h, H: Host> Walk<'h, H> {
         for name in host.keys_union(&left_dict, &right_dict)? {
             let left_value = host.get_or_none(&left_dict, &name)?;
             let right_value = host.get_or_none(&right_dict, &name)?;
-            let merged = self.apply(None, left_value, right_value, depth + 1)?;
+            let merged = stacker::maybe_grow(STACK_RED_ZONE, STACK_GROWTH, || {
+                self.apply(None, left_value, right_value, depth + 1)
+            })?;
             fields.push((name, merged));
         }
         host.construct_like(left, fields)
@@ -496,9 +474,14 @@ impl<'h, H: Host> Walk<'h, H> {
     }
 
     /// openJiuwen's `merge_dicts`: works on `left.copy()`, whatever type that returns.
+    ///
+    /// Every recursion of the merge passes through here, `merge_dict`, `merge_models` or
+    /// `finish`: these grow the stack when it runs low.
     fn apply_dict(&mut self, left: H::Obj, right: H::Obj, depth: usize) -> Result<H::Obj, H::Err> {
         let entered = self.enter(&right, depth)?;
-        let result = self.apply_dict_entered(left, right, depth);
+        let result = stacker::maybe_grow(STACK_RED_ZONE, STACK_GROWTH, || {
+            self.apply_dict_entered(left, right, depth)
+        });
         self.leave(entered);
         result
     }
@@ -537,9 +520,12 @@ impl<'h, H: Host> Walk<'h, H> {
                 let entered = self.enter(&right, depth)?;
                 let opened = host
                     .dict_items(&left)
-                    .and_then(|pairs| DictAcc::open(host, pairs));
+                    .and_then(|pairs| DictAcc::open(host, pairs))
+                    .map(Box::new);
                 let result = match opened {
-                    Ok(acc) => self.merge_dict_entered(acc, right, depth),
+                    Ok(acc) => stacker::maybe_grow(STACK_RED_ZONE, STACK_GROWTH, || {
+                        self.merge_dict_entered(acc, right, depth)
+                    }),
                     Err(err) => Err(err),
                 };
                 self.leave(entered);
@@ -551,14 +537,16 @@ impl<'h, H: Host> Walk<'h, H> {
             other => return Ok(other),
         };
         let entered = self.enter(&right, depth)?;
-        let result = self.merge_dict_entered(acc, right, depth);
+        let result = stacker::maybe_grow(STACK_RED_ZONE, STACK_GROWTH, || {
+            self.merge_dict_entered(acc, right, depth)
+        });
         self.leave(entered);
         result
     }
 
     fn merge_dict_entered(
         &mut self,
-        mut acc: DictAcc<H::Obj>,
+        mut acc: Box<DictAcc<H::Obj>>,
         right: H::Obj,
         depth: usize,
     ) -> Result<Node<H::Obj>, H::Err> {
@@ -612,7 +600,7 @@ impl<'h, H: Host> Walk<'h, H> {
         let mut acc = match node {
             Node::List(acc) if rc.exact => acc,
             Node::Leaf(left) if rc.exact && self.host.class(&left).exact => {
-                let mut acc = ListAcc::new();
+                let mut acc = Box::new(ListAcc::new());
                 for item in self.host.list_items(&left)? {
                     self.append(&mut acc, item, depth)?;
                 }

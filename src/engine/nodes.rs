@@ -12,10 +12,10 @@ pub(crate) enum Node<O> {
     Leaf(O),
     /// An exact `str` still growing: its pieces (all exact `str`).
     Text(Vec<O>),
-    /// An exact `list` still growing.
-    List(ListAcc<O>),
+    /// An exact `list` still growing (boxed: nodes are moved at every step, keep them small).
+    List(Box<ListAcc<O>>),
     /// An exact `dict` still growing.
-    Dict(DictAcc<O>),
+    Dict(Box<DictAcc<O>>),
 }
 
 impl<O> Node<O> {
@@ -50,6 +50,9 @@ pub(crate) struct DictAcc<O> {
     pub(crate) vals: Vec<Node<O>>,
     hashes: Vec<i64>,
     by_hash: Option<HashMap<i64, Vec<usize>>>,
+    /// Where the scan starts: just after the last key found. Deltas of one stream repeat
+    /// their keys in one order, so the next key is usually the next entry.
+    hint: std::cell::Cell<usize>,
 }
 
 impl<O: Clone> DictAcc<O> {
@@ -60,6 +63,7 @@ impl<O: Clone> DictAcc<O> {
             vals: Vec::with_capacity(pairs.len()),
             hashes: Vec::with_capacity(pairs.len()),
             by_hash: None,
+            hint: std::cell::Cell::new(0),
         };
         for (key, value) in pairs {
             let hash = host.key_hash(&key)?;
@@ -77,8 +81,11 @@ impl<O: Clone> DictAcc<O> {
         let hash = host.key_hash(key)?;
         match &self.by_hash {
             None => {
-                for (i, h) in self.hashes.iter().enumerate() {
-                    if *h == hash && host.eq(&self.keys[i], key)? {
+                // Every position once, from the hint on, wrapping around.
+                let (len, start) = (self.hashes.len(), self.hint.get());
+                for i in (start..len).chain(0..start.min(len)) {
+                    if self.hashes[i] == hash && host.eq(&self.keys[i], key)? {
+                        self.hint.set(i + 1);
                         return Ok((Some(i), hash));
                     }
                 }

@@ -37,6 +37,25 @@ unsafe fn has_attr_raw(obj: *mut ffi::PyObject, name: *mut ffi::PyObject) -> c_i
     rc
 }
 
+/// `a == b` for two exact `str`: what `str.__eq__` computes. CPython keeps every str in its
+/// narrowest kind, so equal strings have equal kinds and equal bytes.
+unsafe fn exact_str_eq(a: *mut ffi::PyObject, b: *mut ffi::PyObject) -> bool {
+    let len = ffi::PyUnicode_GET_LENGTH(a);
+    if len != ffi::PyUnicode_GET_LENGTH(b) {
+        return false;
+    }
+    let kind = ffi::PyUnicode_KIND(a);
+    if kind != ffi::PyUnicode_KIND(b) {
+        return false;
+    }
+    let bytes = len as usize * kind as usize;
+    let (x, y) = (
+        ffi::PyUnicode_DATA(a) as *const u8,
+        ffi::PyUnicode_DATA(b) as *const u8,
+    );
+    std::slice::from_raw_parts(x, bytes) == std::slice::from_raw_parts(y, bytes)
+}
+
 pub struct PyHost<'py> {
     pub py: Python<'py>,
 }
@@ -149,6 +168,13 @@ impl<'py> Host for PyHost<'py> {
     }
 
     fn eq(&self, a: &Self::Obj, b: &Self::Obj) -> PyResult<bool> {
+        if a.is(b) {
+            return Ok(true);
+        }
+        if a.is_exact_instance_of::<PyString>() && b.is_exact_instance_of::<PyString>() {
+            // SAFETY: both are exact, live str objects.
+            return Ok(unsafe { exact_str_eq(a.as_ptr(), b.as_ptr()) });
+        }
         // `PyObject_RichCompareBool`: identity first, then `==`, as dict lookups compare.
         // SAFETY: both pointers are live objects held by `a` and `b`.
         match unsafe { ffi::PyObject_RichCompareBool(a.as_ptr(), b.as_ptr(), ffi::Py_EQ) } {
