@@ -185,6 +185,8 @@ _COMMON = dict(
 )
 settings.register_profile("ci", max_examples=200, print_blob=True, **_COMMON)
 settings.register_profile("dev", max_examples=50, **_COMMON)
+# on demand (HYPOTHESIS_PROFILE=thorough), to hunt for rare differences: ~15x the CI time
+settings.register_profile("thorough", max_examples=3000, print_blob=True, **_COMMON)
 settings.load_profile(
     os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev")
 )
@@ -196,7 +198,7 @@ def _profile_name() -> str:
 
 
 #: The openJiuwen parity test runs this many examples whatever the profile (>= 2000).
-PARITY_EXAMPLES = 2000
+PARITY_EXAMPLES = max(2000, settings.default.max_examples)
 
 # ---------------------------------------------------------------------------------------------
 # Canonical form

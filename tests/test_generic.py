@@ -105,7 +105,7 @@ def test_e2_delta_at_every_depth() -> None:
     same(fastmerge.merge("x", None, **DELTA), "x")
 
 
-def test_e3_to_e7_keep_exact_types_openjiuwen() -> None:
+def test_e3_to_e7_scalars_take_the_right_value() -> None:
     """Scalars take the right value under both policies: never summed, never coerced."""
     for policy in ("openjiuwen", "delta"):
         same(fastmerge.merge({"n": 1}, {"n": 2}, policy=policy), {"n": 2})
