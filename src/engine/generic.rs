@@ -473,17 +473,26 @@ impl<'h, H: Host> Walk<'h, H> {
         }
     }
 
-    /// openJiuwen's `merge_dicts`: works on `left.copy()`, whatever type that returns.
-    ///
-    /// Every recursion of the merge passes through here, `merge_dict`, `merge_models` or
-    /// `finish`: these grow the stack when it runs low.
-    fn apply_dict(&mut self, left: H::Obj, right: H::Obj, depth: usize) -> Result<H::Obj, H::Err> {
+    /// Runs `step` one dict level down, into `right`: checks the depth limit and cycles
+    /// first, and grows the stack when it runs low. Every recursion of the merge passes
+    /// through here, `merge_models` or `finish`.
+    fn descend<T>(
+        &mut self,
+        right: H::Obj,
+        depth: usize,
+        step: impl FnOnce(&mut Self, H::Obj) -> Result<T, H::Err>,
+    ) -> Result<T, H::Err> {
         let entered = self.enter(&right, depth)?;
-        let result = stacker::maybe_grow(STACK_RED_ZONE, STACK_GROWTH, || {
-            self.apply_dict_entered(left, right, depth)
-        });
+        let result = stacker::maybe_grow(STACK_RED_ZONE, STACK_GROWTH, || step(self, right));
         self.leave(entered);
         result
+    }
+
+    /// openJiuwen's `merge_dicts`: works on `left.copy()`, whatever type that returns.
+    fn apply_dict(&mut self, left: H::Obj, right: H::Obj, depth: usize) -> Result<H::Obj, H::Err> {
+        self.descend(right, depth, |walk, right| {
+            walk.apply_dict_entered(left, right, depth)
+        })
     }
 
     fn apply_dict_entered(
@@ -514,34 +523,21 @@ impl<'h, H: Host> Walk<'h, H> {
         depth: usize,
     ) -> Result<Node<H::Obj>, H::Err> {
         let host = self.host;
-        let acc = match node {
-            Node::Dict(acc) => acc,
+        match node {
+            Node::Dict(acc) => self.descend(right, depth, |walk, right| {
+                walk.merge_dict_entered(acc, right, depth)
+            }),
             Node::Leaf(left) if host.class(&left).exact => {
-                let entered = self.enter(&right, depth)?;
-                let opened = host
-                    .dict_items(&left)
-                    .and_then(|pairs| DictAcc::open(host, pairs))
-                    .map(Box::new);
-                let result = match opened {
-                    Ok(acc) => stacker::maybe_grow(STACK_RED_ZONE, STACK_GROWTH, || {
-                        self.merge_dict_entered(acc, right, depth)
-                    }),
-                    Err(err) => Err(err),
-                };
-                self.leave(entered);
-                return result;
+                self.descend(right, depth, |walk, right| {
+                    let acc = DictAcc::open(host, host.dict_items(&left)?)?;
+                    walk.merge_dict_entered(Box::new(acc), right, depth)
+                })
             }
             // A dict subclass: its own copy().
-            Node::Leaf(left) => return Ok(Node::Leaf(self.apply_dict(left, right, depth)?)),
+            Node::Leaf(left) => Ok(Node::Leaf(self.apply_dict(left, right, depth)?)),
             // The callers only pass dict nodes.
-            other => return Ok(other),
-        };
-        let entered = self.enter(&right, depth)?;
-        let result = stacker::maybe_grow(STACK_RED_ZONE, STACK_GROWTH, || {
-            self.merge_dict_entered(acc, right, depth)
-        });
-        self.leave(entered);
-        result
+            other => Ok(other),
+        }
     }
 
     fn merge_dict_entered(
