@@ -1,0 +1,87 @@
+"""Instructions per call, counted by valgrind's callgrind: repeatable on a noisy machine.
+
+    python benches/instructions.py            # needs valgrind (apt-get install valgrind)
+
+For each case it runs a small program twice under callgrind, building the same inputs, once
+without and once with N calls (or one merge_all of N chunks), and prints (difference) / N: the
+instructions one call (one chunk) costs, loop included. PYTHONHASHSEED is
+fixed so that dict probing is the same in every run. Wall-clock ratios are in ``make bench``;
+this tells where the time goes when those ratios look surprising.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+N = 20_000
+
+PROGRAM = r"""
+import json, sys
+sys.path.insert(0, {tests!r})
+import _openjiuwen
+import fastmerge._fastmerge as rust
+import fastmerge._pure as twin
+
+CHUNK = ('{{"id":"chatcmpl-AbC123","object":"chat.completion.chunk","created":1735000000,'
+         '"model":"gpt-4o-mini","system_fingerprint":"fp_0ba0d124f1","choices":[{{"index":0,'
+         '"delta":{{"content":"%s"}},"logprobs":null,"finish_reason":null}}]}}')
+case, impl, n, run = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == "run"
+if case == "merge":
+    left, right = json.loads(CHUNK % "Hel"), json.loads(CHUNK % "lo")
+    fn = {{"rust": rust.merge, "twin": twin.merge,
+           "openjiuwen": _openjiuwen.load().merge_parser_content}}[impl]
+    for _ in range(n if run else 0):
+        fn(left, right)
+else:
+    items = [json.loads(CHUNK % ("tok%d" % i)) for i in range(n)]
+    if run:
+        (rust if impl == "rust" else twin).merge_all(items)
+"""
+
+
+def count(program: Path, *args: str) -> int:
+    env = dict(os.environ, PYTHONHASHSEED="0")
+    proc = subprocess.run(
+        [
+            "valgrind",
+            "--tool=callgrind",
+            "--callgrind-out-file=/dev/null",
+            sys.executable,
+            str(program),
+            *args,
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    match = re.search(r"Collected : (\d+)", proc.stderr)
+    if match is None:
+        raise RuntimeError(proc.stderr[-2000:])
+    return int(match.group(1))
+
+
+def main() -> None:
+    if shutil.which("valgrind") is None:
+        sys.exit("valgrind is not installed (apt-get install valgrind)")
+    program = ROOT / ".benchmarks" / "instructions_program.py"
+    program.parent.mkdir(exist_ok=True)
+    program.write_text(PROGRAM.format(tests=str(ROOT / "tests")), "utf-8")
+    print(f"instructions per call (callgrind, N = {N}, PYTHONHASHSEED=0)")
+    cases = [("merge", impl) for impl in ("openjiuwen", "twin", "rust")]
+    cases += [("merge_all", impl) for impl in ("twin", "rust")]
+    for case, impl in cases:
+        base = count(program, case, impl, str(N), "skip")
+        total = count(program, case, impl, str(N), "run")
+        unit = "call" if case == "merge" else "chunk"
+        print(f"  {case:9} {impl:10} {(total - base) / N:10.0f} per {unit}")
+
+
+if __name__ == "__main__":
+    main()
