@@ -339,6 +339,24 @@ scalars = st.one_of(
     text,
 )
 
+#: The atomic keys of the delta policy, as spec/merge-rules.md §1.2 lists them.
+SPEC_ATOMIC_KEYS = frozenset(
+    {
+        "id",
+        "object",
+        "model",
+        "system_fingerprint",
+        "role",
+        "type",
+        "index",
+        "created",
+        "service_tier",
+        "finish_reason",
+        "stop_reason",
+        "name",
+    }
+)
+
 #: Dict keys: a small pool so that the two sides share keys often, plus non-str keys.
 keys = st.one_of(
     st.sampled_from(["a", "b", "c", "content", "id", "index", "name", "type", "model"]),
@@ -358,22 +376,7 @@ json_keys = st.one_of(
             "content",
             "text",
             "args",
-            *sorted(
-                {
-                    "id",
-                    "object",
-                    "model",
-                    "system_fingerprint",
-                    "role",
-                    "type",
-                    "index",
-                    "created",
-                    "service_tier",
-                    "finish_reason",
-                    "stop_reason",
-                    "name",
-                }
-            ),
+            *sorted(SPEC_ATOMIC_KEYS),
         ]
     ),
     text,

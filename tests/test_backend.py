@@ -17,6 +17,7 @@ import sys
 from types import ModuleType
 
 import pytest
+from _values import SPEC_ATOMIC_KEYS
 from conftest import (
     EXTENSION_INSTALLED,
     PACKAGE_ROOT,
@@ -33,22 +34,6 @@ from fastmerge import _backend
 
 INFO_KEYS = {"backend", "requested", "version", "extension_version", "fallback_reason", "python"}
 
-SPEC_ATOMIC_KEYS = frozenset(
-    {
-        "id",
-        "object",
-        "model",
-        "system_fingerprint",
-        "role",
-        "type",
-        "index",
-        "created",
-        "service_tier",
-        "finish_reason",
-        "stop_reason",
-        "name",
-    }
-)
 
 _REPORT = """
 import json, sys, warnings

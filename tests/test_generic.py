@@ -15,6 +15,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from _values import SPEC_ATOMIC_KEYS
 from conftest import assert_isolated_ok, canonical
 
 import fastmerge
@@ -251,23 +252,6 @@ def test_by_index_needs_an_int_index() -> None:
 
 
 # --- E15: atomic keys --------------------------------------------------------------------
-
-SPEC_ATOMIC_KEYS = frozenset(
-    {
-        "id",
-        "object",
-        "model",
-        "system_fingerprint",
-        "role",
-        "type",
-        "index",
-        "created",
-        "service_tier",
-        "finish_reason",
-        "stop_reason",
-        "name",
-    }
-)
 
 
 def test_atomic_keys_are_the_spec_set() -> None:
