@@ -10,7 +10,7 @@ use smallvec::SmallVec;
 
 use crate::engine::error::{EngineError, OptionError, PathItem};
 use crate::engine::host::{Class, Host, Kind};
-use crate::engine::nodes::{DictAcc, ListAcc, Node};
+use crate::engine::nodes::{DictAcc, ListAcc, Node, Side};
 use crate::engine::text::is_absent_text;
 
 /// How many dict levels one merge may descend; deeper input gives `EngineError::DepthLimit`.
@@ -213,12 +213,10 @@ impl<'h, H: Host> Walk<'h, H> {
         }
     }
 
-    fn class_of(&self, node: &Node<H::Obj>) -> Class {
-        match node {
-            Node::Leaf(obj) => self.host.class(obj),
-            Node::Text(_) => Class::exact(Kind::Str),
-            Node::List(_) => Class::exact(Kind::List),
-            Node::Dict(_) => Class::exact(Kind::Dict),
+    fn class_of(&self, side: Side<'_, H::Obj>) -> Class {
+        match side {
+            Side::Value(obj) => self.host.class(obj),
+            Side::Builder(kind) => Class::exact(kind),
         }
     }
 
@@ -254,7 +252,7 @@ impl<'h, H: Host> Walk<'h, H> {
     fn decide(
         &self,
         key: Option<&H::Obj>,
-        left: &Node<H::Obj>,
+        left: Side<'_, H::Obj>,
         right: &H::Obj,
         rc: Class,
     ) -> Result<Action, H::Err> {
@@ -292,15 +290,15 @@ impl<'h, H: Host> Walk<'h, H> {
         Ok(if top { Action::Objects } else { Action::Right })
     }
 
-    /// [E15] never concatenated: equal values are kept, a real new value replaces.
-    fn atomic(&self, left: Node<H::Obj>, right: H::Obj) -> Result<Node<H::Obj>, H::Err> {
-        if self.absent(&right) {
-            return Ok(left);
+    /// [E15] never concatenated: whether the left value stays, because the right one is
+    /// absent or equal to it (a builder, a private object in the twin, equals nothing).
+    fn atomic_keeps_left(&self, left: Side<'_, H::Obj>, right: &H::Obj) -> Result<bool, H::Err> {
+        if self.absent(right) {
+            return Ok(true);
         }
         match left {
-            Node::Leaf(l) if self.host.eq(&l, &right)? => Ok(Node::Leaf(l)),
-            // A builder is a private object in the twin: equal to nothing.
-            _ => Ok(Node::Leaf(right)),
+            Side::Value(l) => self.host.eq(l, right),
+            Side::Builder(_) => Ok(false),
         }
     }
 
@@ -313,19 +311,13 @@ impl<'h, H: Host> Walk<'h, H> {
         depth: usize,
     ) -> Result<H::Obj, H::Err> {
         let rc = self.host.class(&right);
-        let left = Node::Leaf(left);
-        let action = self.decide(key.as_ref(), &left, &right, rc)?;
-        let Node::Leaf(left) = left else {
-            return Ok(right); // `left` was built as a leaf just above
-        };
+        let action = self.decide(key.as_ref(), Side::Value(&left), &right, rc)?;
         match action {
             Action::Keep => Ok(left),
             Action::Right => Ok(right),
             Action::Text => self.host.add(&left, &right),
-            Action::Atomic => Ok(match self.atomic(Node::Leaf(left), right)? {
-                Node::Leaf(value) => value,
-                other => self.finish(other)?,
-            }),
+            Action::Atomic if self.atomic_keeps_left(Side::Value(&left), &right)? => Ok(left),
+            Action::Atomic => Ok(right),
             Action::Objects => self.merge_objects(left, right, depth),
             Action::List | Action::Dict => {
                 let pushed = self.push_key(key);
@@ -352,11 +344,12 @@ impl<'h, H: Host> Walk<'h, H> {
         depth: usize,
     ) -> Result<Node<H::Obj>, H::Err> {
         let rc = self.host.class(&right);
-        match self.decide(key.as_ref(), &node, &right, rc)? {
+        match self.decide(key.as_ref(), node.side(), &right, rc)? {
             Action::Keep => Ok(node),
             Action::Right => Ok(Node::Leaf(right)),
             Action::Text => self.concat_text(node, right, rc),
-            Action::Atomic => self.atomic(node, right),
+            Action::Atomic if self.atomic_keeps_left(node.side(), &right)? => Ok(node),
+            Action::Atomic => Ok(Node::Leaf(right)),
             Action::Objects => match node {
                 // An exact str/list/dict met a value of another type: neither the same-type
                 // `+` nor the model rule applies, so openJiuwen returns the right value.
@@ -700,18 +693,16 @@ impl<'h, H: Host> Walk<'h, H> {
                 .is_some_and(|t| ATOMIC_KEYS.contains(&t.as_ref()))
     }
 
-    fn kind_name(&self, node: &Node<H::Obj>) -> String {
-        let class = self.class_of(node);
-        match class.kind {
-            Kind::Str => "str".into(),
-            Kind::List => "list".into(),
-            Kind::Dict => "dict".into(),
-            Kind::Bool => "bool".into(),
-            Kind::Int | Kind::Float => "number".into(),
-            Kind::Null | Kind::Other => match node {
-                Node::Leaf(obj) => self.host.type_name(obj),
-                _ => unreachable_kind(),
-            },
+    /// The kind a strict error names (the twin's `_kind`).
+    fn kind_name(&self, side: Side<'_, H::Obj>) -> String {
+        match (self.class_of(side).kind, side) {
+            (Kind::Str, _) => "str".into(),
+            (Kind::List, _) => "list".into(),
+            (Kind::Dict, _) => "dict".into(),
+            (Kind::Bool, _) => "bool".into(),
+            (Kind::Int | Kind::Float, _) => "number".into(),
+            (_, Side::Value(obj)) => self.host.type_name(obj),
+            (kind, Side::Builder(_)) => format!("{kind:?}"), // builders are str, list or dict
         }
     }
 
@@ -719,11 +710,11 @@ impl<'h, H: Host> Walk<'h, H> {
     fn check_kinds(
         &self,
         key: Option<&H::Obj>,
-        left: &Node<H::Obj>,
+        left: Side<'_, H::Obj>,
         right: &H::Obj,
     ) -> Result<(), H::Err> {
         let left_kind = self.kind_name(left);
-        let right_kind = self.kind_name(&Node::Leaf(right.clone()));
+        let right_kind = self.kind_name(Side::Value(right));
         if left_kind == right_kind {
             return Ok(());
         }
@@ -737,9 +728,4 @@ impl<'h, H: Host> Walk<'h, H> {
             right_kind,
         }))
     }
-}
-
-/// Builders are always str, list or dict.
-fn unreachable_kind() -> String {
-    String::from("object")
 }

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use crate::engine::host::Host;
+use crate::engine::host::{Host, Kind};
 
 /// A value in the middle of a fold.
 pub(crate) enum Node<O> {
@@ -18,7 +18,31 @@ pub(crate) enum Node<O> {
     Dict(Box<DictAcc<O>>),
 }
 
+/// A left value as the rules look at it: a host value, or a builder of a known kind.
+pub(crate) enum Side<'a, O> {
+    Value(&'a O),
+    Builder(Kind),
+}
+
+// Copy for every O (a derive would ask O: Copy): it holds a reference or a kind.
+impl<O> Clone for Side<'_, O> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<O> Copy for Side<'_, O> {}
+
 impl<O> Node<O> {
+    pub(crate) fn side(&self) -> Side<'_, O> {
+        match self {
+            Node::Leaf(obj) => Side::Value(obj),
+            Node::Text(_) => Side::Builder(Kind::Str),
+            Node::List(_) => Side::Builder(Kind::List),
+            Node::Dict(_) => Side::Builder(Kind::Dict),
+        }
+    }
+
     /// A cheap stand-in while a node is taken out of its parent to be merged.
     pub(crate) fn placeholder() -> Self {
         Node::Text(Vec::new())
