@@ -1,0 +1,56 @@
+"""The one interface both backends implement, checked by mypy (``make lint``).
+
+mypy checks the twin (``fastmerge._pure``) and the extension's stub (``_fastmerge.pyi``, itself
+checked against the built module by stubtest) against :class:`Backend`, so a name or signature
+that drifts on either side fails lint, not a user's call.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Iterable, Protocol
+
+
+class Backend(Protocol):
+    # Constants are read-only members: a module's tuple of two names is a tuple[str, ...].
+    @property
+    def __version__(self) -> str: ...
+    @property
+    def MAX_DEPTH(self) -> int: ...
+    @property
+    def POLICIES(self) -> tuple[str, ...]: ...
+    @property
+    def LIST_MERGES(self) -> tuple[str, ...]: ...
+    @property
+    def ATOMIC_KEYS(self) -> frozenset[str]: ...
+
+    def merge(
+        self,
+        left: Any,
+        right: Any,
+        *,
+        policy: str = ...,
+        list_merge: str = ...,
+        strict: bool = ...,
+    ) -> Any: ...
+
+    def merge_all(
+        self,
+        items: Iterable[Any],
+        *,
+        policy: str = ...,
+        list_merge: str = ...,
+        strict: bool = ...,
+    ) -> Any: ...
+
+    def merge_dicts(self, left: dict[Any, Any], right: dict[Any, Any]) -> dict[Any, Any]: ...
+
+    def concat_token_ids(self, left: Any, right: Any) -> Any: ...
+
+    def merge_logprobs(self, left: Any, right: Any) -> Any: ...
+
+
+if TYPE_CHECKING:
+    from . import _fastmerge, _pure
+
+    _rust: Backend = _fastmerge
+    _twin: Backend = _pure
