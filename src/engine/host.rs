@@ -63,7 +63,6 @@ pub trait Host {
     fn identity(&self, obj: &Self::Obj) -> Option<usize>;
     fn none(&self) -> Self::Obj;
     fn str_obj(&self, text: &str) -> Self::Obj;
-    fn int_obj(&self, value: i64) -> Self::Obj;
 
     /// The text of a `str` value, if it is valid Unicode (a lone surrogate makes it `None`).
     fn str_text<'a>(&self, obj: &'a Self::Obj) -> Option<std::borrow::Cow<'a, str>>;

@@ -131,9 +131,6 @@ impl Host for NativeHost {
     fn str_obj(&self, text: &str) -> Value {
         Value::Str(text.to_owned())
     }
-    fn int_obj(&self, value: i64) -> Value {
-        Value::Int(value)
-    }
     fn str_text<'a>(&self, obj: &'a Value) -> Option<Cow<'a, str>> {
         match obj {
             Value::Str(s) => Some(Cow::Borrowed(s)),

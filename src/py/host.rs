@@ -132,10 +132,6 @@ impl<'py> Host for PyHost<'py> {
         PyString::new(self.py, text).into_any()
     }
 
-    fn int_obj(&self, value: i64) -> Self::Obj {
-        PyInt::new(self.py, value).into_any()
-    }
-
     fn str_text<'a>(&self, obj: &'a Self::Obj) -> Option<Cow<'a, str>> {
         let text = obj.cast::<PyString>().ok()?;
         // `to_str` fails on a lone surrogate; such text is neither blank nor a keyword.
