@@ -15,6 +15,7 @@ __all__ = [
     "DepthLimitError",
     "CycleError",
     "MergeTypeError",
+    "AnomalyError",
 ]
 
 
@@ -62,6 +63,28 @@ class MergeTypeError(MergeError):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.keys, self.left_kind, self.right_kind))
+
+
+class AnomalyError(MergeError):
+    """``strict=True``: a provider quirk that a chunk merge would otherwise record as an anomaly
+    (spec §8); ``code`` is the anomaly's code (``ambiguous_fragment``, ``name_conflict``, ...)."""
+
+    def __init__(self, code: str, detail: str) -> None:
+        self.code = code
+        self.detail = detail
+        super().__init__(f"{code}: {detail} (strict=True)")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.code, self.detail))
+
+
+def anomaly(code: str, detail: str) -> AnomalyError:
+    return AnomalyError(code, detail)
+
+
+def cannot_add(name: str, other: object) -> TypeError:
+    """``chunk + other`` of another family (openJiuwen's message)."""
+    return TypeError(f"Cannot add {name} to {type(other)}")
 
 
 # Argument errors. Both backends build them through these two functions so that the text is
