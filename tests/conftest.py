@@ -9,8 +9,9 @@ Backends under test (``FASTMERGE_BACKEND``):
 - ``auto`` (default): the extension and the twin, or the twin only when the extension is not
   installed.
 
-The autouse fixture ``_fastmerge_backend`` rebinds the names of ``fastmerge._backend.API`` (and
-``fastmerge.BACKEND``) on the ``fastmerge`` module, so tests call ``fastmerge.merge(...)`` and
+The autouse fixture ``_fastmerge_backend`` rebinds the names of ``fastmerge._backend.API`` and
+``MESSAGE_API`` (the chunk classes, built on that backend's ``ChunkCore``) and
+``fastmerge.BACKEND`` on the ``fastmerge`` module, so tests call ``fastmerge.merge(...)`` and
 get the backend of their parameter (test ids ``[rust]`` / ``[python]``). Tests marked
 ``differential`` compare the two modules themselves (fixture ``both``) and run once.
 """
@@ -76,6 +77,8 @@ MODULES: dict[str, ModuleType] = {"python": PYTHON}
 if RUST is not None:
     MODULES = {"rust": RUST, "python": PYTHON}
 BACKENDS: list[str] = list(MODULES)
+#: ``fastmerge.messages`` built on each backend's ChunkCore (the chunk and message classes).
+MESSAGES: dict[str, ModuleType] = {name: _backend.messages(name) for name in BACKENDS}
 
 #: Where the ``fastmerge`` package under test lives (for subprocesses).
 PACKAGE_ROOT = str(Path(fastmerge.__file__).resolve().parent.parent)
@@ -112,6 +115,8 @@ def _fastmerge_backend(request: pytest.FixtureRequest, monkeypatch: pytest.Monke
     name: str = request.param
     namespace: dict[str, Any] = {}
     _backend.bind(namespace, MODULES[name])
+    for attr in _backend.MESSAGE_API:
+        namespace[attr] = getattr(MESSAGES[name], attr)
     for attr, value in namespace.items():
         monkeypatch.setattr(fastmerge, attr, value)
     monkeypatch.setattr(fastmerge, "BACKEND", name)
@@ -127,6 +132,12 @@ def backend_name(_fastmerge_backend: str) -> str:
 @pytest.fixture
 def backend_module(_fastmerge_backend: str) -> ModuleType:
     return MODULES[_fastmerge_backend]
+
+
+@pytest.fixture
+def messages_module(_fastmerge_backend: str) -> ModuleType:
+    """``fastmerge.messages`` on this test's backend (its chunk and message classes)."""
+    return MESSAGES[_fastmerge_backend]
 
 
 @pytest.fixture

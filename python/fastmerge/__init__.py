@@ -11,7 +11,27 @@ from typing import Any
 
 from . import _backend, errors
 from ._version import __version__
-from .errors import CycleError, DepthLimitError, MergeError, MergeTypeError
+from .errors import AnomalyError, CycleError, DepthLimitError, MergeError, MergeTypeError
+from .messages import (
+    AssistantMessage,
+    AssistantMessageChunk,
+    BaseMessageChunk,
+    ToolMessage,
+    ToolMessageChunk,
+    fold_chunks,
+)
+from .parts import (
+    ArgumentsError,
+    MediaPart,
+    OpaquePayload,
+    ReasoningPart,
+    TextPart,
+    ToolCall,
+    ToolCallPart,
+    ToolResultPart,
+    UnknownPart,
+    UsageMetadata,
+)
 
 #: ``"rust"`` or ``"python"``: the implementation behind the functions below.
 BACKEND: str = _backend.selected
@@ -37,6 +57,23 @@ def backend_info() -> dict[str, Any]:
 
 __all__ = [
     "ATOMIC_KEYS",
+    "AnomalyError",
+    "ArgumentsError",
+    "AssistantMessage",
+    "AssistantMessageChunk",
+    "BaseMessageChunk",
+    "MediaPart",
+    "OpaquePayload",
+    "ReasoningPart",
+    "TextPart",
+    "ToolCall",
+    "ToolCallPart",
+    "ToolMessage",
+    "ToolMessageChunk",
+    "ToolResultPart",
+    "UnknownPart",
+    "UsageMetadata",
+    "fold_chunks",
     "BACKEND",
     "CycleError",
     "DepthLimitError",

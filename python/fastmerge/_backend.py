@@ -22,7 +22,18 @@ from typing import Any
 
 from ._version import __version__
 
-__all__ = ["API", "BACKENDS", "FallbackWarning", "bind", "info", "load", "selected"]
+__all__ = [
+    "API",
+    "BACKENDS",
+    "MESSAGE_API",
+    "FallbackWarning",
+    "bind",
+    "chunk_core",
+    "info",
+    "load",
+    "messages",
+    "selected",
+]
 
 #: The functions and constants every backend provides, with the same behaviour.
 API = (
@@ -35,6 +46,16 @@ API = (
     "POLICIES",
     "LIST_MERGES",
     "ATOMIC_KEYS",
+)
+
+#: The message names (``fastmerge.messages``), built on a backend's ``ChunkCore``.
+MESSAGE_API = (
+    "BaseMessageChunk",
+    "AssistantMessageChunk",
+    "ToolMessageChunk",
+    "AssistantMessage",
+    "ToolMessage",
+    "fold_chunks",
 )
 
 BACKENDS = ("rust", "python")
@@ -94,6 +115,36 @@ def bind(namespace: dict[str, Any], module: ModuleType) -> None:
     """Point every name of :data:`API` in ``namespace`` at ``module``'s implementation."""
     for name in API:
         namespace[name] = getattr(module, name)
+
+
+# module name -> backend module, for copies of fastmerge.messages on another backend
+_CORE_OVERRIDES: dict[str, ModuleType] = {}
+
+
+def chunk_core(module_name: str) -> Any:
+    """The ``ChunkCore`` that the messages module ``module_name`` derives its classes from."""
+    return _CORE_OVERRIDES.get(module_name, impl).ChunkCore
+
+
+def messages(name: str) -> ModuleType:
+    """``fastmerge.messages`` built on backend ``name``: the package's own module for the
+    selected backend, else a second copy of the same source (for tests and comparisons)."""
+    import importlib.util
+
+    from . import messages as selected_messages
+
+    if name == selected:
+        return selected_messages
+    module_name = f"{__package__}._messages_{name}"
+    if module_name in sys.modules:
+        return sys.modules[module_name]
+    _CORE_OVERRIDES[module_name] = load(name)
+    spec = importlib.util.spec_from_file_location(module_name, selected_messages.__file__)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def info() -> dict[str, Any]:

@@ -8,6 +8,7 @@ differential tests say which input shows it.
 from __future__ import annotations
 
 from .._version import __version__
+from .chunks import ChunkCore, fold_chunks
 from .generic import (
     ATOMIC_KEYS,
     LIST_MERGES,
@@ -25,7 +26,9 @@ __all__ = [
     "LIST_MERGES",
     "MAX_DEPTH",
     "POLICIES",
+    "ChunkCore",
     "__version__",
+    "fold_chunks",
     "concat_token_ids",
     "merge",
     "merge_all",

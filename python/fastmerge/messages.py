@@ -1,0 +1,700 @@
+"""Message chunks and messages with openJiuwen's names and fields (spec §2, §3).
+
+``acc = acc + chunk`` folds in amortized O(size of chunk) and every older ``acc`` keeps reading
+as it did: the chunk classes derive from the selected backend's ``ChunkCore`` (the Rust
+extension's, whose ``+`` runs in Rust, or the twin's), which holds the fold. This module turns
+constructor arguments into a *leaf* (the plain fields the engines fold) and folded data back
+into objects: :mod:`fastmerge.parts`, flat views (``content``, ``reasoning_content``,
+``tool_calls``), ``to_dict()`` / ``from_dict()``. No merge rule lives here.
+
+The module is loaded once per backend (:func:`fastmerge._backend.messages`): the package's
+names come from the selected backend; tests load a second copy on the other one.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence, TypeVar
+
+from . import _backend
+from .parts import (
+    OpaquePayload,
+    Part,
+    ToolCall,
+    ToolCallPart,
+    UsageMetadata,
+    arguments_text,
+    json_copy,
+    part_from_dict,
+)
+
+if TYPE_CHECKING:
+    from ._pure.chunks import ChunkCore as _Core
+else:
+    _Core = _backend.chunk_core(__name__)
+
+__all__ = [
+    "AssistantMessage",
+    "AssistantMessageChunk",
+    "BaseMessageChunk",
+    "ToolMessage",
+    "ToolMessageChunk",
+    "fold_chunks",
+]
+
+_C = TypeVar("_C", bound="BaseMessageChunk")
+
+
+# ---------------------------------------------------------------------------------------------
+# Constructor arguments -> leaf
+
+
+def _content_parts(content: Any) -> list[dict[str, Any]]:
+    """Parts for ``content``: a str is one text part; a list's items are text parts (a str, or a
+    ``{"type": "text"}`` item whose other keys become ``attributes``) or unknown parts."""
+    if content is None or content == "":
+        return []
+    if isinstance(content, str):
+        return [{"part": "text", "text": content}]
+    if not isinstance(content, list):
+        raise TypeError(f"content must be a str or a list, not {type(content).__name__}")
+    parts: list[dict[str, Any]] = []
+    for item in content:
+        if isinstance(item, str):
+            parts.append({"part": "text", "text": item})
+        elif isinstance(item, Mapping) and item.get("type") == "text":
+            text = item.get("text")
+            attributes = {k: v for k, v in item.items() if k != "text"}
+            parts.append(
+                {
+                    "part": "text",
+                    "text": text if isinstance(text, str) else "",
+                    "attributes": attributes,
+                }
+            )
+        else:
+            kind = item.get("type") if isinstance(item, Mapping) else None
+            parts.append({"part": "unknown", "provider": None, "kind": kind, "raw": item})
+    return parts
+
+
+def _tool_call_part(call: Any) -> dict[str, Any]:
+    """One tool-call fragment as a part: a ToolCall, a ToolCallPart, an OpenAI-format dict
+    (nested ``function``, or ``custom`` [E38]) or openJiuwen's flat dict."""
+    if isinstance(call, ToolCallPart):
+        return call.to_dict()
+    if isinstance(call, ToolCall):
+        return {
+            "part": "tool_call",
+            "id": call.id,
+            "type": call.type,
+            "name": call.name,
+            "arguments": call.arguments,
+            "provider_index": call.index,
+            "response_item_id": call.response_item_id,
+        }
+    if not isinstance(call, Mapping):
+        raise TypeError(
+            f"a tool call must be a ToolCall, a ToolCallPart or a dict, not {type(call).__name__}"
+        )
+    kind = call.get("type")
+    nested = call.get("function")
+    if not isinstance(nested, Mapping) and isinstance(kind, str):
+        custom = call.get(kind)
+        nested = custom if isinstance(custom, Mapping) and kind != "function" else nested
+    known = {"id", "type", "index", "response_item_id", "function", "name", "arguments"}
+    part: dict[str, Any] = {"part": "tool_call", "id": call.get("id"), "type": kind}
+    if isinstance(nested, Mapping):
+        known.add(kind)
+        part["name"] = nested.get("name")
+        part["arguments"] = nested.get("arguments", nested.get("input"))
+        inner = {k: v for k, v in nested.items() if k not in ("name", "arguments", "input")}
+        if inner:
+            part["extra"] = {str(kind or "function"): inner}
+    else:
+        part["name"] = call.get("name")
+        part["arguments"] = call.get("arguments")
+    part["provider_index"] = call.get("index")
+    part["response_item_id"] = call.get("response_item_id")
+    extra = {k: v for k, v in call.items() if k not in known}
+    if extra:
+        part["extra"] = {**part.get("extra", {}), **extra}
+    return part
+
+
+def _part_dict(part: Any) -> dict[str, Any]:
+    if isinstance(part, Mapping):
+        part = part_from_dict(part)
+    to_dict = getattr(part, "to_dict", None)
+    if to_dict is None or not hasattr(part, "PART"):
+        raise TypeError(f"parts must be part objects or dicts, not {type(part).__name__}")
+    d: dict[str, Any] = to_dict()
+    return d
+
+
+def _usage_dict(usage: Any) -> dict[str, Any] | None:
+    if usage is None:
+        return None
+    if isinstance(usage, UsageMetadata):
+        return usage.to_dict()
+    if isinstance(usage, Mapping):
+        return UsageMetadata(**usage).to_dict()
+    dump = getattr(usage, "model_dump", None)  # openJiuwen's pydantic UsageMetadata
+    if callable(dump):
+        fields_set = getattr(usage, "model_fields_set", None)
+        values = dump()
+        if fields_set is not None:
+            values = {k: v for k, v in values.items() if k in fields_set}
+        return UsageMetadata(**values).to_dict()
+    raise TypeError(f"usage_metadata must be a UsageMetadata or a dict, not {type(usage).__name__}")
+
+
+def _put(leaf: dict[str, Any], key: str, value: Any) -> None:
+    if value is not None:
+        leaf[key] = value
+
+
+def _assistant_leaf(
+    role: Any,
+    content: Any,
+    name: Any,
+    metadata: Any,
+    tool_calls: Any,
+    usage_metadata: Any,
+    finish_reason: Any,
+    parser_content: Any,
+    reasoning_content: Any,
+    prompt_token_ids: Any,
+    completion_token_ids: Any,
+    logprobs: Any,
+    response_id: Any,
+    response_model: Any,
+    provider_metadata: Any,
+    provider_content: Any,
+    parts: Any,
+    refusal: Any,
+    status: Any,
+    anomalies: Any,
+    choice_index: Any,
+) -> dict[str, Any]:
+    """The leaf of an assistant chunk: the given fields, and parts built from the flat ones in
+    the order reasoning, text, tool calls, then ``parts`` (spec §2)."""
+    leaf: dict[str, Any] = {}
+    _put(leaf, "role", role)
+    _put(leaf, "name", name)
+    if metadata:
+        leaf["metadata"] = json_copy(dict(metadata))
+    built: list[dict[str, Any]] = []
+    if reasoning_content is not None:
+        if not isinstance(reasoning_content, str):
+            raise TypeError("reasoning_content must be a str")
+        if reasoning_content:
+            built.append({"part": "reasoning", "text": reasoning_content})
+    built.extend(_content_parts(content))
+    if isinstance(content, list):
+        leaf["content_list"] = True
+    if content is not None and content != "":
+        leaf["content"] = json_copy(content)
+    if tool_calls:
+        built.extend(_tool_call_part(call) for call in tool_calls)
+    if parts:
+        built.extend(_part_dict(part) for part in parts)
+    if built:
+        leaf["parts"] = built
+    _put(leaf, "usage", _usage_dict(usage_metadata))
+    _put(leaf, "finish_reason", finish_reason)
+    _put(leaf, "parser_content", parser_content)
+    _put(leaf, "prompt_token_ids", json_copy(prompt_token_ids))
+    _put(leaf, "completion_token_ids", json_copy(completion_token_ids))
+    _put(leaf, "logprobs", json_copy(logprobs))
+    _put(leaf, "response_id", response_id)
+    _put(leaf, "response_model", response_model)
+    if provider_metadata:
+        leaf["provider_metadata"] = json_copy(dict(provider_metadata))
+    _put(leaf, "provider_content", provider_content)
+    _put(leaf, "refusal", refusal)
+    _put(leaf, "status", status)
+    if anomalies:
+        leaf["anomalies"] = [dict(a) for a in anomalies]
+    _put(leaf, "choice_index", choice_index)
+    return leaf
+
+
+# ---------------------------------------------------------------------------------------------
+# Folded data -> views (shared by chunks and messages)
+
+
+class _Fields:
+    """Read-only fields over ``self._view()`` (the folded data); containers are copies."""
+
+    __slots__ = ()
+
+    if TYPE_CHECKING:
+
+        def _view(self) -> dict[str, Any]: ...
+
+    @property
+    def role(self) -> str | None:
+        role: str | None = self._view()["role"]
+        return role
+
+    @property
+    def name(self) -> str | None:
+        name: str | None = self._view()["name"]
+        return name
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        metadata: dict[str, Any] = json_copy(self._view()["metadata"])
+        return metadata
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        assert isinstance(other, _Fields)
+        return self.to_dict() == other.to_dict()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    if TYPE_CHECKING:
+
+        def to_dict(self) -> dict[str, Any]: ...
+
+    def __repr__(self) -> str:
+        d = self.to_dict()
+        shown = ", ".join(f"{k}={v!r}" for k, v in d.items() if v not in (None, {}, [], False))
+        return f"{type(self).__name__}({shown})"
+
+
+class _BaseFields(_Fields):
+    __slots__ = ()
+
+    @property
+    def content(self) -> Any:
+        return json_copy(self._view()["content"])
+
+    def to_dict(self) -> dict[str, Any]:
+        d = self._view()
+        return {
+            "role": d["role"],
+            "content": json_copy(d["content"]),
+            "name": d["name"],
+            "metadata": json_copy(d["metadata"]),
+        }
+
+
+class _ToolFields(_BaseFields):
+    __slots__ = ()
+
+    @property
+    def tool_call_id(self) -> str | None:
+        value: str | None = self._view()["tool_call_id"]
+        return value
+
+    def to_dict(self) -> dict[str, Any]:
+        out = super().to_dict()
+        out["tool_call_id"] = self._view()["tool_call_id"]
+        return out
+
+
+# to_dict() keys of an assistant chunk or message after role, name, metadata and parts
+_ASSISTANT_KEYS = (
+    "content_list",
+    "usage",
+    "finish_reason",
+    "parser_content",
+    "prompt_token_ids",
+    "completion_token_ids",
+    "logprobs",
+    "response_id",
+    "response_model",
+    "provider_metadata",
+    "provider_content",
+    "refusal",
+    "status",
+    "anomalies",
+    "choice_index",
+)
+
+
+class _AssistantFields(_Fields):
+    __slots__ = ()
+
+    @property
+    def parts(self) -> tuple[Part, ...]:
+        """The ordered parts (spec §2)."""
+        return tuple(part_from_dict(p) for p in self._view()["parts"])
+
+    @property
+    def content(self) -> Any:
+        """The text parts joined; a list of items if some chunk gave its content as a list."""
+        d = self._view()
+        if d["content_list"]:
+            items: list[Any] = []
+            for p in d["parts"]:
+                if p["part"] == "text":
+                    attributes = p["attributes"]
+                    items.append({**attributes, "text": p["text"]} if attributes else p["text"])
+                elif p["part"] == "unknown" and p["provider"] is None:
+                    items.append(json_copy(p["raw"]))
+            return items
+        return "".join(p["text"] for p in d["parts"] if p["part"] == "text")
+
+    @property
+    def reasoning_content(self) -> str | None:
+        """The reasoning text joined; None if there was no reasoning [E64]."""
+        texts = [p["text"] for p in self._view()["parts"] if p["part"] == "reasoning"]
+        return "".join(texts) if texts else None
+
+    @property
+    def tool_calls(self) -> list[ToolCall] | None:
+        """The calls in order, ``index`` 0..n-1 [E43]; a fragment that never met a name or an
+        id is kept in :attr:`parts` only. None when there are none (openJiuwen)."""
+        calls = [
+            p
+            for p in self._view()["parts"]
+            if p["part"] == "tool_call" and (p["name"] is not None or p["id"] is not None)
+        ]
+        if not calls:
+            return None
+        return [
+            ToolCall(
+                id=p["id"],
+                type=p["type"],
+                name=p["name"] or "",
+                arguments=arguments_text(p["arguments"]),
+                index=i,
+                response_item_id=p["response_item_id"],
+            )
+            for i, p in enumerate(calls)
+        ]
+
+    @property
+    def usage_metadata(self) -> UsageMetadata | None:
+        usage = self._view()["usage"]
+        return None if usage is None else UsageMetadata(**usage)
+
+    @property
+    def finish_reason(self) -> str:
+        """The last non-absent finish reason, as the provider sent it; ``"null"`` if none
+        (openJiuwen's default)."""
+        reason = self._view()["finish_reason"]
+        return "null" if reason is None else str(reason)
+
+    @property
+    def finish_reason_normalized(self) -> str | None:
+        """``stop``, ``length``, ``tool_calls``, ``content_filter``, ``error`` or None."""
+        value: str | None = self._view()["finish_reason_normalized"]
+        return value
+
+    @property
+    def parser_content(self) -> Any:
+        return self._view()["parser_content"]
+
+    @property
+    def prompt_token_ids(self) -> list[int] | None:
+        return json_copy(self._view()["prompt_token_ids"])  # type: ignore[no-any-return]
+
+    @property
+    def completion_token_ids(self) -> list[int] | None:
+        return json_copy(self._view()["completion_token_ids"])  # type: ignore[no-any-return]
+
+    @property
+    def logprobs(self) -> Any:
+        return json_copy(self._view()["logprobs"])
+
+    @property
+    def response_id(self) -> str | None:
+        value: str | None = self._view()["response_id"]
+        return value
+
+    @property
+    def response_model(self) -> str | None:
+        value: str | None = self._view()["response_model"]
+        return value
+
+    @property
+    def provider_metadata(self) -> dict[str, Any]:
+        return json_copy(self._view()["provider_metadata"])  # type: ignore[no-any-return]
+
+    @property
+    def provider_content(self) -> Any:
+        return self._view()["provider_content"]
+
+    @property
+    def refusal(self) -> str | None:
+        value: str | None = self._view()["refusal"]
+        return value
+
+    @property
+    def status(self) -> str | None:
+        value: str | None = self._view()["status"]
+        return value
+
+    @property
+    def anomalies(self) -> list[dict[str, Any]]:
+        """Provider quirks met while merging: ``{"code", "detail"}`` (spec §8)."""
+        return json_copy(self._view()["anomalies"])  # type: ignore[no-any-return]
+
+    @property
+    def choice_index(self) -> int | None:
+        value: int | None = self._view()["choice_index"]
+        return value
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every field, losslessly: ``type(x).from_dict(x.to_dict()) == x``."""
+        d = self._view()
+        out: dict[str, Any] = {
+            "role": d["role"],
+            "name": d["name"],
+            "metadata": json_copy(d["metadata"]),
+            "parts": json_copy(d["parts"]),
+        }
+        for key in _ASSISTANT_KEYS:
+            out["usage_metadata" if key == "usage" else key] = json_copy(d[key])
+        return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Chunks
+
+
+class BaseMessageChunk(_BaseFields, _Core):
+    """openJiuwen's ``BaseMessageChunk``: ``+`` concatenates str or list content, keeps the
+    left role and the first name (spec §3.1), and deep-merges metadata."""
+
+    __slots__ = ()
+
+    def __init__(
+        self,
+        *,
+        role: str,
+        content: str | list[Any] = "",
+        name: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> None:
+        leaf: dict[str, Any] = {"role": role, "content": json_copy(content)}
+        _put(leaf, "name", name)
+        if metadata:
+            leaf["metadata"] = json_copy(dict(metadata))
+        self._init("base", leaf)
+
+    def _view(self) -> dict[str, Any]:
+        return self._data()
+
+    @classmethod
+    def from_dict(cls: type[_C], d: Mapping[str, Any]) -> _C:
+        """The chunk a ``to_dict()`` describes."""
+        return cls(**dict(d))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_from_dict, (type(self), self.to_dict()))
+
+
+class AssistantMessageChunk(_AssistantFields, BaseMessageChunk):
+    """A streamed piece of an assistant message; ``acc + chunk`` is the stream-aware merge of
+    spec §3 (parts, the tool-call resolver, usage, finish reason, logprobs, token ids, ids).
+
+    Construct it with openJiuwen's flat fields (``content=``, ``reasoning_content=``,
+    ``tool_calls=`` as :class:`ToolCall` s or OpenAI-format dicts) and/or ``parts=``.
+    """
+
+    __slots__ = ()
+
+    def __init__(
+        self,
+        *,
+        role: str = "assistant",
+        content: str | list[Any] | None = "",
+        name: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        tool_calls: Sequence[Any] | None = None,
+        usage_metadata: UsageMetadata | Mapping[str, Any] | None = None,
+        finish_reason: str | None = None,
+        parser_content: Any = None,
+        reasoning_content: str | None = None,
+        prompt_token_ids: list[int] | None = None,
+        completion_token_ids: list[int] | None = None,
+        logprobs: Any = None,
+        response_id: str | None = None,
+        response_model: str | None = None,
+        provider_metadata: Mapping[str, Any] | None = None,
+        provider_content: Any = None,
+        parts: Sequence[Any] | None = None,
+        refusal: str | None = None,
+        status: str | None = None,
+        anomalies: Sequence[Mapping[str, Any]] | None = None,
+        choice_index: int | None = None,
+    ) -> None:
+        self._init(
+            "assistant",
+            _assistant_leaf(
+                role,
+                content,
+                name,
+                metadata,
+                tool_calls,
+                usage_metadata,
+                finish_reason,
+                parser_content,
+                reasoning_content,
+                prompt_token_ids,
+                completion_token_ids,
+                logprobs,
+                response_id,
+                response_model,
+                provider_metadata,
+                provider_content,
+                parts,
+                refusal,
+                status,
+                anomalies,
+                choice_index,
+            ),
+        )
+
+    @classmethod
+    def from_dict(cls: type[_C], d: Mapping[str, Any]) -> _C:
+        """The chunk a ``to_dict()`` describes (parts, not flat fields)."""
+        chunk = cls.__new__(cls)
+        chunk._init("assistant", _leaf_from_dict(d))
+        return chunk
+
+    def to_message(self) -> AssistantMessage:
+        """The complete message: end-of-stream rules applied (a generated id for a call that
+        never got one [E37], the usage total computed or checked [E57])."""
+        return AssistantMessage._from_data(self._data(True))
+
+
+class ToolMessageChunk(_ToolFields, BaseMessageChunk):
+    """openJiuwen's ``ToolMessageChunk``: content concatenates, ``tool_call_id`` is the last
+    non-absent one (spec §3.1)."""
+
+    __slots__ = ()
+
+    def __init__(
+        self,
+        *,
+        tool_call_id: str | None = None,
+        content: str | list[Any] = "",
+        role: str = "tool",
+        name: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> None:
+        leaf: dict[str, Any] = {"role": role, "content": json_copy(content)}
+        _put(leaf, "tool_call_id", tool_call_id)
+        _put(leaf, "name", name)
+        if metadata:
+            leaf["metadata"] = json_copy(dict(metadata))
+        self._init("tool", leaf)
+
+    def to_message(self) -> ToolMessage:
+        return ToolMessage._from_data(self._data(True))
+
+
+def _leaf_from_dict(d: Mapping[str, Any]) -> dict[str, Any]:
+    if not isinstance(d, Mapping):
+        raise TypeError(f"from_dict needs a dict, not {type(d).__name__}")
+    leaf: dict[str, Any] = {}
+    for key, value in d.items():
+        if key == "parts":
+            leaf["parts"] = [_part_dict(p) for p in value or ()]
+        elif key == "usage_metadata":
+            _put(leaf, "usage", _usage_dict(value))
+        elif key in ("metadata", "provider_metadata"):
+            if value:
+                leaf[key] = json_copy(dict(value))
+        elif key == "anomalies":
+            if value:
+                leaf[key] = [dict(a) for a in value]
+        elif key in ("role", "name", "content_list") or key in _ASSISTANT_KEYS:
+            _put(leaf, key, json_copy(value))
+        else:
+            raise ValueError(f"unknown field {key!r} for an assistant message")
+    return leaf
+
+
+def _from_dict(cls: type[Any], d: dict[str, Any]) -> Any:
+    return cls.from_dict(d)
+
+
+def fold_chunks(
+    chunks: Iterable[_C],
+    *,
+    strict: bool = False,
+    signature_merge: str = "replace",
+    usage: str = "merge",
+) -> _C | None:
+    """Fold chunks left to right, like ``sum`` but with options: ``strict=True`` raises
+    :class:`fastmerge.errors.AnomalyError` where ``+`` records an anomaly;
+    ``signature_merge="concat"`` joins reasoning signatures instead of replacing them [E65];
+    ``usage="sum"`` adds counts, ``usage="last"`` keeps the last non-None (spec §5).
+    None if ``chunks`` is empty. The result keeps its options for later ``+``."""
+    result: _C | None = _FOLD(chunks, strict=strict, signature_merge=signature_merge, usage=usage)
+    return result
+
+
+# the fold of the backend that owns _Core (fastmerge._fastmerge or fastmerge._pure.chunks)
+_FOLD = sys.modules[_Core.__module__].fold_chunks
+
+
+# ---------------------------------------------------------------------------------------------
+# Complete messages
+
+
+class _Message:
+    __slots__ = ("_d",)
+    _FAMILY = ""
+
+    def _view(self) -> dict[str, Any]:
+        d: dict[str, Any] = object.__getattribute__(self, "_d")
+        return d
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable")
+
+    @classmethod
+    def _from_data(cls, data: dict[str, Any]) -> Any:
+        message = cls.__new__(cls)
+        object.__setattr__(message, "_d", data)
+        return message
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_from_dict, (type(self), self.to_dict()))  # type: ignore[attr-defined]
+
+
+class AssistantMessage(_AssistantFields, _Message):
+    """A complete assistant message (openJiuwen's ``AssistantMessage``): what a stream folds to,
+    with :attr:`parts` and the flat views. Build one from the same fields as
+    :class:`AssistantMessageChunk`, from a chunk (``chunk.to_message()``) or ``from_dict``."""
+
+    __slots__ = ()
+
+    def __init__(self, **fields: Any) -> None:
+        chunk = AssistantMessageChunk(**fields)
+        object.__setattr__(self, "_d", chunk._data(True))
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> AssistantMessage:
+        """The message a ``to_dict()`` describes."""
+        chunk = AssistantMessageChunk.from_dict(d)
+        message: AssistantMessage = cls._from_data(chunk._data(True))
+        return message
+
+
+class ToolMessage(_ToolFields, _Message):
+    """A complete tool message (openJiuwen's ``ToolMessage``)."""
+
+    __slots__ = ()
+
+    def __init__(self, **fields: Any) -> None:
+        chunk = ToolMessageChunk(**fields)
+        object.__setattr__(self, "_d", chunk._data(True))
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> ToolMessage:
+        message: ToolMessage = cls._from_data(ToolMessageChunk(**dict(d))._data(True))
+        return message
+
+
+_ = OpaquePayload  # re-exported by the package
