@@ -408,6 +408,14 @@ def _fold_part(state: _State, part: dict[str, Any]) -> None:
     if kind == "tool_call":
         _resolve_call(state, part)
         return
+    if len(part) == 2 and (kind == "text" or kind == "reasoning") and state.parts:
+        # the common case, a bare delta ({"part", "text"}): continue the last part
+        last = state.parts[-1]
+        if last.kind == kind and last.index is None:
+            text = part.get("text")
+            if text:
+                last.pieces.append(text)
+            return
     index = part.get("index")
     if kind == "text" or kind == "reasoning":
         text = part.get("text") or ""
@@ -811,6 +819,19 @@ class ChunkCore:
         return acc.leaves[: self._n]
 
     def __add__(self, other: Any) -> Any:
+        # the hot path of ``acc = acc + chunk``: the newest view plus a leaf of its family
+        acc = self._acc
+        if (
+            acc is not None
+            and type(other) is type(self)
+            and other._acc is None
+            and getattr(other, "_family", None) == acc.family
+        ):
+            with acc.lock:
+                if acc.state is not None and len(acc.leaves) == self._n:
+                    leaf = other._leaf
+                    _fold_leaves(acc, [leaf])
+                    return _view(type(self), acc.family, acc)
         return self._add(other, None)
 
     def __radd__(self, other: Any) -> Any:
