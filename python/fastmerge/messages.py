@@ -105,7 +105,7 @@ def _tool_call_part(call: Any) -> dict[str, Any]:
     known = {"id", "type", "index", "response_item_id", "function", "name", "arguments"}
     part: dict[str, Any] = {"part": "tool_call", "id": call.get("id"), "type": kind}
     if isinstance(nested, Mapping):
-        known.add(kind)
+        known.add(str(kind))
         part["name"] = nested.get("name")
         part["arguments"] = nested.get("arguments", nested.get("input"))
         inner = {k: v for k, v in nested.items() if k not in ("name", "arguments", "input")}
@@ -563,7 +563,8 @@ class AssistantMessageChunk(_AssistantFields, BaseMessageChunk):
     def to_message(self) -> AssistantMessage:
         """The complete message: end-of-stream rules applied (a generated id for a call that
         never got one [E37], the usage total computed or checked [E57])."""
-        return AssistantMessage._from_data(self._data(True))
+        message: AssistantMessage = AssistantMessage._from_data(self._data(True))
+        return message
 
 
 class ToolMessageChunk(_ToolFields, BaseMessageChunk):
@@ -589,7 +590,9 @@ class ToolMessageChunk(_ToolFields, BaseMessageChunk):
         self._init("tool", leaf)
 
     def to_message(self) -> ToolMessage:
-        return ToolMessage._from_data(self._data(True))
+        """The complete message."""
+        message: ToolMessage = ToolMessage._from_data(self._data(True))
+        return message
 
 
 def _leaf_from_dict(d: Mapping[str, Any]) -> dict[str, Any]:

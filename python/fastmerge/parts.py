@@ -353,7 +353,8 @@ class UsageMetadata:
 
     def to_dict(self) -> dict[str, Any]:
         """The fields that were given, in order, with any other keys."""
-        return json_copy(self._values)
+        values: dict[str, Any] = json_copy(self._values)
+        return values
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> UsageMetadata:
@@ -362,7 +363,7 @@ class UsageMetadata:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, UsageMetadata):
             return NotImplemented
-        return self._values == other._values
+        return bool(self._values == other._values)
 
     __hash__ = None  # type: ignore[assignment]
 

@@ -410,18 +410,18 @@ def _fold_part(state: _State, part: dict[str, Any]) -> None:
         return
     if len(part) == 2 and (kind == "text" or kind == "reasoning") and state.parts:
         # the common case, a bare delta ({"part", "text"}): continue the last part
-        last = state.parts[-1]
-        if last.kind == kind and last.index is None:
+        tail = state.parts[-1]
+        if tail.kind == kind and tail.index is None:
             text = part.get("text")
             if text:
-                last.pieces.append(text)
+                tail.pieces.append(text)
             return
     index = part.get("index")
     if kind == "text" or kind == "reasoning":
         text = part.get("text") or ""
         if not text and _empty_extras(part):
             return  # empty text creates no part [E22]
-        last = None
+        last: _Part | None = None
         if index is not None:
             last = state.by_index.get(index)
             if last is not None and last.kind != kind:
@@ -439,14 +439,16 @@ def _fold_part(state: _State, part: dict[str, Any]) -> None:
         return
     # tool_result, media, unknown: a part of its own; at a known index, fields fill if absent
     if index is not None:
-        last = state.by_index.get(index)
-        if last is not None:
-            if last.kind == kind:
+        known = state.by_index.get(index)
+        if known is not None:
+            if known.kind == kind:
+                fields = known.fields
                 for key, value in part.items():
-                    if key != "part" and last.fields.get(key) is None and value is not None:
-                        last.fields[key] = _own(value)
+                    if key not in ("part", "index") and fields.get(key) is None:
+                        if value is not None:
+                            fields[key] = _own(value)
                 return
-            state.anomaly("kind_change", f"part index {index!r}: {kind} after {last.kind}")
+            state.anomaly("kind_change", f"part index {index!r}: {kind} after {known.kind}")
     _new_part(
         state, kind, index, {k: _own(v) for k, v in part.items() if k not in ("part", "index")}
     )
@@ -737,10 +739,10 @@ def _materialize(state: _State, finish: bool) -> dict[str, Any]:
 
 def _finish_usage(state: _State, usage: dict[Any, Any], anomalies: list[dict[str, Any]]) -> None:
     """A missing total is input + output (absent counts 0); a reported one is kept and checked."""
-    inputs = usage.get("input_tokens")
-    outputs = usage.get("output_tokens")
-    total = usage.get("total_tokens")
-    computed = (inputs if _is_number(inputs) else 0) + (outputs if _is_number(outputs) else 0)
+    inputs: Any = usage.get("input_tokens")
+    outputs: Any = usage.get("output_tokens")
+    total: Any = usage.get("total_tokens")
+    computed: Any = (inputs if _is_number(inputs) else 0) + (outputs if _is_number(outputs) else 0)
     if total is None or (_is_number(total) and total == 0):
         if inputs is not None or outputs is not None:
             usage["total_tokens"] = computed
