@@ -128,8 +128,45 @@ def _part_dict(part: Any) -> dict[str, Any]:
     to_dict = getattr(part, "to_dict", None)
     if to_dict is None or not hasattr(part, "PART"):
         raise TypeError(f"parts must be part objects or dicts, not {type(part).__name__}")
-    d: dict[str, Any] = to_dict()
+    d: dict[str, Any] = json_copy(to_dict())
+    _check_part(d)
     return d
+
+
+_STR = (str, type(None))
+# the types a part's fields may hold (both engines rely on them)
+_PART_TYPES: dict[str, dict[str, tuple[type, ...]]] = {
+    "text": {"text": (str,), "citations": (list, type(None)), "attributes": (dict, type(None))},
+    "reasoning": {"text": (str,), "summary": _STR, "redacted": (bool,)},
+    "tool_call": {
+        "id": _STR,
+        "type": _STR,
+        "name": _STR,
+        "arguments": (str, dict, type(None)),
+        "response_item_id": _STR,
+        "extra": (dict, type(None)),
+    },
+}
+
+
+def _check_part(d: dict[str, Any]) -> None:
+    kind = d["part"]
+    for key, types in _PART_TYPES.get(kind, {}).items():
+        value = d.get(key)
+        if not isinstance(value, types):
+            names = " or ".join("None" if t is type(None) else t.__name__ for t in types)
+            raise TypeError(
+                f"{kind} part field {key!r} must be {names}, not {type(value).__name__}"
+            )
+    for key in ("index", "provider_index"):
+        value = d.get(key)
+        if value is not None and (type(value) is not int):
+            raise TypeError(
+                f"{kind} part field {key!r} must be an int or None, not {type(value).__name__}"
+            )
+    payload = d.get("payload")
+    if payload is not None and not isinstance(payload, dict):
+        raise TypeError("payload must be an OpaquePayload")
 
 
 def _usage_dict(usage: Any) -> dict[str, Any] | None:
@@ -196,7 +233,10 @@ def _assistant_leaf(
     if content is not None and content != "":
         leaf["content"] = json_copy(content)
     if tool_calls:
-        built.extend(_tool_call_part(call) for call in tool_calls)
+        for call in tool_calls:
+            fragment = _tool_call_part(call)
+            _check_part(fragment)
+            built.append(fragment)
     if parts:
         built.extend(_part_dict(part) for part in parts)
     if built:
@@ -217,7 +257,35 @@ def _assistant_leaf(
     if anomalies:
         leaf["anomalies"] = [dict(a) for a in anomalies]
     _put(leaf, "choice_index", choice_index)
+    _check_leaf(leaf)
     return leaf
+
+
+_LEAF_TYPES: dict[str, tuple[type, ...]] = {
+    "role": _STR,
+    "name": _STR,
+    "finish_reason": _STR,
+    "response_id": _STR,
+    "response_model": _STR,
+    "refusal": _STR,
+    "status": _STR,
+    "prompt_token_ids": (list, type(None)),
+    "completion_token_ids": (list, type(None)),
+    "content_list": (bool,),
+}
+
+
+def _check_leaf(leaf: dict[str, Any]) -> None:
+    """The field types both engines rely on (a TypeError here, never an engine error)."""
+    for key, types in _LEAF_TYPES.items():
+        value = leaf.get(key)
+        if value is not None and not isinstance(value, types):
+            raise TypeError(
+                f"{key} must be {types[0].__name__} or None, not {type(value).__name__}"
+            )
+    index = leaf.get("choice_index")
+    if index is not None and type(index) is not int:
+        raise TypeError(f"choice_index must be an int or None, not {type(index).__name__}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -614,6 +682,7 @@ def _leaf_from_dict(d: Mapping[str, Any]) -> dict[str, Any]:
             _put(leaf, key, json_copy(value))
         else:
             raise ValueError(f"unknown field {key!r} for an assistant message")
+    _check_leaf(leaf)
     return leaf
 
 
