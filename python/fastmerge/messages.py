@@ -275,6 +275,15 @@ _LEAF_TYPES: dict[str, tuple[type, ...]] = {
 }
 
 
+def _base_leaf(role: Any, content: Any, name: Any) -> dict[str, Any]:
+    if not isinstance(content, (str, list)):
+        raise TypeError(f"content must be a str or a list, not {type(content).__name__}")
+    leaf: dict[str, Any] = {"role": role, "content": json_copy(content)}
+    _put(leaf, "name", name)
+    _check_leaf(leaf)
+    return leaf
+
+
 def _check_leaf(leaf: dict[str, Any]) -> None:
     """The field types both engines rely on (a TypeError here, never an engine error)."""
     for key, types in _LEAF_TYPES.items():
@@ -541,8 +550,7 @@ class BaseMessageChunk(_BaseFields, _Core):
         name: str | None = None,
         metadata: Mapping[str, Any] | None = None,
     ) -> None:
-        leaf: dict[str, Any] = {"role": role, "content": json_copy(content)}
-        _put(leaf, "name", name)
+        leaf = _base_leaf(role, content, name)
         if metadata:
             leaf["metadata"] = json_copy(dict(metadata))
         self._init("base", leaf)
@@ -650,9 +658,12 @@ class ToolMessageChunk(_ToolFields, BaseMessageChunk):
         name: str | None = None,
         metadata: Mapping[str, Any] | None = None,
     ) -> None:
-        leaf: dict[str, Any] = {"role": role, "content": json_copy(content)}
+        leaf = _base_leaf(role, content, name)
+        if not isinstance(tool_call_id, _STR):
+            raise TypeError(
+                f"tool_call_id must be a str or None, not {type(tool_call_id).__name__}"
+            )
         _put(leaf, "tool_call_id", tool_call_id)
-        _put(leaf, "name", name)
         if metadata:
             leaf["metadata"] = json_copy(dict(metadata))
         self._init("tool", leaf)
