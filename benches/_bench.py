@@ -19,6 +19,7 @@ result, computed once per session) before it is timed.
 from __future__ import annotations
 
 import functools
+import gc
 import json
 import os
 import random
@@ -224,3 +225,296 @@ MERGE_ALL_DATASETS = [
     )
     for n in SIZES
 ]
+
+
+# ---------------------------------------------------------------------------------------------
+# Message chunks (test_bench_chunks.py): ``acc = acc + chunk`` over streams of chunk objects
+
+#: The chunk classes compared: fastmerge's on the Rust core and on the twin, openJiuwen's
+#: ``AssistantMessageChunk`` and LangChain's ``AIMessageChunk`` (langchain-core).
+CHUNK_IMPLS = ("rust", "twin", "openjiuwen", "langchain")
+
+
+@dataclass(frozen=True)
+class Delta:
+    """One chunk of a stream, independent of the classes: a content delta, a reasoning delta,
+    one logprobs entry (OpenAI Chat ``logprobs.content[i]``) or one tool-call fragment (OpenAI
+    Chat ``delta.tool_calls[i]``)."""
+
+    content: str = ""
+    reasoning: str | None = None
+    logprob: dict[str, Any] | None = None
+    tool_call: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class Folded:
+    """What a fold is checked on: the joined text, reasoning, logprobs entries and tool calls
+    (id, name, arguments), each ``None`` where the stream has none."""
+
+    content: str | None = None
+    reasoning: str | None = None
+    logprobs: list[dict[str, Any]] | None = None
+    tool_calls: list[tuple[Any, Any, str]] | None = None
+
+
+@dataclass(frozen=True)
+class ChunkImpl:
+    """A chunk class under comparison: ``make`` builds one chunk from a :class:`Delta`,
+    ``read`` takes a fold's result apart into a :class:`Folded` (the fields ``like`` has)."""
+
+    name: str
+    make: Callable[[Delta], Any]
+    read: Callable[[Any, Folded], Folded]
+    module: Any = None  # fastmerge's messages module (sum / fold_chunks), else None
+
+
+def _fastmerge_chunk(cls: Any, delta: Delta) -> Any:
+    return cls(
+        content=delta.content,
+        reasoning_content=delta.reasoning,
+        logprobs=None if delta.logprob is None else {"content": [delta.logprob]},
+        tool_calls=None if delta.tool_call is None else [delta.tool_call],
+    )
+
+
+def _read_fastmerge(acc: Any, like: Folded) -> Folded:
+    # openJiuwen's chunk has the same field names; its reasoning is "" when none was streamed
+    return Folded(
+        content=None if like.content is None else acc.content,
+        reasoning=None if like.reasoning is None else acc.reasoning_content,
+        logprobs=None if like.logprobs is None else acc.logprobs["content"],
+        tool_calls=None
+        if like.tool_calls is None
+        else [(c.id, c.name, c.arguments) for c in acc.tool_calls],
+    )
+
+
+def _langchain_chunk(cls: Any, delta: Delta) -> Any:
+    kwargs: dict[str, Any] = {"content": delta.content}
+    if delta.reasoning is not None:  # where DeepSeek-style reasoning goes in LangChain
+        kwargs["additional_kwargs"] = {"reasoning_content": delta.reasoning}
+    if delta.logprob is not None:  # where langchain-openai puts a chunk's logprobs
+        kwargs["response_metadata"] = {"logprobs": {"content": [delta.logprob]}}
+    if delta.tool_call is not None:
+        call = delta.tool_call
+        function = call.get("function", {})
+        kwargs["tool_call_chunks"] = [
+            {
+                "name": function.get("name"),
+                "args": function.get("arguments"),
+                "id": call.get("id"),
+                "index": call["index"],
+            }
+        ]
+    return cls(**kwargs)
+
+
+def _read_langchain(acc: Any, like: Folded) -> Folded:
+    return Folded(
+        content=None if like.content is None else acc.content,
+        reasoning=None if like.reasoning is None else acc.additional_kwargs["reasoning_content"],
+        logprobs=None if like.logprobs is None else acc.response_metadata["logprobs"]["content"],
+        tool_calls=None
+        if like.tool_calls is None
+        else [(c["id"], c["name"], c["args"]) for c in acc.tool_call_chunks],
+    )
+
+
+@functools.cache
+def _load_messages(name: str) -> ModuleType | str:
+    """fastmerge's messages module on backend ``name``, or why it cannot be benchmarked."""
+    if name == "rust":
+        module = _load_rust()
+        if isinstance(module, str):
+            return module
+        if not hasattr(module, "ChunkCore"):
+            return "the Rust extension lacks ChunkCore, the chunk classes' core (stale build?)"
+    try:
+        return _backend.messages(name)
+    except Exception as exc:  # a broken build: the reason, not a traceback per test
+        return f"fastmerge.messages does not load on the {name} backend: {exc!r}"
+
+
+def load_chunk_impl(name: str) -> ChunkImpl:
+    """The chunk class ``name``; skips (or fails, for a required backend) if unavailable."""
+    if name in ("rust", "twin"):
+        backend = "rust" if name == "rust" else "python"
+        module = _load_messages(backend)
+        if isinstance(module, str):
+            if backend == "rust" and REQUESTED == "rust":
+                pytest.fail(f"FASTMERGE_BACKEND=rust but {module}")
+            pytest.skip(module)
+        cls = module.AssistantMessageChunk
+        return ChunkImpl(name, functools.partial(_fastmerge_chunk, cls), _read_fastmerge, module)
+    if name == "openjiuwen":
+        oj = load_openjiuwen()
+        if oj is None:
+            pytest.skip("openjiuwen is not installed (pip install --no-deps openjiuwen)")
+        cls = oj.AssistantMessageChunk
+        return ChunkImpl(name, functools.partial(_fastmerge_chunk, cls), _read_fastmerge)
+    if name == "langchain":
+        try:
+            from langchain_core.messages import AIMessageChunk
+        except ImportError:
+            pytest.skip("langchain-core is not installed (the test extra: pip install -e .[test])")
+        return ChunkImpl(name, functools.partial(_langchain_chunk, AIMessageChunk), _read_langchain)
+    raise ValueError(name)
+
+
+@dataclass
+class ChunkStream:
+    """A stream of ``size`` chunks, built once as :class:`Delta` s and, per implementation,
+    once as chunk objects (outside the timed fold), with the fold's expected result."""
+
+    id: str
+    shape: str  # the stream, whatever its size: "text", "text40", "logprobs", ...
+    title: str
+    size: int
+    build: Callable[[int], tuple[list[Delta], Folded]]
+    _built: tuple[list[Delta], Folded] | None = field(default=None, repr=False)
+
+    @property
+    def deltas(self) -> list[Delta]:
+        if self._built is None:
+            self._built = self.build(self.size)
+        return self._built[0]
+
+    def expected(self, impl: str) -> Folded:
+        """The right fold; for openJiuwen's interleaved tool calls, the fold it is known to
+        make (see :func:`_openjiuwen_tool_calls`)."""
+        self.deltas  # noqa: B018 (builds)
+        assert self._built is not None
+        folded = self._built[1]
+        if impl == "openjiuwen" and folded.tool_calls is not None:
+            return Folded(tool_calls=_openjiuwen_tool_calls(self.deltas))
+        return folded
+
+    def chunks(self, impl: ChunkImpl) -> list[Any]:
+        """The stream as ``impl``'s chunk objects, built once and reused until another
+        stream or implementation asks: one list is alive at a time, so the objects of other
+        benchmarks do not slow this one's garbage collections."""
+        key = (self.id, impl.name)
+        if _CHUNKS.get("key") != key:
+            _CHUNKS.clear()
+            gc.collect()
+            _CHUNKS["chunks"] = [impl.make(delta) for delta in self.deltas]
+            _CHUNKS["key"] = key
+        chunks: list[Any] = _CHUNKS["chunks"]
+        return chunks
+
+
+_CHUNKS: dict[str, Any] = {}
+
+
+def _token(rng: random.Random) -> str:
+    return _text(rng, 4)
+
+
+def _text_stream(width: int, n: int) -> tuple[list[Delta], Folded]:
+    rng = random.Random(SEED)
+    deltas = [Delta(content=_text(rng, width)) for _ in range(n)]
+    return deltas, Folded(content="".join(d.content for d in deltas))
+
+
+def _logprobs_stream(n: int) -> tuple[list[Delta], Folded]:
+    rng = random.Random(SEED)
+    deltas = []
+    for _ in range(n):
+        token = _token(rng)
+        entry = {
+            "token": token,
+            "logprob": round(-5 * rng.random(), 6),
+            "bytes": list(token.encode()),
+            "top_logprobs": [],
+        }
+        deltas.append(Delta(content=token, logprob=entry))
+    return deltas, Folded(
+        content="".join(d.content for d in deltas),
+        logprobs=[d.logprob for d in deltas if d.logprob is not None],
+    )
+
+
+def _reasoning_then_text_stream(n: int) -> tuple[list[Delta], Folded]:
+    rng = random.Random(SEED)
+    half = n // 2
+    deltas = [Delta(reasoning=_token(rng)) for _ in range(half)]
+    deltas += [Delta(content=_token(rng)) for _ in range(n - half)]
+    return deltas, Folded(
+        content="".join(d.content for d in deltas[half:]),
+        reasoning="".join(d.reasoning or "" for d in deltas[:half]),
+    )
+
+
+#: The parallel calls of the tool_calls stream: (id, name).
+TOOL_CALLS = (("call_0", "get_weather"), ("call_1", "search_docs"), ("call_2", "run_sql"))
+
+
+def _tool_calls_stream(n: int) -> tuple[list[Delta], Folded]:
+    """OpenAI Chat's parallel tool calls: each call's first fragment (index, id, type, name,
+    empty arguments), then argument fragments (index and arguments only) round-robin over
+    the calls, each call's arguments a JSON object streamed in token-sized pieces."""
+    rng = random.Random(SEED)
+    calls = len(TOOL_CALLS)
+    deltas = [
+        Delta(
+            tool_call={
+                "index": i,
+                "id": call_id,
+                "type": "function",
+                "function": {"name": name, "arguments": ""},
+            }
+        )
+        for i, (call_id, name) in enumerate(TOOL_CALLS)
+    ]
+    counts = [len(range(i, n - calls, calls)) for i in range(calls)]
+    fragments: list[list[str]] = []
+    for count in counts:
+        middle = [_token(rng) for _ in range(max(count - 2, 0))]
+        fragments.append(['{"q": "', *middle, '"}'] if count >= 2 else ["{}"] * count)
+    for j in range(n - calls):
+        i = j % calls
+        deltas.append(
+            Delta(tool_call={"index": i, "function": {"arguments": fragments[i][j // calls]}})
+        )
+    expected = [
+        (call_id, name, "".join(fragments[i])) for i, (call_id, name) in enumerate(TOOL_CALLS)
+    ]
+    return deltas, Folded(tool_calls=expected)
+
+
+def _openjiuwen_tool_calls(deltas: list[Delta]) -> list[tuple[Any, Any, str]]:
+    """openJiuwen's fold of the tool_calls stream: it merges a fragment into the *last* call
+    whenever either has no id (it ignores ``index``), so every argument fragment lands on
+    the last call, in stream order, and the other calls keep empty arguments."""
+    arguments = "".join(
+        d.tool_call["function"]["arguments"] for d in deltas[len(TOOL_CALLS) :] if d.tool_call
+    )
+    calls = [(call_id, name, "") for call_id, name in TOOL_CALLS]
+    calls[-1] = (*calls[-1][:2], arguments)
+    return calls
+
+
+CHUNK_STREAMS = [
+    ChunkStream(f"{shape}x{n}", shape, f"chunks: {n} {label}", n, builder)
+    for shape, label, builder in (
+        ("text", "token deltas (4 chars)", functools.partial(_text_stream, 4)),
+        ("text40", "text deltas of 40 chars", functools.partial(_text_stream, 40)),
+        ("logprobs", "token deltas with logprobs", _logprobs_stream),
+        ("reasoning_then_text", "reasoning then text deltas", _reasoning_then_text_stream),
+        ("tool_calls", "fragments of 3 parallel tool calls", _tool_calls_stream),
+    )
+    for n in SIZES
+]
+#: LangChain's fold of 20,000 tool-call fragments takes minutes (its tool-call chunks are
+#: parsed as partial JSON after every ``+``): it runs at this size instead, next to the others.
+LANGCHAIN_TOOL_CALLS_SIZE = 5_000
+CHUNK_STREAMS.append(
+    ChunkStream(
+        f"tool_callsx{LANGCHAIN_TOOL_CALLS_SIZE}",
+        "tool_calls",
+        f"chunks: {LANGCHAIN_TOOL_CALLS_SIZE} fragments of 3 parallel tool calls",
+        LANGCHAIN_TOOL_CALLS_SIZE,
+        _tool_calls_stream,
+    )
+)
