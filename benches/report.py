@@ -6,7 +6,11 @@
 JSON defaults to ``.benchmarks/latest.json``. ``make bench`` builds the extension in release
 mode and runs ``report.py --run`` with ``FASTMERGE_BACKEND=rust``.
 
-All times are the median of the rounds (openJiuwen's reduce of 20,000 deltas runs one round).
+Two sections: the generic merge (test_bench_merge.py) and the message chunks
+(test_bench_chunks.py: a table per stream, the linearity of each implementation, ``sum`` and
+``fold_chunks``, and the issue's speed targets, reported rather than asserted). All times are
+the median of the rounds (openJiuwen's reduce of 20,000 deltas and openJiuwen's and LangChain's
+folds of more than 1,000 chunks run one round).
 A ratio ``a/b`` above 1 means ``b`` is that many times faster. The ratios come from one run, so
 they compare the implementations on the same machine at the same moment.
 """
@@ -19,7 +23,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_JSON = ROOT / ".benchmarks" / "latest.json"
@@ -67,11 +71,11 @@ def ratio(a: float | None, b: float | None) -> str:
 
 
 def medians(benchmarks: list[dict[str, Any]]) -> dict[tuple[str, str, int], dict[str, float]]:
-    """(kind, shape, size) -> impl -> median seconds."""
+    """(kind, shape, size) -> impl -> median seconds, for the generic merge."""
     table: dict[tuple[str, str, int], dict[str, float]] = {}
     for bench in benchmarks:
         info = bench.get("extra_info") or {}
-        if not {"kind", "shape", "size", "impl"} <= info.keys():
+        if not {"kind", "shape", "size", "impl"} <= info.keys() or info["kind"] == "chunks":
             continue
         key = (info["kind"], info["shape"], int(info["size"]))
         table.setdefault(key, {})[info["impl"]] = bench["stats"]["median"]
@@ -82,24 +86,29 @@ def groups(benchmarks: list[dict[str, Any]]) -> dict[tuple[str, str, int], str]:
     titles: dict[tuple[str, str, int], str] = {}
     for bench in benchmarks:
         info = bench.get("extra_info") or {}
-        if {"kind", "shape", "size"} <= info.keys():
+        if {"kind", "shape", "size"} <= info.keys() and info["kind"] != "chunks":
             titles[(info["kind"], info["shape"], int(info["size"]))] = bench["group"]
     return titles
 
 
-def report(data: dict[str, Any], benchmarks: list[dict[str, Any]]) -> str:
-    times = medians(benchmarks)
-    titles = groups(benchmarks)
-    lines: list[str] = []
+def run_line(data: dict[str, Any]) -> str:
     machine = data.get("machine_info", {})
     commit = data.get("commit_info", {})
     cpu = machine.get("cpu", {}).get("brand_raw") or machine.get("processor") or "?"
-    lines.append(
+    return (
         f"Run {data.get('datetime', '?')} · commit {str(commit.get('id', '?'))[:12]}"
         f"{' (dirty)' if commit.get('dirty') else ''} · Python {machine.get('python_version', '?')}"
         f" · {cpu} · median of the rounds"
     )
-    lines.append("")
+
+
+def report(data: dict[str, Any], benchmarks: list[dict[str, Any]]) -> str:
+    """The generic merge: one row per data set, then the scaling of merge_all."""
+    times = medians(benchmarks)
+    titles = groups(benchmarks)
+    lines: list[str] = []
+    if not times:
+        return ""
     lines.append(
         "| benchmark | rust | twin | openJiuwen | openJiuwen / rust | openJiuwen / twin "
         "| twin / rust |"
@@ -131,6 +140,154 @@ def report(data: dict[str, Any], benchmarks: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+# ---------------------------------------------------------------------------------------------
+# Message chunks (test_bench_chunks.py)
+
+#: The chunk streams in report order, with what one chunk holds.
+STREAMS = {
+    "text": "token-sized text deltas (4 chars)",
+    "text40": "text deltas of 40 chars",
+    "logprobs": "token deltas, each with a logprobs entry",
+    "reasoning_then_text": "reasoning deltas, then text deltas (4 chars)",
+    "tool_calls": "fragments of 3 parallel tool calls, round-robin (4-char arguments)",
+}
+CHUNK_IMPLS = ("rust", "twin", "openjiuwen", "langchain")
+CHUNK_LABELS = {
+    "rust": "rust",
+    "twin": "twin",
+    "openjiuwen": "openJiuwen",
+    "langchain": "LangChain",
+}
+
+ChunkKey = tuple[str, int, str, str]  # shape, size, impl, fold ("loop", "sum", "fold_chunks")
+
+
+def chunk_medians(benchmarks: list[dict[str, Any]]) -> dict[ChunkKey, float]:
+    """(shape, size, impl, fold) -> median seconds of the chunk benchmarks."""
+    table: dict[ChunkKey, float] = {}
+    for bench in benchmarks:
+        info = bench.get("extra_info") or {}
+        if info.get("kind") != "chunks":
+            continue
+        key = (info["shape"], int(info["size"]), info["impl"], info.get("fold", "loop"))
+        table[key] = bench["stats"]["median"]
+    return table
+
+
+def per_fold(value: float | None, size: int) -> str:
+    """``time (time per +)``: a fold of ``size`` chunks makes ``size - 1`` additions."""
+    if value is None:
+        return "—"
+    return f"{seconds(value)} ({seconds(value / max(size - 1, 1))}/+)"
+
+
+def chunk_report(benchmarks: list[dict[str, Any]]) -> str:
+    """One table per stream (time per fold and per ``+``, the ratios), the linearity of each
+    implementation, ``sum`` / ``fold_chunks``, and the issue's targets."""
+    times = chunk_medians(benchmarks)
+    if not times:
+        return ""
+
+    def t(shape: str, size: int, impl: str, fold: str = "loop") -> float | None:
+        return times.get((shape, size, impl, fold))
+
+    shapes = [s for s in STREAMS if any(k[0] == s for k in times)]
+    shapes += sorted({k[0] for k in times} - set(shapes))
+    sizes = sorted({k[1] for k in times})
+    lines = [
+        "Folding a stream of chunk objects with `acc = acc + chunk` in a Python loop, then reading"
+        " the checked fields once (the chunks are built before timing). Cells: time per fold"
+        " (time per `+`). openJiuwen and LangChain above 1,000 chunks: one round.",
+    ]
+    header = (
+        "| chunks | rust | twin | openJiuwen | LangChain | openJiuwen / rust "
+        "| openJiuwen / twin | LangChain / rust | twin / rust |"
+    )
+    for shape in shapes:
+        lines += ["", f"**{shape}**: {STREAMS.get(shape, shape)}", "", header]
+        lines.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for size in sizes:
+            rust, twin, oj, lc = (t(shape, size, impl) for impl in CHUNK_IMPLS)
+            if rust is None and twin is None and oj is None and lc is None:
+                continue
+            cells = " | ".join(per_fold(v, size) for v in (rust, twin, oj, lc))
+            lines.append(
+                f"| {size:,} | {cells} | {ratio(oj, rust)} | {ratio(oj, twin)} "
+                f"| {ratio(lc, rust)} | {ratio(twin, rust)} |"
+            )
+    if len(sizes) >= 2:
+        small, large = min(sizes), max(sizes)
+        lines += [
+            "",
+            f"Linearity: time({large:,}) / time({small:,}) of the same-sized chunks; "
+            f"linear ≈ {large // small}, quadratic ≈ {(large // small) ** 2}.",
+            "",
+            "| stream | rust | twin | openJiuwen | LangChain |",
+            "|---|---:|---:|---:|---:|",
+        ]
+        for shape in shapes:
+            cells = " | ".join(
+                ratio(t(shape, large, impl), t(shape, small, impl)) for impl in CHUNK_IMPLS
+            )
+            lines.append(f"| {shape} | {cells} |")
+    folds = sorted({(k[0], k[1]) for k in times if k[3] != "loop"})
+    if folds:
+        lines += [
+            "",
+            "The Rust backend's fold of the same chunks three ways:",
+            "",
+            "| chunks | `+` in a loop | `sum(chunks)` | `fold_chunks(chunks)` |",
+            "|---|---:|---:|---:|",
+        ]
+        for shape, size in folds:
+            cells = " | ".join(
+                per_fold(t(shape, size, "rust", fold), size)
+                for fold in ("loop", "sum", "fold_chunks")
+            )
+            lines.append(f"| {shape} × {size:,} | {cells} |")
+    lines += ["", *chunk_targets(t, shapes, sizes)]
+    return "\n".join(lines)
+
+
+def chunk_targets(t: Callable[..., float | None], shapes: list[str], sizes: list[int]) -> list[str]:
+    """The issue's targets for the chunk classes, against this run (a report, not a test)."""
+    small, large = (min(sizes), max(sizes)) if sizes else (1_000, 20_000)
+    rows: list[tuple[str, float | None, float, bool]] = []  # what, measured, target, at most
+
+    def speedup(impl: str, shape: str, size: int, target: float) -> None:
+        fast, slow = t(shape, size, impl), t(shape, size, "openjiuwen")
+        measured = None if fast is None or slow is None or fast == 0 else slow / fast
+        what = f"{CHUNK_LABELS[impl]} vs openJiuwen, {shape} × {size:,}: openJiuwen / {impl}"
+        rows.append((what, measured, target, False))
+
+    speedup("rust", "text", 1_000, 20)
+    speedup("rust", "text40", 20_000, 300)
+    speedup("twin", "text", 1_000, 3)
+    speedup("twin", "text40", 20_000, 30)
+    for impl in ("rust", "twin"):
+        worst: tuple[float, str] | None = None
+        for shape in shapes:
+            a, b = t(shape, small, impl), t(shape, large, impl)
+            if a and b is not None and (worst is None or b / a > worst[0]):
+                worst = (b / a, shape)
+        what = f"{CHUNK_LABELS[impl]} linearity, time({large:,}) / time({small:,}), worst stream"
+        if worst is not None:
+            what += f" ({worst[1]})"
+        rows.append((what, None if worst is None else worst[0], 25, True))
+    lines = ["Targets of the issue (reported, not asserted):", "", "| target | measured | |"]
+    lines.append("|---|---:|---|")
+    for what, measured, target, at_most in rows:
+        goal = f"≤ {target:g}" if at_most else f"≥ {target:g}×"
+        if measured is None:
+            verdict, shown = "not measured", "—"
+        else:
+            met = measured <= target if at_most else measured >= target
+            verdict = "met" if met else "**missed**"
+            shown = f"{measured:.3g}" if at_most else ratio(measured, 1.0)
+        lines.append(f"| {what} {goal} | {shown} | {verdict} |")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("json", nargs="?", type=Path, default=DEFAULT_JSON)
@@ -144,7 +301,11 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(f"# fastmerge benchmark ratios ({os.path.relpath(args.json, ROOT)})")
     print()
-    print(report(data, benchmarks))
+    print(run_line(data))
+    for section in (report(data, benchmarks), chunk_report(benchmarks)):
+        if section:
+            print()
+            print(section)
     return 0
 
 
