@@ -407,6 +407,14 @@ class ChunkStream:
 _CHUNKS: dict[str, Any] = {}
 
 
+def drop_chunk_streams() -> None:
+    """Forget the chunk objects and deltas built so far (they are rebuilt on demand)."""
+    _CHUNKS.clear()
+    for stream in CHUNK_STREAMS:
+        stream._built = None
+    gc.collect()
+
+
 def _token(rng: random.Random) -> str:
     return _text(rng, 4)
 

@@ -17,7 +17,7 @@ fold of 20,000 tool-call fragments takes minutes: it runs at 5,000 instead
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 import pytest
 from _bench import (
@@ -28,6 +28,7 @@ from _bench import (
     ChunkImpl,
     ChunkStream,
     Folded,
+    drop_chunk_streams,
     load_chunk_impl,
 )
 
@@ -35,6 +36,13 @@ from _bench import (
 TEXT_STREAMS = [s for s in CHUNK_STREAMS if s.shape == "text"]
 #: Implementations whose folds of more than SIZES[0] chunks run one round (and not in smoke).
 SLOW = ("openjiuwen", "langchain")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _free_streams() -> Iterator[None]:
+    """Drop the streams after this module, so the other benchmarks run on a small heap."""
+    yield
+    drop_chunk_streams()
 
 
 @pytest.fixture(params=CHUNK_IMPLS)
@@ -66,10 +74,6 @@ def _label(benchmark: Any, impl: str, stream: ChunkStream, how: str) -> None:
 
 def _skip_if_too_slow(benchmark: Any, impl: str, stream: ChunkStream) -> bool:
     """Whether this fold runs one round; skips what a smoke run or the sizes leave out."""
-    if stream.size == LANGCHAIN_TOOL_CALLS_SIZE and impl not in ("rust", "twin", "langchain"):
-        pytest.skip(
-            f"{stream.size} tool-call fragments are LangChain's size, compared to fastmerge"
-        )
     if (
         impl == "langchain"
         and stream.shape == "tool_calls"
