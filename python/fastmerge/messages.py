@@ -98,19 +98,22 @@ def _tool_call_part(call: Any) -> dict[str, Any]:
             f"a tool call must be a ToolCall, a ToolCallPart or a dict, not {type(call).__name__}"
         )
     kind = call.get("type")
-    nested = call.get("function")
-    if not isinstance(nested, Mapping) and isinstance(kind, str):
-        custom = call.get(kind)
-        nested = custom if isinstance(custom, Mapping) and kind != "function" else nested
+    # the call's body: OpenAI's nested "function", or the object named by its type ("custom"
+    # [E38]); a continuation fragment has no type, so "custom" is looked up by name too
+    body_key = "function"
+    body = call.get(body_key)
+    if not isinstance(body, Mapping):
+        body_key = kind if isinstance(kind, str) and kind != "function" else "custom"
+        body = call.get(body_key)
     known = {"id", "type", "index", "response_item_id", "function", "name", "arguments"}
     part: dict[str, Any] = {"part": "tool_call", "id": call.get("id"), "type": kind}
-    if isinstance(nested, Mapping):
-        known.add(str(kind))
-        part["name"] = nested.get("name")
-        part["arguments"] = nested.get("arguments", nested.get("input"))
-        inner = {k: v for k, v in nested.items() if k not in ("name", "arguments", "input")}
+    if isinstance(body, Mapping):
+        known.add(body_key)
+        part["name"] = body.get("name")
+        part["arguments"] = body.get("arguments", body.get("input"))
+        inner = {k: v for k, v in body.items() if k not in ("name", "arguments", "input")}
         if inner:
-            part["extra"] = {str(kind or "function"): inner}
+            part["extra"] = {body_key: inner}
     else:
         part["name"] = call.get("name")
         part["arguments"] = call.get("arguments")
@@ -400,7 +403,7 @@ class _AssistantFields(_Fields):
     @property
     def parts(self) -> tuple[Part, ...]:
         """The ordered parts (spec §2)."""
-        return tuple(part_from_dict(p) for p in self._view()["parts"])
+        return tuple(part_from_dict(json_copy(p)) for p in self._view()["parts"])
 
     @property
     def content(self) -> Any:
@@ -449,7 +452,7 @@ class _AssistantFields(_Fields):
     @property
     def usage_metadata(self) -> UsageMetadata | None:
         usage = self._view()["usage"]
-        return None if usage is None else UsageMetadata(**usage)
+        return None if usage is None else UsageMetadata(**json_copy(usage))
 
     @property
     def finish_reason(self) -> str:

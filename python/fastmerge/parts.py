@@ -367,9 +367,16 @@ class UsageMetadata:
 
     __hash__ = None  # type: ignore[assignment]
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_usage_from_dict, (self.to_dict(),))
+
     def __repr__(self) -> str:
         inner = ", ".join(f"{k}={v!r}" for k, v in self._values.items())
         return f"UsageMetadata({inner})"
+
+
+def _usage_from_dict(d: dict[str, Any]) -> UsageMetadata:
+    return UsageMetadata(**d)
 
 
 def json_copy(value: Any) -> Any:

@@ -408,7 +408,12 @@ def _fold_part(state: _State, part: dict[str, Any]) -> None:
     if kind == "tool_call":
         _resolve_call(state, part)
         return
-    if len(part) == 2 and (kind == "text" or kind == "reasoning") and state.parts:
+    if (
+        len(part) == 2
+        and "text" in part  # another field (attributes, citations) takes the full path
+        and (kind == "text" or kind == "reasoning")
+        and state.parts
+    ):
         # the common case, a bare delta ({"part", "text"}): continue the last part
         tail = state.parts[-1]
         if tail.kind == kind and tail.index is None:
@@ -677,7 +682,8 @@ def _materialize(state: _State, finish: bool) -> dict[str, Any]:
             call = part.call
             assert call is not None
             call_id = call.id
-            if call_id is None and finish:
+            # a fragment that never met a name stays an orphan, never a ghost call [E33]
+            if call_id is None and finish and call.name is not None:
                 call_id = f"call_fm_{synthetic}"
                 synthetic += 1
                 detail = f"tool call {call.name!r} had no id; generated {call_id!r}"
@@ -822,11 +828,11 @@ class ChunkCore:
 
     def __add__(self, other: Any) -> Any:
         # the hot path of ``acc = acc + chunk``: the newest view plus a leaf of its family
-        acc = self._acc
+        acc = getattr(self, "_acc", None)  # None too when not initialised: _add raises
         if (
             acc is not None
             and type(other) is type(self)
-            and other._acc is None
+            and getattr(other, "_acc", acc) is None
             and getattr(other, "_family", None) == acc.family
         ):
             with acc.lock:
@@ -866,7 +872,8 @@ class ChunkCore:
 
     def _data(self, finish: bool = False) -> dict[str, Any]:
         """The chunk's fields as plain data (cached); ``finish`` applies end-of-stream rules."""
-        cached = self._finished if finish else self._cache
+        # getattr: an uninitialised chunk has no slots set and raises below
+        cached: dict[str, Any] | None = getattr(self, "_finished" if finish else "_cache", None)
         if cached is not None:
             return cached
         family = getattr(self, "_family", None)
