@@ -501,11 +501,6 @@ def test_mutating_returned_values_does_not_change_the_chunk() -> None:
         assert sample.to_dict() == before, type(sample).__name__
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="_AssistantFields.parts / usage_metadata build objects on the cached view's "
-    "containers (no json_copy), so mutating them changes the chunk",
-)
 def test_mutating_returned_parts_and_usage_does_not_change_the_chunk() -> None:
     m = _full_chunk()
     before = copy.deepcopy(m.to_dict())
@@ -581,11 +576,6 @@ def test_pickling() -> None:
     assert (anomaly.code, anomaly.detail) == ("synthetic_id", "d")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="UsageMetadata has __slots__ and a raising __setattr__ but no __reduce__, so "
-    "unpickling's slot restore raises AttributeError",
-)
 def test_pickling_usage_metadata() -> None:
     usage = fastmerge.UsageMetadata(input_tokens=1, prompt_tokens_details={"a": 1})
     assert pickle.loads(pickle.dumps(usage)) == usage

@@ -209,10 +209,6 @@ def test_e33_vacuous_fragments_are_ignored() -> None:
     assert sum(ghost).tool_calls is None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="to_message() gives the nameless orphan a synthetic id, so it shows as a ghost call",
-)
 def test_e33_orphan_arguments_never_become_a_ghost_call_in_the_message() -> None:
     ghost = calls_chunks([{"function": {}}], [{"function": {"arguments": "{}"}}])
     calls = sum(ghost).to_message().tool_calls or []
@@ -260,11 +256,6 @@ def test_e37_complete_call_without_id_gets_a_synthetic_id() -> None:
     _strict_raises(chunks, "synthetic_id", finish=True)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="messages._tool_call_part reads the `custom` object only when the fragment has "
-    "`type`; the continuation's input goes to `extra` instead of the arguments",
-)
 def test_e38_non_function_type_merges() -> None:
     chunks = calls_chunks(
         [{"index": 0, "id": "c1", "type": "custom", "custom": {"name": "f", "input": "a"}}],
