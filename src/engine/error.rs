@@ -22,6 +22,11 @@ pub enum EngineError<O> {
         left_kind: String,
         right_kind: String,
     },
+    /// `strict=True` in a chunk merge: a provider quirk that is otherwise recorded as an
+    /// anomaly (spec §8); `detail` is a host string.
+    Anomaly { code: &'static str, detail: O },
+    /// A value nested deeper than a chunk merge copies (Python's `RecursionError`).
+    Recursion,
     /// A function argument of the wrong type (Python `TypeError`).
     WrongType {
         name: &'static str,

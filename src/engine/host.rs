@@ -82,7 +82,30 @@ pub trait Host {
     /// `type(a) is type(b)`.
     fn same_type(&self, a: &Self::Obj, b: &Self::Obj) -> bool;
 
-    /// `"".join(pieces)`, the pieces being exact `str`.
+    /// `repr(obj)`, as a host string.
+    fn repr(&self, obj: &Self::Obj) -> Result<Self::Obj, Self::Err>;
+    /// `format(obj, "")` (what an f-string's `{obj}` gives), as a host string.
+    fn format(&self, obj: &Self::Obj) -> Result<Self::Obj, Self::Err>;
+    /// `True` / `False`.
+    fn bool_obj(&self, value: bool) -> Self::Obj;
+    /// An exact `int`.
+    fn int_obj(&self, value: i64) -> Self::Obj;
+    /// The same error again (an error a chunk leaf raises each time it is folded).
+    fn clone_err(&self, err: &Self::Err) -> Self::Err;
+    /// `list(obj)`: the items `for item in obj` yields.
+    fn iterate(&self, obj: &Self::Obj) -> Result<Vec<Self::Obj>, Self::Err>;
+    /// `getattr(obj, name)(*args)`.
+    fn call_method(
+        &self,
+        obj: &Self::Obj,
+        name: &str,
+        args: Vec<Self::Obj>,
+    ) -> Result<Self::Obj, Self::Err>;
+    /// `obj[key]` for a `str` key.
+    fn get_item_str(&self, obj: &Self::Obj, key: &str) -> Result<Self::Obj, Self::Err>;
+
+    /// `"".join(pieces)`: exact `str` pieces (generic merge), or any objects (chunk merge: a
+    /// piece that is not a `str` raises join's `TypeError`).
     fn join(&self, pieces: &[Self::Obj]) -> Result<Self::Obj, Self::Err>;
     /// The elements of a list (any `list`).
     fn list_items(&self, list: &Self::Obj) -> Result<Vec<Self::Obj>, Self::Err>;

@@ -178,11 +178,59 @@ impl Host for NativeHost {
     fn same_type(&self, a: &Value, b: &Value) -> bool {
         std::mem::discriminant(a) == std::mem::discriminant(b)
     }
+    fn repr(&self, obj: &Value) -> Result<Value, NativeError> {
+        Ok(Value::Str(py_repr(obj)))
+    }
+    fn format(&self, obj: &Value) -> Result<Value, NativeError> {
+        Ok(match obj {
+            Value::Str(_) => obj.clone(),
+            other => Value::Str(py_repr(other)),
+        })
+    }
+    fn bool_obj(&self, value: bool) -> Value {
+        Value::Bool(value)
+    }
+    fn int_obj(&self, value: i64) -> Value {
+        Value::Int(value)
+    }
+    fn clone_err(&self, err: &NativeError) -> NativeError {
+        err.clone()
+    }
+    fn iterate(&self, obj: &Value) -> Result<Vec<Value>, NativeError> {
+        match obj {
+            Value::List(items) => Ok(items.as_ref().clone()),
+            Value::Dict(map) => Ok(map.keys().map(|k| Value::Str(k.clone())).collect()),
+            Value::Str(s) => Ok(s.chars().map(|c| Value::Str(c.to_string())).collect()),
+            _ => Err(NativeError::Unsupported("iteration over a scalar")),
+        }
+    }
+    fn call_method(
+        &self,
+        obj: &Value,
+        name: &str,
+        _args: Vec<Value>,
+    ) -> Result<Value, NativeError> {
+        match (obj, name) {
+            (Value::Dict(_), "items") => Ok(obj.clone()),
+            _ => Err(NativeError::Unsupported("a method call")),
+        }
+    }
+    fn get_item_str(&self, obj: &Value, key: &str) -> Result<Value, NativeError> {
+        dict(obj)?
+            .get(key)
+            .cloned()
+            .ok_or(NativeError::Unsupported("a missing key"))
+    }
     fn join(&self, pieces: &[Value]) -> Result<Value, NativeError> {
         let mut out = String::new();
         for piece in pieces {
-            if let Value::Str(s) = piece {
-                out.push_str(s);
+            match piece {
+                Value::Str(s) => out.push_str(s),
+                _ => {
+                    return Err(NativeError::Unsupported(
+                        "join of a piece that is not a str",
+                    ))
+                }
             }
         }
         Ok(Value::Str(out))
@@ -257,5 +305,58 @@ impl Host for NativeHost {
     }
     fn construct_like(&self, _like: &Value, _f: Vec<(Value, Value)>) -> Result<Value, NativeError> {
         Err(NativeError::Unsupported("models"))
+    }
+}
+
+/// Python's `repr()` of a JSON value (floats as Rust writes them, which agrees with Python for
+/// the values tests use).
+pub fn py_repr(value: &Value) -> String {
+    match value {
+        Value::Null => "None".to_owned(),
+        Value::Bool(true) => "True".to_owned(),
+        Value::Bool(false) => "False".to_owned(),
+        Value::Int(i) => i.to_string(),
+        Value::Float(f) if f.is_nan() => "nan".to_owned(),
+        Value::Float(f) if f.is_infinite() => (if *f > 0.0 { "inf" } else { "-inf" }).to_owned(),
+        Value::Float(f) if f.fract() == 0.0 && f.abs() < 1e16 => format!("{f:.1}"),
+        Value::Float(f) => f.to_string(),
+        Value::Str(s) => {
+            let quote = if s.contains('\'') && !s.contains('"') {
+                '"'
+            } else {
+                '\''
+            };
+            let mut out = String::with_capacity(s.len() + 2);
+            out.push(quote);
+            for c in s.chars() {
+                match c {
+                    '\\' => out.push_str("\\\\"),
+                    '\n' => out.push_str("\\n"),
+                    '\r' => out.push_str("\\r"),
+                    '\t' => out.push_str("\\t"),
+                    c if c == quote => {
+                        out.push('\\');
+                        out.push(c);
+                    }
+                    c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                        out.push_str(&format!("\\x{:02x}", c as u32));
+                    }
+                    c => out.push(c),
+                }
+            }
+            out.push(quote);
+            out
+        }
+        Value::List(items) => {
+            let inner: Vec<String> = items.iter().map(py_repr).collect();
+            format!("[{}]", inner.join(", "))
+        }
+        Value::Dict(map) => {
+            let inner: Vec<String> = map
+                .iter()
+                .map(|(k, v)| format!("{}: {}", py_repr(&Value::Str(k.clone())), py_repr(v)))
+                .collect();
+            format!("{{{}}}", inner.join(", "))
+        }
     }
 }

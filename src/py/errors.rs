@@ -43,6 +43,12 @@ pub fn engine_error<'py>(py: Python<'py>, err: EngineError<Bound<'py, PyAny>>) -
             expected,
             value,
         } => build(py, "wrong_type", (name, expected, value).into_pyobject(py)),
+        EngineError::Anomaly { code, detail } => {
+            build(py, "anomaly", (code, detail).into_pyobject(py))
+        }
+        EngineError::Recursion => {
+            pyo3::exceptions::PyRecursionError::new_err("maximum recursion depth exceeded")
+        }
     }
 }
 
@@ -68,4 +74,27 @@ pub fn wrong_type<'py>(
     value: &Bound<'py, PyAny>,
 ) -> PyErr {
     build(py, "wrong_type", (name, expected, value).into_pyobject(py))
+}
+
+/// `TypeError("Cannot add <name> to <type(other)>")` for `chunk + other`.
+pub fn cannot_add<'py>(
+    py: Python<'py>,
+    name: &Bound<'py, PyAny>,
+    other: &Bound<'py, PyAny>,
+) -> PyErr {
+    build(py, "cannot_add", (name, other).into_pyobject(py))
+}
+
+/// `ValueError` naming the valid values of an option.
+pub fn invalid_option<'py>(
+    py: Python<'py>,
+    name: &str,
+    value: &Bound<'py, PyAny>,
+    valid: &[&str],
+) -> PyErr {
+    build(
+        py,
+        "invalid_option",
+        (name, value, valid.to_vec()).into_pyobject(py),
+    )
 }

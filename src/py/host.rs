@@ -203,9 +203,61 @@ impl<'py> Host for PyHost<'py> {
         a.get_type().is(b.get_type())
     }
 
+    fn repr(&self, obj: &Self::Obj) -> PyResult<Self::Obj> {
+        Ok(obj.repr()?.into_any())
+    }
+
+    fn format(&self, obj: &Self::Obj) -> PyResult<Self::Obj> {
+        let spec = PyString::new(self.py, "");
+        // SAFETY: both are live objects; the result is a new reference or NULL with an
+        // exception set.
+        unsafe {
+            Bound::from_owned_ptr_or_err(self.py, ffi::PyObject_Format(obj.as_ptr(), spec.as_ptr()))
+        }
+    }
+
+    fn bool_obj(&self, value: bool) -> Self::Obj {
+        PyBool::new(self.py, value).to_owned().into_any()
+    }
+
+    fn int_obj(&self, value: i64) -> Self::Obj {
+        PyInt::new(self.py, value).into_any()
+    }
+
+    fn clone_err(&self, err: &PyErr) -> PyErr {
+        err.clone_ref(self.py)
+    }
+
+    fn iterate(&self, obj: &Self::Obj) -> PyResult<Vec<Self::Obj>> {
+        if let Ok(list) = obj.cast_exact::<PyList>() {
+            return Ok(list.iter().collect());
+        }
+        obj.try_iter()?.collect()
+    }
+
+    fn call_method(
+        &self,
+        obj: &Self::Obj,
+        name: &str,
+        args: Vec<Self::Obj>,
+    ) -> PyResult<Self::Obj> {
+        obj.call_method1(name, PyTuple::new(self.py, args)?)
+    }
+
+    fn get_item_str(&self, obj: &Self::Obj, key: &str) -> PyResult<Self::Obj> {
+        obj.get_item(key)
+    }
+
     fn join(&self, pieces: &[Self::Obj]) -> PyResult<Self::Obj> {
-        if let [first, second] = pieces {
-            return first.add(second);
+        match pieces {
+            [] => return Ok(PyString::new(self.py, "").into_any()),
+            [first, second]
+                if first.is_exact_instance_of::<PyString>()
+                    && second.is_exact_instance_of::<PyString>() =>
+            {
+                return first.add(second);
+            }
+            _ => {}
         }
         let list = PyList::new(self.py, pieces)?;
         let empty = PyString::new(self.py, "");
@@ -319,5 +371,269 @@ impl<'py> Host for PyHost<'py> {
             kwargs.set_item(name, value)?;
         }
         like.get_type().call((), Some(&kwargs))
+    }
+}
+
+/// A Python object held by the chunk engine's state between calls (a `Py<PyAny>`): the
+/// state outlives one GIL scope, so it cannot hold `Bound<'py, _>` values.
+pub struct PyObj(pub Py<PyAny>);
+
+impl Clone for PyObj {
+    #[inline]
+    fn clone(&self) -> Self {
+        // SAFETY: a PyObj lives in a chunk's leaf or state, which only the chunk engine reads,
+        // and the engine runs only inside methods of the extension, attached to the
+        // interpreter (it never detaches while it holds state).
+        let py = unsafe { Python::assume_attached() };
+        PyObj(self.0.clone_ref(py))
+    }
+}
+
+impl PyObj {
+    #[inline]
+    pub fn bind<'a, 'py>(&'a self, py: Python<'py>) -> &'a Bound<'py, PyAny> {
+        self.0.bind(py)
+    }
+}
+
+impl From<Bound<'_, PyAny>> for PyObj {
+    fn from(obj: Bound<'_, PyAny>) -> Self {
+        PyObj(obj.unbind())
+    }
+}
+
+/// The [`Host`] of the chunk engine: [`PyHost`]'s operations on [`PyObj`]s (the conversions
+/// are free: the same pointer, bound or not).
+pub struct PyStoreHost<'py> {
+    pub py: Python<'py>,
+}
+
+impl<'py> PyStoreHost<'py> {
+    #[inline]
+    fn inner(&self) -> PyHost<'py> {
+        PyHost { py: self.py }
+    }
+    #[inline]
+    fn b<'a>(&self, obj: &'a PyObj) -> &'a Bound<'py, PyAny> {
+        obj.0.bind(self.py)
+    }
+}
+
+fn store(obj: Bound<'_, PyAny>) -> PyObj {
+    PyObj(obj.unbind())
+}
+
+fn store_all(objs: Vec<Bound<'_, PyAny>>) -> Vec<PyObj> {
+    objs.into_iter().map(store).collect()
+}
+
+impl<'py> Host for PyStoreHost<'py> {
+    type Obj = PyObj;
+    type Err = PyErr;
+
+    fn error(&self, err: EngineError<PyObj>) -> PyErr {
+        let py = self.py;
+        let err = match err {
+            EngineError::DepthLimit { limit } => EngineError::DepthLimit { limit },
+            EngineError::Cycle { depth } => EngineError::Cycle { depth },
+            EngineError::MergeType {
+                path,
+                left_kind,
+                right_kind,
+            } => EngineError::MergeType {
+                path: path
+                    .into_iter()
+                    .map(|item| match item {
+                        crate::engine::error::PathItem::Key(k) => {
+                            crate::engine::error::PathItem::Key(k.0.into_bound(py))
+                        }
+                        crate::engine::error::PathItem::Slot(s) => {
+                            crate::engine::error::PathItem::Slot(s)
+                        }
+                    })
+                    .collect(),
+                left_kind,
+                right_kind,
+            },
+            EngineError::WrongType {
+                name,
+                expected,
+                value,
+            } => EngineError::WrongType {
+                name,
+                expected,
+                value: value.0.into_bound(py),
+            },
+            EngineError::Anomaly { code, detail } => EngineError::Anomaly {
+                code,
+                detail: detail.0.into_bound(py),
+            },
+            EngineError::Recursion => EngineError::Recursion,
+        };
+        engine_error(py, err)
+    }
+    fn model_rule_swallows(&self, err: &PyErr) -> bool {
+        self.inner().model_rule_swallows(err)
+    }
+    #[inline]
+    fn class(&self, obj: &PyObj) -> Class {
+        self.inner().class(self.b(obj))
+    }
+    fn type_name(&self, obj: &PyObj) -> String {
+        self.inner().type_name(self.b(obj))
+    }
+    fn identity(&self, obj: &PyObj) -> Option<usize> {
+        Some(obj.0.as_ptr() as usize)
+    }
+    fn none(&self) -> PyObj {
+        PyObj(self.py.None())
+    }
+    fn str_obj(&self, text: &str) -> PyObj {
+        store(self.inner().str_obj(text))
+    }
+    fn str_text<'a>(&self, obj: &'a PyObj) -> Option<Cow<'a, str>> {
+        let ptr = obj.0.as_ptr();
+        if obj.0.bind(self.py).cast::<PyString>().is_err() {
+            return None;
+        }
+        let mut size: ffi::Py_ssize_t = 0;
+        // SAFETY: `ptr` is a live str; the UTF-8 buffer CPython returns is cached in the
+        // object, which `obj` keeps alive for 'a. NULL (a lone surrogate) sets an exception,
+        // cleared here: such text matches no key.
+        unsafe {
+            let data = ffi::PyUnicode_AsUTF8AndSize(ptr, &mut size);
+            if data.is_null() {
+                ffi::PyErr_Clear();
+                return None;
+            }
+            let bytes = std::slice::from_raw_parts(data as *const u8, size as usize);
+            Some(Cow::Borrowed(std::str::from_utf8_unchecked(bytes)))
+        }
+    }
+    fn int_i64(&self, obj: &PyObj) -> Option<i64> {
+        self.inner().int_i64(self.b(obj))
+    }
+    fn add(&self, a: &PyObj, b: &PyObj) -> PyResult<PyObj> {
+        self.inner().add(self.b(a), self.b(b)).map(store)
+    }
+    fn try_add(&self, a: &PyObj, b: &PyObj) -> PyResult<Option<PyObj>> {
+        Ok(self.inner().try_add(self.b(a), self.b(b))?.map(store))
+    }
+    #[inline]
+    fn eq(&self, a: &PyObj, b: &PyObj) -> PyResult<bool> {
+        self.inner().eq(self.b(a), self.b(b))
+    }
+    fn truthy(&self, obj: &PyObj) -> PyResult<bool> {
+        self.inner().truthy(self.b(obj))
+    }
+    fn has_attr(&self, obj: &PyObj, name: &str) -> PyResult<bool> {
+        self.inner().has_attr(self.b(obj), name)
+    }
+    fn same_type(&self, a: &PyObj, b: &PyObj) -> bool {
+        self.inner().same_type(self.b(a), self.b(b))
+    }
+    fn repr(&self, obj: &PyObj) -> PyResult<PyObj> {
+        self.inner().repr(self.b(obj)).map(store)
+    }
+    fn format(&self, obj: &PyObj) -> PyResult<PyObj> {
+        self.inner().format(self.b(obj)).map(store)
+    }
+    fn bool_obj(&self, value: bool) -> PyObj {
+        store(self.inner().bool_obj(value))
+    }
+    fn int_obj(&self, value: i64) -> PyObj {
+        store(self.inner().int_obj(value))
+    }
+    fn clone_err(&self, err: &PyErr) -> PyErr {
+        err.clone_ref(self.py)
+    }
+    fn iterate(&self, obj: &PyObj) -> PyResult<Vec<PyObj>> {
+        self.inner().iterate(self.b(obj)).map(store_all)
+    }
+    fn call_method(&self, obj: &PyObj, name: &str, args: Vec<PyObj>) -> PyResult<PyObj> {
+        let args = args.into_iter().map(|a| a.0.into_bound(self.py)).collect();
+        self.inner().call_method(self.b(obj), name, args).map(store)
+    }
+    fn get_item_str(&self, obj: &PyObj, key: &str) -> PyResult<PyObj> {
+        self.inner().get_item_str(self.b(obj), key).map(store)
+    }
+    fn join(&self, pieces: &[PyObj]) -> PyResult<PyObj> {
+        let py = self.py;
+        match pieces {
+            [] => return Ok(self.str_obj("")),
+            [one] if one.0.bind(py).is_exact_instance_of::<PyString>() => return Ok(one.clone()),
+            _ => {}
+        }
+        let list = PyList::new(py, pieces.iter().map(|p| p.0.bind(py)))?;
+        let empty = PyString::new(py, "");
+        // SAFETY: live str / list objects; a new reference or NULL with an exception set.
+        unsafe {
+            Bound::from_owned_ptr_or_err(py, ffi::PyUnicode_Join(empty.as_ptr(), list.as_ptr()))
+        }
+        .map(store)
+    }
+    fn list_items(&self, list: &PyObj) -> PyResult<Vec<PyObj>> {
+        self.inner().list_items(self.b(list)).map(store_all)
+    }
+    fn new_list(&self, items: Vec<PyObj>) -> PyResult<PyObj> {
+        Ok(store(
+            PyList::new(self.py, items.iter().map(|p| p.0.bind(self.py)))?.into_any(),
+        ))
+    }
+    fn dict_items(&self, dict: &PyObj) -> PyResult<Pairs<PyObj>> {
+        Ok(self
+            .inner()
+            .dict_items(self.b(dict))?
+            .into_iter()
+            .map(|(k, v)| (store(k), store(v)))
+            .collect())
+    }
+    fn dict_get_str(&self, dict: &PyObj, key: &str) -> PyResult<Option<PyObj>> {
+        Ok(self.inner().dict_get_str(self.b(dict), key)?.map(store))
+    }
+    fn new_dict(&self, pairs: Vec<(PyObj, PyObj)>) -> PyResult<PyObj> {
+        let dict = PyDict::new(self.py);
+        for (key, value) in pairs {
+            dict.set_item(key.0.bind(self.py), value.0.bind(self.py))?;
+        }
+        Ok(store(dict.into_any()))
+    }
+    fn dict_of(&self, dict: &PyObj) -> PyResult<PyObj> {
+        self.inner().dict_of(self.b(dict)).map(store)
+    }
+    #[inline]
+    fn key_hash(&self, key: &PyObj) -> PyResult<i64> {
+        self.inner().key_hash(self.b(key))
+    }
+    fn call_copy(&self, mapping: &PyObj) -> PyResult<PyObj> {
+        self.inner().call_copy(self.b(mapping)).map(store)
+    }
+    fn lookup(&self, mapping: &PyObj, key: &PyObj) -> PyResult<Option<PyObj>> {
+        Ok(self
+            .inner()
+            .lookup(self.b(mapping), self.b(key))?
+            .map(store))
+    }
+    fn get_or_none(&self, mapping: &PyObj, key: &PyObj) -> PyResult<PyObj> {
+        self.inner()
+            .get_or_none(self.b(mapping), self.b(key))
+            .map(store)
+    }
+    fn set_item(&self, mapping: &mut PyObj, key: PyObj, value: PyObj) -> PyResult<()> {
+        self.b(mapping)
+            .set_item(key.0.bind(self.py), value.0.bind(self.py))
+    }
+    fn model_dump(&self, obj: &PyObj) -> PyResult<PyObj> {
+        self.inner().model_dump(self.b(obj)).map(store)
+    }
+    fn keys_union(&self, a: &PyObj, b: &PyObj) -> PyResult<Vec<PyObj>> {
+        self.inner().keys_union(self.b(a), self.b(b)).map(store_all)
+    }
+    fn construct_like(&self, like: &PyObj, fields: Vec<(PyObj, PyObj)>) -> PyResult<PyObj> {
+        let fields = fields
+            .into_iter()
+            .map(|(k, v)| (k.0.into_bound(self.py), v.0.into_bound(self.py)))
+            .collect();
+        self.inner().construct_like(self.b(like), fields).map(store)
     }
 }
