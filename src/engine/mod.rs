@@ -5,6 +5,7 @@
 //! equality where openJiuwen uses them) and the engine's own JSON values ([`value::Value`],
 //! used by `cargo test` and by Rust callers).
 
+pub mod chunks;
 pub mod error;
 pub mod generic;
 pub mod host;

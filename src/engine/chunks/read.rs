@@ -1,0 +1,359 @@
+//! Reading a state back as plain data (the twin's `_materialize`, `_finish_usage`,
+//! `_content`): fresh containers, keys in the twin's order.
+
+use crate::engine::error::EngineError;
+use crate::engine::host::{Host, Kind};
+
+use super::fold::{detail, Anomaly, ContentKind, PartFields, PartKind, PayloadState, Piece, State};
+use super::map::{own, HMap, Val};
+use super::{normalized_finish_reason, Family};
+
+/// Dict entries under construction.
+struct Out<'h, H: Host> {
+    host: &'h H,
+    pairs: Vec<(H::Obj, H::Obj)>,
+}
+
+impl<'h, H: Host> Out<'h, H> {
+    fn new(host: &'h H) -> Self {
+        Out {
+            host,
+            pairs: Vec::with_capacity(24),
+        }
+    }
+    fn put(&mut self, key: &str, value: H::Obj) {
+        self.pairs.push((self.host.str_obj(key), value));
+    }
+    fn finish(self) -> Result<H::Obj, H::Err> {
+        self.host.new_dict(self.pairs)
+    }
+}
+
+fn or_none<H: Host>(host: &H, value: &Option<H::Obj>) -> H::Obj {
+    value.clone().unwrap_or_else(|| host.none())
+}
+
+fn thaw_opt<H: Host>(host: &H, value: &Option<Val<H::Obj>>) -> Result<H::Obj, H::Err> {
+    match value {
+        Some(v) => v.thaw(host),
+        None => Ok(host.none()),
+    }
+}
+
+fn thaw_map<H: Host>(host: &H, map: &HMap<H::Obj, Val<H::Obj>>) -> Result<H::Obj, H::Err> {
+    let mut pairs = Vec::with_capacity(map.len());
+    for (key, value) in map.iter() {
+        pairs.push((key.clone(), value.thaw(host)?));
+    }
+    host.new_dict(pairs)
+}
+
+fn thaw_payload<H: Host>(
+    host: &H,
+    payload: &Option<PayloadState<H::Obj>>,
+) -> Result<H::Obj, H::Err> {
+    let Some(payload) = payload else {
+        return Ok(host.none());
+    };
+    let mut pairs = Vec::new();
+    for (key, value) in host.dict_items(&payload.base)? {
+        pairs.push((key, own(host, &value)?));
+    }
+    if let Some(data) = &payload.data {
+        pairs.push((host.str_obj("data"), data.clone()));
+    }
+    host.new_dict(pairs)
+}
+
+/// The folded fields as plain data; `finish` applies the end-of-stream rules (synthetic ids
+/// [E37], a computed or checked usage total [E57]).
+pub fn materialize<H: Host>(
+    host: &H,
+    state: &State<H::Obj>,
+    finish: bool,
+) -> Result<H::Obj, H::Err> {
+    let mut data = Out::new(host);
+    data.put("family", state.family_obj.clone());
+    data.put("role", or_none(host, &state.role));
+    data.put("name", state.name.clone());
+    data.put(
+        "metadata",
+        match &state.metadata {
+            Some(v) => v.thaw(host)?,
+            None => host.new_dict(Vec::new())?,
+        },
+    );
+    if state.family != Family::Assistant {
+        let content = match state.content_kind {
+            ContentKind::Str => host.join(&state.content_pieces)?,
+            ContentKind::List => host.new_list(state.content_pieces.clone())?,
+            ContentKind::Other => or_none(host, &state.content),
+            ContentKind::None => host.str_obj(""),
+        };
+        data.put("content", content);
+        if state.family == Family::Tool {
+            data.put("tool_call_id", or_none(host, &state.tool_call_id));
+        }
+        return data.finish();
+    }
+    let mut anomalies = Vec::with_capacity(state.anomalies.len());
+    for anomaly in &state.anomalies {
+        anomalies.push(match anomaly {
+            Anomaly::Given(obj) => host.dict_of(obj)?,
+            Anomaly::Own(code, detail) => anomaly_dict(host, code, detail.clone())?,
+        });
+    }
+    let mut parts = Vec::with_capacity(state.parts.len());
+    let mut synthetic = 0usize;
+    for part in &state.parts {
+        let mut out = Out::new(host);
+        let empty = PartFields::default();
+        let fields = part.fields.as_deref().unwrap_or(&empty);
+        match &part.kind {
+            PartKind::Call => {
+                let Some(call) = part.call.and_then(|c| state.calls.get(c)) else {
+                    continue; // not reached: a call part always has its call
+                };
+                let mut call_id = or_none(host, &call.id);
+                // a fragment that never met a name stays an orphan, never a ghost call [E33]
+                if call.id.is_none() && finish && call.name.is_some() {
+                    let generated = host.str_obj(&format!("call_fm_{synthetic}"));
+                    synthetic += 1;
+                    let name = or_none(host, &call.name);
+                    let detail = detail(
+                        host,
+                        vec![
+                            Piece::Lit("tool call "),
+                            Piece::Obj(host.repr(&name)?),
+                            Piece::Lit(" had no id; generated "),
+                            Piece::Obj(host.repr(&generated)?),
+                        ],
+                    )?;
+                    if state.options.strict {
+                        return Err(host.error(EngineError::Anomaly {
+                            code: "synthetic_id",
+                            detail,
+                        }));
+                    }
+                    anomalies.push(anomaly_dict(host, "synthetic_id", detail)?);
+                    call_id = generated;
+                }
+                let arguments = match &call.args_dict {
+                    Some(v) => v.thaw(host)?,
+                    None => host.join(&part.pieces)?,
+                };
+                out.put("part", host.str_obj("tool_call"));
+                out.put("id", call_id);
+                out.put(
+                    "type",
+                    call.type_
+                        .clone()
+                        .unwrap_or_else(|| host.str_obj("function")),
+                );
+                out.put("name", or_none(host, &call.name));
+                out.put("arguments", arguments);
+                out.put("provider_index", or_none(host, &call.provider_index));
+                out.put("payload", thaw_payload(host, &fields.payload)?);
+                out.put(
+                    "response_item_id",
+                    match &fields.response_item_id {
+                        Some(v) => own(host, v)?,
+                        None => host.none(),
+                    },
+                );
+                out.put("extra", thaw_opt(host, &fields.extra)?);
+            }
+            PartKind::Text(kind) | PartKind::Reasoning(kind) => {
+                out.put("part", kind.clone());
+                out.put("text", host.join(&part.pieces)?);
+                if matches!(part.kind, PartKind::Text(_)) {
+                    out.put(
+                        "citations",
+                        match &fields.citations {
+                            Some(items) => {
+                                let mut copies = Vec::with_capacity(items.len());
+                                for item in items {
+                                    copies.push(own(host, item)?);
+                                }
+                                host.new_list(copies)?
+                            }
+                            None => host.none(),
+                        },
+                    );
+                    out.put(
+                        "attributes",
+                        match &fields.attributes {
+                            Some(map) => {
+                                let mut pairs = Vec::with_capacity(map.len());
+                                for (key, value) in map.iter() {
+                                    pairs.push((key.clone(), own(host, value)?));
+                                }
+                                host.new_dict(pairs)?
+                            }
+                            None => host.none(),
+                        },
+                    );
+                } else {
+                    out.put(
+                        "summary",
+                        match &part.summary {
+                            Some(pieces) => host.join(pieces)?,
+                            None => host.none(),
+                        },
+                    );
+                    out.put("payload", thaw_payload(host, &fields.payload)?);
+                    out.put("redacted", bool_obj(host, fields.redacted));
+                }
+                out.put("index", or_none(host, &part.index));
+            }
+            PartKind::Other(kind) => {
+                out.put("part", kind.clone());
+                for (key, value) in part.other.iter() {
+                    out.pairs.push((key.clone(), own(host, value)?));
+                }
+                out.put("index", or_none(host, &part.index));
+            }
+        }
+        parts.push(out.finish()?);
+    }
+    data.put("parts", host.new_list(parts)?);
+    data.put("content_list", bool_obj(host, state.content_list));
+    let usage = match &state.usage {
+        Some(map) => {
+            let usage = thaw_map(host, map)?;
+            if finish {
+                return_usage(host, state, usage, &mut anomalies)?
+            } else {
+                usage
+            }
+        }
+        None => host.none(),
+    };
+    data.put("usage", usage);
+    data.put("finish_reason", or_none(host, &state.finish_reason));
+    data.put(
+        "finish_reason_normalized",
+        match &state.finish_reason {
+            None => host.none(),
+            Some(reason) => match host.class(reason).kind {
+                Kind::Str => match host.str_text(reason) {
+                    Some(text) => match normalized_finish_reason(&text) {
+                        Some(normal) => host.str_obj(normal),
+                        None => host.none(),
+                    },
+                    None => host.none(),
+                },
+                _ => {
+                    host.key_hash(reason)?; // `FINISH_REASONS.get(x)` hashes x
+                    host.none()
+                }
+            },
+        },
+    );
+    data.put("parser_content", or_none(host, &state.parser_content));
+    data.put(
+        "prompt_token_ids",
+        match &state.prompt_token_ids {
+            Some((v, _)) => own(host, v)?,
+            None => host.none(),
+        },
+    );
+    data.put(
+        "completion_token_ids",
+        thaw_opt(host, &state.completion_token_ids)?,
+    );
+    data.put("logprobs", thaw_opt(host, &state.logprobs)?);
+    data.put("response_id", state.response_id.clone());
+    data.put("response_model", or_none(host, &state.response_model));
+    data.put(
+        "provider_metadata",
+        match &state.provider_metadata {
+            Some(v) => v.thaw(host)?,
+            None => host.new_dict(Vec::new())?,
+        },
+    );
+    data.put("provider_content", or_none(host, &state.provider_content));
+    data.put(
+        "refusal",
+        match &state.refusal {
+            Some(pieces) => host.join(pieces)?,
+            None => host.none(),
+        },
+    );
+    data.put("status", or_none(host, &state.status));
+    data.put("anomalies", host.new_list(anomalies)?);
+    data.put("choice_index", or_none(host, &state.choice_index));
+    data.finish()
+}
+
+fn bool_obj<H: Host>(host: &H, value: bool) -> H::Obj {
+    host.bool_obj(value)
+}
+
+fn anomaly_dict<H: Host>(host: &H, code: &str, detail: H::Obj) -> Result<H::Obj, H::Err> {
+    host.new_dict(vec![
+        (host.str_obj("code"), host.str_obj(code)),
+        (host.str_obj("detail"), detail),
+    ])
+}
+
+fn is_number<H: Host>(host: &H, value: &H::Obj) -> bool {
+    matches!(host.class(value).kind, Kind::Int | Kind::Float)
+}
+
+/// A missing total is input + output (absent counts 0); a reported one is kept and checked
+/// (the twin's `_finish_usage`).
+fn return_usage<H: Host>(
+    host: &H,
+    state: &State<H::Obj>,
+    mut usage: H::Obj,
+    anomalies: &mut Vec<H::Obj>,
+) -> Result<H::Obj, H::Err> {
+    let inputs = host.dict_get_str(&usage, "input_tokens")?;
+    let outputs = host.dict_get_str(&usage, "output_tokens")?;
+    let total = host.dict_get_str(&usage, "total_tokens")?;
+    let none = |v: &Option<H::Obj>| v.as_ref().is_none_or(|v| host.class(v).is(Kind::Null));
+    let zero = host.int_obj(0);
+    let term = |v: &Option<H::Obj>| match v {
+        Some(v) if is_number(host, v) => v.clone(),
+        _ => zero.clone(),
+    };
+    let computed = host.add(&term(&inputs), &term(&outputs))?;
+    let any_side = !none(&inputs) || !none(&outputs);
+    let total_number = total.as_ref().filter(|t| is_number(host, t));
+    let total_is_zero = match total_number {
+        Some(t) => host.eq(t, &zero)?,
+        None => false,
+    };
+    if none(&total) || total_is_zero {
+        if any_side {
+            host.set_item(&mut usage, host.str_obj("total_tokens"), computed)?;
+        }
+    } else if let Some(t) = total_number {
+        if any_side && !host.eq(t, &computed)? {
+            let repr = |v: &Option<H::Obj>| match v {
+                Some(v) => host.repr(v),
+                None => Ok(host.str_obj("None")),
+            };
+            let detail = detail(
+                host,
+                vec![
+                    Piece::Lit("reported total_tokens "),
+                    Piece::Obj(host.repr(t)?),
+                    Piece::Lit(" != input "),
+                    Piece::Obj(repr(&inputs)?),
+                    Piece::Lit(" + output "),
+                    Piece::Obj(repr(&outputs)?),
+                ],
+            )?;
+            if state.options.strict {
+                return Err(host.error(EngineError::Anomaly {
+                    code: "total_mismatch",
+                    detail,
+                }));
+            }
+            anomalies.push(anomaly_dict(host, "total_mismatch", detail)?);
+        }
+    }
+    Ok(usage)
+}
