@@ -7,6 +7,7 @@ use pyo3::types::{PyFrozenSet, PyTuple};
 use crate::engine::generic::{ATOMIC_KEYS, LIST_MERGES, MAX_DEPTH, POLICIES};
 
 mod args;
+mod chunks;
 mod errors;
 mod functions;
 mod host;
@@ -19,5 +20,6 @@ fn _fastmerge(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("POLICIES", PyTuple::new(py, POLICIES)?)?;
     m.add("LIST_MERGES", PyTuple::new(py, LIST_MERGES)?)?;
     m.add("ATOMIC_KEYS", PyFrozenSet::new(py, ATOMIC_KEYS)?)?;
-    functions::register(m)
+    functions::register(m)?;
+    chunks::register(m)
 }

@@ -1,0 +1,434 @@
+//! `ChunkCore` and `fold_chunks`: the binding of `crate::engine::chunks` (the rules live
+//! there). The twin is `python/fastmerge/_pure/chunks.py`: a chunk is a leaf, or a view
+//! `(accumulator, n)` on the leaves folded so far; `acc + chunk` on the newest view folds in
+//! place, anything else starts a new accumulator (see the twin's module docstring).
+
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+
+use pyo3::exceptions::{PyRuntimeError, PyTypeError};
+use pyo3::impl_::pymethods::tp_new_impl;
+use pyo3::prelude::*;
+use pyo3::pyclass_init::PyClassInitializer;
+use pyo3::sync::MutexExt;
+use pyo3::types::{PyBool, PyDict, PyInt, PyList, PyString, PyTuple, PyType};
+
+use crate::engine::chunks::{self, Family, Leaf, Options, State, FAMILIES};
+use crate::engine::error::OptionError;
+use crate::py::args::Arg;
+use crate::py::errors::{cannot_add, invalid_option, wrong_type};
+use crate::py::host::{PyObj, PyStoreHost};
+
+type PyLeaf = Leaf<PyObj, PyErr>;
+
+/// Leaves folded so far and the state after them (`None` after a failed fold).
+struct AccData {
+    leaves: Vec<Arc<PyLeaf>>,
+    state: Option<State<PyObj>>,
+}
+
+/// An accumulator shared by the views on it.
+struct Shared {
+    options: Options,
+    acc: Mutex<AccData>,
+}
+
+enum View {
+    Leaf(Arc<PyLeaf>),
+    /// The first `n` leaves of an accumulator.
+    Acc(Arc<Shared>, usize),
+}
+
+struct Inner {
+    family: Family,
+    /// The family as given to `_init` (what `_data()["family"]` is).
+    family_obj: PyObj,
+    view: View,
+}
+
+/// Base of the chunk classes: a leaf or a view on an accumulator; `+` folds.
+///
+/// Subclasses call `_init(family, leaf)` once from their constructor; `+` makes instances of
+/// the left operand's class without running its `__init__`.
+#[pyclass(subclass, frozen, module = "fastmerge._fastmerge")]
+pub struct ChunkCore {
+    inner: OnceLock<Inner>,
+    cache: OnceLock<Py<PyAny>>,
+    finished: OnceLock<Py<PyAny>>,
+}
+
+fn lock<'a>(py: Python<'_>, mutex: &'a Mutex<AccData>) -> PyResult<MutexGuard<'a, AccData>> {
+    // Waits with the GIL released, so a thread holding the lock can finish.
+    mutex
+        .lock_py_attached(py)
+        .map_err(|_| PyRuntimeError::new_err("chunk accumulator poisoned by an earlier panic"))
+}
+
+fn not_initialised() -> PyErr {
+    PyTypeError::new_err("chunk not initialised")
+}
+
+impl Inner {
+    /// The leaves of a leaf chunk without a copy (the common right operand of `+`).
+    fn leaf(&self) -> Option<&Arc<PyLeaf>> {
+        match &self.view {
+            View::Leaf(leaf) => Some(leaf),
+            View::Acc(..) => None,
+        }
+    }
+
+    /// The twin's `_leaves()`.
+    fn leaves(&self, py: Python<'_>) -> PyResult<Vec<Arc<PyLeaf>>> {
+        match &self.view {
+            View::Leaf(leaf) => Ok(vec![leaf.clone()]),
+            View::Acc(shared, n) => {
+                let data = lock(py, &shared.acc)?;
+                Ok(data.leaves[..(*n).min(data.leaves.len())].to_vec())
+            }
+        }
+    }
+
+    fn options(&self) -> Options {
+        match &self.view {
+            View::Leaf(_) => Options::DEFAULT,
+            View::Acc(shared, _) => shared.options,
+        }
+    }
+}
+
+/// Fold `leaves` into `data`'s state; a failed fold leaves no state to read or extend.
+fn fold_leaves(host: &PyStoreHost<'_>, data: &mut AccData, leaves: &[Arc<PyLeaf>]) -> PyResult<()> {
+    let Some(state) = data.state.as_mut() else {
+        return Err(PyRuntimeError::new_err("chunk accumulator has no state"));
+    };
+    for leaf in leaves {
+        if let Err(err) = chunks::fold(host, state, leaf) {
+            data.state = None;
+            return Err(err);
+        }
+    }
+    data.leaves.extend_from_slice(leaves);
+    Ok(())
+}
+
+fn replay(
+    host: &PyStoreHost<'_>,
+    inner: &Inner,
+    leaves: &[Arc<PyLeaf>],
+    options: Options,
+) -> PyResult<State<PyObj>> {
+    let mut state = State::new(host, inner.family, inner.family_obj.clone(), options);
+    for leaf in leaves {
+        chunks::fold(host, &mut state, leaf)?;
+    }
+    Ok(state)
+}
+
+/// A chunk of class `cls` (a subclass maybe) reading `shared` as it is now, made without
+/// running `cls.__init__`.
+fn view<'py>(
+    py: Python<'py>,
+    cls: &Bound<'py, PyType>,
+    inner: &Inner,
+    shared: Arc<Shared>,
+    n: usize,
+) -> PyResult<Bound<'py, PyAny>> {
+    let core = ChunkCore {
+        inner: OnceLock::from(Inner {
+            family: inner.family,
+            family_obj: inner.family_obj.clone(),
+            view: View::Acc(shared, n),
+        }),
+        cache: OnceLock::new(),
+        finished: OnceLock::new(),
+    };
+    // SAFETY: `cls` is the type of a live ChunkCore instance: ChunkCore or a subclass.
+    let ptr = unsafe { tp_new_impl(py, PyClassInitializer::from(core), cls.as_type_ptr())? };
+    // SAFETY: tp_new_impl returned a new reference to a live object.
+    Ok(unsafe { Bound::from_owned_ptr(py, ptr) })
+}
+
+/// `slf + other` with fold options (None: `slf`'s own, else the defaults).
+fn add<'py>(
+    slf: &Bound<'py, ChunkCore>,
+    other: &Bound<'py, PyAny>,
+    options: Option<Options>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = slf.py();
+    let inner = slf.get().inner.get().ok_or_else(not_initialised)?;
+    let cls = slf.get_type();
+    let other_inner = other
+        .cast::<ChunkCore>()
+        .ok()
+        .and_then(|o| o.get().inner.get())
+        .filter(|o| inner.family.accepts(o.family));
+    let Some(other_inner) = other_inner else {
+        return Err(cannot_add(py, &cls.name()?.into_any(), other));
+    };
+    let copied;
+    let new_leaves: &[Arc<PyLeaf>] = match other_inner.leaf() {
+        Some(leaf) => std::slice::from_ref(leaf),
+        None => {
+            copied = other_inner.leaves(py)?;
+            &copied
+        }
+    };
+    let host = PyStoreHost { py };
+    let options = options.unwrap_or_else(|| inner.options());
+    if let View::Acc(shared, n) = &inner.view {
+        if shared.options == options {
+            let mut data = lock(py, &shared.acc)?;
+            if data.state.is_some() && data.leaves.len() == *n {
+                // the newest view: extend in place
+                fold_leaves(&host, &mut data, new_leaves)?;
+                let n = data.leaves.len();
+                drop(data);
+                return view(py, &cls, inner, shared.clone(), n);
+            }
+        }
+    }
+    // a leaf, an older view, or other options: a new accumulator from this chunk's leaves
+    let leaves = inner.leaves(py)?;
+    let state = replay(&host, inner, &leaves, options)?;
+    let mut data = AccData {
+        leaves,
+        state: Some(state),
+    };
+    fold_leaves(&host, &mut data, new_leaves)?;
+    let n = data.leaves.len();
+    let shared = Arc::new(Shared {
+        options,
+        acc: Mutex::new(data),
+    });
+    view(py, &cls, inner, shared, n)
+}
+
+/// A view of `chunk`'s leaves folded with `options` (strict raises here).
+fn restart<'py>(chunk: &Bound<'py, ChunkCore>, options: Options) -> PyResult<Bound<'py, PyAny>> {
+    let py = chunk.py();
+    let inner = chunk.get().inner.get().ok_or_else(not_initialised)?;
+    let leaves = inner.leaves(py)?;
+    let state = replay(&PyStoreHost { py }, inner, &leaves, options)?;
+    let n = leaves.len();
+    let shared = Arc::new(Shared {
+        options,
+        acc: Mutex::new(AccData {
+            leaves,
+            state: Some(state),
+        }),
+    });
+    view(py, &chunk.get_type(), inner, shared, n)
+}
+
+#[pymethods]
+impl ChunkCore {
+    #[new]
+    #[pyo3(signature = (*_args, **_kwargs))]
+    fn new(_args: &Bound<'_, PyTuple>, _kwargs: Option<&Bound<'_, PyDict>>) -> Self {
+        ChunkCore {
+            inner: OnceLock::new(),
+            cache: OnceLock::new(),
+            finished: OnceLock::new(),
+        }
+    }
+
+    /// Make this chunk the leaf `leaf` of `family` (once).
+    fn _init(&self, family: &Bound<'_, PyAny>, leaf: &Bound<'_, PyAny>) -> PyResult<()> {
+        let py = family.py();
+        if self.inner.get().is_some() {
+            return Err(PyTypeError::new_err(
+                "a chunk is immutable: _init may be called only once",
+            ));
+        }
+        let parsed_family = family
+            .cast::<PyString>()
+            .ok()
+            .and_then(|text| text.to_str().ok())
+            .and_then(Family::parse);
+        let Some(parsed_family) = parsed_family else {
+            return Err(invalid_option(py, "family", family, FAMILIES));
+        };
+        if !leaf.is_exact_instance_of::<PyDict>() {
+            return Err(wrong_type(py, "leaf", "a dict", leaf));
+        }
+        let host = PyStoreHost { py };
+        let parsed = Leaf::parse(&host, parsed_family, PyObj::from(leaf.clone()));
+        let inner = Inner {
+            family: parsed_family,
+            family_obj: PyObj::from(family.clone()),
+            view: View::Leaf(Arc::new(parsed)),
+        };
+        self.inner.set(inner).map_err(|_| {
+            PyTypeError::new_err("a chunk is immutable: _init may be called only once")
+        })
+    }
+
+    /// The leaf dicts this chunk is the fold of.
+    fn _leaves<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let inner = self.inner.get().ok_or_else(not_initialised)?;
+        let leaves = inner.leaves(py)?;
+        PyList::new(py, leaves.iter().map(|leaf| leaf.obj.bind(py)))
+    }
+
+    fn __add__<'py>(
+        slf: &Bound<'py, Self>,
+        other: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        add(slf, other, None)
+    }
+
+    /// `0 + chunk` is the chunk, so `sum(chunks)` works without a start value.
+    fn __radd__<'py>(
+        slf: &Bound<'py, Self>,
+        other: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        if other.is_exact_instance_of::<PyInt>() && other.extract::<i64>().is_ok_and(|v| v == 0) {
+            return Ok(slf.clone().into_any());
+        }
+        Ok(py.NotImplemented().into_bound(py))
+    }
+
+    /// The chunk's fields as plain data (cached); `finish` applies end-of-stream rules.
+    #[pyo3(signature = (finish = Arg::Default), text_signature = "($self, finish=False)")]
+    fn _data<'py>(&self, py: Python<'py>, finish: Arg<'py>) -> PyResult<Py<PyAny>> {
+        let finish = match finish {
+            Arg::Default => false,
+            Arg::Given(obj) => obj.is_truthy()?,
+        };
+        let cell = if finish { &self.finished } else { &self.cache };
+        if let Some(data) = cell.get() {
+            return Ok(data.clone_ref(py));
+        }
+        let inner = self.inner.get().ok_or_else(not_initialised)?;
+        let host = PyStoreHost { py };
+        let mut data = None;
+        if let View::Acc(shared, n) = &inner.view {
+            let guard = lock(py, &shared.acc)?;
+            if let Some(state) = &guard.state {
+                if guard.leaves.len() == *n {
+                    data = Some(chunks::materialize(&host, state, finish)?);
+                }
+            }
+        }
+        let data = match data {
+            Some(data) => data,
+            None => {
+                let leaves = inner.leaves(py)?;
+                let state = replay(&host, inner, &leaves, inner.options())?;
+                chunks::materialize(&host, &state, finish)?
+            }
+        };
+        let _ = cell.set(data.0);
+        match cell.get() {
+            Some(data) => Ok(data.clone_ref(py)),
+            None => Err(PyRuntimeError::new_err("chunk data cache unset")),
+        }
+    }
+}
+
+/// The text of an exact `str` option, or the twin's `TypeError`.
+fn option_text<'a, 'py>(
+    py: Python<'py>,
+    name: &str,
+    arg: &'a Arg<'py>,
+    default: &'static str,
+) -> PyResult<std::borrow::Cow<'a, str>> {
+    match arg {
+        Arg::Default => Ok(std::borrow::Cow::Borrowed(default)),
+        Arg::Given(obj) => match obj.cast_exact::<PyString>() {
+            Ok(text) => Ok(text.to_cow().unwrap_or(std::borrow::Cow::Borrowed("\u{0}"))),
+            Err(_) => Err(wrong_type(py, name, "a str", obj)),
+        },
+    }
+}
+
+fn parse_options<'py>(
+    py: Python<'py>,
+    strict: &Arg<'py>,
+    signature_merge: &Arg<'py>,
+    usage: &Arg<'py>,
+) -> PyResult<Options> {
+    let strict = match strict {
+        Arg::Default => false,
+        Arg::Given(obj) => match obj.cast::<PyBool>() {
+            Ok(flag) => flag.is_true(),
+            Err(_) => return Err(wrong_type(py, "strict", "a bool", obj)),
+        },
+    };
+    // The twin checks each option's type then its value, signature_merge first.
+    let given = |arg: &Arg<'py>, default: &str| match arg {
+        Arg::Given(obj) => obj.clone(),
+        Arg::Default => PyString::new(py, default).into_any(),
+    };
+    let signature_text = option_text(py, "signature_merge", signature_merge, "replace")?;
+    if let Err(OptionError::Invalid { name, valid }) =
+        Options::parse(strict, &signature_text, "merge")
+    {
+        return Err(invalid_option(
+            py,
+            name,
+            &given(signature_merge, "replace"),
+            valid,
+        ));
+    }
+    let usage_text = option_text(py, "usage", usage, "merge")?;
+    Options::parse(strict, &signature_text, &usage_text).map_err(|err| match err {
+        OptionError::Invalid { name, valid } => {
+            invalid_option(py, name, &given(usage, "merge"), valid)
+        }
+        OptionError::RequiresDelta { name } => {
+            invalid_option(py, name, &given(usage, "merge"), &[])
+        }
+    })
+}
+
+/// Fold message chunks left to right: `strict` raises the anomalies, `signature_merge` and
+/// `usage` choose those rules; None if `chunks` is empty. The result keeps the options for
+/// later `+`.
+#[pyfunction]
+#[pyo3(
+    signature = (chunks, *, strict = Arg::Default, signature_merge = Arg::Default, usage = Arg::Default),
+    text_signature = "(chunks, *, strict=False, signature_merge='replace', usage='merge')"
+)]
+fn fold_chunks<'py>(
+    py: Python<'py>,
+    chunks: &Bound<'py, PyAny>,
+    strict: Arg<'py>,
+    signature_merge: Arg<'py>,
+    usage: Arg<'py>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let options = parse_options(py, &strict, &signature_merge, &usage)?;
+    let mut result: Option<Bound<'py, PyAny>> = None;
+    for chunk in chunks.try_iter()? {
+        let chunk = chunk?;
+        result = Some(match result {
+            None => {
+                let core = chunk
+                    .cast::<ChunkCore>()
+                    .ok()
+                    .filter(|c| c.get().inner.get().is_some());
+                let Some(core) = core else {
+                    return Err(wrong_type(
+                        py,
+                        "chunks",
+                        "an iterable of message chunks",
+                        &chunk,
+                    ));
+                };
+                if options != Options::DEFAULT {
+                    restart(core, options)?
+                } else {
+                    chunk
+                }
+            }
+            Some(acc) => add(acc.cast::<ChunkCore>()?, &chunk, Some(options))?,
+        });
+    }
+    Ok(result.unwrap_or_else(|| py.None().into_bound(py)))
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<ChunkCore>()?;
+    m.add_function(wrap_pyfunction!(fold_chunks, m)?)?;
+    Ok(())
+}
