@@ -6,13 +6,17 @@ docstrings and ``spec/merge-rules.md`` §1 for the rules.
 
 from typing import Any, Iterable
 
+from typing_extensions import disjoint_base
+
 __all__ = [
     "ATOMIC_KEYS",
+    "ChunkCore",
     "LIST_MERGES",
     "MAX_DEPTH",
     "POLICIES",
     "__version__",
     "concat_token_ids",
+    "fold_chunks",
     "merge",
     "merge_all",
     "merge_dicts",
@@ -43,3 +47,22 @@ def merge_all(
 def merge_dicts(left: dict[Any, Any], right: dict[Any, Any]) -> dict[Any, Any]: ...
 def concat_token_ids(left: Any, right: Any) -> Any: ...
 def merge_logprobs(left: Any, right: Any) -> Any: ...
+
+@disjoint_base
+class ChunkCore:
+    """Base of the chunk classes (the twin: ``fastmerge._pure.chunks.ChunkCore``)."""
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> ChunkCore: ...
+    def _init(self, family: str, leaf: dict[str, Any]) -> None: ...
+    def _leaves(self) -> list[dict[str, Any]]: ...
+    def __add__(self, other: Any, /) -> Any: ...
+    def __radd__(self, other: Any, /) -> Any: ...
+    def _data(self, finish: bool = False) -> dict[str, Any]: ...
+
+def fold_chunks(
+    chunks: Iterable[Any],
+    *,
+    strict: bool = False,
+    signature_merge: str = "replace",
+    usage: str = "merge",
+) -> Any: ...
