@@ -827,18 +827,18 @@ class ChunkCore:
         return acc.leaves[: self._n]
 
     def __add__(self, other: Any) -> Any:
-        # the hot path of ``acc = acc + chunk``: the newest view plus a leaf of its family
-        acc = getattr(self, "_acc", None)  # None too when not initialised: _add raises
-        if (
-            acc is not None
-            and type(other) is type(self)
-            and getattr(other, "_acc", acc) is None
-            and getattr(other, "_family", None) == acc.family
-        ):
+        # the hot path of ``acc = acc + chunk``: the newest view plus a leaf of its class
+        # (a slot read raises AttributeError on an uninitialised chunk: _add says so)
+        try:
+            acc = self._acc
+            fast = acc is not None and type(other) is type(self) and other._acc is None
+        except AttributeError:
+            fast = False
+        if fast:
+            assert acc is not None
             with acc.lock:
                 if acc.state is not None and len(acc.leaves) == self._n:
-                    leaf = other._leaf
-                    _fold_leaves(acc, [leaf])
+                    _fold_leaves(acc, [other._leaf])
                     return _view(type(self), acc.family, acc)
         return self._add(other, None)
 
