@@ -325,7 +325,7 @@ class _Fields:
 
     @property
     def metadata(self) -> dict[str, Any]:
-        metadata: dict[str, Any] = json_copy(self._view()["metadata"])
+        metadata: dict[str, Any] = _copy(self._view()["metadata"])
         return metadata
 
     def __eq__(self, other: object) -> bool:
@@ -351,15 +351,15 @@ class _BaseFields(_Fields):
 
     @property
     def content(self) -> Any:
-        return json_copy(self._view()["content"])
+        return _copy(self._view()["content"])
 
     def to_dict(self) -> dict[str, Any]:
         d = self._view()
         return {
             "role": d["role"],
-            "content": json_copy(d["content"]),
+            "content": _copy(d["content"]),
             "name": d["name"],
-            "metadata": json_copy(d["metadata"]),
+            "metadata": _copy(d["metadata"]),
         }
 
 
@@ -403,7 +403,7 @@ class _AssistantFields(_Fields):
     @property
     def parts(self) -> tuple[Part, ...]:
         """The ordered parts (spec §2)."""
-        return tuple(part_from_dict(json_copy(p)) for p in self._view()["parts"])
+        return tuple(part_from_dict(_copy(p)) for p in self._view()["parts"])
 
     @property
     def content(self) -> Any:
@@ -416,7 +416,7 @@ class _AssistantFields(_Fields):
                     attributes = p["attributes"]
                     items.append({**attributes, "text": p["text"]} if attributes else p["text"])
                 elif p["part"] == "unknown" and p["provider"] is None:
-                    items.append(json_copy(p["raw"]))
+                    items.append(_copy(p["raw"]))
             return items
         return "".join(p["text"] for p in d["parts"] if p["part"] == "text")
 
@@ -452,7 +452,7 @@ class _AssistantFields(_Fields):
     @property
     def usage_metadata(self) -> UsageMetadata | None:
         usage = self._view()["usage"]
-        return None if usage is None else UsageMetadata(**json_copy(usage))
+        return None if usage is None else UsageMetadata(**_copy(usage))
 
     @property
     def finish_reason(self) -> str:
@@ -473,15 +473,15 @@ class _AssistantFields(_Fields):
 
     @property
     def prompt_token_ids(self) -> list[int] | None:
-        return json_copy(self._view()["prompt_token_ids"])  # type: ignore[no-any-return]
+        return _copy(self._view()["prompt_token_ids"])  # type: ignore[no-any-return]
 
     @property
     def completion_token_ids(self) -> list[int] | None:
-        return json_copy(self._view()["completion_token_ids"])  # type: ignore[no-any-return]
+        return _copy(self._view()["completion_token_ids"])  # type: ignore[no-any-return]
 
     @property
     def logprobs(self) -> Any:
-        return json_copy(self._view()["logprobs"])
+        return _copy(self._view()["logprobs"])
 
     @property
     def response_id(self) -> str | None:
@@ -495,7 +495,7 @@ class _AssistantFields(_Fields):
 
     @property
     def provider_metadata(self) -> dict[str, Any]:
-        return json_copy(self._view()["provider_metadata"])  # type: ignore[no-any-return]
+        return _copy(self._view()["provider_metadata"])  # type: ignore[no-any-return]
 
     @property
     def provider_content(self) -> Any:
@@ -514,7 +514,7 @@ class _AssistantFields(_Fields):
     @property
     def anomalies(self) -> list[dict[str, Any]]:
         """Provider quirks met while merging: ``{"code", "detail"}`` (spec §8)."""
-        return json_copy(self._view()["anomalies"])  # type: ignore[no-any-return]
+        return _copy(self._view()["anomalies"])  # type: ignore[no-any-return]
 
     @property
     def choice_index(self) -> int | None:
@@ -527,11 +527,11 @@ class _AssistantFields(_Fields):
         out: dict[str, Any] = {
             "role": d["role"],
             "name": d["name"],
-            "metadata": json_copy(d["metadata"]),
-            "parts": json_copy(d["parts"]),
+            "metadata": _copy(d["metadata"]),
+            "parts": _copy(d["parts"]),
         }
         for key in _ASSISTANT_KEYS:
-            out["usage_metadata" if key == "usage" else key] = json_copy(d[key])
+            out["usage_metadata" if key == "usage" else key] = _copy(d[key])
         return out
 
 
@@ -720,8 +720,11 @@ def fold_chunks(
     return result
 
 
-# the fold of the backend that owns _Core (fastmerge._fastmerge or fastmerge._pure.chunks)
+# the backend that owns _Core (fastmerge._fastmerge or fastmerge._pure.chunks): its fold, and
+# its copy of folded data for readers (dicts and lists copied at every depth: a chunk's
+# cached data is never handed out, so chunks stay values)
 _FOLD = sys.modules[_Core.__module__].fold_chunks
+_copy = sys.modules[_Core.__module__].copy_tree
 
 
 # ---------------------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ import threading
 from typing import Any, Iterable
 
 from .. import errors
+from ..parts import json_copy as copy_tree  # noqa: F401 (readers copy with it: messages)
 
 FAMILIES = ("base", "assistant", "tool")
 SIGNATURE_MERGES = ("replace", "concat")
@@ -136,8 +137,14 @@ def _own(value: Any) -> Any:
 
 
 def _thaw(value: Any) -> Any:
-    """A fresh copy of the containers the state built (the state goes on changing)."""
-    return _own(value)
+    """A copy of what the state may still change, for reading: its dicts at every depth (deep
+    merges fill them in place) and its lists (folds extend them), not the items of a list (a
+    leaf's, never changed). Readers copy again before handing values to users."""
+    if isinstance(value, dict):
+        return {k: _thaw(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return list(value)
+    return value
 
 
 # ---------------------------------------------------------------------------------------------

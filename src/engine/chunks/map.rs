@@ -217,16 +217,13 @@ impl<O: Clone> Val<O> {
     }
 }
 
+/// Only what the fold may still change is copied: the dicts and lists it built. A leaf's
+/// value (`Val::Obj`) is never changed, so it is shared, as are the items of a list; readers
+/// copy again before handing values to users (`copy_tree`).
 fn thaw_at<H: Host>(host: &H, val: &Val<H::Obj>, depth: usize) -> Result<H::Obj, H::Err> {
     match val {
-        Val::Obj(obj) => own_at(host, obj, depth),
-        Val::List(items) => {
-            let mut out = Vec::with_capacity(items.len());
-            for item in items {
-                out.push(own_at(host, item, depth + 1)?);
-            }
-            host.new_list(out)
-        }
+        Val::Obj(obj) => Ok(obj.clone()),
+        Val::List(items) => host.new_list(items.clone()),
         Val::Dict(map) => {
             if depth > MAX_COPY_DEPTH {
                 return Err(host.error(EngineError::Recursion));
