@@ -16,6 +16,7 @@ __all__ = [
     "POLICIES",
     "__version__",
     "concat_token_ids",
+    "copy_tree",
     "fold_chunks",
     "merge",
     "merge_all",
