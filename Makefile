@@ -111,6 +111,7 @@ bench-smoke: build-dev $(VENV)/.dev-deps ## run every benchmark once, untimed, c
 .PHONY: bench
 bench: build-prod $(VENV)/.dev-deps ## time the benchmarks on a release build, print the ratios
 	FASTMERGE_BACKEND=rust $(PY) benches/report.py --run
+	FASTMERGE_BACKEND=rust $(PY) benches/fresh_fold.py
 
 # --- upkeep -------------------------------------------------------------------------------------
 

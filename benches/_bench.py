@@ -372,6 +372,8 @@ class ChunkStream:
     title: str
     size: int
     build: Callable[[int], tuple[list[Delta], Folded]]
+    #: build only this many chunk objects and repeat them (the deltas repeat too)
+    cycle: int | None = None
     _built: tuple[list[Delta], Folded] | None = field(default=None, repr=False)
 
     @property
@@ -398,7 +400,12 @@ class ChunkStream:
         if _CHUNKS.get("key") != key:
             _CHUNKS.clear()
             gc.collect()
-            _CHUNKS["chunks"] = [impl.make(delta) for delta in self.deltas]
+            deltas = self.deltas
+            if self.cycle is None:
+                _CHUNKS["chunks"] = [impl.make(delta) for delta in deltas]
+            else:
+                objects = [impl.make(delta) for delta in deltas[: self.cycle]]
+                _CHUNKS["chunks"] = [objects[i % self.cycle] for i in range(len(deltas))]
             _CHUNKS["key"] = key
         chunks: list[Any] = _CHUNKS["chunks"]
         return chunks
@@ -517,6 +524,30 @@ CHUNK_STREAMS = [
 #: LangChain's fold of 20,000 tool-call fragments takes minutes (its tool-call chunks are
 #: parsed as partial JSON after every ``+``): it runs at this size instead, next to the others.
 LANGCHAIN_TOOL_CALLS_SIZE = 5_000
+
+
+def _cycled_text_stream(cycle: int, n: int) -> tuple[list[Delta], Folded]:
+    """``n`` token deltas that repeat the first ``cycle`` ones (see ``ChunkStream.cycle``)."""
+    base, _ = _text_stream(4, cycle)
+    deltas = [base[i % cycle] for i in range(n)]
+    return deltas, Folded(content="".join(d.content for d in deltas))
+
+
+#: How many distinct chunk objects the ``text_cycled`` stream repeats.
+CYCLE = SIZES[0]
+# The linearity of the fold itself: SIZES[-1] pluses over SIZES[0] chunk objects added again
+# and again, which stay in the CPU caches. The distinct objects of the text stream at
+# SIZES[-1] do not, and reading each one from memory costs more than a Rust `+`.
+CHUNK_STREAMS.append(
+    ChunkStream(
+        f"text_cycledx{SIZES[-1]}",
+        "text_cycled",
+        f"chunks: {SIZES[-1]} token deltas, {CYCLE} chunk objects repeated",
+        SIZES[-1],
+        functools.partial(_cycled_text_stream, CYCLE),
+        cycle=CYCLE,
+    )
+)
 CHUNK_STREAMS.append(
     ChunkStream(
         f"tool_callsx{LANGCHAIN_TOOL_CALLS_SIZE}",

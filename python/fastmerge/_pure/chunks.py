@@ -807,7 +807,8 @@ class ChunkCore:
     Subclasses (``fastmerge.messages``) call :meth:`_init` once from their constructor.
     """
 
-    __slots__ = ("_family", "_leaf", "_acc", "_n", "_cache", "_finished")
+    # A view sets only _family, _acc and _n; the others read as unset (getattr defaults).
+    __slots__ = ("_family", "_leaf", "_acc", "_n", "_cache", "_finished", "_text")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         pass
@@ -826,6 +827,7 @@ class ChunkCore:
         self._n = 1
         self._cache: dict[str, Any] | None = None
         self._finished: dict[str, Any] | None = None
+        self._text = _bare_text(family, leaf)
 
     def _leaves(self) -> list[dict[str, Any]]:
         acc = self._acc
@@ -844,7 +846,16 @@ class ChunkCore:
         if fast:
             assert acc is not None
             with acc.lock:
-                if acc.state is not None and len(acc.leaves) == self._n:
+                state = acc.state
+                if state is not None and len(acc.leaves) == self._n:
+                    text = other._text
+                    if text is not None and state.role is not None and state.parts:
+                        # a bare text delta after text: what _fold does, without the walk
+                        last = state.parts[-1]
+                        if last.kind == "text" and last.index is None:
+                            last.pieces.append(text)
+                            acc.leaves.append(other._leaf)
+                            return _view(type(self), acc.family, acc)
                     _fold_leaves(acc, [other._leaf])
                     return _view(type(self), acc.family, acc)
         return self._add(other, None)
@@ -918,12 +929,28 @@ def _view(cls: type[Any], family: str, acc: _Acc) -> Any:
     """A chunk of class ``cls`` reading ``acc`` as it is now."""
     result = object.__new__(cls)
     result._family = family
-    result._leaf = None
     result._acc = acc
     result._n = len(acc.leaves)
-    result._cache = None
-    result._finished = None
     return result
+
+
+def _bare_text(family: str, leaf: dict[str, Any]) -> str | None:
+    """The text of an assistant leaf that is nothing but one text delta (a role, str content
+    and one bare text part), which ``+`` may append without walking the leaf; else None."""
+    if family != "assistant" or not isinstance(leaf.get("content", ""), str):
+        return None
+    parts = leaf.get("parts")
+    if (
+        not isinstance(parts, list)
+        or len(parts) != 1
+        or any(key not in ("role", "content", "parts") for key in leaf)
+    ):
+        return None
+    part = parts[0]
+    if not isinstance(part, dict) or len(part) != 2 or part.get("part") != "text":
+        return None
+    text = part.get("text")
+    return text if isinstance(text, str) and text else None
 
 
 def _compatible(family: str, other: ChunkCore) -> bool:
