@@ -2,12 +2,7 @@
 //! (`cargo test --no-default-features`): leaves parsed with `Leaf::parse`, folded into a
 //! `State` with `chunks::fold`, read with `chunks::materialize`. Expected values are what the
 //! Python twin (python/fastmerge/_pure/chunks.py, `ChunkCore._data`) gives for the same leaves,
-//! key order included; case numbers are spec/edge-cases.md's.
-//!
-//! Tests marked `#[ignore]` fail on `NativeHost` today, not on a chunk rule: its `key_hash`
-//! hashes only strings (a tool call's `provider_index` and a part's `index` are ints) and its
-//! `add` only joins str/list (the usage total at finish is `input + output`). Their expected
-//! values are the twin's; run them with `--ignored` once the host supports ints.
+//! key order included; case numbers are those of the project's spec (shared/spec/edge-cases.md).
 
 use fastmerge::engine::chunks::{self, Family, Leaf, Options, State};
 use fastmerge::engine::error::EngineError;
@@ -195,7 +190,6 @@ fn anomaly_code<T>(result: Result<T, NativeError>) -> &'static str {
 // B. Text and content
 
 #[test]
-#[ignore = "NativeHost::key_hash hashes only str keys"]
 fn e24_text_call_text_keep_their_order() {
     let leaves = [
         leaf(json!({"content": "a", "parts": [{"part": "text", "text": "a"}]})),
@@ -237,7 +231,6 @@ fn tc(index: i64, id: serde_json::Value, name: serde_json::Value, args: &str) ->
 }
 
 #[test]
-#[ignore = "NativeHost::key_hash hashes only str keys"]
 fn e25_interleaved_parallel_calls_stay_apart() {
     let leaves = [
         tc(0, json!("c1"), json!("f"), r#"{"a""#),
@@ -253,7 +246,6 @@ fn e25_interleaved_parallel_calls_stay_apart() {
 }
 
 #[test]
-#[ignore = "NativeHost::key_hash hashes only str keys"]
 fn e27_same_index_distinct_ids_are_two_calls() {
     let leaves = [
         tc(0, json!("c1"), json!("f"), "{}"),
@@ -267,7 +259,6 @@ fn e27_same_index_distinct_ids_are_two_calls() {
 }
 
 #[test]
-#[ignore = "NativeHost::key_hash hashes only str keys"]
 fn e29_repeated_name_is_not_concatenated() {
     let leaves = [
         tc(0, json!("c1"), json!("f"), "{"),
@@ -278,7 +269,6 @@ fn e29_repeated_name_is_not_concatenated() {
 }
 
 #[test]
-#[ignore = "NativeHost::key_hash hashes only str keys"]
 fn e29_another_name_is_a_name_conflict() {
     let leaves = [
         tc(0, json!("c1"), json!("f"), "{"),
@@ -296,7 +286,6 @@ const AMBIGUOUS: &str =
     "a fragment with no index and no name among 2 calls went to the most recent one";
 
 #[test]
-#[ignore = "NativeHost::key_hash hashes only str keys"]
 fn e34_anonymous_continuation_goes_to_the_most_recent_call() {
     let leaves = [
         tc(0, json!("c1"), json!("f"), "{"),
@@ -335,7 +324,6 @@ fn e34_anonymous_continuation_without_indexes() {
 }
 
 #[test]
-#[ignore = "NativeHost::key_hash hashes only str keys"]
 fn e36_placeholder_ids_and_names_are_absent() {
     for placeholder in ["", "null", " ", "\t\n"] {
         for name in [json!(null), json!(placeholder)] {
@@ -368,7 +356,6 @@ fn e36_placeholder_ids_and_names_are_absent_without_index() {
 }
 
 #[test]
-#[ignore = "NativeHost::key_hash hashes only str keys"]
 fn e37_a_call_without_id_gets_a_synthetic_id_at_finish() {
     let leaves = [
         tc(0, json!(null), json!("f"), "{}"),
@@ -455,7 +442,6 @@ fn e54_zero_usage_never_overwrites() {
 }
 
 #[test]
-#[ignore = "NativeHost::add joins only str/list"]
 fn e54_zero_usage_never_overwrites_at_finish() {
     let full = json!({"input_tokens": 10, "output_tokens": 5, "total_tokens": 15});
     let leaves = [
@@ -476,7 +462,6 @@ fn e57_usage_total_is_kept_before_finish() {
 }
 
 #[test]
-#[ignore = "NativeHost::add joins only str/list"]
 fn e57_total_mismatch_at_finish_and_missing_total_computed() {
     let reported = json!({"input_tokens": 10, "output_tokens": 5, "total_tokens": 99});
     let after = message(json!({
@@ -607,7 +592,6 @@ fn reasoning_message(text: &str, data: &str) -> serde_json::Value {
 }
 
 #[test]
-#[ignore = "NativeHost::key_hash hashes only str keys"]
 fn e65_signature_payload_replaces_or_concatenates_on_request() {
     let leaves = [
         reasoning("hmm", None),

@@ -23,6 +23,14 @@ pub enum Value {
     Dict(Arc<IndexMap<String, Value>>),
 }
 
+fn int_of(value: &Value) -> i64 {
+    match value {
+        Value::Int(i) => *i,
+        Value::Bool(b) => i64::from(*b),
+        _ => 0,
+    }
+}
+
 impl Value {
     /// Numeric value for Python-style equality across bool / int / float.
     fn number(&self) -> Option<f64> {
@@ -149,9 +157,19 @@ impl Host for NativeHost {
             (Value::List(x), Value::List(y)) => Ok(Value::List(Arc::new(
                 x.iter().chain(y.iter()).cloned().collect(),
             ))),
-            _ => Err(NativeError::Unsupported(
-                "+ on values other than str or list",
-            )),
+            // numbers (usage totals and sums): bool and int add as ints, as in Python
+            (Value::Int(_) | Value::Bool(_), Value::Int(_) | Value::Bool(_)) => {
+                let (x, y) = (int_of(a), int_of(b));
+                x.checked_add(y)
+                    .map(Value::Int)
+                    .ok_or(NativeError::Unsupported("an int sum beyond 64 bits"))
+            }
+            _ => match (a.number(), b.number()) {
+                (Some(x), Some(y)) => Ok(Value::Float(x + y)),
+                _ => Err(NativeError::Unsupported(
+                    "+ on values other than str, list or numbers",
+                )),
+            },
         }
     }
     fn try_add(&self, _a: &Value, _b: &Value) -> Result<Option<Value>, NativeError> {
@@ -272,7 +290,12 @@ impl Host for NativeHost {
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
         match key {
             Value::Str(s) => s.hash(&mut hasher),
-            _ => return Err(NativeError::Unsupported("a dict key that is not a string")),
+            // equal numbers hash alike, as Python's 1 == 1.0 == True do (Value's == agrees)
+            _ => match key.number() {
+                Some(n) if n.fract() == 0.0 && n.abs() < 9.0e15 => (n as i64).hash(&mut hasher),
+                Some(n) => n.to_bits().hash(&mut hasher),
+                None => return Err(NativeError::Unsupported("a dict key that is a container")),
+            },
         }
         Ok(hasher.finish() as i64)
     }
