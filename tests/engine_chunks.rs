@@ -626,3 +626,50 @@ fn e72_metadata_deep_merges_last_leaf_wins() {
     let expected = message(json!({"provider_metadata": {"a": {"x": 1, "y": 2}, "b": "z"}}));
     check(&leaves, &expected);
 }
+
+/// `append_bare_text` (what `+` does for a bare text delta) gives what `fold` gives, and
+/// declines whatever is not a bare text delta after a plain text part.
+#[test]
+fn bare_text_shortcut_equals_fold() {
+    let host = NativeHost;
+    let stream = [
+        part_leaf(json!({"part": "text", "text": "a"})),
+        leaf(json!({"content": "b", "parts": [{"part": "text", "text": "b"}]})),
+        part_leaf(json!({"part": "reasoning", "text": "r"})),
+        part_leaf(json!({"part": "text", "text": "c"})),
+        part_leaf(json!({"part": "text", "text": "d", "index": 3})),
+        part_leaf(json!({"part": "text", "text": "e"})),
+        leaf(json!({"parts": [{"part": "text", "text": "f"}], "finish_reason": "stop"})),
+        part_leaf(json!({"part": "text", "text": "g"})),
+    ];
+    let expected = fold(Options::DEFAULT, &stream);
+    let mut state = State::new(
+        &host,
+        Family::Assistant,
+        Value::from("assistant"),
+        Options::DEFAULT,
+    );
+    let mut shortcuts = 0;
+    for item in &stream {
+        let parsed = Leaf::parse(&host, Family::Assistant, convert(item.clone()));
+        let taken = match parsed.bare_text(Family::Assistant) {
+            Some(text) => chunks::append_bare_text(&mut state, text),
+            None => false,
+        };
+        if taken {
+            shortcuts += 1;
+        } else {
+            chunks::fold(&host, &mut state, &parsed).expect("fold");
+        }
+    }
+    // "b" (after "a"), "c" after a reasoning part is not, "e" after an indexed part is not,
+    // "f" carries a finish reason, "g" after "f"'s text: two shortcuts
+    assert_eq!(shortcuts, 2);
+    assert_json(&read(&state, false), &read(&expected, false));
+    let base = Leaf::parse(
+        &host,
+        Family::Base,
+        convert(part_leaf(json!({"part": "text", "text": "x"}))),
+    );
+    assert!(base.bare_text(Family::Base).is_none());
+}

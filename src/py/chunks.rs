@@ -5,6 +5,8 @@
 
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
+use smallvec::{smallvec, SmallVec};
+
 use pyo3::exceptions::{PyRuntimeError, PyTypeError};
 use pyo3::impl_::pymethods::tp_new_impl;
 use pyo3::prelude::*;
@@ -20,9 +22,35 @@ use crate::py::host::{PyObj, PyStoreHost};
 
 type PyLeaf = Leaf<PyObj, PyErr>;
 
+/// A leaf chunk, as an accumulator keeps it: the chunk object itself, whose parsed leaf it
+/// reads (keeping the object, not an `Arc` of its leaf, spares `+` a read of memory the chunk
+/// does not hold: the objects of a long stream do not all fit in the CPU caches).
+struct LeafRef(Py<ChunkCore>);
+
+impl LeafRef {
+    fn leaf(&self) -> PyResult<&Arc<PyLeaf>> {
+        self.0
+            .get()
+            .inner
+            .get()
+            .and_then(Inner::leaf)
+            .ok_or_else(|| {
+                PyRuntimeError::new_err("an accumulator holds a chunk that is not a leaf")
+            })
+    }
+
+    fn clone_ref(&self, py: Python<'_>) -> LeafRef {
+        LeafRef(self.0.clone_ref(py))
+    }
+}
+
+fn clone_refs(py: Python<'_>, leaves: &[LeafRef]) -> Vec<LeafRef> {
+    leaves.iter().map(|leaf| leaf.clone_ref(py)).collect()
+}
+
 /// Leaves folded so far and the state after them (`None` after a failed fold).
 struct AccData {
-    leaves: Vec<Arc<PyLeaf>>,
+    leaves: Vec<LeafRef>,
     state: Option<State<PyObj>>,
 }
 
@@ -43,6 +71,8 @@ struct Inner {
     /// The family as given to `_init` (what `_data()["family"]` is).
     family_obj: PyObj,
     view: View,
+    /// A leaf's [`Leaf::bare_text`], kept here so `acc + chunk` reads it from the chunk itself.
+    bare_text: Option<PyObj>,
 }
 
 /// Base of the chunk classes: a leaf or a view on an accumulator; `+` folds.
@@ -76,13 +106,14 @@ impl Inner {
         }
     }
 
-    /// The twin's `_leaves()`.
-    fn leaves(&self, py: Python<'_>) -> PyResult<Vec<Arc<PyLeaf>>> {
+    /// The twin's `_leaves()`; `chunk` is the chunk whose `Inner` this is.
+    fn leaves(&self, chunk: &Bound<'_, ChunkCore>) -> PyResult<Vec<LeafRef>> {
         match &self.view {
-            View::Leaf(leaf) => Ok(vec![leaf.clone()]),
+            View::Leaf(_) => Ok(vec![LeafRef(chunk.clone().unbind())]),
             View::Acc(shared, n) => {
+                let py = chunk.py();
                 let data = lock(py, &shared.acc)?;
-                Ok(data.leaves[..(*n).min(data.leaves.len())].to_vec())
+                Ok(clone_refs(py, &data.leaves[..(*n).min(data.leaves.len())]))
             }
         }
     }
@@ -96,29 +127,30 @@ impl Inner {
 }
 
 /// Fold `leaves` into `data`'s state; a failed fold leaves no state to read or extend.
-fn fold_leaves(host: &PyStoreHost<'_>, data: &mut AccData, leaves: &[Arc<PyLeaf>]) -> PyResult<()> {
+fn fold_leaves(host: &PyStoreHost<'_>, data: &mut AccData, leaves: &[LeafRef]) -> PyResult<()> {
     let Some(state) = data.state.as_mut() else {
         return Err(PyRuntimeError::new_err("chunk accumulator has no state"));
     };
     for leaf in leaves {
-        if let Err(err) = chunks::fold(host, state, leaf) {
+        if let Err(err) = leaf.leaf().and_then(|leaf| chunks::fold(host, state, leaf)) {
             data.state = None;
             return Err(err);
         }
     }
-    data.leaves.extend_from_slice(leaves);
+    data.leaves
+        .extend(leaves.iter().map(|leaf| leaf.clone_ref(host.py)));
     Ok(())
 }
 
 fn replay(
     host: &PyStoreHost<'_>,
     inner: &Inner,
-    leaves: &[Arc<PyLeaf>],
+    leaves: &[LeafRef],
     options: Options,
 ) -> PyResult<State<PyObj>> {
     let mut state = State::new(host, inner.family, inner.family_obj.clone(), options);
     for leaf in leaves {
-        chunks::fold(host, &mut state, leaf)?;
+        chunks::fold(host, &mut state, leaf.leaf()?)?;
     }
     Ok(state)
 }
@@ -137,6 +169,7 @@ fn view<'py>(
             family: inner.family,
             family_obj: inner.family_obj.clone(),
             view: View::Acc(shared, n),
+            bare_text: None,
         }),
         cache: OnceLock::new(),
         finished: OnceLock::new(),
@@ -156,21 +189,19 @@ fn add<'py>(
     let py = slf.py();
     let inner = slf.get().inner.get().ok_or_else(not_initialised)?;
     let cls = slf.get_type();
-    let other_inner = other
-        .cast::<ChunkCore>()
-        .ok()
-        .and_then(|o| o.get().inner.get())
-        .filter(|o| inner.family.accepts(o.family));
-    let Some(other_inner) = other_inner else {
+    let other_core = other.cast::<ChunkCore>().ok().filter(|o| {
+        o.get()
+            .inner
+            .get()
+            .is_some_and(|o| inner.family.accepts(o.family))
+    });
+    let Some((other_core, other_inner)) = other_core.and_then(|o| Some((o, o.get().inner.get()?)))
+    else {
         return Err(cannot_add(py, &cls.name()?.into_any(), other));
     };
-    let copied;
-    let new_leaves: &[Arc<PyLeaf>] = match other_inner.leaf() {
-        Some(leaf) => std::slice::from_ref(leaf),
-        None => {
-            copied = other_inner.leaves(py)?;
-            &copied
-        }
+    let new_leaves: SmallVec<[LeafRef; 1]> = match &other_inner.view {
+        View::Leaf(_) => smallvec![LeafRef(other_core.clone().unbind())],
+        View::Acc(..) => other_inner.leaves(other_core)?.into(),
     };
     let host = PyStoreHost { py };
     let options = options.unwrap_or_else(|| inner.options());
@@ -179,7 +210,15 @@ fn add<'py>(
             let mut data = lock(py, &shared.acc)?;
             if data.state.is_some() && data.leaves.len() == *n {
                 // the newest view: extend in place
-                fold_leaves(&host, &mut data, new_leaves)?;
+                let appended = match (&other_inner.bare_text, data.state.as_mut()) {
+                    (Some(text), Some(state)) => chunks::append_bare_text(state, text),
+                    _ => false,
+                };
+                if appended {
+                    data.leaves.extend(new_leaves);
+                } else {
+                    fold_leaves(&host, &mut data, &new_leaves)?;
+                }
                 let n = data.leaves.len();
                 drop(data);
                 return view(py, &cls, inner, shared.clone(), n);
@@ -187,13 +226,13 @@ fn add<'py>(
         }
     }
     // a leaf, an older view, or other options: a new accumulator from this chunk's leaves
-    let leaves = inner.leaves(py)?;
+    let leaves = inner.leaves(slf)?;
     let state = replay(&host, inner, &leaves, options)?;
     let mut data = AccData {
         leaves,
         state: Some(state),
     };
-    fold_leaves(&host, &mut data, new_leaves)?;
+    fold_leaves(&host, &mut data, &new_leaves)?;
     let n = data.leaves.len();
     let shared = Arc::new(Shared {
         options,
@@ -206,7 +245,7 @@ fn add<'py>(
 fn restart<'py>(chunk: &Bound<'py, ChunkCore>, options: Options) -> PyResult<Bound<'py, PyAny>> {
     let py = chunk.py();
     let inner = chunk.get().inner.get().ok_or_else(not_initialised)?;
-    let leaves = inner.leaves(py)?;
+    let leaves = inner.leaves(chunk)?;
     let state = replay(&PyStoreHost { py }, inner, &leaves, options)?;
     let n = leaves.len();
     let shared = Arc::new(Shared {
@@ -252,10 +291,12 @@ impl ChunkCore {
         }
         let host = PyStoreHost { py };
         let parsed = Leaf::parse(&host, parsed_family, PyObj::from(leaf.clone()));
+        let bare_text = parsed.bare_text(parsed_family).cloned();
         let inner = Inner {
             family: parsed_family,
             family_obj: PyObj::from(family.clone()),
             view: View::Leaf(Arc::new(parsed)),
+            bare_text,
         };
         self.inner.set(inner).map_err(|_| {
             PyTypeError::new_err("a chunk is immutable: _init may be called only once")
@@ -263,10 +304,14 @@ impl ChunkCore {
     }
 
     /// The leaf dicts this chunk is the fold of.
-    fn _leaves<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let inner = self.inner.get().ok_or_else(not_initialised)?;
-        let leaves = inner.leaves(py)?;
-        PyList::new(py, leaves.iter().map(|leaf| leaf.obj.bind(py)))
+    fn _leaves<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyList>> {
+        let py = slf.py();
+        let inner = slf.get().inner.get().ok_or_else(not_initialised)?;
+        let mut dicts = Vec::new();
+        for leaf in inner.leaves(slf)? {
+            dicts.push(leaf.leaf()?.obj.bind(py).clone());
+        }
+        PyList::new(py, dicts)
     }
 
     fn __add__<'py>(
@@ -290,16 +335,18 @@ impl ChunkCore {
 
     /// The chunk's fields as plain data (cached); `finish` applies end-of-stream rules.
     #[pyo3(signature = (finish = Arg::Default), text_signature = "($self, finish=False)")]
-    fn _data<'py>(&self, py: Python<'py>, finish: Arg<'py>) -> PyResult<Py<PyAny>> {
+    fn _data<'py>(slf: &Bound<'py, Self>, finish: Arg<'py>) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        let this = slf.get();
         let finish = match finish {
             Arg::Default => false,
             Arg::Given(obj) => obj.is_truthy()?,
         };
-        let cell = if finish { &self.finished } else { &self.cache };
+        let cell = if finish { &this.finished } else { &this.cache };
         if let Some(data) = cell.get() {
             return Ok(data.clone_ref(py));
         }
-        let inner = self.inner.get().ok_or_else(not_initialised)?;
+        let inner = this.inner.get().ok_or_else(not_initialised)?;
         let host = PyStoreHost { py };
         let mut data = None;
         if let View::Acc(shared, n) = &inner.view {
@@ -313,7 +360,7 @@ impl ChunkCore {
         let data = match data {
             Some(data) => data,
             None => {
-                let leaves = inner.leaves(py)?;
+                let leaves = inner.leaves(slf)?;
                 let state = replay(&host, inner, &leaves, inner.options())?;
                 chunks::materialize(&host, &state, finish)?
             }

@@ -549,6 +549,22 @@ fn kind_change<H: Host>(
     })
 }
 
+/// `fold` of a bare text delta ([`Leaf::bare_text`]) when the state already has its role and
+/// ends with a plain text part: the text is appended without walking the leaf. False (and
+/// nothing done) otherwise: then fold the leaf. The twin's shortcut in `ChunkCore.__add__`.
+pub fn append_bare_text<O: Clone>(state: &mut State<O>, text: &O) -> bool {
+    if state.family != Family::Assistant || state.role.is_none() {
+        return false;
+    }
+    match state.parts.last_mut() {
+        Some(last) if matches!(last.kind, PartKind::Text(_)) && last.index.is_none() => {
+            last.pieces.push(text.clone());
+            true
+        }
+        _ => false,
+    }
+}
+
 fn fold_part<H: Host>(
     host: &H,
     state: &mut State<H::Obj>,

@@ -24,6 +24,39 @@ pub struct Leaf<O, E> {
     pub(crate) fields: Vec<Field<O, E>>,
 }
 
+impl<O, E> Leaf<O, E> {
+    /// The text of an assistant leaf that is nothing but one bare text delta (a role, str
+    /// content, one text part with only its text): [`append_bare_text`] may append it without
+    /// walking the leaf. The twin's `_bare_text`.
+    ///
+    /// [`append_bare_text`]: super::fold::append_bare_text
+    pub fn bare_text(&self, family: Family) -> Option<&O> {
+        if family != Family::Assistant {
+            return None;
+        }
+        let mut text = None;
+        for field in &self.fields {
+            match field {
+                Field::Role(_) => {}
+                Field::Content(content) if content.is_str => {}
+                Field::Parts(ops) if ops.len() == 1 => match &ops[0] {
+                    PartOp::Text(part)
+                        if !part.reasoning
+                            && part.index.is_none()
+                            && !part.has_attributes
+                            && part.extras.is_none() =>
+                    {
+                        text = part.text.as_ref();
+                    }
+                    _ => return None,
+                },
+                _ => return None,
+            }
+        }
+        text
+    }
+}
+
 pub(crate) enum Field<O, E> {
     /// `parts` of an assistant leaf (other families never fold parts).
     Parts(Vec<PartOp<O, E>>),
