@@ -636,6 +636,7 @@ fn bare_text_shortcut_equals_fold() {
         part_leaf(json!({"part": "text", "text": "a"})),
         leaf(json!({"content": "b", "parts": [{"part": "text", "text": "b"}]})),
         part_leaf(json!({"part": "reasoning", "text": "r"})),
+        part_leaf(json!({"part": "reasoning", "text": "s"})),
         part_leaf(json!({"part": "text", "text": "c"})),
         part_leaf(json!({"part": "text", "text": "d", "index": 3})),
         part_leaf(json!({"part": "text", "text": "e"})),
@@ -653,7 +654,7 @@ fn bare_text_shortcut_equals_fold() {
     for item in &stream {
         let parsed = Leaf::parse(&host, Family::Assistant, convert(item.clone()));
         let taken = match parsed.bare_text(Family::Assistant) {
-            Some(text) => chunks::append_bare_text(&mut state, text),
+            Some((text, reasoning)) => chunks::append_bare_text(&mut state, text, reasoning),
             None => false,
         };
         if taken {
@@ -662,9 +663,9 @@ fn bare_text_shortcut_equals_fold() {
             chunks::fold(&host, &mut state, &parsed).expect("fold");
         }
     }
-    // "b" (after "a"), "c" after a reasoning part is not, "e" after an indexed part is not,
-    // "f" carries a finish reason, "g" after "f"'s text: two shortcuts
-    assert_eq!(shortcuts, 2);
+    // "b" after "a", "s" after "r", "g" after "f"'s text; not "r" or "c" (another kind before
+    // them), "e" (after an indexed part) or "f" (it carries a finish reason)
+    assert_eq!(shortcuts, 3);
     assert_json(&read(&state, false), &read(&expected, false));
     let base = Leaf::parse(
         &host,

@@ -72,7 +72,7 @@ struct Inner {
     family_obj: PyObj,
     view: View,
     /// A leaf's [`Leaf::bare_text`], kept here so `acc + chunk` reads it from the chunk itself.
-    bare_text: Option<PyObj>,
+    bare_text: Option<(PyObj, bool)>,
 }
 
 /// Base of the chunk classes: a leaf or a view on an accumulator; `+` folds.
@@ -211,7 +211,9 @@ fn add<'py>(
             if data.state.is_some() && data.leaves.len() == *n {
                 // the newest view: extend in place
                 let appended = match (&other_inner.bare_text, data.state.as_mut()) {
-                    (Some(text), Some(state)) => chunks::append_bare_text(state, text),
+                    (Some((text, reasoning)), Some(state)) => {
+                        chunks::append_bare_text(state, text, *reasoning)
+                    }
                     _ => false,
                 };
                 if appended {
@@ -291,7 +293,9 @@ impl ChunkCore {
         }
         let host = PyStoreHost { py };
         let parsed = Leaf::parse(&host, parsed_family, PyObj::from(leaf.clone()));
-        let bare_text = parsed.bare_text(parsed_family).cloned();
+        let bare_text = parsed
+            .bare_text(parsed_family)
+            .map(|(text, reasoning)| (text.clone(), reasoning));
         let inner = Inner {
             family: parsed_family,
             family_obj: PyObj::from(family.clone()),

@@ -848,12 +848,12 @@ class ChunkCore:
             with acc.lock:
                 state = acc.state
                 if state is not None and len(acc.leaves) == self._n:
-                    text = other._text
-                    if text is not None and state.role is not None and state.parts:
-                        # a bare text delta after text: what _fold does, without the walk
+                    bare = other._text
+                    if bare is not None and state.role is not None and state.parts:
+                        # a bare delta after a part of its kind: what _fold does, no walk
                         last = state.parts[-1]
-                        if last.kind == "text" and last.index is None:
-                            last.pieces.append(text)
+                        if last.kind == bare[0] and last.index is None:
+                            last.pieces.append(bare[1])
                             acc.leaves.append(other._leaf)
                             return _view(type(self), acc.family, acc)
                     _fold_leaves(acc, [other._leaf])
@@ -934,9 +934,10 @@ def _view(cls: type[Any], family: str, acc: _Acc) -> Any:
     return result
 
 
-def _bare_text(family: str, leaf: dict[str, Any]) -> str | None:
-    """The text of an assistant leaf that is nothing but one text delta (a role, str content
-    and one bare text part), which ``+`` may append without walking the leaf; else None."""
+def _bare_text(family: str, leaf: dict[str, Any]) -> tuple[str, str] | None:
+    """The kind and text of an assistant leaf that is nothing but one text or reasoning delta
+    (a role, str content and one bare part), which ``+`` may append without walking the leaf;
+    else None."""
     if family != "assistant" or not isinstance(leaf.get("content", ""), str):
         return None
     parts = leaf.get("parts")
@@ -947,10 +948,13 @@ def _bare_text(family: str, leaf: dict[str, Any]) -> str | None:
     ):
         return None
     part = parts[0]
-    if not isinstance(part, dict) or len(part) != 2 or part.get("part") != "text":
+    if not isinstance(part, dict) or len(part) != 2:
         return None
+    kind = part.get("part")
     text = part.get("text")
-    return text if isinstance(text, str) and text else None
+    if kind not in ("text", "reasoning") or not isinstance(text, str) or not text:
+        return None
+    return kind, text
 
 
 def _compatible(family: str, other: ChunkCore) -> bool:

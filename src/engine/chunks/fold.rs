@@ -549,15 +549,22 @@ fn kind_change<H: Host>(
     })
 }
 
-/// `fold` of a bare text delta ([`Leaf::bare_text`]) when the state already has its role and
-/// ends with a plain text part: the text is appended without walking the leaf. False (and
-/// nothing done) otherwise: then fold the leaf. The twin's shortcut in `ChunkCore.__add__`.
-pub fn append_bare_text<O: Clone>(state: &mut State<O>, text: &O) -> bool {
+/// `fold` of a bare text or reasoning delta ([`Leaf::bare_text`]) when the state already has
+/// its role and ends with a plain part of that kind: the text is appended without walking the
+/// leaf. False (and nothing done) otherwise: then fold the leaf. The twin's shortcut in
+/// `ChunkCore.__add__`.
+pub fn append_bare_text<O: Clone>(state: &mut State<O>, text: &O, reasoning: bool) -> bool {
     if state.family != Family::Assistant || state.role.is_none() {
         return false;
     }
     match state.parts.last_mut() {
-        Some(last) if matches!(last.kind, PartKind::Text(_)) && last.index.is_none() => {
+        Some(last)
+            if last.index.is_none()
+                && matches!(
+                    (&last.kind, reasoning),
+                    (PartKind::Text(_), false) | (PartKind::Reasoning(_), true)
+                ) =>
+        {
             last.pieces.push(text.clone());
             true
         }

@@ -25,12 +25,13 @@ pub struct Leaf<O, E> {
 }
 
 impl<O, E> Leaf<O, E> {
-    /// The text of an assistant leaf that is nothing but one bare text delta (a role, str
-    /// content, one text part with only its text): [`append_bare_text`] may append it without
-    /// walking the leaf. The twin's `_bare_text`.
+    /// The text of an assistant leaf that is nothing but one bare text or reasoning delta (a
+    /// role, str content, one text or reasoning part with only its text), and whether it is
+    /// reasoning: [`append_bare_text`] may append it without walking the leaf. The twin's
+    /// `_bare_text`.
     ///
     /// [`append_bare_text`]: super::fold::append_bare_text
-    pub fn bare_text(&self, family: Family) -> Option<&O> {
+    pub fn bare_text(&self, family: Family) -> Option<(&O, bool)> {
         if family != Family::Assistant {
             return None;
         }
@@ -41,12 +42,11 @@ impl<O, E> Leaf<O, E> {
                 Field::Content(content) if content.is_str => {}
                 Field::Parts(ops) if ops.len() == 1 => match &ops[0] {
                     PartOp::Text(part)
-                        if !part.reasoning
-                            && part.index.is_none()
+                        if part.index.is_none()
                             && !part.has_attributes
                             && part.extras.is_none() =>
                     {
-                        text = part.text.as_ref();
+                        text = part.text.as_ref().map(|t| (t, part.reasoning));
                     }
                     _ => return None,
                 },
