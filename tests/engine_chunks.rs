@@ -4,48 +4,13 @@
 //! Python twin (python/fastmerge/_pure/chunks.py, `ChunkCore._data`) gives for the same leaves,
 //! key order included; case numbers are those of the project's spec (shared/spec/edge-cases.md).
 
+mod common;
+use common::*;
+
 use fastmerge::engine::chunks::{self, Family, Leaf, Options, State};
 use fastmerge::engine::error::EngineError;
 use fastmerge::engine::value::{NativeError, NativeHost, Value};
-use indexmap::IndexMap;
 use serde_json::json;
-use std::sync::Arc;
-
-fn convert(json: serde_json::Value) -> Value {
-    match json {
-        serde_json::Value::Null => Value::Null,
-        serde_json::Value::Bool(b) => Value::Bool(b),
-        serde_json::Value::Number(n) => match n.as_i64() {
-            Some(i) => Value::Int(i),
-            None => Value::Float(n.as_f64().unwrap_or(f64::NAN)),
-        },
-        serde_json::Value::String(s) => Value::Str(s),
-        serde_json::Value::Array(items) => {
-            Value::List(Arc::new(items.into_iter().map(convert).collect()))
-        }
-        serde_json::Value::Object(map) => Value::Dict(Arc::new(
-            map.into_iter()
-                .map(|(k, v)| (k, convert(v)))
-                .collect::<IndexMap<_, _>>(),
-        )),
-    }
-}
-
-fn to_json(value: &Value) -> serde_json::Value {
-    match value {
-        Value::Null => serde_json::Value::Null,
-        Value::Bool(b) => json!(b),
-        Value::Int(i) => json!(i),
-        Value::Float(f) => {
-            serde_json::Value::Number(serde_json::Number::from_f64(*f).expect("a finite float"))
-        }
-        Value::Str(s) => json!(s),
-        Value::List(items) => serde_json::Value::Array(items.iter().map(to_json).collect()),
-        Value::Dict(map) => {
-            serde_json::Value::Object(map.iter().map(|(k, v)| (k.clone(), to_json(v))).collect())
-        }
-    }
-}
 
 fn options(signature_merge: &str) -> Options {
     Options::parse(false, signature_merge, "merge").expect("options")

@@ -1,31 +1,14 @@
 //! The generic merge rules on the engine's own values, without Python
 //! (`cargo test --no-default-features`). Expected values come from spec/edge-cases.md §A.
 
+mod common;
+use common::*;
+
 use fastmerge::engine::error::{EngineError, OptionError, PathItem};
 use fastmerge::engine::generic::{self, Config, MAX_DEPTH};
 use fastmerge::engine::value::{NativeError, NativeHost, Value};
 use indexmap::IndexMap;
 use std::sync::Arc;
-
-fn convert(json: serde_json::Value) -> Value {
-    match json {
-        serde_json::Value::Null => Value::Null,
-        serde_json::Value::Bool(b) => Value::Bool(b),
-        serde_json::Value::Number(n) => match n.as_i64() {
-            Some(i) => Value::Int(i),
-            None => Value::Float(n.as_f64().unwrap_or(f64::NAN)),
-        },
-        serde_json::Value::String(s) => Value::Str(s),
-        serde_json::Value::Array(items) => {
-            Value::List(Arc::new(items.into_iter().map(convert).collect()))
-        }
-        serde_json::Value::Object(map) => Value::Dict(Arc::new(
-            map.into_iter()
-                .map(|(k, v)| (k, convert(v)))
-                .collect::<IndexMap<_, _>>(),
-        )),
-    }
-}
 
 fn v(text: &str) -> Value {
     convert(serde_json::from_str(text).expect("test JSON"))
