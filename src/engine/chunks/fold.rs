@@ -572,6 +572,27 @@ pub fn append_bare_text<O: Clone>(state: &mut State<O>, text: &O, reasoning: boo
     }
 }
 
+/// The `mismatched_delta` anomaly of a call whose arguments change from text to an object or
+/// back [E39]; `what` ends the detail.
+fn mismatched_arguments<H: Host>(
+    host: &H,
+    state: &mut State<H::Obj>,
+    call: usize,
+    what: &'static str,
+) -> Result<(), H::Err> {
+    let id = state.calls[call].id.clone();
+    state.anomaly(host, "mismatched_delta", || {
+        detail(
+            host,
+            vec![
+                Piece::Lit("call "),
+                Piece::Obj(repr_opt(host, &id)?),
+                Piece::Lit(what),
+            ],
+        )
+    })
+}
+
 fn fold_part<H: Host>(
     host: &H,
     state: &mut State<H::Obj>,
@@ -989,34 +1010,14 @@ fn merge_into<H: Host>(
     match &fragment.args {
         Args::Text(text) => {
             if state.calls[c].args_dict.is_some() {
-                let id = state.calls[c].id.clone();
-                state.anomaly(host, "mismatched_delta", || {
-                    detail(
-                        host,
-                        vec![
-                            Piece::Lit("call "),
-                            Piece::Obj(repr_opt(host, &id)?),
-                            Piece::Lit(": text arguments after object ones"),
-                        ],
-                    )
-                })?;
+                mismatched_arguments(host, state, c, ": text arguments after object ones")?;
             } else {
                 state.parts[part].pieces.push(text.clone());
             }
         }
         Args::Dict(dict) => {
             if !state.parts[part].pieces.is_empty() {
-                let id = state.calls[c].id.clone();
-                state.anomaly(host, "mismatched_delta", || {
-                    detail(
-                        host,
-                        vec![
-                            Piece::Lit("call "),
-                            Piece::Obj(repr_opt(host, &id)?),
-                            Piece::Lit(": object arguments after text ones"),
-                        ],
-                    )
-                })?;
+                mismatched_arguments(host, state, c, ": object arguments after text ones")?;
             } else {
                 let left = state.calls[c]
                     .args_dict
