@@ -48,6 +48,17 @@ class Backend(Protocol):
 
     def merge_logprobs(self, left: Any, right: Any) -> Any: ...
 
+    def fold_chunks(
+        self,
+        chunks: Iterable[Any],
+        *,
+        strict: bool = ...,
+        signature_merge: str = ...,
+        usage: str = ...,
+    ) -> Any: ...
+
+    def copy_tree(self, value: Any) -> Any: ...
+
 
 if TYPE_CHECKING:
     from . import _fastmerge, _pure

@@ -228,36 +228,42 @@ fn add<'py>(
         }
     }
     // a leaf, an older view, or other options: a new accumulator from this chunk's leaves
-    let leaves = inner.leaves(slf)?;
-    let state = replay(&host, inner, &leaves, options)?;
-    let mut data = AccData {
+    let mut data = start(slf, inner, options)?;
+    fold_leaves(&host, &mut data, &new_leaves)?;
+    share(py, &cls, inner, options, data)
+}
+
+/// A view of `chunk`'s leaves folded with `options` (strict raises here).
+fn restart<'py>(chunk: &Bound<'py, ChunkCore>, options: Options) -> PyResult<Bound<'py, PyAny>> {
+    let inner = chunk.get().inner.get().ok_or_else(not_initialised)?;
+    let data = start(chunk, inner, options)?;
+    share(chunk.py(), &chunk.get_type(), inner, options, data)
+}
+
+/// The leaves of `chunk` (whose `Inner` is `inner`) folded anew with `options`.
+fn start(chunk: &Bound<'_, ChunkCore>, inner: &Inner, options: Options) -> PyResult<AccData> {
+    let leaves = inner.leaves(chunk)?;
+    let state = replay(&PyStoreHost { py: chunk.py() }, inner, &leaves, options)?;
+    Ok(AccData {
         leaves,
         state: Some(state),
-    };
-    fold_leaves(&host, &mut data, &new_leaves)?;
+    })
+}
+
+/// A chunk of class `cls` reading all of `data`, a new accumulator.
+fn share<'py>(
+    py: Python<'py>,
+    cls: &Bound<'py, PyType>,
+    inner: &Inner,
+    options: Options,
+    data: AccData,
+) -> PyResult<Bound<'py, PyAny>> {
     let n = data.leaves.len();
     let shared = Arc::new(Shared {
         options,
         acc: Mutex::new(data),
     });
-    view(py, &cls, inner, shared, n)
-}
-
-/// A view of `chunk`'s leaves folded with `options` (strict raises here).
-fn restart<'py>(chunk: &Bound<'py, ChunkCore>, options: Options) -> PyResult<Bound<'py, PyAny>> {
-    let py = chunk.py();
-    let inner = chunk.get().inner.get().ok_or_else(not_initialised)?;
-    let leaves = inner.leaves(chunk)?;
-    let state = replay(&PyStoreHost { py }, inner, &leaves, options)?;
-    let n = leaves.len();
-    let shared = Arc::new(Shared {
-        options,
-        acc: Mutex::new(AccData {
-            leaves,
-            state: Some(state),
-        }),
-    });
-    view(py, &chunk.get_type(), inner, shared, n)
+    view(py, cls, inner, shared, n)
 }
 
 #[pymethods]

@@ -1,10 +1,8 @@
 //! The module's functions: check arguments, run the engine on Python objects.
 
-use pyo3::exceptions::PyRecursionError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
 
-use crate::engine::generic;
+use crate::engine::{chunks, generic};
 use crate::py::args::{config, Arg};
 use crate::py::host::PyHost;
 
@@ -87,47 +85,10 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     Ok(())
 }
 
-/// How deep [`copy_tree`] follows containers: the twin's `json_copy` is plain recursion, which
-/// Python stops at its recursion limit (1000 by default).
-const COPY_DEPTH: usize = 1000;
-
 /// A copy of `value` for a reader: every dict and list at every depth (instances of
-/// subclasses become `dict` / `list`), other values shared. The twin's `copy_tree` is
-/// `fastmerge.parts.json_copy`; folded data only ever holds plain containers (constructors
-/// copy what they are given), so reading a dict's entries directly agrees with it.
+/// subclasses become `dict` / `list`), other values shared: the engine's `own`, the twin's
+/// `copy_tree` (`fastmerge.parts.json_copy`).
 #[pyfunction]
 fn copy_tree<'py>(py: Python<'py>, value: Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-    copy_at(py, value, 0)
-}
-
-fn copy_at<'py>(
-    py: Python<'py>,
-    value: Bound<'py, PyAny>,
-    depth: usize,
-) -> PyResult<Bound<'py, PyAny>> {
-    if let Ok(dict) = value.cast::<PyDict>() {
-        if depth >= COPY_DEPTH {
-            return Err(PyRecursionError::new_err(
-                "maximum recursion depth exceeded while copying",
-            ));
-        }
-        let out = PyDict::new(py);
-        for (key, item) in dict.iter() {
-            out.set_item(key, copy_at(py, item, depth + 1)?)?;
-        }
-        return Ok(out.into_any());
-    }
-    if let Ok(list) = value.cast::<PyList>() {
-        if depth >= COPY_DEPTH {
-            return Err(PyRecursionError::new_err(
-                "maximum recursion depth exceeded while copying",
-            ));
-        }
-        let mut items = Vec::with_capacity(list.len());
-        for item in list.iter() {
-            items.push(copy_at(py, item, depth + 1)?);
-        }
-        return Ok(PyList::new(py, items)?.into_any());
-    }
-    Ok(value)
+    chunks::map::own(&PyHost { py }, &value)
 }

@@ -8,7 +8,7 @@ differential tests say which input shows it.
 from __future__ import annotations
 
 from .._version import __version__
-from .chunks import ChunkCore, fold_chunks
+from .chunks import ChunkCore, copy_tree, fold_chunks
 from .generic import (
     ATOMIC_KEYS,
     LIST_MERGES,
@@ -28,6 +28,7 @@ __all__ = [
     "POLICIES",
     "ChunkCore",
     "__version__",
+    "copy_tree",
     "fold_chunks",
     "concat_token_ids",
     "merge",

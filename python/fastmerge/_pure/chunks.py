@@ -21,7 +21,11 @@ import threading
 from typing import Any, Iterable
 
 from .. import errors
-from ..parts import json_copy as copy_tree  # noqa: F401 (readers copy with it: messages)
+from ..parts import json_copy
+
+# A private copy of a value's dicts and lists (leaves shared): what a fold stores, so that
+# folding in place never changes a user's object; readers copy with it too (messages).
+_own = copy_tree = json_copy
 
 FAMILIES = ("base", "assistant", "tool")
 SIGNATURE_MERGES = ("replace", "concat")
@@ -124,16 +128,6 @@ def _deep_merge(left: Any, right: Any) -> Any:
                 left[key] = _own(value)
         return left
     return left if right is None else _own(right)
-
-
-def _own(value: Any) -> Any:
-    """A private copy of the containers of ``value`` (leaves shared), so that folding in
-    place never changes a user's object."""
-    if isinstance(value, dict):
-        return {k: _own(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_own(v) for v in value]
-    return value
 
 
 def _thaw(value: Any) -> Any:
@@ -782,7 +776,8 @@ def _content(state: _State) -> Any:
 
 
 class _Acc:
-    """Leaves folded so far and the state after them (``None`` after a failed fold)."""
+    """Leaves folded so far and the state after them (``None`` after a failed fold); a new
+    accumulator folds the leaves it starts from."""
 
     __slots__ = ("leaves", "state", "options", "family", "lock")
 
@@ -791,7 +786,7 @@ class _Acc:
         self.family = family
         self.options = options
         self.leaves = leaves
-        self.state: _State | None = None
+        self.state: _State | None = _replay(family, leaves, options)
 
 
 def _replay(family: str, leaves: Iterable[dict[str, Any]], options: Options) -> _State:
@@ -884,7 +879,6 @@ class ChunkCore:
                     return _view(type(self), family, acc)
         # a leaf, an older view, or other options: a new accumulator from this chunk's leaves
         acc = _Acc(family, self._leaves(), options)
-        acc.state = _replay(family, acc.leaves, options)
         _fold_leaves(acc, new_leaves)
         return _view(type(self), family, acc)
 
@@ -983,7 +977,6 @@ def _restart(chunk: ChunkCore, options: Options) -> Any:
     """A view of ``chunk``'s leaves folded with ``options`` (strict raises here)."""
     family = chunk._family
     acc = _Acc(family, chunk._leaves(), options)
-    acc.state = _replay(family, acc.leaves, options)
     return _view(type(chunk), family, acc)
 
 
