@@ -79,6 +79,8 @@ if RUST is not None:
 BACKENDS: list[str] = list(MODULES)
 #: ``fastmerge.messages`` built on each backend's ChunkCore (the chunk and message classes).
 MESSAGES: dict[str, ModuleType] = {name: _backend.messages(name) for name in BACKENDS}
+#: ``fastmerge.aggregate`` built on each backend's AggregatorCore (Aggregator, aggregate, ...).
+AGGREGATES: dict[str, ModuleType] = {name: _backend.aggregate_module(name) for name in BACKENDS}
 
 #: Where the ``fastmerge`` package under test lives (for subprocesses).
 PACKAGE_ROOT = str(Path(fastmerge.__file__).resolve().parent.parent)
@@ -117,6 +119,8 @@ def _fastmerge_backend(request: pytest.FixtureRequest, monkeypatch: pytest.Monke
     _backend.bind(namespace, MODULES[name])
     for attr in _backend.MESSAGE_API:
         namespace[attr] = getattr(MESSAGES[name], attr)
+    for attr in _backend.STREAM_API:
+        namespace[attr] = getattr(AGGREGATES[name], attr)
     for attr, value in namespace.items():
         monkeypatch.setattr(fastmerge, attr, value)
     monkeypatch.setattr(fastmerge, "BACKEND", name)
@@ -138,6 +142,12 @@ def backend_module(_fastmerge_backend: str) -> ModuleType:
 def messages_module(_fastmerge_backend: str) -> ModuleType:
     """``fastmerge.messages`` on this test's backend (its chunk and message classes)."""
     return MESSAGES[_fastmerge_backend]
+
+
+@pytest.fixture
+def aggregate_module(_fastmerge_backend: str) -> ModuleType:
+    """``fastmerge.aggregate`` on this test's backend (Aggregator, aggregate, ...)."""
+    return AGGREGATES[_fastmerge_backend]
 
 
 @pytest.fixture

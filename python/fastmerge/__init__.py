@@ -11,7 +11,15 @@ from typing import Any
 
 from . import _backend, errors
 from ._version import __version__
-from .errors import AnomalyError, CycleError, DepthLimitError, MergeError, MergeTypeError
+from .errors import (
+    AggregatorClosedError,
+    AnomalyError,
+    CycleError,
+    DepthLimitError,
+    EventError,
+    MergeError,
+    MergeTypeError,
+)
 from .messages import (
     AssistantMessage,
     AssistantMessageChunk,
@@ -20,6 +28,8 @@ from .messages import (
     ToolMessageChunk,
     fold_chunks,
 )
+from .aggregate import PROVIDERS, Aggregator, aggregate, aggregate_choices
+from .render import to_provider
 from .parts import (
     ArgumentsError,
     MediaPart,
@@ -57,6 +67,13 @@ def backend_info() -> dict[str, Any]:
 
 __all__ = [
     "ATOMIC_KEYS",
+    "AggregatorClosedError",
+    "Aggregator",
+    "EventError",
+    "PROVIDERS",
+    "aggregate",
+    "aggregate_choices",
+    "to_provider",
     "AnomalyError",
     "ArgumentsError",
     "AssistantMessage",

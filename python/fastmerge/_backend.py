@@ -26,6 +26,9 @@ __all__ = [
     "API",
     "BACKENDS",
     "MESSAGE_API",
+    "STREAM_API",
+    "aggregate_module",
+    "backend_of",
     "FallbackWarning",
     "bind",
     "chunk_core",
@@ -57,6 +60,9 @@ MESSAGE_API = (
     "ToolMessage",
     "fold_chunks",
 )
+
+#: The stream names (``fastmerge.aggregate``), built on a backend's ``AggregatorCore``.
+STREAM_API = ("Aggregator", "aggregate", "aggregate_choices")
 
 BACKENDS = ("rust", "python")
 _CHOICES = ("auto", "rust", "python")
@@ -117,34 +123,51 @@ def bind(namespace: dict[str, Any], module: ModuleType) -> None:
         namespace[name] = getattr(module, name)
 
 
-# module name -> backend module, for copies of fastmerge.messages on another backend
-_CORE_OVERRIDES: dict[str, ModuleType] = {}
+# module name -> backend name, for copies of fastmerge.messages / .aggregate on another backend
+_CORE_OVERRIDES: dict[str, str] = {}
+
+
+def backend_of(module_name: str) -> tuple[str, ModuleType]:
+    """The backend (name, module) that the module ``module_name`` is built on."""
+    name = _CORE_OVERRIDES.get(module_name, selected)
+    return name, impl if name == selected else load(name)
 
 
 def chunk_core(module_name: str) -> Any:
     """The ``ChunkCore`` that the messages module ``module_name`` derives its classes from."""
-    return _CORE_OVERRIDES.get(module_name, impl).ChunkCore
+    return backend_of(module_name)[1].ChunkCore
 
 
-def messages(name: str) -> ModuleType:
-    """``fastmerge.messages`` built on backend ``name``: the package's own module for the
+def _copy(base: str, name: str) -> ModuleType:
+    """``fastmerge.<base>`` built on backend ``name``: the package's own module for the
     selected backend, else a second copy of the same source (for tests and comparisons)."""
+    import importlib
     import importlib.util
 
-    from . import messages as selected_messages
-
+    own = importlib.import_module(f"{__package__}.{base}")
     if name == selected:
-        return selected_messages
-    module_name = f"{__package__}._messages_{name}"
+        return own
+    module_name = f"{__package__}._{base}_{name}"
     if module_name in sys.modules:
         return sys.modules[module_name]
-    _CORE_OVERRIDES[module_name] = load(name)
-    spec = importlib.util.spec_from_file_location(module_name, selected_messages.__file__)
+    load(name)
+    _CORE_OVERRIDES[module_name] = name
+    spec = importlib.util.spec_from_file_location(module_name, own.__file__)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def messages(name: str) -> ModuleType:
+    """``fastmerge.messages`` built on backend ``name``."""
+    return _copy("messages", name)
+
+
+def aggregate_module(name: str) -> ModuleType:
+    """``fastmerge.aggregate`` built on backend ``name`` (with that backend's messages)."""
+    return _copy("aggregate", name)
 
 
 def info() -> dict[str, Any]:

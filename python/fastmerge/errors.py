@@ -16,6 +16,8 @@ __all__ = [
     "CycleError",
     "MergeTypeError",
     "AnomalyError",
+    "EventError",
+    "AggregatorClosedError",
 ]
 
 
@@ -76,6 +78,38 @@ class AnomalyError(MergeError):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.code, self.detail))
+
+
+class EventError(MergeError):
+    """A provider event that cannot be read: not JSON, not an object, of no known provider, or
+    of a shape its adapter cannot map. ``event`` is its 1-based number in the stream."""
+
+    def __init__(self, event: int, detail: str) -> None:
+        self.event = event
+        self.detail = detail
+        super().__init__(f"event {event}: {detail}")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.event, self.detail))
+
+
+class AggregatorClosedError(MergeError):
+    """An aggregator was used after :meth:`finish`, or after an event broke its state."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(f"the aggregator is closed: {reason}; start a new one")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.reason,))
+
+
+def event_error(event: int, detail: str) -> EventError:
+    return EventError(event, detail)
+
+
+def closed(reason: str) -> AggregatorClosedError:
+    return AggregatorClosedError(reason)
 
 
 def anomaly(code: str, detail: str) -> AnomalyError:

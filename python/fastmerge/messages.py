@@ -521,6 +521,15 @@ class _AssistantFields(_Fields):
         value: int | None = self._view()["choice_index"]
         return value
 
+    def to_provider(self, provider: str) -> dict[str, Any]:
+        """This message as ``provider``'s non-streaming response (``chat.completion``,
+        Anthropic ``Message``, Responses ``response``, Gemini ``GenerateContentResponse``,
+        Bedrock ``Converse`` output, Ollama's final object); opaque payloads are replayed only
+        to the provider that produced them. See :func:`fastmerge.to_provider` for n > 1."""
+        from .render import to_provider
+
+        return to_provider(self, provider)  # type: ignore[arg-type]
+
     def to_dict(self) -> dict[str, Any]:
         """Every field, losslessly: ``type(x).from_dict(x.to_dict()) == x``."""
         d = self._view()

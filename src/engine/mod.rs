@@ -5,10 +5,13 @@
 //! equality where openJiuwen uses them) and the engine's own JSON values ([`value::Value`],
 //! used by `cargo test` and by Rust callers).
 
+pub mod aggregate;
 pub mod chunks;
 pub mod error;
+pub mod events;
 pub mod generic;
 pub mod host;
 mod nodes;
+pub mod providers;
 pub mod text;
 pub mod value;

@@ -8,6 +8,7 @@ differential tests say which input shows it.
 from __future__ import annotations
 
 from .._version import __version__
+from .aggregate import AggregatorCore
 from .chunks import ChunkCore, copy_tree, fold_chunks
 from .generic import (
     ATOMIC_KEYS,
@@ -26,6 +27,7 @@ __all__ = [
     "LIST_MERGES",
     "MAX_DEPTH",
     "POLICIES",
+    "AggregatorCore",
     "ChunkCore",
     "__version__",
     "copy_tree",

@@ -1,0 +1,299 @@
+"""The twin of the engine's event reading (``src/engine/events.rs``): provider events as JSON
+values, and the transports that carry them (SSE, JSON lines, a streamed JSON array).
+
+Every event an aggregator folds is first made a *JSON value*: dicts with str keys, lists, str,
+int, float, bool, None. Both backends read events the same way, so they agree on every input:
+
+- an int outside the 64-bit signed range becomes the nearest float (JSON text and Python ints
+  alike; serde_json and ``float(text)`` round the same way);
+- a str must be valid Unicode text (a lone surrogate is not JSON text);
+- tuples read as lists, dict subclasses through ``items()``, str / int / float subclasses
+  (SDK enums) as their base values; anything else is an error;
+- nesting deeper than :data:`MAX_JSON_DEPTH` levels is an error.
+
+A transport turns raw bytes, split anywhere (inside a line, inside a UTF-8 sequence), into event
+payloads. Its kind is read from the stream's first non-blank byte: ``{`` JSON values one after
+another (JSON lines, or concatenated objects), ``[`` a JSON array of events (Gemini without
+``alt=sse``), anything else server-sent events (``data:`` lines; ``event:``, ``id:``,
+``retry:`` and comments ignored; ``[DONE]`` skipped).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+#: Deepest nesting of an event (the top-level object is level 1).
+MAX_JSON_DEPTH = 100
+_I64_MIN = -(2**63)
+_I64_MAX = 2**63 - 1
+_BOM = b"\xef\xbb\xbf"
+_WS = b" \t\r\n"
+
+
+class EventDataError(Exception):
+    """An event that is not a JSON object; ``detail`` is the error's text (the aggregator adds
+    the event's number)."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+
+
+NOT_JSON = "not valid JSON"
+
+
+def _int(text: str) -> int | float:
+    value = int(text)
+    if _I64_MIN <= value <= _I64_MAX:
+        return value
+    return _float(text)
+
+
+def _float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError("out of range")
+    return value
+
+
+def _constant(name: str) -> Any:
+    raise ValueError(name)
+
+
+def parse(data: bytes) -> dict[str, Any]:
+    """One event from JSON text (UTF-8 bytes). Text that does not parse, or that holds a lone
+    surrogate or nests deeper than :data:`MAX_JSON_DEPTH`, is :data:`NOT_JSON` (what a JSON
+    parser in Rust rejects); valid JSON that is not an object says what it is."""
+    try:
+        value = json_value(
+            json.loads(
+                data.decode("utf-8"),
+                parse_int=_int,
+                parse_float=_float,
+                parse_constant=_constant,
+            )
+        )
+    except (ValueError, RecursionError, EventDataError):
+        raise EventDataError(NOT_JSON) from None
+    if not isinstance(value, dict):
+        raise EventDataError(f"an event must be a JSON object, not {kind_name(value)}")
+    return value
+
+
+def kind_name(value: Any) -> str:
+    """The JSON name of a value's kind (for messages)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, (list, tuple)):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def json_value(value: Any, depth: int = 1) -> Any:
+    """``value`` as a JSON value (a copy); :class:`EventDataError` for what is not one. The walk
+    is depth first, in dict order, so both backends report the same first error."""
+    if value is None or value is True or value is False:
+        return value
+    if isinstance(value, str):
+        text = str(value)
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise EventDataError("a string with a lone surrogate is not JSON text") from None
+        return text
+    if isinstance(value, int):
+        number = int(value)
+        if _I64_MIN <= number <= _I64_MAX:
+            return number
+        try:
+            return float(number)
+        except OverflowError:
+            raise EventDataError("an integer too large for a float is not a JSON number") from None
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, (dict, list, tuple)):
+        if depth > MAX_JSON_DEPTH:
+            raise EventDataError(f"nested deeper than {MAX_JSON_DEPTH} levels")
+        if isinstance(value, dict):
+            out = {}
+            for key, item in value.items():
+                if not isinstance(key, str):
+                    raise EventDataError(f"object keys must be strings, not {type(key).__name__}")
+                out[json_value(key)] = json_value(item, depth + 1)
+            return out
+        return [json_value(item, depth + 1) for item in value]
+    raise EventDataError(f"{type(value).__name__} is not a JSON value")
+
+
+def event_object(value: Any) -> dict[str, Any]:
+    """A checked event: a JSON object (the top level of every provider event)."""
+    if not isinstance(value, dict):
+        raise EventDataError(f"an event must be a JSON object, not {kind_name(value)}")
+    result: dict[str, Any] = json_value(value)
+    return result
+
+
+def utf8(data: str | bytes) -> bytes:
+    """Transport text as UTF-8 bytes."""
+    if isinstance(data, bytes):
+        return data
+    try:
+        return data.encode("utf-8")
+    except UnicodeEncodeError:
+        raise EventDataError("a string with a lone surrogate is not JSON text") from None
+
+
+# ---------------------------------------------------------------------------------------------
+# Transports
+
+
+class Transport:
+    """Raw stream bytes in, complete event payloads (bytes) out; :meth:`feed` as bytes arrive,
+    :meth:`finish` at the end (a last line without its newline, a last event without its blank
+    line, are still read)."""
+
+    __slots__ = ("kind", "buf", "pos", "data", "has_data", "depth", "in_str", "esc", "start", "bom")
+
+    def __init__(self) -> None:
+        self.kind: str | None = None  # "sse" | "json" | "array", from the first non-blank byte
+        self.buf = b""
+        self.pos = 0  # json/array: how far buf has been scanned
+        self.data: list[bytes] = []  # sse: the data lines of the event being read
+        self.has_data = False
+        self.depth = 0  # json/array scanner: open brackets, inside a string, after a backslash
+        self.in_str = False
+        self.esc = False
+        self.start = -1  # json/array: where the value being scanned starts, -1 between values
+        self.bom = True  # a UTF-8 byte order mark may still open the stream
+
+    def feed(self, data: bytes, out: list[bytes]) -> None:
+        self.buf += data
+        if self.bom:
+            if len(self.buf) < 3 and _BOM.startswith(self.buf):
+                return
+            self.bom = False
+            if self.buf.startswith(_BOM):
+                self.buf = self.buf[3:]
+        if self.kind is None:
+            stripped = self.buf.lstrip(_WS)
+            if not stripped:
+                return
+            first = stripped[:1]
+            self.kind = "json" if first == b"{" else "array" if first == b"[" else "sse"
+        if self.kind == "sse":
+            self._sse(out, False)
+        else:
+            self._scan(out)
+
+    def finish(self, out: list[bytes]) -> None:
+        if self.kind == "sse":
+            self._sse(out, True)
+            if self.has_data:
+                self._dispatch(out)
+        elif self.kind is not None:
+            self._scan(out)
+            if self.start >= 0 or self.buf[self.pos :].strip(_WS):
+                raise EventDataError(NOT_JSON)  # a value cut by the end of the stream
+        self.buf = b""
+        self.pos = 0
+
+    # -- server-sent events
+
+    def _sse(self, out: list[bytes], final: bool) -> None:
+        buf = self.buf
+        pos = 0
+        n = len(buf)
+        while pos < n:
+            end = pos
+            while end < n and buf[end] not in (10, 13):  # \n, \r
+                end += 1
+            if end == n:
+                if not final:
+                    break
+                self._line(buf[pos:end], out)
+                pos = n
+                break
+            if buf[end] == 13 and end + 1 == n and not final:
+                break  # a \r at the end: maybe the first half of \r\n
+            self._line(buf[pos:end], out)
+            pos = end + 2 if buf[end] == 13 and end + 1 < n and buf[end + 1] == 10 else end + 1
+        self.buf = buf[pos:]
+
+    def _line(self, line: bytes, out: list[bytes]) -> None:
+        if not line:
+            if self.has_data:
+                self._dispatch(out)
+            return
+        if line[:1] == b":":
+            return  # a comment
+        colon = line.find(b":")
+        if colon < 0:
+            field, value = line, b""
+        else:
+            field, value = line[:colon], line[colon + 1 :]
+            if value[:1] == b" ":
+                value = value[1:]
+        if field == b"data":
+            self.data.append(value)
+            self.has_data = True
+
+    def _dispatch(self, out: list[bytes]) -> None:
+        payload = b"\n".join(self.data)
+        self.data = []
+        self.has_data = False
+        stripped = payload.strip(_WS)
+        if stripped and stripped != b"[DONE]":
+            out.append(payload)
+
+    # -- JSON values one after another, or the elements of one array
+
+    def _scan(self, out: list[bytes]) -> None:
+        buf = self.buf
+        n = len(buf)
+        pos = self.pos
+        depth, in_str, esc, start = self.depth, self.in_str, self.esc, self.start
+        array = self.kind == "array"
+        while pos < n:
+            c = buf[pos]
+            if start < 0:
+                # between values: blanks; in an array its brackets and commas
+                if c in (32, 9, 10, 13) or (array and c in (44, 91, 93)):  # ' ' \t \n \r , [ ]
+                    pos += 1
+                    continue
+                if c != 123:  # {
+                    raise EventDataError(NOT_JSON)
+                start = pos
+                depth = 0
+            if in_str:
+                if esc:
+                    esc = False
+                elif c == 92:  # backslash
+                    esc = True
+                elif c == 34:  # "
+                    in_str = False
+            elif c == 34:
+                in_str = True
+            elif c in (123, 91):
+                depth += 1
+            elif c in (125, 93):
+                depth -= 1
+                if depth == 0:
+                    out.append(buf[start : pos + 1])
+                    start = -1
+            pos += 1
+        # keep only what is not yet read
+        keep = start if start >= 0 else pos
+        self.buf = buf[keep:]
+        self.pos = pos - keep
+        self.start = 0 if start >= 0 else -1
+        self.depth, self.in_str, self.esc = depth, in_str, esc

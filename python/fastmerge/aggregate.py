@@ -1,0 +1,167 @@
+"""Provider streams back into messages (spec §6, §7): :class:`Aggregator`, :func:`aggregate`,
+:func:`aggregate_choices`.
+
+One aggregator takes every wire format fastmerge knows (``provider="auto"`` reads it from the
+first event): OpenAI Chat (and compatible servers: Mistral, vLLM, DeepSeek, Groq, OpenRouter,
+...), OpenAI Responses, Anthropic Messages, Gemini, Bedrock ConverseStream and Ollama. Events
+can be dicts, provider SDK objects (anything with ``to_dict()`` or ``model_dump()``), the JSON
+of one event, SSE lines, or raw transport bytes split anywhere (:meth:`Aggregator.feed`).
+
+Bytes and text are parsed by the backend: on the Rust backend no Python object is made for an
+event, only for the messages that come out. The merge rules are the chunk rules of spec §3–§5,
+applied by the backend's ``AggregatorCore``; this module only shapes inputs and outputs.
+
+The module is loaded once per backend (:func:`fastmerge._backend.aggregate_module`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Iterable
+
+from . import _backend
+
+if TYPE_CHECKING:
+    from ._pure.aggregate import AggregatorCore as _Core
+    from .messages import AssistantMessage
+else:
+    _name, _impl = _backend.backend_of(__name__)
+    _Core = _impl.AggregatorCore
+    AssistantMessage = _backend.messages(_name).AssistantMessage
+
+__all__ = ["PROVIDERS", "Aggregator", "aggregate", "aggregate_choices"]
+
+#: The wire formats an aggregator reads (``provider=``), besides ``"auto"``.
+PROVIDERS: tuple[str, ...] = (
+    "openai-chat",
+    "openai-responses",
+    "anthropic",
+    "gemini",
+    "bedrock-converse",
+    "ollama",
+)
+
+
+def _plain(event: Any) -> Any:
+    """An SDK object as the dict its provider sent (``to_dict()``, else ``model_dump()``)."""
+    to_dict = getattr(event, "to_dict", None)
+    if callable(to_dict):
+        return to_dict()
+    model_dump = getattr(event, "model_dump", None)
+    if callable(model_dump):
+        return model_dump(mode="json", by_alias=True, exclude_none=True)
+    return event
+
+
+class Aggregator:
+    """Folds one provider stream, event by event, into one message per choice.
+
+    >>> agg = Aggregator("openai-chat")
+    >>> for event in events:          # dicts, SDK objects, JSON text, SSE lines
+    ...     agg.add(event)
+    >>> message = agg.finish()        # choice 0; finish_choices() for n > 1
+
+    ``strict=True`` raises :class:`fastmerge.AnomalyError` where the merge would record an
+    anomaly; ``signature_merge`` and ``usage`` choose those rules (see
+    :func:`fastmerge.fold_chunks`). An event that cannot be read raises
+    :class:`fastmerge.errors.EventError` with its number.
+    """
+
+    __slots__ = ("_core", "_finished")
+
+    def __init__(
+        self,
+        provider: str = "auto",
+        *,
+        strict: bool = False,
+        signature_merge: str = "replace",
+        usage: str = "merge",
+    ) -> None:
+        self._core = _Core(provider, strict, signature_merge, usage)
+        self._finished: list[AssistantMessage] | None = None
+
+    @property
+    def provider(self) -> str | None:
+        """The wire format being read (None until ``"auto"`` has seen an event)."""
+        return self._core.provider
+
+    def add(self, event: Any) -> None:
+        """Fold one event: a dict, an SDK object, the JSON text (str or bytes) of one event or
+        of an array of events, or whole SSE lines (``response.iter_lines()``)."""
+        if isinstance(event, (str, bytes)):
+            self._core.add_text(event)
+        elif isinstance(event, (bytearray, memoryview)):
+            self._core.add_text(bytes(event))
+        elif isinstance(event, dict):
+            self._core.add(event)
+        else:
+            self._core.add(_plain(event))
+
+    def add_many(self, events: Iterable[Any] | str | bytes) -> None:
+        """Fold several events; a str or bytes is a whole recorded stream (see :meth:`feed`)."""
+        if isinstance(events, (str, bytes, bytearray, memoryview)):
+            self.feed(events)
+            return
+        add = self.add
+        for event in events:
+            add(event)
+
+    def feed(self, data: str | bytes | bytearray | memoryview) -> None:
+        """Raw transport bytes as they arrive, split anywhere (inside a line or a UTF-8
+        sequence): SSE (``data:`` lines), JSON lines, or a JSON array of events (Gemini
+        without ``alt=sse``), told apart by the first byte."""
+        self._core.feed(data if isinstance(data, (str, bytes)) else bytes(data))
+
+    def snapshot(self) -> AssistantMessage:
+        """The message so far (choice 0, or the lowest choice seen); the stream may go on."""
+        return self.snapshot_choices()[0]
+
+    def snapshot_choices(self) -> list[AssistantMessage]:
+        """The messages so far, one per choice, in choice order."""
+        if self._finished is not None:
+            return list(self._finished)
+        return [AssistantMessage._from_data(d) for d in self._core.snapshot()]
+
+    def finish(self) -> AssistantMessage:
+        """End the stream: the complete message of choice 0 (or the lowest choice seen), its
+        ``status`` ``complete``, ``incomplete`` (no terminal signal) or ``failed``."""
+        return self.finish_choices()[0]
+
+    def finish_choices(self) -> list[AssistantMessage]:
+        """End the stream: one complete message per choice, in choice order (n > 1 gives n
+        messages, never glued together). Calling it again returns the same messages."""
+        if self._finished is None:
+            self._finished = [AssistantMessage._from_data(d) for d in self._core.finish()]
+        return list(self._finished)
+
+    def __repr__(self) -> str:
+        return f"<Aggregator provider={self.provider!r}>"
+
+
+def aggregate_choices(
+    events: Iterable[Any] | str | bytes,
+    provider: str = "auto",
+    *,
+    strict: bool = False,
+    signature_merge: str = "replace",
+    usage: str = "merge",
+) -> list[AssistantMessage]:
+    """One message per choice of a whole stream, in choice order. ``events`` is an iterable
+    of events (see :meth:`Aggregator.add`) or a recorded stream as str / bytes (SSE, JSON
+    lines or a JSON array; parsed by the backend, in Rust on the Rust backend)."""
+    agg = Aggregator(provider, strict=strict, signature_merge=signature_merge, usage=usage)
+    agg.add_many(events)
+    return agg.finish_choices()
+
+
+def aggregate(
+    events: Iterable[Any] | str | bytes,
+    provider: str = "auto",
+    *,
+    strict: bool = False,
+    signature_merge: str = "replace",
+    usage: str = "merge",
+) -> AssistantMessage:
+    """The message of a whole stream (choice 0); see :func:`aggregate_choices`."""
+    return aggregate_choices(
+        events, provider, strict=strict, signature_merge=signature_merge, usage=usage
+    )[0]

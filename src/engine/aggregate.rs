@@ -1,0 +1,296 @@
+//! The aggregator (spec §6, §7): provider events in, one folded message per choice out. The
+//! twin's `_pure/aggregate.py`, method for method; its docstrings explain each step.
+//!
+//! Everything here works on the engine's own [`Value`]s: an event read from bytes is parsed
+//! into values ([`events::parse`]), mapped to leaves by its adapter, and folded with the chunk
+//! rules over [`NativeHost`]. Python objects are made only for the messages that come out.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use crate::engine::chunks::{fold, materialize, Family, Leaf, Options, State};
+use crate::engine::error::EngineError;
+use crate::engine::events::{self, EventDataError, Transport, TransportKind};
+use crate::engine::providers::{self, common, Adapter, Leaves, PROVIDERS};
+use crate::engine::value::{py_repr, NativeError, NativeHost, Value};
+
+/// Why an aggregator call failed (the binding raises the twin's exceptions from these).
+#[derive(Debug, Clone, PartialEq)]
+pub enum AggError {
+    /// `fastmerge.errors.EventError(event, detail)`.
+    Event { event: usize, detail: String },
+    /// `strict=True`: `fastmerge.errors.AnomalyError(code, detail)`.
+    Anomaly { code: String, detail: String },
+    /// `fastmerge.errors.AggregatorClosedError(reason)`.
+    Closed(String),
+    /// An engine error no adapter leaf should cause (a bug if seen).
+    Engine(String),
+}
+
+pub struct AggregatorCore {
+    provider: Option<&'static str>,
+    options: Options,
+    adapter: Option<Box<dyn Adapter>>,
+    states: BTreeMap<i64, State<Value>>,
+    count: usize,
+    transport: Option<Transport>,
+    closed: Option<String>,
+}
+
+impl AggregatorCore {
+    /// `provider`: a name of [`PROVIDERS`], or None for "auto" (the caller checks the name).
+    pub fn new(provider: Option<&str>, options: Options) -> Self {
+        let provider = provider.and_then(|p| PROVIDERS.iter().copied().find(|name| *name == p));
+        AggregatorCore {
+            provider,
+            options,
+            adapter: provider.and_then(providers::adapter),
+            states: BTreeMap::new(),
+            count: 0,
+            transport: None,
+            closed: None,
+        }
+    }
+
+    pub fn provider(&self) -> Option<&'static str> {
+        self.provider
+    }
+
+    /// Events read so far.
+    pub fn count(&self) -> usize {
+        self.count
+    }
+
+    pub fn check_open(&self) -> Result<(), AggError> {
+        match &self.closed {
+            Some(reason) => Err(AggError::Closed(reason.clone())),
+            None => Ok(()),
+        }
+    }
+
+    // -- input
+
+    /// One event, already converted to a value by the caller (or the conversion's error).
+    pub fn add(&mut self, event: Result<Value, EventDataError>) -> Result<(), AggError> {
+        self.check_open()?;
+        self.count += 1;
+        let event = event.map_err(|e| self.event_error(e))?;
+        self.event(&event)
+    }
+
+    /// One item of text: one event's JSON, a JSON array of events, or whole SSE lines.
+    pub fn add_text(&mut self, raw: &[u8]) -> Result<(), AggError> {
+        self.check_open()?;
+        let head = raw
+            .iter()
+            .position(|c| !matches!(c, b' ' | b'\t' | b'\r' | b'\n' | 0xef | 0xbb | 0xbf))
+            .map(|i| raw[i]);
+        let sse = matches!(&self.transport, Some(t) if t.kind == Some(TransportKind::Sse));
+        if head == Some(b'{') {
+            self.count += 1;
+            let event = self.parse(raw)?;
+            self.event(&event)
+        } else if head == Some(b'[') && !sse {
+            let mut transport = Transport::new();
+            let mut payloads = Vec::new();
+            let result = transport
+                .feed(raw, &mut payloads)
+                .and_then(|()| transport.finish(&mut payloads));
+            self.read_all(payloads)?;
+            result.map_err(|e| self.transport_error(e))
+        } else if raw.ends_with(b"\n") {
+            self.feed(raw)
+        } else {
+            let mut line = raw.to_vec();
+            line.push(b'\n');
+            self.feed(&line)
+        }
+    }
+
+    /// Raw transport bytes, split anywhere.
+    pub fn feed(&mut self, data: &[u8]) -> Result<(), AggError> {
+        self.check_open()?;
+        let transport = self.transport.get_or_insert_with(Transport::new);
+        let mut payloads = Vec::new();
+        let result = transport.feed(data, &mut payloads);
+        self.read_all(payloads)?;
+        result.map_err(|e| self.transport_error(e))
+    }
+
+    // -- output
+
+    /// The messages so far, one per choice in choice order.
+    pub fn snapshot(&mut self) -> Result<Vec<Value>, AggError> {
+        self.ensure_choice();
+        let states: Vec<&State<Value>> = self.states.values().collect();
+        states.into_iter().map(|s| data(s, false)).collect()
+    }
+
+    /// The end of the stream: the complete messages, one per choice in choice order.
+    pub fn finish(&mut self) -> Result<Vec<Value>, AggError> {
+        self.check_open()?;
+        if let Some(transport) = self.transport.as_mut() {
+            let mut payloads = Vec::new();
+            let result = transport.finish(&mut payloads);
+            self.read_all(payloads)?;
+            result.map_err(|e| self.transport_error(e))?;
+        }
+        if let Some(adapter) = self.adapter.as_mut() {
+            let leaves = adapter.end();
+            self.fold_all(leaves)?;
+        }
+        self.closed = Some("finish() was called".to_owned());
+        self.ensure_choice();
+        let states: Vec<&State<Value>> = self.states.values().collect();
+        states.into_iter().map(|s| data(s, true)).collect()
+    }
+
+    // -- internals
+
+    fn event_error(&self, err: EventDataError) -> AggError {
+        AggError::Event {
+            event: self.count,
+            detail: err.0,
+        }
+    }
+
+    /// A transport error: the next event's number, and the aggregator closes (the transport
+    /// cannot tell where the next event starts).
+    fn transport_error(&mut self, err: EventDataError) -> AggError {
+        self.count += 1;
+        self.closed = Some(format!("event {} could not be read", self.count));
+        self.event_error(err)
+    }
+
+    fn parse(&self, raw: &[u8]) -> Result<Value, AggError> {
+        events::parse(raw).map_err(|e| self.event_error(e))
+    }
+
+    fn read_all(&mut self, payloads: Vec<Vec<u8>>) -> Result<(), AggError> {
+        for payload in payloads {
+            self.count += 1;
+            let event = self.parse(&payload)?;
+            self.event(&event)?;
+        }
+        Ok(())
+    }
+
+    fn event(&mut self, event: &Value) -> Result<(), AggError> {
+        if self.adapter.is_none() {
+            let Some(name) = providers::detect(event) else {
+                let keys: Vec<String> = match event {
+                    Value::Dict(map) => map
+                        .keys()
+                        .take(8)
+                        .map(|k| py_repr(&Value::Str(k.clone())))
+                        .collect(),
+                    _ => Vec::new(),
+                };
+                let names: Vec<String> = PROVIDERS
+                    .iter()
+                    .map(|p| py_repr(&Value::Str((*p).to_owned())))
+                    .collect();
+                return Err(AggError::Event {
+                    event: self.count,
+                    detail: format!(
+                        "cannot tell the provider from this event (keys: {}); pass provider= one of {}",
+                        keys.join(", "),
+                        names.join(", ")
+                    ),
+                });
+            };
+            self.provider = Some(name);
+            self.adapter = providers::adapter(name);
+        }
+        let provider = self.provider.unwrap_or("");
+        let result = match self.adapter.as_mut() {
+            Some(adapter) => adapter.event(event),
+            None => Ok(Vec::new()),
+        };
+        match result {
+            Ok(leaves) => self.fold_all(leaves),
+            Err(detail) => {
+                self.closed = Some(format!("event {} could not be read", self.count));
+                Err(AggError::Event {
+                    event: self.count,
+                    detail: format!("{provider}: {detail}"),
+                })
+            }
+        }
+    }
+
+    fn fold_all(&mut self, leaves: Leaves) -> Result<(), AggError> {
+        for (choice, leaf) in leaves {
+            if !self.states.contains_key(&choice) {
+                self.new_state(choice)?;
+            }
+            if self.options.strict {
+                if let Some(first) = common::items(common::get(&leaf, "anomalies")).first() {
+                    self.closed = Some(format!("event {} raised an anomaly", self.count));
+                    return Err(AggError::Anomaly {
+                        code: common::get_str(first, "code").unwrap_or("").to_owned(),
+                        detail: common::get_str(first, "detail").unwrap_or("").to_owned(),
+                    });
+                }
+            }
+            let parsed = Leaf::parse(&NativeHost, Family::Assistant, leaf);
+            let state = self.states.get_mut(&choice).expect("inserted above");
+            if let Err(err) = fold(&NativeHost, state, &parsed) {
+                self.closed = Some(format!("event {} raised while folding", self.count));
+                return Err(native_error(err));
+            }
+        }
+        Ok(())
+    }
+
+    fn new_state(&mut self, choice: i64) -> Result<(), AggError> {
+        let mut state = State::new(
+            &NativeHost,
+            Family::Assistant,
+            common::s("assistant"),
+            self.options,
+        );
+        let mut first = common::Obj::new();
+        first.put("choice_index", Value::Int(choice));
+        if let Some(provider) = self.provider {
+            let mut meta = common::Obj::new();
+            meta.put("provider", common::s(provider));
+            first.put("provider_metadata", meta.build());
+        }
+        let leaf = Leaf::parse(&NativeHost, Family::Assistant, first.build());
+        fold(&NativeHost, &mut state, &leaf).map_err(native_error)?;
+        self.states.insert(choice, state);
+        Ok(())
+    }
+
+    fn ensure_choice(&mut self) {
+        if self.states.is_empty() {
+            // no event at all: one empty, incomplete message (cannot fail: a fixed leaf)
+            let _ = self.new_state(0);
+        }
+    }
+}
+
+fn native_error(err: NativeError) -> AggError {
+    match err {
+        NativeError::Engine(EngineError::Anomaly { code, detail }) => AggError::Anomaly {
+            code: code.to_owned(),
+            detail: match detail {
+                Value::Str(text) => text,
+                other => py_repr(&other),
+            },
+        },
+        other => AggError::Engine(format!("{other:?}")),
+    }
+}
+
+/// A state's message data; a stream without its terminal signal is `incomplete`.
+fn data(state: &State<Value>, finish: bool) -> Result<Value, AggError> {
+    let mut value = materialize(&NativeHost, state, finish).map_err(native_error)?;
+    if let Value::Dict(map) = &mut value {
+        if matches!(map.get("status"), None | Some(Value::Null)) {
+            Arc::make_mut(map).insert("status".to_owned(), common::s("incomplete"));
+        }
+    }
+    Ok(value)
+}

@@ -1,0 +1,108 @@
+//! What every adapter shares (the twin's `_pure/providers/_common.py`): the [`Adapter`]
+//! trait, and small readers and builders of [`Value`]s.
+
+use std::sync::Arc;
+
+use indexmap::IndexMap;
+
+use crate::engine::value::Value;
+
+/// The leaves of one event, each with its choice index, in order.
+pub type Leaves = Vec<(i64, Value)>;
+
+/// One wire format: provider events in, delta leaves out (see the module docs of
+/// [`crate::engine::providers`]). The twin's adapter classes, method for method.
+pub trait Adapter: Send {
+    /// The leaves one event contributes; `Err(detail)` for an event the adapter cannot map
+    /// (the twin's `AdapterError(detail)`, same text).
+    fn event(&mut self, event: &Value) -> Result<Leaves, String>;
+    /// Leaves at the end of the stream.
+    fn end(&mut self) -> Leaves {
+        Vec::new()
+    }
+}
+
+/// `event.get(key)` of a dict (None for a missing key or a value that is not a dict).
+pub fn get<'a>(value: &'a Value, key: &str) -> Option<&'a Value> {
+    match value {
+        Value::Dict(map) => map.get(key),
+        _ => None,
+    }
+}
+
+/// `value.get(key)` when it is a str.
+pub fn get_str<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
+    match get(value, key) {
+        Some(Value::Str(text)) => Some(text),
+        _ => None,
+    }
+}
+
+/// `value.get(key)` when it is an int.
+pub fn get_int(value: &Value, key: &str) -> Option<i64> {
+    match get(value, key) {
+        Some(Value::Int(i)) => Some(*i),
+        _ => None,
+    }
+}
+
+/// The items of a list (empty for anything else).
+pub fn items(value: Option<&Value>) -> &[Value] {
+    match value {
+        Some(Value::List(items)) => items,
+        _ => &[],
+    }
+}
+
+/// Missing or null.
+pub fn is_null(value: Option<&Value>) -> bool {
+    matches!(value, None | Some(Value::Null))
+}
+
+/// A str value.
+pub fn s(text: &str) -> Value {
+    Value::Str(text.to_owned())
+}
+
+/// A list value.
+pub fn list(items: Vec<Value>) -> Value {
+    Value::List(Arc::new(items))
+}
+
+/// Builds a dict in insertion order (the twin's dict literal; key order is part of results).
+#[derive(Default, Debug, Clone)]
+pub struct Obj(IndexMap<String, Value>);
+
+impl Obj {
+    pub fn new() -> Self {
+        Obj(IndexMap::new())
+    }
+    /// `d[key] = value`
+    pub fn put(&mut self, key: &str, value: Value) -> &mut Self {
+        self.0.insert(key.to_owned(), value);
+        self
+    }
+    /// `d[key] = value` when `value` is Some.
+    pub fn put_opt(&mut self, key: &str, value: Option<Value>) -> &mut Self {
+        if let Some(value) = value {
+            self.0.insert(key.to_owned(), value);
+        }
+        self
+    }
+    pub fn contains(&self, key: &str) -> bool {
+        self.0.contains_key(key)
+    }
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+    pub fn build(self) -> Value {
+        Value::Dict(Arc::new(self.0))
+    }
+}
+
+/// `{"code": code, "detail": detail}`, an anomaly a leaf carries (`"anomalies": [...]`).
+pub fn anomaly(code: &str, detail: String) -> Value {
+    let mut a = Obj::new();
+    a.put("code", s(code)).put("detail", Value::Str(detail));
+    a.build()
+}

@@ -1,0 +1,108 @@
+//! Provider adapters: one per wire format, each a mapping from a provider event to delta
+//! *leaves* that the chunk fold ([`crate::engine::chunks`]) merges. The twin's
+//! `_pure/providers/`, module for module; its package docstring states the contract:
+//!
+//! - [`Adapter::event`]: the leaves one event (a JSON object) contributes, with their choice
+//!   index, in order; a leaf is the dict the chunk fold reads (`parts` with a part `index`,
+//!   `usage`, `finish_reason`, `status`, `provider_metadata`, `anomalies`, ...).
+//! - [`Adapter::end`]: leaves at the end of the stream (a call cut mid-arguments is flagged).
+//!
+//! Adapters keep per-stream state, never a merged value: merging is the fold's.
+
+pub mod anthropic;
+pub mod bedrock_converse;
+pub mod common;
+pub mod gemini;
+pub mod ollama;
+pub mod openai_chat;
+pub mod openai_responses;
+
+pub use common::{Adapter, Leaves};
+
+use crate::engine::value::Value;
+
+/// The wire formats, in the order of spec/providers.md (the twin's `PROVIDERS`).
+pub const PROVIDERS: &[&str] = &[
+    "openai-chat",
+    "openai-responses",
+    "anthropic",
+    "gemini",
+    "bedrock-converse",
+    "ollama",
+];
+
+/// A new adapter for the wire format `name`.
+pub fn adapter(name: &str) -> Option<Box<dyn Adapter>> {
+    Some(match name {
+        "openai-chat" => Box::new(openai_chat::Adapter::new()),
+        "openai-responses" => Box::new(openai_responses::Adapter::new()),
+        "anthropic" => Box::new(anthropic::Adapter::new()),
+        "gemini" => Box::new(gemini::Adapter::new()),
+        "bedrock-converse" => Box::new(bedrock_converse::Adapter::new()),
+        "ollama" => Box::new(ollama::Adapter::new()),
+        _ => return None,
+    })
+}
+
+const ANTHROPIC_TYPES: &[&str] = &[
+    "message_start",
+    "message_delta",
+    "message_stop",
+    "content_block_start",
+    "content_block_delta",
+    "content_block_stop",
+    "ping",
+];
+const BEDROCK_KEYS: &[&str] = &[
+    "messageStart",
+    "contentBlockStart",
+    "contentBlockDelta",
+    "contentBlockStop",
+    "messageStop",
+    "metadata",
+    "internalServerException",
+    "modelStreamErrorException",
+    "validationException",
+    "throttlingException",
+    "serviceUnavailableException",
+];
+
+/// The wire format of a stream's first event (the twin's `detect`, same order).
+pub fn detect(event: &Value) -> Option<&'static str> {
+    let Value::Dict(map) = event else {
+        return None;
+    };
+    if let Some(Value::Str(kind)) = map.get("type") {
+        if kind.starts_with("response.") {
+            return Some("openai-responses");
+        }
+        if kind == "error" {
+            return Some(if map.contains_key("sequence_number") {
+                "openai-responses"
+            } else {
+                "anthropic"
+            });
+        }
+        if ANTHROPIC_TYPES.contains(&kind.as_str()) {
+            return Some("anthropic");
+        }
+    }
+    if map.len() == 1 && BEDROCK_KEYS.contains(&map.keys().next().map_or("", |k| k.as_str())) {
+        return Some("bedrock-converse");
+    }
+    if map.contains_key("candidates")
+        || map.contains_key("usageMetadata")
+        || map.contains_key("promptFeedback")
+    {
+        return Some("gemini");
+    }
+    if map.contains_key("done") && (map.contains_key("response") || map.contains_key("message")) {
+        return Some("ollama");
+    }
+    if map.contains_key("choices")
+        || matches!(map.get("object"), Some(Value::Str(o)) if o == "chat.completion.chunk")
+    {
+        return Some("openai-chat");
+    }
+    None
+}
