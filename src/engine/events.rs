@@ -287,10 +287,7 @@ impl Transport {
             None => (line, &b""[..]),
             Some(colon) => {
                 let value = &line[colon + 1..];
-                (
-                    &line[..colon],
-                    value.strip_prefix(b" ").unwrap_or(value),
-                )
+                (&line[..colon], value.strip_prefix(b" ").unwrap_or(value))
             }
         };
         if field == b"data" {

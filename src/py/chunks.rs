@@ -399,7 +399,7 @@ fn option_text<'a, 'py>(
     }
 }
 
-fn parse_options<'py>(
+pub(crate) fn parse_options<'py>(
     py: Python<'py>,
     strict: &Arg<'py>,
     signature_merge: &Arg<'py>,

@@ -8,7 +8,11 @@ use crate::engine::error::{EngineError, OptionError, PathItem};
 
 /// `fastmerge.errors.<name>(*args)`: an exception class, or a function returning an exception.
 /// If that cannot be built (a broken install), the reason is raised instead.
-fn build<'py>(py: Python<'py>, name: &str, args: PyResult<Bound<'py, PyTuple>>) -> PyErr {
+pub(crate) fn build<'py>(
+    py: Python<'py>,
+    name: &str,
+    args: PyResult<Bound<'py, PyTuple>>,
+) -> PyErr {
     let exc = args.and_then(|args| py.import("fastmerge.errors")?.getattr(name)?.call1(args));
     match exc {
         Ok(exc) => PyErr::from_value(exc),

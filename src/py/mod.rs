@@ -6,6 +6,7 @@ use pyo3::types::{PyFrozenSet, PyTuple};
 
 use crate::engine::generic::{ATOMIC_KEYS, LIST_MERGES, MAX_DEPTH, POLICIES};
 
+mod aggregate;
 mod args;
 mod chunks;
 mod errors;
@@ -21,5 +22,6 @@ fn _fastmerge(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("LIST_MERGES", PyTuple::new(py, LIST_MERGES)?)?;
     m.add("ATOMIC_KEYS", PyFrozenSet::new(py, ATOMIC_KEYS)?)?;
     functions::register(m)?;
-    chunks::register(m)
+    chunks::register(m)?;
+    aggregate::register(m)
 }

@@ -12,7 +12,7 @@ pub type Leaves = Vec<(i64, Value)>;
 
 /// One wire format: provider events in, delta leaves out (see the module docs of
 /// [`crate::engine::providers`]). The twin's adapter classes, method for method.
-pub trait Adapter: Send {
+pub trait Adapter: Send + Sync {
     /// The leaves one event contributes; `Err(detail)` for an event the adapter cannot map
     /// (the twin's `AdapterError(detail)`, same text).
     fn event(&mut self, event: &Value) -> Result<Leaves, String>;

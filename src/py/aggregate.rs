@@ -1,0 +1,306 @@
+//! The aggregator's binding: Python events in as engine values, messages out as Python data.
+//! Every rule is in `crate::engine::aggregate` and the adapters; this converts and maps errors.
+
+use std::sync::Arc;
+
+use indexmap::IndexMap;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+
+use crate::engine::aggregate::{AggError, AggregatorCore as Core};
+use crate::engine::events::{EventDataError, MAX_JSON_DEPTH};
+use crate::engine::providers::PROVIDERS;
+use crate::engine::value::Value;
+use crate::py::args::Arg;
+use crate::py::chunks::parse_options;
+use crate::py::errors::{build, invalid_option, wrong_type};
+
+/// Why a Python object is not a JSON value: a data error, or an exception Python raised.
+enum ConvError {
+    Data(EventDataError),
+    Py(PyErr),
+}
+
+impl From<PyErr> for ConvError {
+    fn from(err: PyErr) -> Self {
+        ConvError::Py(err)
+    }
+}
+
+fn data_error(text: String) -> ConvError {
+    ConvError::Data(EventDataError(text))
+}
+
+const LONE_SURROGATE: &str = "a string with a lone surrogate is not JSON text";
+
+/// The twin's `json_value`: `obj` as an engine value, in the same order and with the same
+/// errors.
+fn to_value(obj: &Bound<'_, PyAny>, depth: usize) -> Result<Value, ConvError> {
+    if obj.is_none() {
+        return Ok(Value::Null);
+    }
+    if let Ok(flag) = obj.cast::<PyBool>() {
+        return Ok(Value::Bool(flag.is_true()));
+    }
+    if let Ok(text) = obj.cast::<PyString>() {
+        return match text.to_str() {
+            Ok(text) => Ok(Value::Str(text.to_owned())),
+            Err(_) => Err(data_error(LONE_SURROGATE.to_owned())),
+        };
+    }
+    if obj.is_instance_of::<PyInt>() {
+        if let Ok(number) = obj.extract::<i64>() {
+            return Ok(Value::Int(number));
+        }
+        // outside 64 bits: the nearest float, as the twin's float(int)
+        let int = obj.py().get_type::<PyInt>().call1((obj,))?;
+        return match int.extract::<f64>() {
+            Ok(number) => Ok(Value::Float(number)),
+            Err(_) => Err(data_error(
+                "an integer too large for a float is not a JSON number".to_owned(),
+            )),
+        };
+    }
+    if let Ok(number) = obj.cast::<PyFloat>() {
+        return Ok(Value::Float(number.value()));
+    }
+    let is_dict = obj.is_instance_of::<PyDict>();
+    if is_dict || obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
+        if depth > MAX_JSON_DEPTH {
+            return Err(data_error(format!(
+                "nested deeper than {MAX_JSON_DEPTH} levels"
+            )));
+        }
+        if is_dict {
+            let mut out = IndexMap::new();
+            let pairs: Vec<(Bound<'_, PyAny>, Bound<'_, PyAny>)> =
+                if obj.get_type().is(obj.py().get_type::<PyDict>()) {
+                    obj.cast::<PyDict>().map_err(PyErr::from)?.iter().collect()
+                } else {
+                    obj.call_method0("items")?
+                        .try_iter()?
+                        .map(|item| item.and_then(|pair| pair.extract()))
+                        .collect::<PyResult<_>>()?
+                };
+            for (key, item) in pairs {
+                let Ok(key) = key.cast::<PyString>() else {
+                    return Err(data_error(format!(
+                        "object keys must be strings, not {}",
+                        key.get_type().name()?
+                    )));
+                };
+                let Ok(key) = key.to_str() else {
+                    return Err(data_error(LONE_SURROGATE.to_owned()));
+                };
+                let key = key.to_owned();
+                let value = to_value(&item, depth + 1)?;
+                out.insert(key, value);
+            }
+            return Ok(Value::Dict(Arc::new(out)));
+        }
+        let mut items = Vec::new();
+        for item in obj.try_iter()? {
+            items.push(to_value(&item?, depth + 1)?);
+        }
+        return Ok(Value::List(Arc::new(items)));
+    }
+    Err(data_error(format!(
+        "{} is not a JSON value",
+        obj.get_type().name()?
+    )))
+}
+
+/// The twin's `kind_name` of a Python object.
+fn kind_name(obj: &Bound<'_, PyAny>) -> PyResult<String> {
+    Ok(if obj.is_none() {
+        "null".to_owned()
+    } else if obj.is_instance_of::<PyBool>() {
+        "boolean".to_owned()
+    } else if obj.is_instance_of::<PyInt>() || obj.is_instance_of::<PyFloat>() {
+        "number".to_owned()
+    } else if obj.is_instance_of::<PyString>() {
+        "string".to_owned()
+    } else if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
+        "array".to_owned()
+    } else if obj.is_instance_of::<PyDict>() {
+        "object".to_owned()
+    } else {
+        obj.get_type().name()?.to_string()
+    })
+}
+
+/// An engine value as Python data.
+pub fn to_py<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match value {
+        Value::Null => py.None().into_bound(py),
+        Value::Bool(flag) => PyBool::new(py, *flag).to_owned().into_any(),
+        Value::Int(number) => number.into_pyobject(py)?.into_any(),
+        Value::Float(number) => PyFloat::new(py, *number).into_any(),
+        Value::Str(text) => PyString::new(py, text).into_any(),
+        Value::List(items) => {
+            let list = PyList::empty(py);
+            for item in items.iter() {
+                list.append(to_py(py, item)?)?;
+            }
+            list.into_any()
+        }
+        Value::Dict(map) => {
+            let dict = PyDict::new(py);
+            for (key, item) in map.iter() {
+                dict.set_item(PyString::new(py, key), to_py(py, item)?)?;
+            }
+            dict.into_any()
+        }
+    })
+}
+
+fn agg_error(py: Python<'_>, err: AggError) -> PyErr {
+    match err {
+        AggError::Event { event, detail } => {
+            build(py, "event_error", (event, detail).into_pyobject(py))
+        }
+        AggError::Anomaly { code, detail } => {
+            build(py, "anomaly", (code, detail).into_pyobject(py))
+        }
+        AggError::Closed(reason) => build(py, "closed", (reason,).into_pyobject(py)),
+        AggError::Engine(text) => {
+            pyo3::exceptions::PyRuntimeError::new_err(format!("fastmerge engine error: {text}"))
+        }
+    }
+}
+
+/// Provider events -> folded message data, one per choice (`fastmerge.Aggregator`'s engine).
+#[pyclass(module = "fastmerge._fastmerge")]
+pub struct AggregatorCore {
+    core: Core,
+}
+
+impl AggregatorCore {
+    fn text_bytes(
+        py: Python<'_>,
+        core: &Core,
+        data: &Bound<'_, PyAny>,
+    ) -> PyResult<Vec<u8>> {
+        if let Ok(bytes) = data.cast::<PyBytes>() {
+            return Ok(bytes.as_bytes().to_vec());
+        }
+        if let Ok(text) = data.cast::<PyString>() {
+            return match text.to_str() {
+                Ok(text) => Ok(text.as_bytes().to_vec()),
+                Err(_) => Err(agg_error(
+                    py,
+                    AggError::Event {
+                        event: core.count() + 1,
+                        detail: LONE_SURROGATE.to_owned(),
+                    },
+                )),
+            };
+        }
+        Err(wrong_type(py, "data", "str or bytes", data))
+    }
+
+    fn messages<'py>(
+        py: Python<'py>,
+        result: Result<Vec<Value>, AggError>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let values = result.map_err(|e| agg_error(py, e))?;
+        let list = PyList::empty(py);
+        for value in &values {
+            list.append(to_py(py, value)?)?;
+        }
+        Ok(list)
+    }
+}
+
+#[pymethods]
+impl AggregatorCore {
+    #[new]
+    #[pyo3(signature = (provider = Arg::Default, strict = Arg::Default, signature_merge = Arg::Default, usage = Arg::Default))]
+    fn new<'py>(
+        py: Python<'py>,
+        provider: Arg<'py>,
+        strict: Arg<'py>,
+        signature_merge: Arg<'py>,
+        usage: Arg<'py>,
+    ) -> PyResult<Self> {
+        let name = match &provider {
+            Arg::Default => "auto".to_owned(),
+            Arg::Given(obj) => match obj.cast::<PyString>() {
+                Ok(text) if obj.get_type().is(py.get_type::<PyString>()) => {
+                    text.to_str()?.to_owned()
+                }
+                _ => return Err(wrong_type(py, "provider", "a str", obj)),
+            },
+        };
+        if name != "auto" && !PROVIDERS.contains(&name.as_str()) {
+            let mut valid = vec!["auto"];
+            valid.extend_from_slice(PROVIDERS);
+            let given = match &provider {
+                Arg::Given(obj) => obj.clone(),
+                Arg::Default => PyString::new(py, "auto").into_any(),
+            };
+            return Err(invalid_option(py, "provider", &given, &valid));
+        }
+        let options = parse_options(py, &strict, &signature_merge, &usage)?;
+        let provider = (name != "auto").then_some(name.as_str());
+        Ok(AggregatorCore {
+            core: Core::new(provider, options),
+        })
+    }
+
+    /// The wire format being read (None until "auto" has seen an event).
+    #[getter]
+    fn provider(&self) -> Option<&'static str> {
+        self.core.provider()
+    }
+
+    /// One event: a JSON object (a dict), checked and copied.
+    fn add(&mut self, py: Python<'_>, event: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.core.check_open().map_err(|e| agg_error(py, e))?;
+        let value = if event.is_instance_of::<PyDict>() {
+            match to_value(event, 1) {
+                Ok(value) => Ok(value),
+                Err(ConvError::Data(err)) => Err(err),
+                Err(ConvError::Py(err)) => return Err(err),
+            }
+        } else {
+            Err(EventDataError(format!(
+                "an event must be a JSON object, not {}",
+                kind_name(event)?
+            )))
+        };
+        self.core.add(value).map_err(|e| agg_error(py, e))
+    }
+
+    /// One item of text: the JSON of one event, a JSON array of events, or whole SSE lines.
+    fn add_text(&mut self, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.core.check_open().map_err(|e| agg_error(py, e))?;
+        let raw = Self::text_bytes(py, &self.core, data)?;
+        self.core.add_text(&raw).map_err(|e| agg_error(py, e))
+    }
+
+    /// Raw transport bytes (SSE, JSON lines or a JSON array), split anywhere.
+    fn feed(&mut self, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.core.check_open().map_err(|e| agg_error(py, e))?;
+        let raw = Self::text_bytes(py, &self.core, data)?;
+        let core = &mut self.core;
+        let result = py.detach(|| core.feed(&raw));
+        result.map_err(|e| agg_error(py, e))
+    }
+
+    /// The messages so far, one per choice in choice order.
+    fn snapshot<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        Self::messages(py, self.core.snapshot())
+    }
+
+    /// The end of the stream: the complete messages, one per choice in choice order.
+    fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let core = &mut self.core;
+        let result = py.detach(|| core.finish());
+        Self::messages(py, result)
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<AggregatorCore>()
+}
