@@ -63,10 +63,10 @@ build-prod: $(VENV)/.build-deps ## build the extension in release mode (for benc
 	$(BIN)/maturin develop -q --release
 
 .PHONY: demo
-demo: build-dev ## merge the bundled OpenAI stream (examples/openai_chat_deltas.jsonl)
+demo: build-dev ## aggregate the bundled Anthropic SSE stream (examples/anthropic_tool_use.sse)
 	$(BIN)/fastmerge --version
-	$(BIN)/fastmerge merge --policy delta --list-merge by_index --indent 2 \
-		examples/openai_chat_deltas.jsonl
+	$(BIN)/fastmerge merge --provider auto --to anthropic --indent 2 \
+		examples/anthropic_tool_use.sse
 
 # --- checks -------------------------------------------------------------------------------------
 

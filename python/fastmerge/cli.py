@@ -4,7 +4,14 @@
 
     fastmerge merge [--policy openjiuwen|delta] [--list-merge concat|by_index] [--strict]
                     [--indent N] FILE|-
+    fastmerge merge --provider NAME|auto [--to PROVIDER] [--strict] [--indent N] FILE|-
     fastmerge --version
+
+With ``--provider``, ``fastmerge merge`` reads a recorded provider stream (SSE, JSON lines, or a
+JSON array of events; see :class:`fastmerge.Aggregator`), feeds it to an aggregator block by
+block (the backend parses the bytes), and prints the message as JSON: ``message.to_dict()``
+(a list of them for a stream with several choices), or with ``--to PROVIDER`` the provider's
+non-streaming response (:func:`fastmerge.to_provider`).
 
 ``fastmerge merge`` reads JSON Lines (one JSON value a line; blank lines are skipped) from a
 file or, with ``-``, from standard input, and prints :func:`fastmerge.merge_all` of the values
@@ -33,7 +40,17 @@ import os
 import sys
 from typing import IO, Any, BinaryIO, Iterator, Sequence
 
-from . import BACKEND, LIST_MERGES, POLICIES, MergeError, __version__, merge_all
+from . import (
+    BACKEND,
+    LIST_MERGES,
+    POLICIES,
+    PROVIDERS,
+    Aggregator,
+    MergeError,
+    __version__,
+    merge_all,
+    to_provider,
+)
 
 __all__ = ["InputError", "build_parser", "dump_json", "main", "read_json_lines"]
 
@@ -201,11 +218,59 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="indent the output by N spaces (default: compact, one line)",
     )
+    merge.add_argument(
+        "--provider",
+        choices=("auto", *PROVIDERS),
+        default=None,
+        metavar="NAME",
+        help="read FILE as a recorded provider stream of this wire format "
+        f"(auto, {', '.join(PROVIDERS)}) and print the aggregated message",
+    )
+    merge.add_argument(
+        "--to",
+        choices=PROVIDERS,
+        default=None,
+        metavar="PROVIDER",
+        help="with --provider: print the provider's non-streaming response shape instead "
+        "of the message's fields",
+    )
     merge.set_defaults(parser=merge)
     return parser
 
 
+_BLOCK = 1 << 16
+
+
+def _stream_command(args: argparse.Namespace) -> int:
+    if args.policy != "openjiuwen" or args.list_merge != "concat":
+        args.parser.error("--policy and --list-merge apply to JSON value merges, not --provider")
+    source = STDIN_NAME if args.file == STDIN else args.file
+    aggregator = Aggregator(args.provider, strict=args.strict)
+    try:
+        with _open_input(args.file) as stream:
+            while block := stream.read(_BLOCK):
+                aggregator.feed(block)
+        messages = aggregator.finish_choices()
+    except InputError as exc:
+        return _fail(str(exc))
+    except OSError as exc:
+        return _fail(f"{source}: cannot read: {_os_reason(exc)}")
+    except MergeError as exc:
+        return _fail(f"{source}: {exc}")
+    if args.to is not None:
+        result: Any = to_provider(messages, args.to)
+    elif len(messages) == 1:
+        result = messages[0].to_dict()
+    else:
+        result = [message.to_dict() for message in messages]
+    return _write_stdout(dump_json(result, args.indent))
+
+
 def _merge_command(args: argparse.Namespace) -> int:
+    if args.provider is not None:
+        return _stream_command(args)
+    if args.to is not None:
+        args.parser.error("--to needs --provider")
     options = {"policy": args.policy, "list_merge": args.list_merge, "strict": args.strict}
     try:
         # An empty merge checks the combination of options, with the library's own message.
