@@ -1,10 +1,158 @@
-"""Render messages as the bedrock_converse non-streaming response."""
+"""Render a message as Amazon Bedrock's non-streaming ``Converse`` response:
+
+``{"output": {"message": {"role", "content": [...]}}, "stopReason", "usage", "metrics", ...}``
+
+Content blocks, in part order:
+
+- text -> ``{"text"}``; text with citations -> ``{"citationsContent": {"content": [{"text"}],
+  "citations"}}``;
+- reasoning -> ``{"reasoningContent": {"reasoningText": {"text", "signature"?}}}`` (the signature
+  only when its payload came from Bedrock); a redacted reasoning part with Bedrock's blob ->
+  ``{"reasoningContent": {"redactedContent"}}`` (another provider's redacted data cannot be
+  replayed: left out);
+- tool call -> ``{"toolUse": {"toolUseId", "name", "input", ...extra}}``, ``input`` the parsed
+  arguments (raw text that is not JSON, e.g. cut mid-arguments, stays a string);
+- tool result -> ``{"toolResult": {"toolUseId", "content"}}``;
+- an unknown part Bedrock sent -> its JSON verbatim; a server tool's ``toolResult`` start and the
+  ``toolResult`` delta parts after it become one ``toolResult`` block whose ``content`` is the
+  deltas' items in order (what the non-streaming response holds). Other providers' unknown
+  parts are left out.
+
+``usage`` gives Bedrock's names back (``input_tokens`` -> ``inputTokens``, ...) with every other
+key as the stream sent it (counts the stream did not report are not made up); ``metrics``,
+``additionalModelResponseFields``, ``trace``, ``performanceConfig`` and ``serviceTier`` come
+from ``provider_metadata`` when the stream sent them.
+"""
 
 from __future__ import annotations
 
+import json
 from typing import Any, Sequence
+
+NAME = "bedrock-converse"
+
+_USAGE_NAMES = {
+    "input_tokens": "inputTokens",
+    "output_tokens": "outputTokens",
+    "total_tokens": "totalTokens",
+    "cache_read_tokens": "cacheReadInputTokens",
+    "cache_write_tokens": "cacheWriteInputTokens",
+}
+_USAGE_ORDER = ("inputTokens", "outputTokens", "totalTokens")
+_TOP_LEVEL = (
+    "metrics",
+    "additionalModelResponseFields",
+    "trace",
+    "performanceConfig",
+    "serviceTier",
+)
+
+
+def _mine(payload: Any, kind: str) -> Any:
+    """The data of a Bedrock payload of ``kind`` (None for another provider's)."""
+    if (
+        isinstance(payload, dict)
+        and payload.get("provider") == NAME
+        and payload.get("kind") == kind
+    ):
+        return payload.get("data")
+    return None
+
+
+def _input(arguments: Any) -> Any:
+    if isinstance(arguments, str):
+        if not arguments.strip():
+            return {}
+        try:
+            return json.loads(arguments)
+        except ValueError:
+            return arguments
+    return {} if arguments is None else arguments
+
+
+def _content(parts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    result: dict[str, Any] | None = None  # the open server-tool toolResult block
+    for part in parts:
+        kind = part["part"]
+        if kind != "unknown":
+            result = None
+        if kind == "text":
+            if part.get("citations"):
+                blocks.append(
+                    {
+                        "citationsContent": {
+                            "content": [{"text": part["text"]}],
+                            "citations": part["citations"],
+                        }
+                    }
+                )
+            else:
+                blocks.append({"text": part["text"]})
+        elif kind == "reasoning":
+            payload = part.get("payload")
+            if part.get("redacted"):
+                blob = _mine(payload, "redacted_content")
+                if blob is not None:
+                    blocks.append({"reasoningContent": {"redactedContent": blob}})
+                continue
+            text: dict[str, Any] = {"text": part["text"]}
+            signature = _mine(payload, "signature")
+            if signature is not None:
+                text["signature"] = signature
+            blocks.append({"reasoningContent": {"reasoningText": text}})
+        elif kind == "tool_call":
+            tool: dict[str, Any] = {
+                "toolUseId": part.get("id"),
+                "name": part.get("name"),
+                "input": _input(part.get("arguments")),
+            }
+            extra = part.get("extra")
+            if isinstance(extra, dict):
+                for key, value in extra.items():
+                    tool.setdefault(key, value)
+            blocks.append({"toolUse": tool})
+        elif kind == "tool_result":
+            content = part.get("content")
+            if isinstance(content, str):
+                content = [{"text": content}]
+            blocks.append(
+                {"toolResult": {"toolUseId": part.get("tool_call_id"), "content": content or []}}
+            )
+        elif kind == "unknown" and part.get("provider") == NAME:
+            raw = part.get("raw")
+            piece = raw.get("toolResult") if isinstance(raw, dict) and len(raw) == 1 else None
+            if isinstance(piece, dict):
+                result = dict(piece)
+                result.setdefault("content", [])
+                blocks.append({"toolResult": result})
+            elif isinstance(piece, list) and result is not None:
+                result["content"] = [*result["content"], *piece]
+            elif isinstance(raw, dict):
+                result = None
+                blocks.append(raw)
+    return blocks
+
+
+def _usage(usage: dict[str, Any] | None) -> dict[str, Any]:
+    named = {_USAGE_NAMES.get(k, k): v for k, v in (usage or {}).items()}
+    out = {key: named.pop(key) for key in _USAGE_ORDER if key in named}
+    out.update(named)
+    return out
 
 
 def render(messages: Sequence[Any]) -> dict[str, Any]:
-    """Not written yet."""
-    raise NotImplementedError("the bedrock_converse renderer is not written yet")
+    """The Converse response of a message (Converse has one choice: the first message)."""
+    data = messages[0].to_dict()
+    metadata = data.get("provider_metadata") or {}
+    out: dict[str, Any] = {
+        "output": {
+            "message": {"role": data.get("role") or "assistant", "content": _content(data["parts"])}
+        },
+        "stopReason": data.get("finish_reason"),
+        "usage": _usage(data.get("usage_metadata")),
+    }
+    for key in _TOP_LEVEL:
+        if key in metadata:
+            out[key] = metadata[key]
+    return out

@@ -1,10 +1,107 @@
-"""Render messages as the ollama non-streaming response."""
+"""Render a message as Ollama's final non-streaming object, of the endpoint the stream came
+from (``provider_metadata["api"]``; ``"chat"`` when unknown, e.g. a message from another
+provider):
+
+- ``/api/generate``: ``{model, created_at, response, thinking?, done, done_reason, context?,
+  total_duration?, load_duration?, prompt_eval_count, prompt_eval_duration?, eval_count,
+  eval_duration?}``;
+- ``/api/chat``: ``{model, created_at, message: {role, content, thinking?, tool_calls?}, done,
+  done_reason, ...the same counts and durations}``.
+
+Ollama's response has no ordered content: text parts are joined into ``response`` /
+``message.content`` and reasoning parts into ``thinking`` (text is kept as it streamed, inline
+``<think>`` tags included). Tool calls are ``{id?, function: {index?, name, arguments}}`` with
+object arguments (raw text is parsed; text that is not a JSON object stays a string). ``done``
+is true only for a complete message. Other keys an Ollama stream's objects carried
+(``provider_metadata``: ``error``, ``remote_model``, ...) are given back at the top level.
+"""
 
 from __future__ import annotations
 
+import json
 from typing import Any, Sequence
+
+_DURATIONS = ("total_duration", "load_duration", "prompt_eval_duration", "eval_duration")
+_NOT_RETURNED = frozenset({"provider", "api", "created_at", "context", "message"})
+
+
+def _arguments(arguments: Any) -> Any:
+    if isinstance(arguments, str):
+        if not arguments.strip():
+            return {}
+        try:
+            return json.loads(arguments)
+        except ValueError:
+            return arguments
+    return {} if arguments is None else arguments
+
+
+def _call(part: dict[str, Any]) -> dict[str, Any]:
+    found = part.get("extra")
+    extra: dict[str, Any] = found if isinstance(found, dict) else {}
+    function: dict[str, Any] = {}
+    rest = extra.get("function")
+    if isinstance(rest, dict):
+        function.update(rest)
+    function["name"] = part.get("name")
+    function["arguments"] = _arguments(part.get("arguments"))
+    call: dict[str, Any] = {}
+    if part.get("id") is not None:
+        call["id"] = part["id"]
+    call["function"] = function
+    for key, value in extra.items():
+        if key != "function":
+            call.setdefault(key, value)
+    return call
 
 
 def render(messages: Sequence[Any]) -> dict[str, Any]:
-    """Not written yet."""
-    raise NotImplementedError("the ollama renderer is not written yet")
+    """The final object of an Ollama response holding the first message."""
+    data = messages[0].to_dict()
+    metadata = data.get("provider_metadata") or {}
+    usage = data.get("usage_metadata") or {}
+    text = "".join(p["text"] for p in data["parts"] if p["part"] == "text")
+    thinking = "".join(p["text"] for p in data["parts"] if p["part"] == "reasoning")
+    calls = [_call(p) for p in data["parts"] if p["part"] == "tool_call"]
+    out: dict[str, Any] = {
+        "model": data.get("response_model"),
+        "created_at": metadata.get("created_at"),
+    }
+    if metadata.get("api") == "generate":
+        out["response"] = text
+        if thinking:
+            out["thinking"] = thinking
+    else:
+        message: dict[str, Any] = {"role": data.get("role") or "assistant", "content": text}
+        if thinking:
+            message["thinking"] = thinking
+        if calls:
+            message["tool_calls"] = calls
+        extra = metadata.get("message")
+        if isinstance(extra, dict):
+            for key, value in extra.items():
+                message.setdefault(key, value)
+        out["message"] = message
+    out["done"] = data.get("status") == "complete"
+    if data.get("finish_reason") is not None:
+        out["done_reason"] = data["finish_reason"]
+    if "context" in metadata:
+        out["context"] = metadata["context"]
+    for key in _DURATIONS[:2]:
+        if key in metadata:
+            out[key] = metadata[key]
+    if usage.get("input_tokens") is not None:
+        out["prompt_eval_count"] = usage["input_tokens"]
+    if "prompt_eval_duration" in metadata:
+        out["prompt_eval_duration"] = metadata["prompt_eval_duration"]
+    if usage.get("output_tokens") is not None:
+        out["eval_count"] = usage["output_tokens"]
+    if "eval_duration" in metadata:
+        out["eval_duration"] = metadata["eval_duration"]
+    if metadata.get("provider") == "ollama":
+        for key, value in metadata.items():
+            if key not in _NOT_RETURNED and key not in out:
+                out[key] = value
+    if data.get("logprobs") is not None:
+        out["logprobs"] = data["logprobs"]
+    return out
