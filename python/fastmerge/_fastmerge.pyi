@@ -4,12 +4,13 @@ The names and signatures are those of the pure-Python twin (``fastmerge._pure``)
 docstrings and ``spec/merge-rules.md`` §1 for the rules.
 """
 
-from typing import Any, Iterable
+from typing import Any, Iterable, final
 
 from typing_extensions import disjoint_base
 
 __all__ = [
     "ATOMIC_KEYS",
+    "AggregatorCore",
     "ChunkCore",
     "LIST_MERGES",
     "MAX_DEPTH",
@@ -68,3 +69,22 @@ def fold_chunks(
     usage: str = "merge",
 ) -> Any: ...
 def copy_tree(value: Any) -> Any: ...
+
+@final
+class AggregatorCore:
+    """Provider events -> folded message data (the twin: ``fastmerge._pure.aggregate``)."""
+
+    def __new__(
+        cls,
+        provider: str = "auto",
+        strict: bool = False,
+        signature_merge: str = "replace",
+        usage: str = "merge",
+    ) -> AggregatorCore: ...
+    @property
+    def provider(self) -> str | None: ...
+    def add(self, event: Any) -> None: ...
+    def add_text(self, data: str | bytes) -> None: ...
+    def feed(self, data: str | bytes) -> None: ...
+    def snapshot(self) -> list[dict[str, Any]]: ...
+    def finish(self) -> list[dict[str, Any]]: ...

@@ -176,11 +176,7 @@ pub struct AggregatorCore {
 }
 
 impl AggregatorCore {
-    fn text_bytes(
-        py: Python<'_>,
-        core: &Core,
-        data: &Bound<'_, PyAny>,
-    ) -> PyResult<Vec<u8>> {
+    fn text_bytes(py: Python<'_>, core: &Core, data: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
         if let Ok(bytes) = data.cast::<PyBytes>() {
             return Ok(bytes.as_bytes().to_vec());
         }
@@ -215,7 +211,10 @@ impl AggregatorCore {
 #[pymethods]
 impl AggregatorCore {
     #[new]
-    #[pyo3(signature = (provider = Arg::Default, strict = Arg::Default, signature_merge = Arg::Default, usage = Arg::Default))]
+    #[pyo3(
+        signature = (provider = Arg::Default, strict = Arg::Default, signature_merge = Arg::Default, usage = Arg::Default),
+        text_signature = "(provider='auto', strict=False, signature_merge='replace', usage='merge')"
+    )]
     fn new<'py>(
         py: Python<'py>,
         provider: Arg<'py>,
