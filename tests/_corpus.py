@@ -5,6 +5,7 @@ rendered message with the ``.expected.json`` subset and the ``.nonstream.json`` 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -33,17 +34,25 @@ def streams(kind: str) -> list[Path]:
     the corpus is not beside the checkout."""
     folder = CORPUS / kind
     if not folder.is_dir():
-        pytest.skip(f"corpus not found at {folder} (tests read ../shared/corpus)")
+        reason = f"corpus not found at {folder} (tests read ../shared/corpus)"
+        if os.environ.get("FASTMERGE_REQUIRE_CORPUS"):
+            pytest.fail(reason + "; FASTMERGE_REQUIRE_CORPUS is set (.ci/run)")
+        pytest.skip(reason)
     return sorted(folder.glob("*.jsonl"))
 
 
 def stream_ids(kind: str) -> list[str]:
-    """Names of the streams of ``kind`` for parametrize ids (empty if the corpus is absent)."""
+    """Names of the streams of ``kind`` for parametrize ids; without the corpus, one id
+    ``"missing"`` whose test skips (or fails in CI) through :func:`streams`."""
     folder = CORPUS / kind
-    return sorted(p.stem for p in folder.glob("*.jsonl")) if folder.is_dir() else []
+    if not folder.is_dir():
+        return ["missing"]
+    return sorted(p.stem for p in folder.glob("*.jsonl"))
 
 
 def path_of(kind: str, name: str) -> Path:
+    """The stream ``name`` of ``kind`` (skips, or fails in CI, when the corpus is absent)."""
+    streams(kind)
     return CORPUS / kind / f"{name}.jsonl"
 
 
