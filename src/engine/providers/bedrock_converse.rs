@@ -1,20 +1,435 @@
-//! The `"bedrock-converse"` adapter (the twin's `_pure/providers/bedrock_converse.py`).
+//! The `"bedrock-converse"` adapter (the twin's `_pure/providers/bedrock_converse.py`, whose
+//! docstring gives the mapping): Amazon Bedrock ConverseStream events, each wrapped as
+//! `{"<eventType>": payload}`, to leaves of choice 0. Function for function with the twin;
+//! same leaves, same key order, same anomaly and error texts.
 
-use crate::engine::providers::common::{self, Leaves};
-use crate::engine::value::Value;
+use std::sync::Arc;
 
-/// Not written yet.
+use indexmap::IndexMap;
+
+use crate::engine::events::kind_name;
+use crate::engine::providers::common::{self, anomaly, get, list, s, Leaves, Obj};
+use crate::engine::value::{py_repr, Value};
+
+const NAME: &str = "bedrock-converse";
+
+/// Bedrock's usage keys and the normalized names the fold reads (spec §5).
+fn usage_key(key: &str) -> &str {
+    match key {
+        "inputTokens" => "input_tokens",
+        "outputTokens" => "output_tokens",
+        "totalTokens" => "total_tokens",
+        "cacheReadInputTokens" => "cache_read_tokens",
+        "cacheWriteInputTokens" => "cache_write_tokens",
+        other => other,
+    }
+}
+
+type Map = IndexMap<String, Value>;
+
+fn payload(kind: &str, data: &Value) -> Value {
+    let mut p = Obj::new();
+    p.put("provider", s(NAME))
+        .put("kind", s(kind))
+        .put("data", data.clone());
+    p.build()
+}
+
+fn block_index(kind: &str, payload: &Value) -> Result<i64, String> {
+    match get(payload, "contentBlockIndex") {
+        Some(Value::Int(i)) => Ok(*i),
+        other => Err(format!(
+            "{kind}: contentBlockIndex must be an integer, got {}",
+            kind_name(other.unwrap_or(&Value::Null))
+        )),
+    }
+}
+
+fn object<'a>(kind: &str, field: &str, value: Option<&'a Value>) -> Result<&'a Map, String> {
+    match value {
+        Some(Value::Dict(map)) => Ok(map),
+        other => Err(format!(
+            "{kind}: {field} must be an object, got {}",
+            kind_name(other.unwrap_or(&Value::Null))
+        )),
+    }
+}
+
+fn string<'a>(kind: &str, field: &str, value: &'a Value) -> Result<&'a str, String> {
+    match value {
+        Value::Str(text) => Ok(text),
+        other => Err(format!(
+            "{kind}: {field} must be a string, got {}",
+            kind_name(other)
+        )),
+    }
+}
+
+/// The payload without its `p` padding.
+fn unpadded(payload: &Arc<Map>) -> Value {
+    if !payload.contains_key("p") {
+        return Value::Dict(payload.clone());
+    }
+    let map: Map = payload
+        .iter()
+        .filter(|(k, _)| k.as_str() != "p")
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    Value::Dict(Arc::new(map))
+}
+
+fn single(key: &str, value: Value) -> Value {
+    let mut o = Obj::new();
+    o.put(key, value);
+    o.build()
+}
+
+/// A leaf of `parts` and `anomalies` (each only when non-empty); None when both are empty.
+fn parts_leaf(parts: Vec<Value>, anomalies: Vec<Value>) -> Leaves {
+    let mut leaf = Obj::new();
+    if !parts.is_empty() {
+        leaf.put("parts", list(parts));
+    }
+    if !anomalies.is_empty() {
+        leaf.put("anomalies", list(anomalies));
+    }
+    if leaf.is_empty() {
+        Vec::new()
+    } else {
+        vec![(0, leaf.build())]
+    }
+}
+
+fn unknown(kind: &str, raw: &Value, index: Option<i64>) -> Value {
+    let mut part = Obj::new();
+    part.put("part", s("unknown"))
+        .put("provider", s(NAME))
+        .put("kind", s(kind))
+        .put("raw", raw.clone());
+    if let Some(index) = index {
+        part.put("index", Value::Int(index));
+    }
+    part.build()
+}
+
+/// Bedrock ConverseStream events -> leaves (choice 0: Converse has one choice).
 #[derive(Debug, Default)]
-pub struct Adapter {}
+pub struct Adapter {
+    /// block index -> the kind its contentBlockStart gave ("toolUse", "toolResult", ...)
+    started: IndexMap<i64, String>,
+    /// blocks with a start or a delta and no stop yet, in the order they opened: their kind
+    open: IndexMap<i64, String>,
+    /// block index -> toolUseId of its toolUse start
+    call_ids: IndexMap<i64, Value>,
+    /// messageStop or an exception was seen
+    done: bool,
+}
 
 impl Adapter {
     pub fn new() -> Self {
         Self::default()
     }
+
+    fn start(&mut self, payload: &Value) -> Result<Leaves, String> {
+        let index = block_index("contentBlockStart", payload)?;
+        let start_value = get(payload, "start");
+        let start = object("contentBlockStart", "start", start_value)?;
+        let mut anomalies = Vec::new();
+        if self.started.contains_key(&index) {
+            anomalies.push(anomaly(
+                "index_collision",
+                format!("content block {index} started a second time"),
+            ));
+        }
+        let mut parts = Vec::new();
+        let mut kind = "start".to_owned();
+        for (key, value) in start.iter() {
+            kind.clone_from(key);
+            if key == "toolUse" {
+                let tool = object("contentBlockStart", "start.toolUse", Some(value))?;
+                let mut call = Obj::new();
+                call.put("part", s("tool_call"));
+                let call_id = tool.get("toolUseId").filter(|v| !matches!(v, Value::Null));
+                call.put_opt("id", call_id.cloned());
+                let name = tool.get("name").filter(|v| !matches!(v, Value::Null));
+                call.put_opt("name", name.cloned());
+                call.put("provider_index", Value::Int(index));
+                let extra: Map = tool
+                    .iter()
+                    .filter(|(k, _)| k.as_str() != "toolUseId" && k.as_str() != "name")
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                if !extra.is_empty() {
+                    call.put("extra", Value::Dict(Arc::new(extra)));
+                }
+                self.call_ids
+                    .insert(index, call_id.cloned().unwrap_or(Value::Null));
+                parts.push(call.build());
+            } else {
+                // the start object is kept whole
+                let raw = start_value.cloned().unwrap_or(Value::Null);
+                parts.push(unknown(key, &raw, Some(index)));
+                break;
+            }
+        }
+        self.started.insert(index, kind.clone());
+        self.open.shift_remove(&index);
+        self.open.insert(index, kind);
+        Ok(parts_leaf(parts, anomalies))
+    }
+
+    fn delta(&mut self, payload: &Value) -> Result<Leaves, String> {
+        let index = block_index("contentBlockDelta", payload)?;
+        let delta_value = get(payload, "delta");
+        let delta = object("contentBlockDelta", "delta", delta_value)?;
+        let mut parts = Vec::new();
+        let mut anomalies = Vec::new();
+        for (key, value) in delta.iter() {
+            self.check_kind(index, key, &mut anomalies);
+            match key.as_str() {
+                "text" => {
+                    let text = string("contentBlockDelta", "delta.text", value)?;
+                    if !text.is_empty() {
+                        let mut part = Obj::new();
+                        part.put("part", s("text"))
+                            .put("text", value.clone())
+                            .put("index", Value::Int(index));
+                        parts.push(part.build());
+                    }
+                }
+                "toolUse" => {
+                    let tool = object("contentBlockDelta", "delta.toolUse", Some(value))?;
+                    let arguments = match tool.get("input") {
+                        Some(v @ (Value::Str(_) | Value::Dict(_))) => v.clone(),
+                        other => {
+                            return Err(format!(
+                                "contentBlockDelta: delta.toolUse.input must be a string, got {}",
+                                kind_name(other.unwrap_or(&Value::Null))
+                            ))
+                        }
+                    };
+                    let mut part = Obj::new();
+                    part.put("part", s("tool_call"))
+                        .put("provider_index", Value::Int(index))
+                        .put("arguments", arguments);
+                    parts.push(part.build());
+                }
+                "reasoningContent" => reasoning(index, value, &mut parts)?,
+                "citation" => {
+                    let mut part = Obj::new();
+                    part.put("part", s("text"))
+                        .put("text", s(""))
+                        .put("citations", list(vec![value.clone()]))
+                        .put("index", Value::Int(index));
+                    parts.push(part.build());
+                }
+                _ => {
+                    // the delta object is kept whole
+                    let raw = delta_value.cloned().unwrap_or(Value::Null);
+                    parts.push(unknown(key, &raw, None));
+                    break;
+                }
+            }
+        }
+        Ok(parts_leaf(parts, anomalies))
+    }
+
+    /// A delta against what its block is: a tool delta needs its block's start, a block a
+    /// start opened takes deltas of its kind (text and reasoning blocks have no start).
+    fn check_kind(&mut self, index: i64, kind: &str, anomalies: &mut Vec<Value>) {
+        let started = self.started.get(&index);
+        match started {
+            None => {
+                if kind == "toolUse" || kind == "toolResult" {
+                    anomalies.push(anomaly(
+                        "delta_before_start",
+                        format!("content block {index}: {kind} delta before its contentBlockStart"),
+                    ));
+                }
+            }
+            Some(started) => {
+                if started != kind && kind != "citation" {
+                    anomalies.push(anomaly(
+                        "mismatched_delta",
+                        format!("content block {index}: {kind} delta in a {started} block"),
+                    ));
+                }
+            }
+        }
+        if !self.open.contains_key(&index) {
+            let kind = started.cloned().unwrap_or_else(|| kind.to_owned());
+            self.open.insert(index, kind);
+        }
+    }
+
+    fn stop(&mut self, payload: &Arc<Map>) -> Leaves {
+        self.done = true;
+        let mut leaf = Obj::new();
+        if let Some(reason) = payload
+            .get("stopReason")
+            .filter(|v| !matches!(v, Value::Null))
+        {
+            leaf.put("finish_reason", reason.clone());
+        }
+        leaf.put("status", s("complete"));
+        let metadata: Map = payload
+            .iter()
+            .filter(|(k, _)| k.as_str() != "stopReason" && k.as_str() != "p")
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        if !metadata.is_empty() {
+            leaf.put("provider_metadata", Value::Dict(Arc::new(metadata)));
+        }
+        vec![(0, leaf.build())]
+    }
+
+    fn metadata(&mut self, payload: &Arc<Map>) -> Result<Leaves, String> {
+        let mut leaf = Obj::new();
+        let mut metadata = Map::new();
+        for (key, value) in payload.iter() {
+            if key == "usage" {
+                let usage = object("metadata", "usage", Some(value))?;
+                let normalized: Map = usage
+                    .iter()
+                    .map(|(k, v)| (usage_key(k).to_owned(), v.clone()))
+                    .collect();
+                leaf.put("usage", Value::Dict(Arc::new(normalized)));
+            } else if key != "p" {
+                metadata.insert(key.clone(), value.clone());
+            }
+        }
+        if !metadata.is_empty() {
+            leaf.put("provider_metadata", Value::Dict(Arc::new(metadata)));
+        }
+        Ok(if leaf.is_empty() {
+            Vec::new()
+        } else {
+            vec![(0, leaf.build())]
+        })
+    }
+}
+
+fn reasoning(index: i64, value: &Value, parts: &mut Vec<Value>) -> Result<(), String> {
+    let content = object("contentBlockDelta", "delta.reasoningContent", Some(value))?;
+    for (key, item) in content.iter() {
+        let mut part = Obj::new();
+        match key.as_str() {
+            "text" => {
+                let text = string("contentBlockDelta", "delta.reasoningContent.text", item)?;
+                if text.is_empty() {
+                    continue;
+                }
+                part.put("part", s("reasoning"))
+                    .put("text", item.clone())
+                    .put("index", Value::Int(index));
+            }
+            "signature" => {
+                part.put("part", s("reasoning"))
+                    .put("text", s(""))
+                    .put("payload", payload("signature", item))
+                    .put("index", Value::Int(index));
+            }
+            "redactedContent" => {
+                part.put("part", s("reasoning"))
+                    .put("text", s(""))
+                    .put("redacted", Value::Bool(true))
+                    .put("payload", payload("redacted_content", item))
+                    .put("index", Value::Int(index));
+            }
+            _ => {
+                let raw = single("reasoningContent", single(key, item.clone()));
+                parts.push(unknown(key, &raw, None));
+                continue;
+            }
+        }
+        parts.push(part.build());
+    }
+    Ok(())
 }
 
 impl common::Adapter for Adapter {
-    fn event(&mut self, _event: &Value) -> Result<Leaves, String> {
-        Err("the bedrock-converse adapter is not written yet".to_owned())
+    fn event(&mut self, event: &Value) -> Result<Leaves, String> {
+        let Value::Dict(map) = event else {
+            return Err(format!(
+                "an event is an object with one key, its event type; got {}",
+                kind_name(event)
+            ));
+        };
+        let (kind, payload_value) = match map.first() {
+            Some(first) if map.len() == 1 => first,
+            _ => {
+                return Err(format!(
+                    "an event is an object with one key, its event type; got {} keys",
+                    map.len()
+                ))
+            }
+        };
+        let Value::Dict(payload_map) = payload_value else {
+            return Err(format!(
+                "{kind}: the payload must be an object, got {}",
+                kind_name(payload_value)
+            ));
+        };
+        match kind.as_str() {
+            "contentBlockDelta" => self.delta(payload_value),
+            "contentBlockStart" => self.start(payload_value),
+            "contentBlockStop" => {
+                let index = block_index(kind, payload_value)?;
+                self.open.shift_remove(&index);
+                Ok(Vec::new())
+            }
+            "messageStart" => Ok(match payload_map.get("role") {
+                Some(role) if !matches!(role, Value::Null) => {
+                    vec![(0, single("role", role.clone()))]
+                }
+                _ => Vec::new(),
+            }),
+            "messageStop" => Ok(self.stop(payload_map)),
+            "metadata" => self.metadata(payload_map),
+            _ if kind.ends_with("Exception") => {
+                self.done = true;
+                let mut error: Map = Map::new();
+                error.insert("type".to_owned(), s(kind));
+                for (k, v) in payload_map.iter() {
+                    if k != "p" {
+                        error.insert(k.clone(), v.clone());
+                    }
+                }
+                let mut leaf = Obj::new();
+                leaf.put("status", s("failed")).put(
+                    "provider_metadata",
+                    single("error", Value::Dict(Arc::new(error))),
+                );
+                Ok(vec![(0, leaf.build())])
+            }
+            _ => Ok(vec![(
+                0,
+                single("provider_metadata", single(kind, unpadded(payload_map))),
+            )]),
+        }
+    }
+
+    fn end(&mut self) -> Leaves {
+        if self.done || self.open.is_empty() {
+            return Vec::new();
+        }
+        let anomalies: Vec<Value> = self
+            .open
+            .iter()
+            .map(|(index, kind)| {
+                let detail = if kind == "toolUse" {
+                    let id = self.call_ids.get(index).unwrap_or(&Value::Null);
+                    format!(
+                        "the stream ended inside tool call {} (content block {index}); its \
+                         arguments are kept as streamed",
+                        py_repr(id)
+                    )
+                } else {
+                    format!("the stream ended inside content block {index} ({kind})")
+                };
+                anomaly("truncated", detail)
+            })
+            .collect();
+        vec![(0, single("anomalies", list(anomalies)))]
     }
 }
