@@ -1,4 +1,63 @@
-"""The twin's ``"gemini"`` adapter (``src/engine/providers/gemini.rs``)."""
+"""The twin's ``"gemini"`` adapter (``src/engine/providers/gemini.rs``): Gemini native
+``streamGenerateContent`` chunks (SSE ``data:`` payloads or the elements of the JSON-array
+response) to delta leaves.
+
+Each event is a whole ``GenerateContentResponse``. Every candidate (``index``, default 0) is a
+choice; its leaf holds, in this order:
+
+- ``role``: ``"assistant"`` (Gemini's ``"model"``; another role is kept as sent);
+- ``parts`` from ``content.parts``, each Gemini part mapped in order:
+
+  - ``{text}`` -> a text part, ``{text, thought: true}`` -> a reasoning part. Gemini splits
+    text anywhere, so a text part continues the previous part of the candidate when that is
+    text too (a thought continues a thought); the adapter numbers parts itself (part
+    ``index`` 0, 1, ...) so the fold continues exactly that part. Other keys of a text part
+    are kept as ``attributes``;
+  - ``functionCall {name, args?, id?}`` -> a tool call with ``provider_index`` = the call's
+    number in the candidate (Gemini sends none) and the ``args`` object as dict arguments;
+    another key of the call goes to the call's ``extra``. Vertex streamed arguments
+    (``{name, willContinue: true}``, then ``partialArgs[{jsonPath, stringValue |
+    numberValue | boolValue | nullValue, willContinue}]``, then an empty ``functionCall`` or
+    one without ``willContinue``) are written out as the JSON text of the arguments object,
+    in the order the paths arrive (a string with ``willContinue`` goes on in the next
+    fragment of the same path), so the fold appends them as raw arguments;
+  - any other part (``executableCode``, ``codeExecutionResult``, ``inlineData``,
+    ``fileData``, ``functionResponse``, ...) -> an ``unknown`` part holding the part verbatim
+    (with its ``thoughtSignature``).
+
+  ``thoughtSignature`` is the payload ``{"provider": "gemini", "kind": "thought_signature",
+  "data": <verbatim>}`` of its part: a reasoning part's ``payload``, a tool call's ``payload``,
+  a text part's ``attributes["payload"]`` (the fold's text parts have no payload field; the
+  renderer reads it back). An empty text part that carries only a signature (Gemini 3 sends
+  one at the end of a streamed answer) gives its signature to the part before it when that
+  part is text, reasoning or a tool call without a signature of its own (edge case E69: the
+  non-streamed response has the signature on that part); otherwise it stays an empty text part
+  of its own holding the signature, at its place. Empty text parts without a signature are
+  dropped;
+- ``finish_reason`` (``finishReason``, raw) and ``status: "complete"``: the terminal signal;
+- ``usage`` from the top-level ``usageMetadata`` (cumulative on every chunk, so the fold's
+  "last value" rule keeps the final counts): ``input_tokens`` = ``promptTokenCount`` +
+  ``toolUsePromptTokenCount``, ``output_tokens`` = ``candidatesTokenCount`` +
+  ``thoughtsTokenCount`` (Gemini's ``totalTokenCount`` is the sum of the four),
+  ``total_tokens``, ``cache_read_tokens`` (``cachedContentTokenCount``), ``reasoning_tokens``
+  (``thoughtsTokenCount``), then every key of ``usageMetadata`` verbatim;
+- ``response_id`` (``responseId``) and ``response_model`` (``modelVersion``);
+- ``logprobs``: the candidate's ``logprobsResult`` (its lists concatenate chunk by chunk);
+- ``provider_metadata``: the other top-level keys of the chunk verbatim (``createTime``,
+  ``promptFeedback``, ...) and ``"candidate"``: the other keys of the candidate
+  (``groundingMetadata``, ``citationMetadata``, ``safetyRatings``, ``finishMessage``,
+  ``avgLogprobs``, ...), deep-merged chunk by chunk;
+- ``anomalies``.
+
+A chunk without candidates gives its top-level fields to every choice seen so far (choice 0
+if none). ``promptFeedback`` with a ``blockReason`` (a blocked prompt) and an ``error`` object
+make the status ``"failed"`` (the error is kept as ``provider_metadata["error"]``).
+
+Quirks are anomalies: streamed arguments without a call (``delta_before_start``: a call
+without a name is opened), a JSON path that does not fit what was written
+(``mismatched_delta``), and a streamed call still open at ``finishReason`` or at the end of a
+stream without it (``truncated``; its raw arguments are kept as they are).
+"""
 
 from __future__ import annotations
 
@@ -6,14 +65,581 @@ from typing import Any
 
 from ._common import AdapterError
 
+NAME = "gemini"
+
+# the candidate keys read into message fields; the others go to provider_metadata["candidate"]
+_CANDIDATE_FIELDS = ("content", "index", "finishReason", "logprobsResult")
+# the chunk keys read into message fields; the others go to provider_metadata
+_RESPONSE_FIELDS = ("candidates", "usageMetadata", "modelVersion", "responseId")
+_CALL_FIELDS = ("name", "id", "args", "partialArgs", "willContinue")
+_VALUE_KEYS = ("stringValue", "numberValue", "boolValue", "nullValue")
+
+
+def _kind(value: Any) -> str:
+    """The JSON kind of a value, for error details."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def _expect(value: Any, kind: str, path: str) -> None:
+    if _kind(value) != kind:
+        article = "an" if kind in ("array", "object") else "a"
+        raise AdapterError(f"{path} must be {article} {kind}, got {_kind(value)}")
+
+
+def _absent(value: Any) -> bool:
+    return value is None or (isinstance(value, str) and (not value.strip() or value == "null"))
+
+
+def _payload(data: Any) -> dict[str, Any]:
+    return {"provider": NAME, "kind": "thought_signature", "data": data}
+
+
+# ---------------------------------------------------------------------------------------------
+# Streamed arguments (Vertex partialArgs) as JSON text
+
+
+def _json_string(text: str) -> str:
+    """The inside of a JSON string literal (``json.dumps(text, ensure_ascii=False)[1:-1]``)."""
+    out = []
+    for ch in text:
+        if ch == '"':
+            out.append('\\"')
+        elif ch == "\\":
+            out.append("\\\\")
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\r":
+            out.append("\\r")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ch == "\b":
+            out.append("\\b")
+        elif ch == "\f":
+            out.append("\\f")
+        elif ord(ch) < 0x20:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _parse_path(path: str) -> list[Any] | None:
+    """``$.a.b[0]['c d']`` -> ``["a", "b", 0, "c d"]``; None if it is not such a path."""
+    if not path.startswith("$"):
+        return None
+    segments: list[Any] = []
+    i, n = 1, len(path)
+    while i < n:
+        ch = path[i]
+        if ch == ".":
+            j = i + 1
+            while j < n and path[j] not in ".[":
+                j += 1
+            if j == i + 1:
+                return None
+            segments.append(path[i + 1 : j])
+            i = j
+        elif ch == "[":
+            end = path.find("]", i)
+            if end < 0:
+                return None
+            inner = path[i + 1 : end]
+            if len(inner) >= 2 and inner[0] == inner[-1] and inner[0] in "'\"":
+                segments.append(inner[1:-1])
+            elif inner.isascii() and inner.isdigit():
+                segments.append(int(inner))
+            else:
+                return None
+            i = end + 1
+        else:
+            return None
+    return segments if segments else None
+
+
+class _Container:
+    __slots__ = ("segment", "array", "count")
+
+    def __init__(self, segment: Any, array: bool) -> None:
+        self.segment = segment
+        self.array = array
+        self.count = 0
+
+
+class _Streamed:
+    """A call whose arguments arrive as ``partialArgs``: the containers open along the path
+    written last, and the path of a string still open (``willContinue``)."""
+
+    __slots__ = ("number", "name", "stack", "string_path")
+
+    def __init__(self, number: int, name: Any) -> None:
+        self.number = number
+        self.name = name
+        self.stack: list[_Container] = []  # [root, ...] once the first value is written
+        self.string_path: list[Any] | None = None
+
+    def write(self, arg: dict[str, Any], where: str, anomalies: list[dict[str, Any]]) -> str:
+        """The JSON text one ``partialArgs`` item adds."""
+        raw_path = arg.get("jsonPath")
+        _expect(raw_path, "string", f"{where}.jsonPath")
+        assert isinstance(raw_path, str)
+        segments = _parse_path(raw_path)
+        if segments is None:
+            raise AdapterError(f"{where}.jsonPath {raw_path!r} is not a JSON path")
+        key = next((k for k in _VALUE_KEYS if arg.get(k) is not None), None)
+        if key is None:
+            return ""  # nothing to write yet
+        value = arg[key]
+        if key == "stringValue":
+            _expect(value, "string", f"{where}.stringValue")
+        elif key == "numberValue":
+            _expect(value, "number", f"{where}.numberValue")
+        elif key == "boolValue":
+            _expect(value, "boolean", f"{where}.boolValue")
+        more = arg.get("willContinue") is True
+        out: list[str] = []
+        if self.string_path is not None:
+            if key == "stringValue" and segments == self.string_path:
+                out.append(_json_string(value))
+                if not more:
+                    out.append('"')
+                    self.string_path = None
+                return "".join(out)
+            out.append('"')
+            self.string_path = None
+        if not self.stack:
+            out.append("{")
+            self.stack.append(_Container(None, False))
+        parent = segments[:-1]
+        shared = 0
+        while (
+            shared < len(parent)
+            and shared + 1 < len(self.stack)
+            and self.stack[shared + 1].segment == parent[shared]
+        ):
+            shared += 1
+        while len(self.stack) > shared + 1:
+            out.append("]" if self.stack.pop().array else "}")
+        for position in range(shared, len(parent)):
+            self._member(parent[position], raw_path, out, anomalies)
+            array = type(segments[position + 1]) is int
+            out.append("[" if array else "{")
+            self.stack.append(_Container(parent[position], array))
+        self._member(segments[-1], raw_path, out, anomalies)
+        if key == "stringValue":
+            out.append('"')
+            out.append(_json_string(value))
+            if more:
+                self.string_path = segments
+            else:
+                out.append('"')
+        elif key == "numberValue":
+            out.append(repr(value))
+        elif key == "boolValue":
+            out.append("true" if value else "false")
+        else:
+            out.append("null")
+        return "".join(out)
+
+    def _member(
+        self, segment: Any, path: str, out: list[str], anomalies: list[dict[str, Any]]
+    ) -> None:
+        """The separator and key of a new member of the innermost open container."""
+        top = self.stack[-1]
+        if top.count:
+            out.append(",")
+        if top.array:
+            if segment != top.count:
+                anomalies.append(
+                    {
+                        "code": "mismatched_delta",
+                        "detail": f"call {self.name!r}: jsonPath {path!r} is not the next "
+                        f"item ({top.count}) of its array",
+                    }
+                )
+        elif type(segment) is int:
+            anomalies.append(
+                {
+                    "code": "mismatched_delta",
+                    "detail": f"call {self.name!r}: jsonPath {path!r} indexes an object",
+                }
+            )
+            out.append(f'"{segment}":')
+        else:
+            out.append(f'"{_json_string(segment)}":')
+        top.count += 1
+
+    def close(self) -> str:
+        """The text that ends the arguments."""
+        out = []
+        if self.string_path is not None:
+            out.append('"')
+            self.string_path = None
+        while self.stack:
+            out.append("]" if self.stack.pop().array else "}")
+        return "".join(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# Per-candidate state
+
+
+class _Candidate:
+    """What one candidate has open: the last part (its kind, part index, call number and
+    whether it holds a signature), the number of calls, and a streamed call."""
+
+    __slots__ = ("next_index", "last_kind", "last_index", "last_signed", "calls", "streamed")
+
+    def __init__(self) -> None:
+        self.next_index = 0
+        self.last_kind: str | None = None  # "text", "reasoning", "call", "other"
+        self.last_index = 0  # the part index of the last text/reasoning part, or call number
+        self.last_signed = False
+        self.calls = 0
+        self.streamed: _Streamed | None = None
+
 
 class Adapter:
-    """Not written yet."""
+    """Gemini ``GenerateContentResponse`` chunks -> leaves (see the module docstring)."""
 
-    name = "gemini"
+    name = NAME
+
+    def __init__(self) -> None:
+        self.candidates: dict[int, _Candidate] = {}
 
     def event(self, event: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
-        raise AdapterError("the gemini adapter is not written yet")
+        candidates = event.get("candidates")
+        if candidates is not None:
+            _expect(candidates, "array", "candidates")
+        else:
+            candidates = []
+        usage = event.get("usageMetadata")
+        if usage is not None:
+            _expect(usage, "object", "usageMetadata")
+        shared = self._shared(event, usage)
+        leaves: list[tuple[int, dict[str, Any]]] = []
+        for number, candidate in enumerate(candidates):
+            where = f"candidates[{number}]"
+            _expect(candidate, "object", where)
+            choice = candidate.get("index")
+            if choice is None:
+                choice = 0
+            elif type(choice) is not int:
+                raise AdapterError(f"{where}.index must be an integer, got {_kind(choice)}")
+            leaves.append((choice, self._candidate(choice, candidate, where, shared)))
+        if not candidates and shared:
+            for choice in sorted(self.candidates) or [0]:
+                leaves.append((choice, dict(shared)))
+        return leaves
 
     def end(self) -> list[tuple[int, dict[str, Any]]]:
-        return []
+        leaves = []
+        for choice in sorted(self.candidates):
+            state = self.candidates[choice]
+            if state.streamed is not None:
+                leaves.append((choice, {"anomalies": [_cut(state.streamed)]}))
+                state.streamed = None
+        return leaves
+
+    # -- the chunk's top-level fields
+
+    def _shared(self, event: dict[str, Any], usage: dict[str, Any] | None) -> dict[str, Any]:
+        """The fields every candidate leaf of this chunk gets (in leaf order)."""
+        shared: dict[str, Any] = {}
+        metadata = {k: v for k, v in event.items() if k not in _RESPONSE_FIELDS and v is not None}
+        error = event.get("error")
+        feedback = event.get("promptFeedback")
+        if error is not None or (
+            isinstance(feedback, dict) and not _absent(feedback.get("blockReason"))
+        ):
+            shared["status"] = "failed"
+        if usage is not None:
+            shared["usage"] = _usage(usage)
+        if event.get("responseId") is not None:
+            shared["response_id"] = event["responseId"]
+        if event.get("modelVersion") is not None:
+            shared["response_model"] = event["modelVersion"]
+        if metadata:
+            shared["provider_metadata"] = metadata
+        return shared
+
+    # -- one candidate
+
+    def _candidate(
+        self, choice: int, candidate: dict[str, Any], where: str, shared: dict[str, Any]
+    ) -> dict[str, Any]:
+        state = self.candidates.get(choice)
+        if state is None:
+            state = self.candidates[choice] = _Candidate()
+        leaf: dict[str, Any] = {}
+        anomalies: list[dict[str, Any]] = []
+        content = candidate.get("content")
+        if content is not None:
+            _expect(content, "object", f"{where}.content")
+            role = content.get("role")
+            leaf["role"] = "assistant" if role is None or role == "model" else role
+            parts = content.get("parts")
+            if parts is not None:
+                _expect(parts, "array", f"{where}.content.parts")
+                out: list[dict[str, Any]] = []
+                for number, part in enumerate(parts):
+                    path = f"{where}.content.parts[{number}]"
+                    _expect(part, "object", path)
+                    self._part(state, part, path, out, anomalies)
+                if out:
+                    leaf["parts"] = out
+        reason = candidate.get("finishReason")
+        if not _absent(reason):
+            if state.streamed is not None:
+                anomalies.append(_cut(state.streamed))
+                state.streamed = None
+            leaf["finish_reason"] = reason
+            leaf["status"] = "complete"
+        for key, value in shared.items():
+            if key != "provider_metadata":
+                leaf[key] = value  # a failed status overrides "complete" in place
+        logprobs = candidate.get("logprobsResult")
+        if logprobs is not None:
+            leaf["logprobs"] = logprobs
+        extra = {k: v for k, v in candidate.items() if k not in _CANDIDATE_FIELDS and v is not None}
+        metadata = dict(shared.get("provider_metadata") or {})
+        if extra:
+            metadata["candidate"] = extra
+        if metadata:
+            leaf["provider_metadata"] = metadata
+        if anomalies:
+            leaf["anomalies"] = anomalies
+        return leaf
+
+    def _part(
+        self,
+        state: _Candidate,
+        part: dict[str, Any],
+        path: str,
+        out: list[dict[str, Any]],
+        anomalies: list[dict[str, Any]],
+    ) -> None:
+        signature = part.get("thoughtSignature")
+        call = part.get("functionCall")
+        if call is not None:
+            _expect(call, "object", f"{path}.functionCall")
+            self._call(state, call, signature, f"{path}.functionCall", out, anomalies)
+            return
+        text = part.get("text")
+        if text is None:
+            # another kind of part: kept verbatim
+            keys = [k for k in part if k != "thoughtSignature"]
+            self._close_streamed(state, out)
+            index = self._new_index(state, "other", signature is not None)
+            kind = keys[0] if keys else "thoughtSignature"
+            out.append(
+                {"part": "unknown", "provider": NAME, "kind": kind, "raw": part, "index": index}
+            )
+            return
+        _expect(text, "string", f"{path}.text")
+        kind = "reasoning" if part.get("thought") is True else "text"
+        attributes = {
+            k: v for k, v in part.items() if k not in ("text", "thought", "thoughtSignature")
+        }
+        if not text and not attributes:
+            if signature is not None:
+                self._close_streamed(state, out)
+                self._signature(state, signature, out)
+            return
+        self._close_streamed(state, out)
+        if state.last_kind == kind and (signature is None or not state.last_signed):
+            index = state.last_index
+            if signature is not None:
+                state.last_signed = True
+        else:
+            index = self._new_index(state, kind, signature is not None)
+        piece: dict[str, Any] = {"part": kind, "text": text, "index": index}
+        if kind == "text":
+            if signature is not None:
+                attributes = {"payload": _payload(signature), **attributes}
+            if attributes:
+                piece["attributes"] = attributes
+        elif signature is not None:
+            piece["payload"] = _payload(signature)
+        out.append(piece)
+
+    def _new_index(self, state: _Candidate, kind: str, signed: bool) -> int:
+        index = state.next_index
+        state.next_index += 1
+        state.last_kind = kind
+        state.last_index = index
+        state.last_signed = signed
+        return index
+
+    def _signature(self, state: _Candidate, signature: Any, out: list[dict[str, Any]]) -> None:
+        """A signature without content: on the part before it if that can hold it, else on an
+        empty text part of its own."""
+        payload = _payload(signature)
+        if state.last_kind is not None and not state.last_signed:
+            if state.last_kind == "text":
+                out.append(
+                    {
+                        "part": "text",
+                        "text": "",
+                        "index": state.last_index,
+                        "attributes": {"payload": payload},
+                    }
+                )
+                state.last_signed = True
+                return
+            if state.last_kind == "reasoning":
+                out.append(
+                    {"part": "reasoning", "text": "", "index": state.last_index, "payload": payload}
+                )
+                state.last_signed = True
+                return
+            if state.last_kind == "call":
+                out.append(
+                    {"part": "tool_call", "provider_index": state.last_index, "payload": payload}
+                )
+                state.last_signed = True
+                return
+        index = self._new_index(state, "text", True)
+        out.append({"part": "text", "text": "", "index": index, "attributes": {"payload": payload}})
+
+    # -- function calls
+
+    def _call(
+        self,
+        state: _Candidate,
+        call: dict[str, Any],
+        signature: Any,
+        path: str,
+        out: list[dict[str, Any]],
+        anomalies: list[dict[str, Any]],
+    ) -> None:
+        name = call.get("name")
+        if name is not None:
+            _expect(name, "string", f"{path}.name")
+        args = call.get("args")
+        if args is not None:
+            _expect(args, "object", f"{path}.args")
+        partial = call.get("partialArgs")
+        if partial is not None:
+            _expect(partial, "array", f"{path}.partialArgs")
+        more = call.get("willContinue") is True
+        streamed = state.streamed
+        if not _absent(name) or streamed is None:
+            # a call starts here
+            if _absent(name) and args is None and not partial and not more:
+                # an empty functionCall and no streamed call open: only a signature counts
+                if signature is not None:
+                    self._signature(state, signature, out)
+                return
+            self._close_streamed(state, out)
+            if _absent(name):
+                anomalies.append(
+                    {
+                        "code": "delta_before_start",
+                        "detail": f"{path}: arguments without a call; kept on a call without "
+                        "a name",
+                    }
+                )
+            number = state.calls
+            state.calls += 1
+            state.last_kind = "call"
+            state.last_index = number
+            state.last_signed = signature is not None
+            fragment: dict[str, Any] = {"part": "tool_call"}
+            call_id = call.get("id")
+            if call_id is not None:
+                fragment["id"] = call_id
+            if name is not None:
+                fragment["name"] = name
+            fragment["provider_index"] = number
+            if args is not None:
+                fragment["arguments"] = args
+            streamed = None
+            if more or partial:
+                streamed = state.streamed = _Streamed(number, name)
+        else:
+            # the streamed call goes on (it is the candidate's last part)
+            fragment = {"part": "tool_call", "provider_index": streamed.number}
+            call_id = call.get("id")
+            if call_id is not None:
+                fragment["id"] = call_id
+            if signature is not None:
+                state.last_signed = True
+        if streamed is not None:
+            text = []
+            for number, arg in enumerate(partial or ()):
+                where = f"{path}.partialArgs[{number}]"
+                _expect(arg, "object", where)
+                text.append(streamed.write(arg, where, anomalies))
+            if not more:
+                text.append(streamed.close())
+                state.streamed = None
+            joined = "".join(text)
+            if joined:
+                fragment["arguments"] = joined
+        if signature is not None:
+            fragment["payload"] = _payload(signature)
+        extra = {k: v for k, v in call.items() if k not in _CALL_FIELDS and v is not None}
+        if extra:
+            fragment["extra"] = extra
+        if len(fragment) > 2:
+            out.append(fragment)
+
+    def _close_streamed(self, state: _Candidate, out: list[dict[str, Any]]) -> None:
+        """Another part after a streamed call whose end never came: its arguments end here."""
+        streamed = state.streamed
+        if streamed is None:
+            return
+        state.streamed = None
+        text = streamed.close()
+        if text:
+            out.append({"part": "tool_call", "provider_index": streamed.number, "arguments": text})
+
+
+def _cut(streamed: _Streamed) -> dict[str, Any]:
+    return {
+        "code": "truncated",
+        "detail": f"call {streamed.name!r}: the stream ended before its streamed arguments did",
+    }
+
+
+def _usage(usage: dict[str, Any]) -> dict[str, Any]:
+    """``usageMetadata`` -> usage: the normalized counts, then every key verbatim."""
+    out: dict[str, Any] = {}
+    prompt = _int(usage.get("promptTokenCount"))
+    tools = _int(usage.get("toolUsePromptTokenCount"))
+    candidates = _int(usage.get("candidatesTokenCount"))
+    thoughts = usage.get("thoughtsTokenCount")
+    thought_count = _int(thoughts)
+    if prompt is not None or tools is not None:
+        out["input_tokens"] = (prompt or 0) + (tools or 0)
+    if candidates is not None or thought_count is not None:
+        out["output_tokens"] = (candidates or 0) + (thought_count or 0)
+    total = usage.get("totalTokenCount")
+    if total is not None:
+        out["total_tokens"] = total
+    cached = usage.get("cachedContentTokenCount")
+    if cached is not None:
+        out["cache_read_tokens"] = cached
+    if thoughts is not None:
+        out["reasoning_tokens"] = thoughts
+    for key, value in usage.items():
+        if key not in out:
+            out[key] = value
+    return out
+
+
+def _int(value: Any) -> int | None:
+    """A count (an int, not a bool), else None."""
+    return value if type(value) is int else None
