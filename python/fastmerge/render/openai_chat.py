@@ -1,10 +1,199 @@
-"""Render messages as the openai_chat non-streaming response."""
+"""Messages -> OpenAI's non-streaming ``chat.completion`` response (one message per choice).
+
+``choices[i] = {index, message: {role, content, refusal, tool_calls, annotations,
+reasoning_content?}, logprobs, finish_reason}``, ``usage`` with OpenAI's key names, and the
+response's ``id``, ``created``, ``model``, ``system_fingerprint``, ``service_tier``.
+
+What the ``"openai-chat"`` adapter kept comes back where the provider had it (only for
+messages that adapter produced): the choice's and the message's other keys, the top-level
+keys of the chunks (``x_groq``, OpenRouter's ``provider``, Azure's
+``prompt_filter_results``), the usage keys verbatim, and OpenRouter ``reasoning_details``
+rebuilt from the reasoning parts with their signatures / encrypted data. A message whose
+content came as Mistral's typed chunks gets its content back as that list (thinking and text
+items in part order). Opaque payloads of other providers are not replayed.
+"""
 
 from __future__ import annotations
 
+import json
 from typing import Any, Sequence
+
+NAME = "openai-chat"
+_DETAILS = "reasoning_details:"
+# the normalized usage keys the adapter adds beside the provider's own
+_NORMALIZED = frozenset(
+    {
+        "input_tokens",
+        "output_tokens",
+        "total_tokens",
+        "cache_read_tokens",
+        "cache_write_tokens",
+        "reasoning_tokens",
+    }
+)
 
 
 def render(messages: Sequence[Any]) -> dict[str, Any]:
-    """Not written yet."""
-    raise NotImplementedError("the openai_chat renderer is not written yet")
+    """The ``chat.completion`` holding ``messages`` as its choices, in order."""
+    datas = [m.to_dict() for m in messages]
+    first = datas[0]
+    pm = _own_metadata(first)
+    out: dict[str, Any] = {
+        "id": first["response_id"],
+        "object": "chat.completion",
+        "created": pm.get("created"),
+        "model": first["response_model"],
+        "choices": [_choice(d, position) for position, d in enumerate(datas)],
+        "usage": _usage(first["usage_metadata"], bool(pm)),
+        "system_fingerprint": pm.get("system_fingerprint"),
+        "service_tier": pm.get("service_tier"),
+    }
+    for key, value in (pm.get("response") or {}).items():
+        if key not in out:
+            out[key] = value
+    return out
+
+
+def _own_metadata(d: dict[str, Any]) -> dict[str, Any]:
+    """The message's provider_metadata when this adapter produced it, else {}."""
+    pm = d.get("provider_metadata") or {}
+    return pm if pm.get("provider") == NAME else {}
+
+
+def _choice(d: dict[str, Any], position: int) -> dict[str, Any]:
+    pm = _own_metadata(d)
+    index = d["choice_index"]
+    choice: dict[str, Any] = {
+        "index": index if index is not None else position,
+        "message": _message(d, pm),
+        "logprobs": d["logprobs"],
+        "finish_reason": d["finish_reason"],
+    }
+    for key, value in (pm.get("choice") or {}).items():
+        if key not in choice:
+            choice[key] = value
+    return choice
+
+
+def _message(d: dict[str, Any], pm: dict[str, Any]) -> dict[str, Any]:
+    parts = d["parts"]
+    texts: list[str] = []
+    reasoning: list[str] = []
+    annotations: list[Any] = []
+    calls: list[dict[str, Any]] = []
+    items: list[Any] = []  # Mistral's typed content
+    for part in parts:
+        kind = part["part"]
+        if kind == "text":
+            texts.append(part["text"])
+            annotations.extend(part.get("citations") or ())
+            if part["text"]:
+                items.append({"type": "text", "text": part["text"]})
+        elif kind == "reasoning":
+            reasoning.append(part["text"])
+            if part["text"]:
+                items.append(
+                    {"type": "thinking", "thinking": [{"type": "text", "text": part["text"]}]}
+                )
+        elif kind == "tool_call":
+            calls.append(_call(part, bool(pm)))
+        elif kind == "unknown" and part.get("provider") == NAME:
+            if part.get("kind") not in ("executed_tools", "reasoning_details", "thinking"):
+                items.append(part.get("raw"))
+    message: dict[str, Any] = {"role": d["role"] or "assistant"}
+    if d["content_list"]:
+        message["content"] = items
+    else:
+        message["content"] = "".join(texts) if texts else None
+    message["refusal"] = d["refusal"]
+    message["tool_calls"] = calls or None
+    message["annotations"] = annotations
+    if reasoning and not d["content_list"]:
+        message["reasoning_content"] = "".join(reasoning)
+    details = _details(parts, pm)
+    if details:
+        message["reasoning"] = "".join(reasoning)
+        message["reasoning_details"] = details
+    tools = [
+        p.get("raw") for p in parts if p["part"] == "unknown" and p.get("kind") == "executed_tools"
+    ]
+    if tools and pm:
+        message["executed_tools"] = tools
+    for key, value in (pm.get("message") or {}).items():
+        if key not in message:
+            message[key] = value
+    return message
+
+
+def _call(part: dict[str, Any], own: bool) -> dict[str, Any]:
+    arguments = part["arguments"]
+    if not isinstance(arguments, str):
+        arguments = json.dumps(arguments, ensure_ascii=False, separators=(",", ":"))
+    kind = part["type"] or "function"
+    call: dict[str, Any] = {"id": part["id"], "type": kind}
+    if kind == "custom":
+        call["custom"] = {"name": part["name"], "input": arguments}
+    else:
+        call["function"] = {"name": part["name"], "arguments": arguments}
+    if own:
+        for key, value in (part.get("extra") or {}).items():
+            if key not in call:
+                call[key] = value
+    return call
+
+
+def _details(parts: list[dict[str, Any]], pm: dict[str, Any]) -> list[dict[str, Any]]:
+    """OpenRouter ``reasoning_details`` from the reasoning parts at their entry index."""
+    if not pm:
+        return []
+    metas = pm.get("reasoning_details") or {}
+    out: list[dict[str, Any]] = []
+    for part in parts:
+        index = part.get("index")
+        if part["part"] != "reasoning" or not (
+            isinstance(index, str) and index.startswith(_DETAILS)
+        ):
+            continue
+        number = index[len(_DETAILS) :]
+        meta = metas.get(number) or {}
+        payload = part.get("payload") or {}
+        if payload.get("provider") != NAME:
+            payload = {}
+        kind = meta.get("type", payload.get("kind"))
+        entry: dict[str, Any] = {"type": kind}
+        if part["text"] or kind == "reasoning.text":
+            entry["text"] = part["text"]
+        if part.get("summary"):
+            entry["summary"] = part["summary"]
+        if payload.get("data") is not None:
+            entry["data" if kind == "reasoning.encrypted" else "signature"] = payload["data"]
+        for key, value in meta.items():
+            if key not in entry:
+                entry[key] = value
+        entry["index"] = int(number) if number.lstrip("-").isdigit() else number
+        out.append(entry)
+    return out
+
+
+def _usage(usage: Any, own: bool) -> dict[str, Any] | None:
+    """OpenAI's usage keys; the provider's other keys verbatim (for its own messages), else
+    the cache and reasoning counts in OpenAI's ``*_details``."""
+    if not isinstance(usage, dict):
+        return None
+    inputs = usage.get("input_tokens") or 0
+    outputs = usage.get("output_tokens") or 0
+    total = usage.get("total_tokens")
+    out: dict[str, Any] = {
+        "prompt_tokens": inputs,
+        "completion_tokens": outputs,
+        "total_tokens": total if total is not None else inputs + outputs,
+    }
+    if own:
+        for key, value in usage.items():
+            if key not in _NORMALIZED and key not in out:
+                out[key] = value
+    if "prompt_tokens_details" not in out and usage.get("cache_read_tokens") is not None:
+        out["prompt_tokens_details"] = {"cached_tokens": usage["cache_read_tokens"]}
+    if "completion_tokens_details" not in out and usage.get("reasoning_tokens"):
+        out["completion_tokens_details"] = {"reasoning_tokens": usage["reasoning_tokens"]}
+    return out
