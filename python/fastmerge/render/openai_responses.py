@@ -1,10 +1,273 @@
-"""Render messages as the openai_responses non-streaming response."""
+"""Render a message as the OpenAI Responses API's non-streaming ``response`` object.
+
+Output items are rebuilt from the parts, grouped by their output index (the part index
+``"<oi>:..."`` of text, reasoning and unknown parts, a tool call's ``provider_index``), in
+output-index order. Item envelopes the ``"openai-responses"`` adapter kept
+(``provider_metadata["output_items"]``: ids, status, role, phase, ...) give each item its
+provider fields; the response fields it kept (``provider_metadata["response"]``) give the
+rest of the object. Encrypted reasoning content is replayed only when it came from
+``"openai-responses"``.
+"""
 
 from __future__ import annotations
 
+import json
 from typing import Any, Sequence
+
+NAME = "openai-responses"
+_STATUS = {"complete": "completed", "incomplete": "incomplete", "failed": "failed"}
+_NORMALIZED_USAGE = ("cache_read_tokens", "cache_write_tokens", "reasoning_tokens")
 
 
 def render(messages: Sequence[Any]) -> dict[str, Any]:
-    """Not written yet."""
-    raise NotImplementedError("the openai_responses renderer is not written yet")
+    """The ``response`` object of the first message (the Responses API has no choices)."""
+    data = messages[0].to_dict()
+    meta = data.get("provider_metadata") or {}
+    ours = meta.get("provider") == NAME
+    response = meta.get("response") if ours else None
+    envelopes = meta.get("output_items") if ours else None
+    status = _STATUS.get(data.get("status"), "incomplete")
+    output = _output(
+        data.get("parts") or [],
+        envelopes if isinstance(envelopes, dict) else {},
+        data.get("refusal"),
+        status,
+    )
+    usage = _usage(data.get("usage_metadata"))
+    out: dict[str, Any] = {}
+    base = dict(response) if isinstance(response, dict) else {}
+    base.setdefault("id", None)
+    base.setdefault("object", "response")
+    base.setdefault("created_at", None)
+    base.setdefault("status", None)
+    base.setdefault("error", None)
+    base.setdefault("incomplete_details", None)
+    base.setdefault("model", None)
+    base.setdefault("output", [])
+    base.setdefault("usage", None)
+    for key, value in base.items():
+        out[key] = value
+    if data.get("response_id") is not None:
+        out["id"] = data["response_id"]
+    out["object"] = "response"
+    out["status"] = status
+    if data.get("response_model") is not None:
+        out["model"] = data["response_model"]
+    out["output"] = output
+    out["usage"] = usage
+    error = meta.get("error") if ours else None
+    if status == "failed" and isinstance(error, dict):
+        out["error"] = error  # the error event's fields with the failed response's
+    if status == "incomplete" and out.get("incomplete_details") is None:
+        reason = data.get("finish_reason")
+        if reason is not None:
+            out["incomplete_details"] = {"reason": reason}
+    return out
+
+
+def _output_index(part: dict[str, Any]) -> int | None:
+    if part.get("part") == "tool_call":
+        index = part.get("provider_index")
+        return index if type(index) is int else None
+    index = part.get("index")
+    if type(index) is int:
+        return index
+    if isinstance(index, str):
+        head = index.split(":", 1)[0]
+        if head.isdigit():
+            return int(head)
+    return None
+
+
+class _Slot:
+    __slots__ = ("index", "kind", "parts", "order")
+
+    def __init__(self, index: int | None, kind: str, order: tuple[int, int]) -> None:
+        self.index = index
+        self.kind = kind
+        self.parts: list[dict[str, Any]] = []
+        self.order = order
+
+
+_ITEM_KINDS = {"text": "message", "reasoning": "reasoning", "tool_call": "call"}
+
+
+def _output(
+    parts: list[dict[str, Any]], envelopes: dict[str, Any], refusal: Any, status: str
+) -> list[Any]:
+    slots: list[_Slot] = []
+    by_index: dict[int, _Slot] = {}
+    last = -1
+    for part in parts:
+        kind = part.get("part")
+        index = _output_index(part)
+        if kind == "unknown":
+            if part.get("provider") != NAME:
+                continue  # another provider's block is no Responses item
+            whole = not (isinstance(part.get("index"), str) and ":" in part["index"])
+            if whole:
+                slot = _Slot(index, "unknown", (index if index is not None else last, len(slots)))
+                slot.parts.append(part)
+                slots.append(slot)
+                last = index if index is not None else last
+                continue
+            item_kind = by_index[index].kind if index in by_index else "message"
+        else:
+            found_kind = _ITEM_KINDS.get(kind) if isinstance(kind, str) else None
+            if found_kind is None:
+                continue  # tool results and media are not output items
+            item_kind = found_kind
+        found = by_index.get(index) if index is not None else None
+        if found is not None and found.kind == item_kind and item_kind != "call":
+            slot = found
+        else:
+            slot = _Slot(index, item_kind, (index if index is not None else last, len(slots)))
+            slots.append(slot)
+            if index is not None and index not in by_index:
+                by_index[index] = slot
+        slot.parts.append(part)
+        if index is not None:
+            last = index
+    for key, envelope in envelopes.items():
+        if key.isdigit() and int(key) not in by_index and isinstance(envelope, dict):
+            kind = envelope.get("type")
+            if kind in ("message", "reasoning"):
+                slot = _Slot(int(key), kind, (int(key), len(slots)))
+                slots.append(slot)
+                by_index[int(key)] = slot
+    if refusal and not any(slot.kind == "message" for slot in slots):
+        slots.append(_Slot(None, "message", (last, len(slots))))
+    slots.sort(key=lambda slot: slot.order)
+    items: list[Any] = []
+    refusal_slot = None
+    if refusal:
+        refusal_slot = [slot for slot in slots if slot.kind == "message"][-1]
+    for slot in slots:
+        envelope = envelopes.get(str(slot.index)) if slot.index is not None else None
+        if not isinstance(envelope, dict):
+            envelope = None
+        if slot.kind == "unknown":
+            items.append(slot.parts[0].get("raw"))
+        elif slot.kind == "message":
+            items.append(
+                _message(slot, envelope, refusal if slot is refusal_slot else None, status)
+            )
+        elif slot.kind == "reasoning":
+            items.append(_reasoning(slot, envelope, status))
+        else:
+            items.append(_call(slot.parts[0], envelope, status))
+    return items
+
+
+def _item_status(envelope: dict[str, Any] | None, status: str) -> str:
+    current = envelope.get("status") if envelope is not None else None
+    if current is None or current == "in_progress":
+        return "completed" if status == "completed" else "incomplete"
+    return str(current)
+
+
+def _message(
+    slot: _Slot, envelope: dict[str, Any] | None, refusal: Any, status: str
+) -> dict[str, Any]:
+    content: list[Any] = []
+    for part in slot.parts:
+        if part.get("part") == "unknown":
+            content.append(part.get("raw"))
+            continue
+        attributes = part.get("attributes") or {}
+        entry: dict[str, Any] = {"type": attributes.get("type", "output_text")}
+        entry["text"] = part.get("text", "")
+        for key, value in attributes.items():
+            if key not in ("type", "text"):
+                entry[key] = value
+        if "annotations" not in entry:
+            entry["annotations"] = part.get("citations") or []
+        content.append(entry)
+    if refusal:
+        content.append({"type": "refusal", "refusal": refusal})
+    if envelope is None:
+        item: dict[str, Any] = {"type": "message", "id": None, "status": None, "role": "assistant"}
+    else:
+        item = dict(envelope)
+    item["content"] = content
+    if "status" in item:
+        item["status"] = _item_status(envelope, status)
+    return item
+
+
+def _reasoning(slot: _Slot, envelope: dict[str, Any] | None, status: str) -> dict[str, Any]:
+    summary: list[Any] = []
+    content: list[Any] = []
+    encrypted = None
+    for part in slot.parts:
+        if part.get("part") == "unknown":
+            content.append(part.get("raw"))
+            continue
+        if part.get("summary"):
+            summary.append({"type": "summary_text", "text": part["summary"]})
+        if part.get("text"):
+            content.append({"type": "reasoning_text", "text": part["text"]})
+        payload = part.get("payload")
+        if (
+            isinstance(payload, dict)
+            and payload.get("provider") == NAME
+            and payload.get("kind") == "encrypted_content"
+        ):
+            encrypted = payload.get("data")
+    item: dict[str, Any] = (
+        dict(envelope) if envelope is not None else {"type": "reasoning", "id": None}
+    )
+    item["summary"] = summary
+    if content or "content" in item:
+        item["content"] = content
+    if encrypted is not None:
+        item["encrypted_content"] = encrypted
+    else:
+        item.pop("encrypted_content", None)
+    if "status" in item:
+        item["status"] = _item_status(envelope, status)
+    return item
+
+
+def _call(part: dict[str, Any], envelope: dict[str, Any] | None, status: str) -> dict[str, Any]:
+    custom = part.get("type") == "custom"
+    arguments = part.get("arguments")
+    if not isinstance(arguments, str):
+        arguments = "" if arguments is None else json.dumps(arguments, separators=(",", ":"))
+    if envelope is None:
+        item: dict[str, Any] = {
+            "type": "custom_tool_call" if custom else "function_call",
+            "id": part.get("response_item_id"),
+            "call_id": None,
+            "name": None,
+            "status": None,
+        }
+    else:
+        item = dict(envelope)
+        if item.get("id") is None and part.get("response_item_id") is not None:
+            item["id"] = part["response_item_id"]
+    item["call_id"] = part.get("id")
+    item["name"] = part.get("name")
+    item["input" if custom else "arguments"] = arguments
+    if "status" in item:
+        item["status"] = _item_status(envelope, status)
+    return item
+
+
+def _usage(usage: Any) -> Any:
+    if not isinstance(usage, dict) or not usage:
+        return None
+    out: dict[str, Any] = {}
+    for key, value in usage.items():
+        if key not in _NORMALIZED_USAGE:
+            out[key] = value
+    if "input_tokens_details" not in out and (
+        usage.get("cache_read_tokens") is not None or usage.get("cache_write_tokens") is not None
+    ):
+        details: dict[str, Any] = {"cached_tokens": usage.get("cache_read_tokens") or 0}
+        if usage.get("cache_write_tokens") is not None:
+            details["cache_write_tokens"] = usage["cache_write_tokens"]
+        out["input_tokens_details"] = details
+    if "output_tokens_details" not in out and usage.get("reasoning_tokens") is not None:
+        out["output_tokens_details"] = {"reasoning_tokens": usage["reasoning_tokens"]}
+    return out

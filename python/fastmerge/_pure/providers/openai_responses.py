@@ -1,4 +1,34 @@
-"""The twin's ``"openai-responses"`` adapter (``src/engine/providers/openai_responses.rs``)."""
+"""The twin's ``"openai-responses"`` adapter (``src/engine/providers/openai_responses.rs``).
+
+OpenAI Responses API streaming events (and compatible servers: DeepSeek, OpenRouter, LM Studio,
+xAI). Items sit at ``output_index``; content at ``content_index``, reasoning summaries at
+``summary_index``. The mapping:
+
+- ``message`` items: ``output_text`` content -> text parts (part index ``"<oi>:<ci>"``), the
+  delta ``logprobs`` -> the leaf's ``logprobs`` (``{"content": [...]}``), annotations ->
+  ``citations``, ``refusal`` content -> the message's ``refusal``; when the item is done, the
+  other keys of each ``output_text`` entry (``type``, ``annotations``, ``logprobs`` as the
+  provider finally reports them) -> the text part's ``attributes``.
+- ``reasoning`` items: ``reasoning_text`` content -> reasoning parts (``"<oi>:<ci>"``),
+  each summary entry -> a reasoning part with ``summary`` (``"<oi>:summary:<si>"``),
+  ``encrypted_content`` (only from the item's ``done``) -> the ``payload`` of the item's first
+  part (``"<oi>"`` when the item has no other part).
+- ``function_call`` / ``custom_tool_call`` items -> tool calls (``id`` = ``call_id``,
+  ``response_item_id`` = the item id, ``provider_index`` = ``output_index``).
+- any other item (``web_search_call``, ``code_interpreter_call``, ...) -> an ``unknown`` part
+  (index ``"<oi>"``) with the item's raw JSON from its ``output_item.done``.
+- every modeled item's envelope (its fields but its content, which placeholders stand for) ->
+  ``provider_metadata["output_items"]["<oi>"]``; the response object's fields (with
+  ``output: []`` and ``usage: None`` placeholders) -> ``provider_metadata["response"]``.
+- usage from the response; ``response.completed`` -> ``complete``; ``response.incomplete`` ->
+  no status (``incomplete``) and ``finish_reason`` = ``incomplete_details.reason``;
+  ``response.failed`` / ``error`` -> ``failed`` with ``provider_metadata["error"]``.
+
+The ``*.done`` events (and the terminal response's ``output``) are authoritative: a done text
+is emitted when no delta was seen for its part, its missing tail when the deltas were a prefix
+(``mismatched_delta``), and a ``mismatched_delta`` anomaly (the streamed text is kept) when
+they disagree otherwise.
+"""
 
 from __future__ import annotations
 
@@ -6,14 +36,772 @@ from typing import Any
 
 from ._common import AdapterError
 
+NAME = "openai-responses"
+Leaves = list[tuple[int, dict[str, Any]]]
+
+_MODELED = ("message", "reasoning", "function_call", "custom_tool_call")
+_CALLS = {"function_call": "arguments", "custom_tool_call": "input"}
+# envelope placeholders of the content an item's parts hold
+_PLACEHOLDERS: dict[str, dict[str, Any]] = {
+    "message": {"content": []},
+    "reasoning": {"summary": [], "content": [], "encrypted_content": None},
+    "function_call": {"arguments": ""},
+    "custom_tool_call": {"input": ""},
+}
+
+
+def _type_name(value: Any) -> str:
+    return type(value).__name__
+
+
+class _Item:
+    """What the adapter knows of the item at one output index."""
+
+    __slots__ = ("kind", "item_id", "call_id", "added", "done", "first_part", "raw", "reported")
+
+    def __init__(self, kind: str | None) -> None:
+        self.kind = kind
+        self.item_id: Any = None
+        self.call_id: Any = None
+        self.added = False
+        self.done = False
+        self.first_part: str | None = None  # a reasoning item's first part index (payload)
+        self.raw: Any = None  # an unmodeled item as added (kept if the stream is cut)
+        self.reported = False  # delta_before_start recorded
+
 
 class Adapter:
-    """Not written yet."""
+    """``"openai-responses"``: Responses API events -> leaves (choice 0)."""
 
-    name = "openai-responses"
+    name = NAME
 
-    def event(self, event: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
-        raise AdapterError("the openai-responses adapter is not written yet")
+    def __init__(self) -> None:
+        self.items: dict[int, _Item] = {}
+        self.ids: dict[str, int] = {}  # item id -> output index
+        self.texts: dict[str, list[str]] = {}  # part key -> streamed pieces
+        self.cited: set[str] = set()  # text parts that got annotation events
+        self.terminal = False
+        self.started = False
 
-    def end(self) -> list[tuple[int, dict[str, Any]]]:
+    # -- entry points
+
+    def event(self, event: dict[str, Any]) -> Leaves:
+        kind = event.get("type")
+        if type(kind) is not str:
+            raise AdapterError(f"an event's 'type' must be a str, not {_type_name(kind)}")
+        leaves: Leaves = []
+        if kind.startswith("response."):
+            name = kind[9:]
+            handler = _HANDLERS.get(name)
+            if handler is not None:
+                handler(self, event, kind, leaves)
+        elif kind == "error":
+            self._error(event, kind, leaves)
+        if not self.started and leaves:
+            self.started = True
+            leaves[0] = (0, {"role": "assistant", **leaves[0][1]})
+        return leaves
+
+    def end(self) -> Leaves:
+        if self.terminal:
+            return []
+        parts: list[dict[str, Any]] = []
+        anomalies: list[dict[str, Any]] = []
+        for index, item in self.items.items():
+            if item.done:
+                continue
+            if item.kind not in _MODELED and isinstance(item.raw, dict):
+                parts.append(_unknown(item.raw, item.kind, str(index)))
+            ident = item.call_id if item.kind in _CALLS else item.item_id
+            anomalies.append(
+                _anomaly(
+                    "truncated",
+                    f"output_index {index}: {item.kind} {ident!r} ended before its "
+                    "output_item.done",
+                )
+            )
+        leaf: dict[str, Any] = {}
+        if parts:
+            leaf["parts"] = parts
+        if anomalies:
+            leaf["anomalies"] = anomalies
+        return [(0, leaf)] if leaf else []
+
+    # -- reading events
+
+    def _index(self, event: dict[str, Any], kind: str) -> int:
+        """The event's output index (``output_index``, else the index of its ``item_id``)."""
+        index = event.get("output_index")
+        if type(index) is int:
+            return index
+        if index is None:
+            item_id = event.get("item_id")
+            if type(item_id) is str and item_id in self.ids:
+                return self.ids[item_id]
+        raise AdapterError(f"{kind}: 'output_index' must be an int, not {_type_name(index)}")
+
+    @staticmethod
+    def _sub(event: dict[str, Any], key: str, kind: str) -> int:
+        value = event.get(key)
+        if value is None:
+            return 0
+        if type(value) is not int:
+            raise AdapterError(f"{kind}: {key!r} must be an int, not {_type_name(value)}")
+        return value
+
+    @staticmethod
+    def _str(event: dict[str, Any], key: str, kind: str) -> str:
+        value = event.get(key)
+        if type(value) is not str:
+            raise AdapterError(f"{kind}: {key!r} must be a str, not {_type_name(value)}")
+        return value
+
+    def _item_at(self, index: int, kind: str, implied: str, anomalies: list[Any]) -> _Item:
+        """The item a delta belongs to; a delta before its ``output_item.added`` implies it
+        (``delta_before_start``, once per item)."""
+        item = self.items.get(index)
+        if item is None:
+            item = self.items[index] = _Item(implied)
+        if not item.added and not item.done and not item.reported:
+            item.reported = True
+            anomalies.append(
+                _anomaly(
+                    "delta_before_start",
+                    f"{kind} at output_index {index} before its output_item.added",
+                )
+            )
+        return item
+
+    # -- texts compared with their done events
+
+    def _track(self, key: str, delta: str) -> None:
+        pieces = self.texts.get(key)
+        if pieces is None:
+            self.texts[key] = [delta]
+        else:
+            pieces.append(delta)
+
+    def _settle(self, key: str, text: str, what: str, anomalies: list[Any]) -> str:
+        """The text a done event still adds to what was streamed for ``key``."""
+        pieces = self.texts.get(key)
+        streamed = "".join(pieces) if pieces is not None else ""
+        self.texts[key] = [text]
+        if not streamed or streamed == text:
+            return text if not streamed else ""
+        if text.startswith(streamed):
+            anomalies.append(
+                _anomaly(
+                    "mismatched_delta",
+                    f"{what}: the done text extends the streamed deltas "
+                    f"({len(streamed)} of {len(text)} characters); the rest was added",
+                )
+            )
+            return text[len(streamed) :]
+        anomalies.append(
+            _anomaly(
+                "mismatched_delta",
+                f"{what}: the done text differs from the streamed deltas; the streamed "
+                "text is kept",
+            )
+        )
+        return ""
+
+    # -- response events
+
+    def _response(self, event: dict[str, Any], kind: str, leaves: Leaves) -> None:
+        response = event.get("response")
+        if not isinstance(response, dict):
+            raise AdapterError(f"{kind}: 'response' must be a dict, not {_type_name(response)}")
+        terminal = kind in ("response.completed", "response.incomplete", "response.failed")
+        if terminal:
+            output = response.get("output")
+            if output is not None and not isinstance(output, list):
+                raise AdapterError(
+                    f"{kind}: 'response.output' must be a list, not {_type_name(output)}"
+                )
+            for index, item in enumerate(output or ()):
+                if not isinstance(item, dict):
+                    raise AdapterError(
+                        f"{kind}: 'response.output[{index}]' must be a dict, not {_type_name(item)}"
+                    )
+                self._item_done(index, item, kind, leaves)
+            self.terminal = True
+        leaf: dict[str, Any] = {}
+        usage = response.get("usage")
+        if isinstance(usage, dict):
+            leaf["usage"] = _usage(usage)
+        if kind == "response.incomplete":
+            details = response.get("incomplete_details")
+            if isinstance(details, dict):
+                reason = details.get("reason")
+                if type(reason) is str:
+                    leaf["finish_reason"] = reason
+        rid = response.get("id")
+        if type(rid) is str:
+            leaf["response_id"] = rid
+        model = response.get("model")
+        if type(model) is str:
+            leaf["response_model"] = model
+        meta: dict[str, Any] = {}
+        for key, value in response.items():
+            if key == "output":
+                meta[key] = []
+            elif key == "usage":
+                meta[key] = None
+            else:
+                meta[key] = value
+        metadata: dict[str, Any] = {"response": meta}
+        if kind == "response.failed":
+            error = response.get("error")
+            if error is not None:
+                metadata["error"] = error
+        leaf["provider_metadata"] = metadata
+        if kind == "response.completed":
+            leaf["status"] = "complete"
+        elif kind == "response.failed":
+            leaf["status"] = "failed"
+        leaves.append((0, leaf))
+
+    def _error(self, event: dict[str, Any], kind: str, leaves: Leaves) -> None:
+        error = event.get("error")
+        if not isinstance(error, dict):
+            error = {k: v for k, v in event.items() if k not in ("type", "sequence_number")}
+        self.terminal = True
+        leaves.append((0, {"provider_metadata": {"error": error}, "status": "failed"}))
+
+    # -- items
+
+    def _added(self, event: dict[str, Any], kind: str, leaves: Leaves) -> None:
+        index = self._index(event, kind)
+        item = event.get("item")
+        if not isinstance(item, dict):
+            raise AdapterError(f"{kind}: 'item' must be a dict, not {_type_name(item)}")
+        item_kind = item.get("type")
+        if type(item_kind) is not str:
+            raise AdapterError(f"{kind}: 'item.type' must be a str, not {_type_name(item_kind)}")
+        item_id = item.get("id")
+        anomalies: list[dict[str, Any]] = []
+        state = self.items.get(index)
+        if state is None:
+            state = self.items[index] = _Item(item_kind)
+        elif state.added and (state.kind != item_kind or state.item_id != item_id):
+            anomalies.append(
+                _anomaly(
+                    "index_collision",
+                    f"output_index {index}: {item_kind} {item_id!r} added over "
+                    f"{state.kind} {state.item_id!r}",
+                )
+            )
+        elif state.kind != item_kind:
+            # deltas implied another kind before the item came
+            anomalies.append(
+                _anomaly(
+                    "kind_change",
+                    f"output_index {index}: {item_kind} item after {state.kind} deltas",
+                )
+            )
+        state.kind = item_kind
+        state.added = True
+        if type(item_id) is str:
+            state.item_id = item_id
+            self.ids[item_id] = index
+        leaf: dict[str, Any] = {}
+        if item_kind in _CALLS:
+            part = self._call_part(state, index, item, item_kind, kind, anomalies, False)
+            leaf["parts"] = [part]
+        elif item_kind not in _MODELED:
+            state.raw = item
+        envelope = _envelope(item)
+        if envelope is not None:
+            leaf["provider_metadata"] = {"output_items": envelope_at(index, envelope)}
+        if anomalies:
+            leaf["anomalies"] = anomalies
+        if leaf:
+            leaves.append((0, leaf))
+
+    def _call_part(
+        self,
+        state: _Item,
+        index: int,
+        item: dict[str, Any],
+        item_kind: str,
+        kind: str,
+        anomalies: list[Any],
+        done: bool,
+    ) -> dict[str, Any]:
+        """A call item's tool-call part: identity once, arguments (settled when ``done``)."""
+        part: dict[str, Any] = {"part": "tool_call"}
+        call_id = item.get("call_id")
+        if state.call_id is None and type(call_id) is str:
+            state.call_id = call_id
+            part["id"] = call_id
+            name = item.get("name")
+            if name is not None:
+                part["name"] = name
+            if item_kind == "custom_tool_call":
+                part["type"] = "custom"
+        key = _CALLS[item_kind]
+        arguments = item.get(key)
+        if arguments is not None and type(arguments) is not str:
+            raise AdapterError(f"{kind}: 'item.{key}' must be a str, not {_type_name(arguments)}")
+        if arguments:
+            if done:
+                arguments = self._settle(
+                    str(index), arguments, f"{item_kind} {state.call_id!r} {key}", anomalies
+                )
+            else:
+                self._track(str(index), arguments)
+            if arguments:
+                part["arguments"] = arguments
+        part["provider_index"] = index
+        item_id = item.get("id")
+        if type(item_id) is str:
+            part["response_item_id"] = item_id
+        return part
+
+    def _item_done_event(self, event: dict[str, Any], kind: str, leaves: Leaves) -> None:
+        index = self._index(event, kind)
+        item = event.get("item")
+        if not isinstance(item, dict):
+            raise AdapterError(f"{kind}: 'item' must be a dict, not {_type_name(item)}")
+        self._item_done(index, item, kind, leaves)
+
+    def _item_done(self, index: int, item: dict[str, Any], kind: str, leaves: Leaves) -> None:
+        """An item as finally reported (``output_item.done`` or the terminal response)."""
+        item_kind = item.get("type")
+        if type(item_kind) is not str:
+            raise AdapterError(f"{kind}: 'item.type' must be a str, not {_type_name(item_kind)}")
+        state = self.items.get(index)
+        if state is None:
+            state = self.items[index] = _Item(item_kind)
+        anomalies: list[dict[str, Any]] = []
+        if state.kind != item_kind:
+            anomalies.append(
+                _anomaly(
+                    "kind_change",
+                    f"output_index {index}: {item_kind} item done after {state.kind}",
+                )
+            )
+            state.kind = item_kind
+        state.done = True
+        item_id = item.get("id")
+        if type(item_id) is str:
+            if state.item_id is None:
+                state.item_id = item_id
+            self.ids[item_id] = index
+        parts: list[dict[str, Any]] = []
+        refusal: list[str] = []
+        if item_kind == "message":
+            self._message_done(index, item, kind, parts, refusal, anomalies)
+        elif item_kind == "reasoning":
+            self._reasoning_done(state, index, item, kind, parts, anomalies)
+        elif item_kind in _CALLS:
+            parts.append(self._call_part(state, index, item, item_kind, kind, anomalies, True))
+        else:
+            parts.append(_unknown(item, item_kind, str(index)))
+        leaf: dict[str, Any] = {}
+        if parts:
+            leaf["parts"] = parts
+        if refusal:
+            leaf["refusal"] = "".join(refusal)
+        envelope = _envelope(item)
+        if envelope is not None:
+            leaf["provider_metadata"] = {"output_items": envelope_at(index, envelope)}
+        if anomalies:
+            leaf["anomalies"] = anomalies
+        if leaf:
+            leaves.append((0, leaf))
+
+    def _message_done(
+        self,
+        index: int,
+        item: dict[str, Any],
+        kind: str,
+        parts: list[dict[str, Any]],
+        refusal: list[str],
+        anomalies: list[Any],
+    ) -> None:
+        for ci, entry in enumerate(_list(item, "content", kind)):
+            key = f"{index}:{ci}"
+            entry_kind = entry.get("type") if isinstance(entry, dict) else None
+            if entry_kind == "output_text":
+                text = entry.get("text")
+                if type(text) is not str:
+                    raise AdapterError(
+                        f"{kind}: 'item.content[{ci}].text' must be a str, not {_type_name(text)}"
+                    )
+                rest = self._settle(key, text, f"output_text {key}", anomalies)
+                part: dict[str, Any] = {"part": "text", "text": rest}
+                annotations = entry.get("annotations")
+                if annotations and isinstance(annotations, list) and key not in self.cited:
+                    part["citations"] = annotations
+                part["attributes"] = {k: v for k, v in entry.items() if k != "text"}
+                part["index"] = key
+                parts.append(part)
+            elif entry_kind == "refusal":
+                text = entry.get("refusal")
+                if type(text) is not str:
+                    raise AdapterError(
+                        f"{kind}: 'item.content[{ci}].refusal' must be a str, "
+                        f"not {_type_name(text)}"
+                    )
+                rest = self._settle(key, text, f"refusal {key}", anomalies)
+                if rest:
+                    refusal.append(rest)
+            elif isinstance(entry, dict):
+                parts.append(_unknown(entry, entry_kind, key))
+            else:
+                raise AdapterError(
+                    f"{kind}: 'item.content[{ci}]' must be a dict, not {_type_name(entry)}"
+                )
+
+    def _reasoning_done(
+        self,
+        state: _Item,
+        index: int,
+        item: dict[str, Any],
+        kind: str,
+        parts: list[dict[str, Any]],
+        anomalies: list[Any],
+    ) -> None:
+        for si, entry in enumerate(_list(item, "summary", kind)):
+            if not isinstance(entry, dict):
+                raise AdapterError(
+                    f"{kind}: 'item.summary[{si}]' must be a dict, not {_type_name(entry)}"
+                )
+            text = entry.get("text")
+            if type(text) is not str:
+                raise AdapterError(
+                    f"{kind}: 'item.summary[{si}].text' must be a str, not {_type_name(text)}"
+                )
+            key = f"{index}:summary:{si}"
+            rest = self._settle(key, text, f"reasoning summary {key}", anomalies)
+            if rest:
+                if state.first_part is None:
+                    state.first_part = key
+                parts.append({"part": "reasoning", "text": "", "summary": rest, "index": key})
+        for ci, entry in enumerate(_list(item, "content", kind)):
+            if not isinstance(entry, dict):
+                raise AdapterError(
+                    f"{kind}: 'item.content[{ci}]' must be a dict, not {_type_name(entry)}"
+                )
+            key = f"{index}:{ci}"
+            if entry.get("type") != "reasoning_text":
+                parts.append(_unknown(entry, entry.get("type"), key))
+                continue
+            text = entry.get("text")
+            if type(text) is not str:
+                raise AdapterError(
+                    f"{kind}: 'item.content[{ci}].text' must be a str, not {_type_name(text)}"
+                )
+            rest = self._settle(key, text, f"reasoning_text {key}", anomalies)
+            if rest:
+                if state.first_part is None:
+                    state.first_part = key
+                parts.append({"part": "reasoning", "text": rest, "index": key})
+        encrypted = item.get("encrypted_content")
+        if encrypted is not None and type(encrypted) is not str:
+            raise AdapterError(
+                f"{kind}: 'item.encrypted_content' must be a str, not {_type_name(encrypted)}"
+            )
+        if encrypted:
+            if state.first_part is None:
+                state.first_part = str(index)
+            payload = {"provider": NAME, "kind": "encrypted_content", "data": encrypted}
+            parts.append(
+                {"part": "reasoning", "text": "", "payload": payload, "index": state.first_part}
+            )
+
+    # -- deltas
+
+    def _text_delta(self, event: dict[str, Any], kind: str, leaves: Leaves) -> None:
+        index = self._index(event, kind)
+        ci = self._sub(event, "content_index", kind)
+        delta = self._str(event, "delta", kind)
+        logprobs = event.get("logprobs")
+        if logprobs is not None and not isinstance(logprobs, list):
+            raise AdapterError(f"{kind}: 'logprobs' must be a list, not {_type_name(logprobs)}")
+        anomalies: list[dict[str, Any]] = []
+        item = self._item_at(index, kind, "message", anomalies)
+        leaf: dict[str, Any] = {}
+        if item.kind == "message":
+            key = f"{index}:{ci}"
+            self._track(key, delta)
+            if delta:
+                leaf["parts"] = [{"part": "text", "text": delta, "index": key}]
+            if logprobs:
+                leaf["logprobs"] = {"content": logprobs}
+        else:
+            anomalies.append(_mismatched(kind, index, item.kind))
+        if anomalies:
+            leaf["anomalies"] = anomalies
+        if leaf:
+            leaves.append((0, leaf))
+
+    def _text_done(self, event: dict[str, Any], kind: str, leaves: Leaves) -> None:
+        """``output_text.done``, ``content_part.done`` (of output_text, reasoning_text or
+        refusal), ``refusal.done``, ``reasoning_text.done``."""
+        index = self._index(event, kind)
+        ci = self._sub(event, "content_index", kind)
+        if kind == "response.content_part.done":
+            part = event.get("part")
+            if not isinstance(part, dict):
+                raise AdapterError(f"{kind}: 'part' must be a dict, not {_type_name(part)}")
+            part_kind = part.get("type")
+            field = "refusal" if part_kind == "refusal" else "text"
+            text = part.get(field)
+            if part_kind not in ("output_text", "reasoning_text", "refusal"):
+                return
+            if type(text) is not str:
+                raise AdapterError(f"{kind}: 'part.{field}' must be a str, not {_type_name(text)}")
+        else:
+            part_kind = {
+                "response.output_text.done": "output_text",
+                "response.refusal.done": "refusal",
+                "response.reasoning_text.done": "reasoning_text",
+            }[kind]
+            field = "refusal" if part_kind == "refusal" else "text"
+            text = self._str(event, field, kind)
+        item = self.items.get(index)
+        wanted = "reasoning" if part_kind == "reasoning_text" else "message"
+        if item is None or item.done or item.kind != wanted:
+            return  # the item's done (or another kind) settles it
+        key = f"{index}:{ci}"
+        anomalies: list[dict[str, Any]] = []
+        rest = self._settle(key, text, f"{part_kind} {key}", anomalies)
+        leaf: dict[str, Any] = {}
+        if rest:
+            if part_kind == "refusal":
+                leaf["refusal"] = rest
+            else:
+                if wanted == "reasoning" and item.first_part is None:
+                    item.first_part = key
+                leaf["parts"] = [
+                    {
+                        "part": "text" if wanted == "message" else "reasoning",
+                        "text": rest,
+                        "index": key,
+                    }
+                ]
+        if anomalies:
+            leaf["anomalies"] = anomalies
+        if leaf:
+            leaves.append((0, leaf))
+
+    def _refusal_delta(self, event: dict[str, Any], kind: str, leaves: Leaves) -> None:
+        index = self._index(event, kind)
+        ci = self._sub(event, "content_index", kind)
+        delta = self._str(event, "delta", kind)
+        anomalies: list[dict[str, Any]] = []
+        item = self._item_at(index, kind, "message", anomalies)
+        leaf: dict[str, Any] = {}
+        if item.kind == "message":
+            self._track(f"{index}:{ci}", delta)
+            if delta:
+                leaf["refusal"] = delta
+        else:
+            anomalies.append(_mismatched(kind, index, item.kind))
+        if anomalies:
+            leaf["anomalies"] = anomalies
+        if leaf:
+            leaves.append((0, leaf))
+
+    def _reasoning_delta(self, event: dict[str, Any], kind: str, leaves: Leaves) -> None:
+        """``reasoning_text.delta`` (content) and ``reasoning_summary_text.delta``."""
+        index = self._index(event, kind)
+        summary = kind == "response.reasoning_summary_text.delta"
+        sub = self._sub(event, "summary_index" if summary else "content_index", kind)
+        delta = self._str(event, "delta", kind)
+        anomalies: list[dict[str, Any]] = []
+        item = self._item_at(index, kind, "reasoning", anomalies)
+        leaf: dict[str, Any] = {}
+        if item.kind == "reasoning":
+            key = f"{index}:summary:{sub}" if summary else f"{index}:{sub}"
+            self._track(key, delta)
+            if delta:
+                if item.first_part is None:
+                    item.first_part = key
+                if summary:
+                    part = {"part": "reasoning", "text": "", "summary": delta, "index": key}
+                else:
+                    part = {"part": "reasoning", "text": delta, "index": key}
+                leaf["parts"] = [part]
+        else:
+            anomalies.append(_mismatched(kind, index, item.kind))
+        if anomalies:
+            leaf["anomalies"] = anomalies
+        if leaf:
+            leaves.append((0, leaf))
+
+    def _summary_done(self, event: dict[str, Any], kind: str, leaves: Leaves) -> None:
+        """``reasoning_summary_text.done`` and ``reasoning_summary_part.done``."""
+        index = self._index(event, kind)
+        si = self._sub(event, "summary_index", kind)
+        if kind == "response.reasoning_summary_part.done":
+            part = event.get("part")
+            if not isinstance(part, dict):
+                raise AdapterError(f"{kind}: 'part' must be a dict, not {_type_name(part)}")
+            text = part.get("text")
+            if type(text) is not str:
+                raise AdapterError(f"{kind}: 'part.text' must be a str, not {_type_name(text)}")
+        else:
+            text = self._str(event, "text", kind)
+        item = self.items.get(index)
+        if item is None or item.done or item.kind != "reasoning":
+            return
+        key = f"{index}:summary:{si}"
+        anomalies: list[dict[str, Any]] = []
+        rest = self._settle(key, text, f"reasoning summary {key}", anomalies)
+        leaf: dict[str, Any] = {}
+        if rest:
+            if item.first_part is None:
+                item.first_part = key
+            leaf["parts"] = [{"part": "reasoning", "text": "", "summary": rest, "index": key}]
+        if anomalies:
+            leaf["anomalies"] = anomalies
+        if leaf:
+            leaves.append((0, leaf))
+
+    def _args_delta(self, event: dict[str, Any], kind: str, leaves: Leaves) -> None:
+        """``function_call_arguments.delta`` and ``custom_tool_call_input.delta``."""
+        index = self._index(event, kind)
+        delta = self._str(event, "delta", kind)
+        custom = kind == "response.custom_tool_call_input.delta"
+        wanted = "custom_tool_call" if custom else "function_call"
+        anomalies: list[dict[str, Any]] = []
+        item = self._item_at(index, kind, wanted, anomalies)
+        leaf: dict[str, Any] = {}
+        if item.kind == wanted:
+            self._track(str(index), delta)
+            if delta:
+                leaf["parts"] = [{"part": "tool_call", "provider_index": index, "arguments": delta}]
+        else:
+            anomalies.append(_mismatched(kind, index, item.kind))
+        if anomalies:
+            leaf["anomalies"] = anomalies
+        if leaf:
+            leaves.append((0, leaf))
+
+    def _args_done(self, event: dict[str, Any], kind: str, leaves: Leaves) -> None:
+        """``function_call_arguments.done`` and ``custom_tool_call_input.done``."""
+        index = self._index(event, kind)
+        custom = kind == "response.custom_tool_call_input.done"
+        key = "input" if custom else "arguments"
+        arguments = self._str(event, key, kind)
+        item = self.items.get(index)
+        wanted = "custom_tool_call" if custom else "function_call"
+        if item is None or item.done or item.kind != wanted:
+            return
+        anomalies: list[dict[str, Any]] = []
+        rest = self._settle(str(index), arguments, f"{wanted} {item.call_id!r} {key}", anomalies)
+        leaf: dict[str, Any] = {}
+        if rest:
+            leaf["parts"] = [{"part": "tool_call", "provider_index": index, "arguments": rest}]
+        if anomalies:
+            leaf["anomalies"] = anomalies
+        if leaf:
+            leaves.append((0, leaf))
+
+    def _annotation(self, event: dict[str, Any], kind: str, leaves: Leaves) -> None:
+        index = self._index(event, kind)
+        ci = self._sub(event, "content_index", kind)
+        annotation = event.get("annotation")
+        if annotation is None:
+            return
+        anomalies: list[dict[str, Any]] = []
+        item = self._item_at(index, kind, "message", anomalies)
+        leaf: dict[str, Any] = {}
+        if item.kind == "message":
+            key = f"{index}:{ci}"
+            self.cited.add(key)
+            leaf["parts"] = [{"part": "text", "text": "", "citations": [annotation], "index": key}]
+        else:
+            anomalies.append(_mismatched(kind, index, item.kind))
+        if anomalies:
+            leaf["anomalies"] = anomalies
+        leaves.append((0, leaf))
+
+
+def envelope_at(index: int, envelope: dict[str, Any]) -> dict[str, Any]:
+    return {str(index): envelope}
+
+
+def _envelope(item: dict[str, Any]) -> dict[str, Any] | None:
+    """A modeled item's fields with placeholders for what its parts hold; None for others."""
+    placeholders = _PLACEHOLDERS.get(item.get("type"))  # type: ignore[arg-type]
+    if placeholders is None:
+        return None
+    return {k: (placeholders[k] if k in placeholders else v) for k, v in item.items()}
+
+
+def _usage(usage: dict[str, Any]) -> dict[str, Any]:
+    """The provider's usage verbatim, plus the normalized names it does not use."""
+    out = dict(usage)
+    if "input_tokens" not in out and usage.get("prompt_tokens") is not None:
+        out["input_tokens"] = usage["prompt_tokens"]
+    if "output_tokens" not in out and usage.get("completion_tokens") is not None:
+        out["output_tokens"] = usage["completion_tokens"]
+    details = usage.get("input_tokens_details")
+    if isinstance(details, dict):
+        cached = details.get("cached_tokens")
+        if cached is not None:
+            out["cache_read_tokens"] = cached
+        written = details.get("cache_write_tokens")
+        if written is not None:
+            out["cache_write_tokens"] = written
+    details = usage.get("output_tokens_details")
+    if isinstance(details, dict):
+        reasoning = details.get("reasoning_tokens")
+        if reasoning is not None:
+            out["reasoning_tokens"] = reasoning
+    return out
+
+
+def _unknown(raw: Any, kind: Any, index: str) -> dict[str, Any]:
+    return {"part": "unknown", "provider": NAME, "kind": kind, "raw": raw, "index": index}
+
+
+def _list(item: dict[str, Any], key: str, kind: str) -> list[Any]:
+    value = item.get(key)
+    if value is None:
         return []
+    if not isinstance(value, list):
+        raise AdapterError(f"{kind}: 'item.{key}' must be a list, not {_type_name(value)}")
+    return value
+
+
+def _anomaly(code: str, detail: str) -> dict[str, Any]:
+    return {"code": code, "detail": detail}
+
+
+def _mismatched(kind: str, index: int, item_kind: str | None) -> dict[str, Any]:
+    return _anomaly(
+        "mismatched_delta", f"{kind} on a {item_kind} item at output_index {index} ignored"
+    )
+
+
+_HANDLERS: dict[str, Any] = {
+    "created": Adapter._response,
+    "in_progress": Adapter._response,
+    "queued": Adapter._response,
+    "completed": Adapter._response,
+    "incomplete": Adapter._response,
+    "failed": Adapter._response,
+    "output_item.added": Adapter._added,
+    "output_item.done": Adapter._item_done_event,
+    "output_text.delta": Adapter._text_delta,
+    "output_text.done": Adapter._text_done,
+    "content_part.done": Adapter._text_done,
+    "refusal.delta": Adapter._refusal_delta,
+    "refusal.done": Adapter._text_done,
+    "reasoning_text.delta": Adapter._reasoning_delta,
+    "reasoning_text.done": Adapter._text_done,
+    "reasoning_summary_text.delta": Adapter._reasoning_delta,
+    "reasoning_summary_text.done": Adapter._summary_done,
+    "reasoning_summary_part.done": Adapter._summary_done,
+    "function_call_arguments.delta": Adapter._args_delta,
+    "function_call_arguments.done": Adapter._args_done,
+    "custom_tool_call_input.delta": Adapter._args_delta,
+    "custom_tool_call_input.done": Adapter._args_done,
+    "output_text.annotation.added": Adapter._annotation,
+}
