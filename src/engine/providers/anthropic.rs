@@ -1,20 +1,757 @@
-//! The `"anthropic"` adapter (the twin's `_pure/providers/anthropic.py`).
+//! The `"anthropic"` adapter (the twin's `_pure/providers/anthropic.py`, whose docstring
+//! states the mapping): Anthropic Messages streaming events to delta leaves, function for
+//! function, the same leaves with the same keys in the same order.
 
-use crate::engine::providers::common::{self, Leaves};
-use crate::engine::value::Value;
+use std::collections::HashMap;
+use std::sync::Arc;
 
-/// Not written yet.
+use indexmap::IndexMap;
+
+use crate::engine::events::{kind_name, parse};
+use crate::engine::providers::common::{self, anomaly, get, is_null, list, s, Leaves, Obj};
+use crate::engine::value::{py_repr, Value};
+
+const NAME: &str = "anthropic";
+/// message keys read into message fields; the others go to provider_metadata
+const MESSAGE_FIELDS: &[&str] = &[
+    "id",
+    "type",
+    "role",
+    "model",
+    "content",
+    "stop_reason",
+    "usage",
+];
+
+/// What a block is: one of the four mapped types, or kept verbatim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Kind {
+    Text,
+    Thinking,
+    Redacted,
+    ToolUse,
+    Unknown,
+}
+
+fn kind_of(type_: &str) -> Kind {
+    match type_ {
+        "text" => Kind::Text,
+        "thinking" => Kind::Thinking,
+        "redacted_thinking" => Kind::Redacted,
+        "tool_use" => Kind::ToolUse,
+        _ => Kind::Unknown,
+    }
+}
+
+/// The block kind a content_block_delta type belongs to (the twin's `_DELTA_KINDS`), and the
+/// block type it opens.
+fn delta_kind(type_: &str) -> Option<(Kind, &'static str)> {
+    match type_ {
+        "text_delta" | "citations_delta" => Some((Kind::Text, "text")),
+        "thinking_delta" | "signature_delta" => Some((Kind::Thinking, "thinking")),
+        "input_json_delta" => Some((Kind::ToolUse, "tool_use")),
+        _ => None,
+    }
+}
+
+/// One content block (the twin's `_Block`).
+#[derive(Debug)]
+struct Block {
+    type_: String,
+    kind: Kind,
+    index: i64,
+    part_index: i64,
+    open: bool,
+    /// opened by a delta before its start
+    implicit: bool,
+    /// tool_use: the tool's name (for messages)
+    name: Value,
+    /// unknown: the block, deltas applied
+    raw: Option<IndexMap<String, Value>>,
+    /// unknown: input_json_delta strings
+    json: Vec<String>,
+}
+
+impl Block {
+    fn new(type_: String, index: i64, part_index: i64, implicit: bool) -> Self {
+        let kind = kind_of(&type_);
+        Block {
+            type_,
+            kind,
+            index,
+            part_index,
+            open: true,
+            implicit,
+            name: Value::Null,
+            raw: None,
+            json: Vec::new(),
+        }
+    }
+}
+
+/// Anthropic Messages events -> leaves (choice 0; the API has no `n`).
 #[derive(Debug, Default)]
-pub struct Adapter {}
+pub struct Adapter {
+    /// block index -> its most recent block (a position in `order`)
+    blocks: HashMap<i64, usize>,
+    /// every block, in start order
+    order: Vec<Block>,
+    /// part indexes handed out for collisions and mismatches: -1, -2, ...
+    spare: i64,
+    /// (part index, delta kind) -> the part of its own
+    side: HashMap<(i64, Kind), i64>,
+    /// message_stop or error seen
+    terminal: bool,
+}
+
+fn dict(value: Option<&Value>) -> Option<&Arc<IndexMap<String, Value>>> {
+    match value {
+        Some(Value::Dict(map)) => Some(map),
+        _ => None,
+    }
+}
+
+fn kind_of_value(value: Option<&Value>) -> &'static str {
+    kind_name(value.unwrap_or(&Value::Null))
+}
+
+fn payload(kind: &str, data: Value) -> Value {
+    let mut p = Obj::new();
+    p.put("provider", s(NAME))
+        .put("kind", s(kind))
+        .put("data", data);
+    p.build()
+}
+
+fn index_of(event: &Value, place: &str) -> Result<i64, String> {
+    match get(event, "index") {
+        Some(Value::Int(i)) => Ok(*i),
+        other => Err(format!(
+            "{place}: 'index' must be an integer, not {}",
+            kind_of_value(other)
+        )),
+    }
+}
+
+/// An object with a str `type` (the twin's `_typed`): the object and its type.
+fn typed<'a>(
+    value: Option<&'a Value>,
+    place: &str,
+    field: &str,
+) -> Result<(&'a Value, &'a str), String> {
+    if let Some(v @ Value::Dict(map)) = value {
+        if let Some(Value::Str(t)) = map.get("type") {
+            return Ok((v, t.as_str()));
+        }
+    }
+    Err(format!(
+        "{place}: '{field}' must be an object with a string 'type'"
+    ))
+}
+
+fn string<'a>(value: Option<&'a Value>, place: &str, field: &str) -> Result<&'a str, String> {
+    match value {
+        Some(Value::Str(text)) => Ok(text),
+        other => Err(format!(
+            "{place}: '{field}' must be a string, not {}",
+            kind_of_value(other)
+        )),
+    }
+}
+
+/// The provider's usage keys verbatim, then the normalized cache counts.
+fn usage(value: &Value, place: &str) -> Result<Value, String> {
+    let Value::Dict(map) = value else {
+        return Err(format!(
+            "{place}: 'usage' must be an object, not {}",
+            kind_name(value)
+        ));
+    };
+    let mut out: IndexMap<String, Value> = (**map).clone();
+    if let Some(read) = map.get("cache_read_input_tokens") {
+        if !matches!(read, Value::Null) {
+            out.insert("cache_read_tokens".to_owned(), read.clone());
+        }
+    }
+    if let Some(write) = map.get("cache_creation_input_tokens") {
+        if !matches!(write, Value::Null) {
+            out.insert("cache_write_tokens".to_owned(), write.clone());
+        }
+    }
+    Ok(Value::Dict(Arc::new(out)))
+}
+
+fn strip_delta(type_: &str) -> &str {
+    match type_.strip_suffix("_delta") {
+        Some(head) if type_ != "_delta" => head,
+        _ => type_,
+    }
+}
+
+/// The part one text, citation, thinking, signature or input JSON delta gives.
+fn delta_part(delta: &Value, type_: &str, index: i64) -> Result<Value, String> {
+    let mut part = Obj::new();
+    match type_ {
+        "text_delta" => {
+            let text = string(get(delta, "text"), type_, "text")?;
+            part.put("part", s("text")).put("text", s(text));
+            part.put("index", Value::Int(index));
+        }
+        "citations_delta" => {
+            let citation = get(delta, "citation").cloned().unwrap_or(Value::Null);
+            part.put("part", s("text")).put("text", s(""));
+            part.put("citations", list(vec![citation]));
+            part.put("index", Value::Int(index));
+        }
+        "thinking_delta" => {
+            let text = string(get(delta, "thinking"), type_, "thinking")?;
+            part.put("part", s("reasoning")).put("text", s(text));
+            part.put("index", Value::Int(index));
+        }
+        "signature_delta" => {
+            let signature = string(get(delta, "signature"), type_, "signature")?;
+            part.put("part", s("reasoning")).put("text", s(""));
+            part.put("payload", payload("signature", s(signature)));
+            part.put("index", Value::Int(index));
+        }
+        _ => {
+            // input_json_delta
+            let arguments = string(get(delta, "partial_json"), type_, "partial_json")?;
+            part.put("part", s("tool_call"));
+            part.put("provider_index", Value::Int(index));
+            part.put("arguments", s(arguments));
+        }
+    }
+    Ok(part.build())
+}
+
+/// A leaf with `anomalies` first, then the other keys.
+fn with_anomalies(anomalies: Vec<Value>, rest: Obj) -> Obj {
+    if anomalies.is_empty() {
+        return rest;
+    }
+    let mut leaf = Obj::new();
+    leaf.put("anomalies", list(anomalies));
+    if let Value::Dict(map) = rest.build() {
+        for (key, value) in map.iter() {
+            leaf.put(key, value.clone());
+        }
+    }
+    leaf
+}
 
 impl Adapter {
     pub fn new() -> Self {
         Self::default()
     }
+
+    fn spare(&mut self) -> i64 {
+        self.spare -= 1;
+        self.spare
+    }
+
+    fn push_block(&mut self, block: Block) -> usize {
+        let index = block.index;
+        self.order.push(block);
+        let position = self.order.len() - 1;
+        self.blocks.insert(index, position);
+        position
+    }
+
+    // -- message events
+
+    fn message_start(&mut self, event: &Value) -> Result<Obj, String> {
+        let message = match get(event, "message") {
+            Some(m @ Value::Dict(_)) => m,
+            other => {
+                return Err(format!(
+                    "message_start: 'message' must be an object, not {}",
+                    kind_of_value(other)
+                ))
+            }
+        };
+        let mut leaf = Obj::new();
+        for (field, key) in [
+            ("role", "role"),
+            ("id", "response_id"),
+            ("model", "response_model"),
+        ] {
+            let value = get(message, field);
+            if !is_null(value) {
+                leaf.put_opt(key, value.cloned());
+            }
+        }
+        let content = get(message, "content");
+        if !is_null(content) {
+            let Some(Value::List(blocks)) = content else {
+                return Err(format!(
+                    "message_start: 'content' must be an array, not {}",
+                    kind_of_value(content)
+                ));
+            };
+            if !blocks.is_empty() {
+                let parts = blocks
+                    .iter()
+                    .map(|b| {
+                        let mut part = Obj::new();
+                        part.put("part", s("unknown")).put("provider", s(NAME));
+                        part.put("kind", get(b, "type").cloned().unwrap_or(Value::Null));
+                        part.put("raw", b.clone());
+                        part.build()
+                    })
+                    .collect();
+                leaf.put("parts", list(parts));
+            }
+        }
+        if let Some(u) = get(message, "usage") {
+            if !matches!(u, Value::Null) {
+                leaf.put("usage", usage(u, "message_start")?);
+            }
+        }
+        let stop = get(message, "stop_reason");
+        if !is_null(stop) {
+            leaf.put_opt("finish_reason", stop.cloned());
+        }
+        let mut metadata = Obj::new();
+        if let Some(map) = dict(Some(message)) {
+            for (key, value) in map.iter() {
+                if !MESSAGE_FIELDS.contains(&key.as_str()) && !matches!(value, Value::Null) {
+                    metadata.put(key, value.clone());
+                }
+            }
+        }
+        if !metadata.is_empty() {
+            leaf.put("provider_metadata", metadata.build());
+        }
+        Ok(leaf)
+    }
+
+    fn message_delta(&mut self, event: &Value) -> Result<Obj, String> {
+        let delta = get(event, "delta");
+        let delta = match delta {
+            None | Some(Value::Null) => None,
+            Some(Value::Dict(map)) => Some(map),
+            Some(other) => {
+                return Err(format!(
+                    "message_delta: 'delta' must be an object, not {}",
+                    kind_name(other)
+                ))
+            }
+        };
+        let mut leaf = Obj::new();
+        let mut metadata = Obj::new();
+        if let Some(map) = delta {
+            if let Some(stop) = map.get("stop_reason") {
+                if !matches!(stop, Value::Null) {
+                    leaf.put("finish_reason", stop.clone());
+                }
+            }
+            for (key, value) in map.iter() {
+                if key != "stop_reason" && !matches!(value, Value::Null) {
+                    metadata.put(key, value.clone());
+                }
+            }
+        }
+        if let Some(u) = get(event, "usage") {
+            if !matches!(u, Value::Null) {
+                leaf.put("usage", usage(u, "message_delta")?);
+            }
+        }
+        if let Some(map) = dict(Some(event)) {
+            for (key, value) in map.iter() {
+                if !matches!(key.as_str(), "type" | "delta" | "usage")
+                    && !matches!(value, Value::Null)
+                {
+                    metadata.put(key, value.clone());
+                }
+            }
+        }
+        if !metadata.is_empty() {
+            leaf.put("provider_metadata", metadata.build());
+        }
+        Ok(leaf)
+    }
+
+    fn message_stop(&mut self, event: &Value) -> Obj {
+        self.terminal = true;
+        let mut leaf = self.close_open(Some("message_stop came first"));
+        let mut metadata = Obj::new();
+        if let Some(map) = dict(Some(event)) {
+            for (key, value) in map.iter() {
+                if key != "type" && !matches!(value, Value::Null) {
+                    metadata.put(key, value.clone());
+                }
+            }
+        }
+        if !metadata.is_empty() {
+            leaf.put("provider_metadata", metadata.build());
+        }
+        leaf.put("status", s("complete"));
+        leaf
+    }
+
+    fn error(&mut self, event: &Value) -> Obj {
+        self.terminal = true;
+        let mut leaf = Obj::new();
+        leaf.put("status", s("failed"));
+        if let Some(error) = get(event, "error") {
+            if !matches!(error, Value::Null) {
+                let mut metadata = Obj::new();
+                metadata.put("error", error.clone());
+                leaf.put("provider_metadata", metadata.build());
+            }
+        }
+        leaf
+    }
+
+    // -- content blocks
+
+    fn start(&mut self, event: &Value) -> Result<Obj, String> {
+        let index = index_of(event, "content_block_start")?;
+        let (raw, type_) = typed(
+            get(event, "content_block"),
+            "content_block_start",
+            "content_block",
+        )?;
+        let mut anomalies = Vec::new();
+        let known = self.blocks.get(&index).copied();
+        let late = known.and_then(|p| self.order.get(p)).is_some_and(|k| {
+            k.implicit && k.raw.is_none() && k.kind != Kind::Unknown && k.type_ == type_
+        });
+        let position = match known {
+            Some(p) if late => {
+                if let Some(block) = self.order.get_mut(p) {
+                    block.implicit = false;
+                }
+                p
+            }
+            _ => {
+                let mut part_index = index;
+                if let Some(k) = known.and_then(|p| self.order.get(p)) {
+                    let old = k.type_.clone();
+                    part_index = self.spare();
+                    anomalies.push(anomaly(
+                        "index_collision",
+                        format!(
+                            "content_block_start of a {type_} block at index {index}, already \
+                             used by a {old} block: kept apart as part index {part_index}"
+                        ),
+                    ));
+                }
+                self.push_block(Block::new(type_.to_owned(), index, part_index, false))
+            }
+        };
+        let mut rest = Obj::new();
+        if let Some(block) = self.order.get_mut(position) {
+            if let Some(part) = start_part(block, raw)? {
+                rest.put("parts", list(vec![part]));
+            }
+        }
+        Ok(with_anomalies(anomalies, rest))
+    }
+
+    fn delta(&mut self, event: &Value) -> Result<Obj, String> {
+        let index = index_of(event, "content_block_delta")?;
+        let (delta, type_) = typed(get(event, "delta"), "content_block_delta", "delta")?;
+        let kind = delta_kind(type_);
+        let mut anomalies = Vec::new();
+        let position = match self.blocks.get(&index) {
+            Some(p) => *p,
+            None => {
+                let opened = match kind {
+                    Some((_, name)) => name,
+                    None => strip_delta(type_),
+                };
+                let mut block = Block::new(opened.to_owned(), index, index, true);
+                if block.kind == Kind::Unknown {
+                    let mut raw = IndexMap::new();
+                    raw.insert("type".to_owned(), s(opened));
+                    block.raw = Some(raw);
+                }
+                anomalies.push(anomaly(
+                    "delta_before_start",
+                    format!(
+                        "{type_} at index {index} before any content_block_start: \
+                         kept as a {opened} block"
+                    ),
+                ));
+                self.push_block(block)
+            }
+        };
+        let Some(block) = self.order.get_mut(position) else {
+            return Ok(Obj::new());
+        };
+        let mut rest = Obj::new();
+        if block.kind == Kind::Unknown {
+            apply(block, delta, type_)?;
+        } else if kind.map(|k| k.0) == Some(block.kind) {
+            rest.put(
+                "parts",
+                list(vec![delta_part(delta, type_, block.part_index)?]),
+            );
+        } else {
+            let detail = format!(
+                "{type_} for the {} block at index {index}: kept as a part of its own",
+                block.type_
+            );
+            match kind {
+                None => {
+                    anomalies.push(anomaly("mismatched_delta", detail));
+                    let mut part = Obj::new();
+                    part.put("part", s("unknown")).put("provider", s(NAME));
+                    part.put("kind", s(type_)).put("raw", delta.clone());
+                    rest.put("parts", list(vec![part.build()]));
+                }
+                Some((k, _)) => {
+                    let key = (block.part_index, k);
+                    let side = match self.side.get(&key) {
+                        Some(side) => *side,
+                        None => {
+                            let side = self.spare();
+                            self.side.insert(key, side);
+                            anomalies.push(anomaly("mismatched_delta", detail));
+                            side
+                        }
+                    };
+                    rest.put("parts", list(vec![delta_part(delta, type_, side)?]));
+                }
+            }
+        }
+        Ok(with_anomalies(anomalies, rest))
+    }
+
+    fn stop(&mut self, event: &Value) -> Result<Obj, String> {
+        let index = index_of(event, "content_block_stop")?;
+        let mut leaf = Obj::new();
+        let Some(block) = self
+            .blocks
+            .get(&index)
+            .copied()
+            .and_then(|p| self.order.get_mut(p))
+        else {
+            return Ok(leaf);
+        };
+        if !block.open {
+            return Ok(leaf);
+        }
+        block.open = false;
+        if block.raw.is_some() {
+            leaf.put("parts", list(vec![unknown_part(block)]));
+        }
+        Ok(leaf)
+    }
+
+    /// Close the blocks still open: a `truncated` anomaly each (when `reason`), and the
+    /// unknown blocks emitted as far as they came.
+    fn close_open(&mut self, reason: Option<&str>) -> Obj {
+        let mut anomalies = Vec::new();
+        let mut parts = Vec::new();
+        for block in self.order.iter_mut() {
+            if !block.open {
+                continue;
+            }
+            block.open = false;
+            if let Some(reason) = reason {
+                let mut what = format!("the {} block", block.type_);
+                if block.kind == Kind::ToolUse {
+                    what.push(' ');
+                    what.push_str(&py_repr(&block.name));
+                }
+                anomalies.push(anomaly(
+                    "truncated",
+                    format!(
+                        "{what} at index {} had no content_block_stop ({reason})",
+                        block.index
+                    ),
+                ));
+            }
+            if block.raw.is_some() {
+                parts.push(unknown_part(block));
+            }
+        }
+        let mut leaf = Obj::new();
+        if !anomalies.is_empty() {
+            leaf.put("anomalies", list(anomalies));
+        }
+        if !parts.is_empty() {
+            leaf.put("parts", list(parts));
+        }
+        leaf
+    }
+}
+
+/// The part a content_block_start gives (None for an unknown block, emitted at its stop).
+fn start_part(block: &mut Block, raw: &Value) -> Result<Option<Value>, String> {
+    let index = Value::Int(block.part_index);
+    let mut part = Obj::new();
+    let Some(map) = dict(Some(raw)) else {
+        return Ok(None);
+    };
+    match block.kind {
+        Kind::Text => {
+            let text = match map.get("text") {
+                None | Some(Value::Null) => s(""),
+                other => s(string(other, "content_block_start", "text")?),
+            };
+            part.put("part", s("text")).put("text", text);
+            if let Some(Value::List(citations)) = map.get("citations") {
+                if !citations.is_empty() {
+                    part.put("citations", Value::List(citations.clone()));
+                }
+            }
+            let mut attributes = Obj::new();
+            for (key, value) in map.iter() {
+                if !matches!(key.as_str(), "type" | "text" | "citations") {
+                    attributes.put(key, value.clone());
+                }
+            }
+            if !attributes.is_empty() {
+                part.put("attributes", attributes.build());
+            }
+            part.put("index", index);
+        }
+        Kind::Thinking => {
+            let text = match map.get("thinking") {
+                None | Some(Value::Null) => s(""),
+                other => s(string(other, "content_block_start", "thinking")?),
+            };
+            part.put("part", s("reasoning")).put("text", text);
+            match map.get("signature") {
+                None | Some(Value::Null) => {}
+                Some(Value::Str(sig)) if sig.is_empty() => {}
+                Some(sig) => {
+                    part.put("payload", payload("signature", sig.clone()));
+                }
+            }
+            part.put("index", index);
+        }
+        Kind::Redacted => {
+            let data = map.get("data").cloned().unwrap_or(Value::Null);
+            part.put("part", s("reasoning")).put("text", s(""));
+            part.put("payload", payload("redacted_thinking", data));
+            part.put("redacted", Value::Bool(true)).put("index", index);
+        }
+        Kind::ToolUse => {
+            block.name = map.get("name").cloned().unwrap_or(Value::Null);
+            part.put("part", s("tool_call"));
+            part.put("id", map.get("id").cloned().unwrap_or(Value::Null));
+            part.put("name", block.name.clone());
+            part.put("provider_index", index);
+            match map.get("input") {
+                Some(given @ Value::Dict(d)) if !d.is_empty() => {
+                    part.put("arguments", given.clone());
+                }
+                Some(given @ Value::Str(t)) if !t.is_empty() => {
+                    part.put("arguments", given.clone());
+                }
+                _ => {}
+            }
+            let mut extra = Obj::new();
+            for (key, value) in map.iter() {
+                if !matches!(key.as_str(), "type" | "id" | "name" | "input") {
+                    extra.put(key, value.clone());
+                }
+            }
+            if !extra.is_empty() {
+                part.put("extra", extra.build());
+            }
+        }
+        Kind::Unknown => {
+            block.raw = Some((**map).clone());
+            return Ok(None);
+        }
+    }
+    Ok(Some(part.build()))
+}
+
+/// A delta of an unknown block: JSON input pieces kept, string fields appended, other fields
+/// set.
+fn apply(block: &mut Block, delta: &Value, type_: &str) -> Result<(), String> {
+    let Some(map) = dict(Some(delta)) else {
+        return Ok(());
+    };
+    for (key, value) in map.iter() {
+        if key == "type" {
+            continue;
+        }
+        if type_ == "input_json_delta" && key == "partial_json" {
+            let piece = string(Some(value), type_, key)?;
+            block.json.push(piece.to_owned());
+            continue;
+        }
+        let Some(raw) = block.raw.as_mut() else {
+            return Ok(());
+        };
+        let joined = match (raw.get(key), value) {
+            (None | Some(Value::Null), Value::Str(_)) => None,
+            (Some(Value::Str(current)), Value::Str(text)) => Some(format!("{current}{text}")),
+            _ => None,
+        };
+        match joined {
+            Some(text) => raw.insert(key.clone(), Value::Str(text)),
+            None => raw.insert(key.clone(), value.clone()),
+        };
+    }
+    Ok(())
+}
+
+/// The unknown part of a block: the block as sent, its deltas applied.
+fn unknown_part(block: &Block) -> Value {
+    let mut raw = block.raw.clone().unwrap_or_default();
+    let text = block.json.concat();
+    if !text.is_empty() {
+        let input = match parse(text.as_bytes()) {
+            Ok(value) => value,
+            Err(_) => Value::Str(text),
+        };
+        raw.insert("input".to_owned(), input);
+    }
+    let mut part = Obj::new();
+    part.put("part", s("unknown")).put("provider", s(NAME));
+    part.put("kind", s(&block.type_));
+    part.put("raw", Value::Dict(Arc::new(raw)));
+    part.put("index", Value::Int(block.part_index));
+    part.build()
 }
 
 impl common::Adapter for Adapter {
-    fn event(&mut self, _event: &Value) -> Result<Leaves, String> {
-        Err("the anthropic adapter is not written yet".to_owned())
+    fn event(&mut self, event: &Value) -> Result<Leaves, String> {
+        let leaf = match get(event, "type") {
+            Some(Value::Str(kind)) => match kind.as_str() {
+                "content_block_delta" => self.delta(event)?,
+                "content_block_start" => self.start(event)?,
+                "content_block_stop" => self.stop(event)?,
+                "message_start" => self.message_start(event)?,
+                "message_delta" => self.message_delta(event)?,
+                "message_stop" => self.message_stop(event),
+                "error" => self.error(event),
+                _ => return Ok(Vec::new()),
+            },
+            other => {
+                return Err(format!(
+                    "an event needs a string 'type', not {}",
+                    kind_of_value(other)
+                ))
+            }
+        };
+        Ok(if leaf.is_empty() {
+            Vec::new()
+        } else {
+            vec![(0, leaf.build())]
+        })
+    }
+
+    fn end(&mut self) -> Leaves {
+        let reason = if self.terminal {
+            None
+        } else {
+            Some("the stream ended")
+        };
+        let leaf = self.close_open(reason);
+        if leaf.is_empty() {
+            Vec::new()
+        } else {
+            vec![(0, leaf.build())]
+        }
     }
 }

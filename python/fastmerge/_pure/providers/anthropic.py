@@ -398,8 +398,8 @@ class Adapter:
     def _unknown_part(self, block: _Block) -> dict[str, Any]:
         assert block.raw is not None
         raw = dict(block.raw)
-        if block.json:
-            text = "".join(block.json)
+        text = "".join(block.json)
+        if text:
             try:
                 raw["input"] = events.parse(text.encode("utf-8"))
             except events.EventDataError:
