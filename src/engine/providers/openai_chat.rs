@@ -1,20 +1,736 @@
-//! The `"openai-chat"` adapter (the twin's `_pure/providers/openai_chat.py`).
+//! The `"openai-chat"` adapter (the twin's `_pure/providers/openai_chat.py`, whose docstring
+//! gives the mapping): OpenAI Chat Completions chunks (and the servers that copy them) to one
+//! leaf per choice entry. Function for function with the twin: same leaves, same key order,
+//! same anomaly and error texts.
 
-use crate::engine::providers::common::{self, Leaves};
-use crate::engine::value::Value;
+use std::sync::Arc;
 
-/// Not written yet.
+use indexmap::IndexMap;
+
+use crate::engine::providers::common::{self, anomaly, list, s, Leaves, Obj};
+use crate::engine::text::is_absent_text;
+use crate::engine::value::{py_repr, Value};
+
+type Map = IndexMap<String, Value>;
+
+const NAME: &str = "openai-chat";
+const TOP_METADATA: &[&str] = &["created", "object", "system_fingerprint", "service_tier"];
+const TOP_KNOWN: &[&str] = &[
+    "id",
+    "model",
+    "choices",
+    "usage",
+    "prompt_token_ids",
+    "obfuscation",
+    "error",
+    "created",
+    "object",
+    "system_fingerprint",
+    "service_tier",
+];
+const CHOICE_KNOWN: &[&str] = &[
+    "index",
+    "delta",
+    "finish_reason",
+    "logprobs",
+    "token_ids",
+    "text",
+];
+const DELTA_KNOWN: &[&str] = &[
+    "role",
+    "content",
+    "refusal",
+    "tool_calls",
+    "reasoning_content",
+    "reasoning",
+    "reasoning_details",
+    "token_id",
+    "executed_tools",
+    "annotations",
+];
+const CALL_KNOWN: &[&str] = &["index", "id", "type", "function", "custom"];
+const DETAIL_OPAQUE: &[&str] = &["text", "summary", "signature", "data", "index"];
+const DETAIL_TYPES: &[&str] = &["reasoning.text", "reasoning.summary", "reasoning.encrypted"];
+
+/// `value` when present and not null.
+fn present(value: Option<&Value>) -> Option<&Value> {
+    value.filter(|v| !matches!(v, Value::Null))
+}
+
+/// `value[key]` of a dict value.
+fn field<'a>(value: Option<&'a Value>, key: &str) -> Option<&'a Value> {
+    match value {
+        Some(Value::Dict(map)) => map.get(key),
+        _ => None,
+    }
+}
+
+/// Spec: None, or a str that is empty, whitespace or "null".
+fn absent(value: &Value) -> bool {
+    match value {
+        Value::Null => true,
+        Value::Str(text) => is_absent_text(text),
+        _ => false,
+    }
+}
+
+/// A str value's text, else "".
+fn text_of(value: Option<&Value>) -> &str {
+    match value {
+        Some(Value::Str(text)) => text,
+        _ => "",
+    }
+}
+
+fn is_empty_str(value: &Value) -> bool {
+    matches!(value, Value::Str(text) if text.is_empty())
+}
+
+fn truthy(value: &Value) -> bool {
+    match value {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Int(i) => *i != 0,
+        Value::Float(f) => *f != 0.0,
+        Value::Str(text) => !text.is_empty(),
+        Value::List(items) => !items.is_empty(),
+        Value::Dict(map) => !map.is_empty(),
+    }
+}
+
+fn dict(map: Map) -> Value {
+    Value::Dict(Arc::new(map))
+}
+
+/// The entries of `map` not in `known` and not null, in order.
+fn others(map: &Map, known: &[&str]) -> Map {
+    map.iter()
+        .filter(|(k, v)| !known.contains(&k.as_str()) && !matches!(v, Value::Null))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+fn delta(kind: &str, text: &str) -> Value {
+    let mut part = Obj::new();
+    part.put("part", s(kind)).put("text", s(text));
+    part.build()
+}
+
+fn unknown(kind: &str, raw: &Value) -> Value {
+    let mut part = Obj::new();
+    part.put("part", s("unknown"))
+        .put("provider", s(NAME))
+        .put("kind", s(kind))
+        .put("raw", raw.clone());
+    part.build()
+}
+
+fn repr_opt(value: &Option<String>) -> String {
+    match value {
+        Some(text) => py_repr(&Value::Str(text.clone())),
+        None => "None".to_owned(),
+    }
+}
+
+/// Provider usage -> the normalized keys; every other key verbatim (the twin's `_usage`).
+fn usage(raw: &Map) -> Value {
+    let mut out = Map::new();
+    for (key, value) in raw {
+        if matches!(value, Value::Null) {
+            continue;
+        }
+        let name = match key.as_str() {
+            "prompt_tokens" => "input_tokens",
+            "completion_tokens" => "output_tokens",
+            other => other,
+        };
+        out.insert(name.to_owned(), value.clone());
+    }
+    if let Some(cached) = present(field(raw.get("prompt_tokens_details"), "cached_tokens")) {
+        out.insert("cache_read_tokens".to_owned(), cached.clone());
+    } else if let Some(hit) = present(raw.get("prompt_cache_hit_tokens")) {
+        out.insert("cache_read_tokens".to_owned(), hit.clone());
+    }
+    if let Some(reasoning) = present(field(
+        raw.get("completion_tokens_details"),
+        "reasoning_tokens",
+    )) {
+        out.insert("reasoning_tokens".to_owned(), reasoning.clone());
+    }
+    dict(out)
+}
+
+/// A tool-call index the adapter tracks calls at (an int or a str, as the twin).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum CallKey {
+    Int(i64),
+    Str(String),
+}
+
+fn call_key(value: &Value) -> Option<CallKey> {
+    match value {
+        Value::Int(i) => Some(CallKey::Int(*i)),
+        Value::Str(text) => Some(CallKey::Str(text.clone())),
+        _ => None,
+    }
+}
+
+/// The id and name seen for a call.
+type Identity = (Option<String>, Option<String>);
+
+/// What the adapter remembers of one choice (the twin's `_Choice`).
 #[derive(Debug, Default)]
-pub struct Adapter {}
+struct Choice {
+    calls: IndexMap<CallKey, Identity>,
+    open_call: Option<Identity>,
+    finished: bool,
+}
+
+/// The leaf fields of a chunk's top level (the twin's `_top` without the choice's part).
+struct Top {
+    fields: Vec<(&'static str, Value)>,
+    meta: Map,
+}
+
+/// OpenAI Chat Completions chunks -> leaves.
+#[derive(Debug, Default)]
+pub struct Adapter {
+    /// per choice index, in the order first seen
+    choices: IndexMap<i64, Choice>,
+}
 
 impl Adapter {
     pub fn new() -> Self {
         Self::default()
     }
+
+    /// The choices a chunk without choices speaks for: every choice seen, else 0.
+    fn targets(&mut self) -> Vec<i64> {
+        if self.choices.is_empty() {
+            self.choices.insert(0, Choice::default());
+        }
+        self.choices.keys().copied().collect()
+    }
+
+    fn top(event: &Map, usage_value: Option<&Value>) -> Top {
+        let mut fields: Vec<(&'static str, Value)> = Vec::new();
+        if let Some(Value::Dict(raw)) = usage_value {
+            fields.push(("usage", usage(raw)));
+        }
+        if let Some(value) = present(event.get("id")) {
+            fields.push(("response_id", value.clone()));
+        }
+        if let Some(value) = present(event.get("model")) {
+            fields.push(("response_model", value.clone()));
+        }
+        if let Some(value) = present(event.get("prompt_token_ids")) {
+            fields.push(("prompt_token_ids", value.clone()));
+        }
+        let mut meta = Map::new();
+        for key in TOP_METADATA {
+            if let Some(value) = present(event.get(*key)) {
+                if !is_empty_str(value) {
+                    meta.insert((*key).to_owned(), value.clone());
+                }
+            }
+        }
+        let extra = others(event, TOP_KNOWN);
+        if !extra.is_empty() {
+            meta.insert("response".to_owned(), dict(extra));
+        }
+        Top { fields, meta }
+    }
+
+    /// `top` with the choice's own provider_metadata, as leaf entries.
+    fn put_top(leaf: &mut Obj, top: &Top, pm: Map) {
+        for (key, value) in &top.fields {
+            leaf.put(key, value.clone());
+        }
+        let mut meta = top.meta.clone();
+        for (key, value) in pm {
+            meta.insert(key, value);
+        }
+        if !meta.is_empty() {
+            leaf.put("provider_metadata", dict(meta));
+        }
+    }
+
+    fn choice(&mut self, top: &Top, i: usize, choice: &Value) -> Result<(i64, Value), String> {
+        let at = format!("choices[{i}]");
+        let Value::Dict(choice) = choice else {
+            return Err(format!("{at} is not an object"));
+        };
+        let index = match choice.get("index") {
+            None => 0,
+            Some(Value::Int(index)) => *index,
+            Some(_) => return Err(format!("{at}.index is not an integer")),
+        };
+        let empty = Map::new();
+        let delta_map: &Map = match choice.get("delta") {
+            None | Some(Value::Null) => &empty,
+            Some(Value::Dict(map)) => map,
+            Some(_) => return Err(format!("{at}.delta is not an object")),
+        };
+        let state = self.choices.entry(index).or_default();
+        let mut leaf = Obj::new();
+        let mut parts: Vec<Value> = Vec::new();
+        let mut anomalies: Vec<Value> = Vec::new();
+        let mut pm = Map::new();
+
+        if let Some(role) = present(delta_map.get("role")) {
+            leaf.put("role", role.clone());
+        }
+        let content = present(delta_map.get("content"));
+        if matches!(content, Some(Value::List(_))) {
+            leaf.put("content_list", Value::Bool(true));
+        }
+
+        // reasoning: the plain fields, unless reasoning_details carries the same text
+        let details: &[Value] = match present(delta_map.get("reasoning_details")) {
+            None => &[],
+            Some(Value::List(items)) => items,
+            Some(_) => return Err(format!("{at}.delta.reasoning_details is not a list")),
+        };
+        let mut plain: &str = "";
+        for key in ["reasoning_content", "reasoning"] {
+            match present(delta_map.get(key)) {
+                None => {}
+                Some(Value::Str(text)) if !text.is_empty() && plain.is_empty() => plain = text,
+                Some(Value::Str(_)) => {}
+                Some(_) => return Err(format!("{at}.delta.{key} is not a string")),
+            }
+        }
+        let mut detail_text = false;
+        for (j, entry) in details.iter().enumerate() {
+            let Value::Dict(entry) = entry else {
+                return Err(format!(
+                    "{at}.delta.reasoning_details[{j}] is not an object"
+                ));
+            };
+            if !text_of(entry.get("text")).is_empty() || !text_of(entry.get("summary")).is_empty() {
+                detail_text = true;
+            }
+        }
+        if !plain.is_empty() && !detail_text {
+            parts.push(delta("reasoning", plain));
+            state.open_call = None;
+        }
+        if !details.is_empty() {
+            details_parts(details, &mut parts, &mut pm);
+        }
+
+        // content: a string, or Mistral's typed chunks
+        match content {
+            None => {}
+            Some(Value::Str(text)) if !text.is_empty() => {
+                parts.push(delta("text", text));
+                state.open_call = None;
+            }
+            Some(Value::Str(_)) => {}
+            Some(Value::List(items)) => {
+                let texted = content_list(&at, items, &mut parts)?;
+                if texted {
+                    state.open_call = None;
+                }
+            }
+            Some(_) => return Err(format!("{at}.delta.content is not a string or a list")),
+        }
+        match present(delta_map.get("annotations")) {
+            None => {}
+            Some(Value::List(items)) if !items.is_empty() => {
+                let mut part = Obj::new();
+                part.put("part", s("text"))
+                    .put("text", s(""))
+                    .put("citations", Value::List(items.clone()));
+                parts.push(part.build());
+            }
+            Some(Value::List(_)) => {}
+            Some(_) => return Err(format!("{at}.delta.annotations is not a list")),
+        }
+
+        match present(delta_map.get("tool_calls")) {
+            None => {}
+            Some(Value::List(calls)) => {
+                for (j, call) in calls.iter().enumerate() {
+                    let where_ = format!("{at}.delta.tool_calls[{j}]");
+                    parts.push(tool_call(&where_, index, state, call, &mut anomalies)?);
+                }
+            }
+            Some(_) => return Err(format!("{at}.delta.tool_calls is not a list")),
+        }
+
+        match present(delta_map.get("executed_tools")) {
+            None => {}
+            Some(Value::List(tools)) => {
+                for tool in tools.iter() {
+                    parts.push(unknown("executed_tools", tool));
+                }
+            }
+            Some(_) => return Err(format!("{at}.delta.executed_tools is not a list")),
+        }
+
+        if !parts.is_empty() {
+            leaf.put("parts", list(parts));
+        }
+        match present(delta_map.get("refusal")) {
+            None => {}
+            Some(Value::Str(text)) if !text.is_empty() => {
+                leaf.put("refusal", s(text));
+            }
+            Some(Value::Str(_)) => {}
+            Some(_) => return Err(format!("{at}.delta.refusal is not a string")),
+        }
+        if let Some(logprobs) = present(choice.get("logprobs")) {
+            leaf.put("logprobs", logprobs.clone());
+        }
+        let ids: &[Value] = match present(choice.get("token_ids")) {
+            None => &[],
+            Some(Value::List(items)) => items,
+            Some(_) => return Err(format!("{at}.token_ids is not a list")),
+        };
+        if !ids.is_empty() {
+            if let Some(value) = choice.get("token_ids") {
+                leaf.put("completion_token_ids", value.clone());
+            }
+        } else if let Some(Value::Int(token)) = delta_map.get("token_id") {
+            leaf.put("completion_token_ids", list(vec![Value::Int(*token)]));
+        }
+        if let Some(finish) = present(choice.get("finish_reason")) {
+            leaf.put("finish_reason", finish.clone());
+            if !absent(finish) {
+                leaf.put("status", s("complete"));
+                state.finished = true;
+            }
+        }
+
+        let extra = others(choice, CHOICE_KNOWN);
+        if !extra.is_empty() {
+            pm.insert("choice".to_owned(), dict(extra));
+        }
+        let extra = others(delta_map, DELTA_KNOWN);
+        if !extra.is_empty() {
+            pm.insert("message".to_owned(), dict(extra));
+        }
+        Self::put_top(&mut leaf, top, pm);
+        if !anomalies.is_empty() {
+            leaf.put("anomalies", list(anomalies));
+        }
+        Ok((index, leaf.build()))
+    }
+}
+
+/// OpenRouter's `reasoning_details` entries -> reasoning deltas by entry index.
+fn details_parts(details: &[Value], parts: &mut Vec<Value>, pm: &mut Map) {
+    let mut metas = Map::new();
+    for entry in details {
+        let Value::Dict(map) = entry else {
+            continue; // checked by the caller
+        };
+        let kind = match map.get("type") {
+            Some(Value::Str(kind)) if DETAIL_TYPES.contains(&kind.as_str()) => kind.as_str(),
+            _ => {
+                parts.push(unknown("reasoning_details", entry));
+                continue;
+            }
+        };
+        let index = match map.get("index") {
+            Some(Value::Int(index)) => Some(*index),
+            _ => None,
+        };
+        let text = text_of(map.get("text"));
+        let mut part = Obj::new();
+        part.put("part", s("reasoning")).put("text", s(text));
+        if let Some(index) = index {
+            part.put("index", Value::Str(format!("reasoning_details:{index}")));
+        }
+        let summary = text_of(map.get("summary"));
+        if !summary.is_empty() {
+            part.put("summary", s(summary));
+        }
+        let mut opaque = text_of(map.get("signature"));
+        if opaque.is_empty() {
+            opaque = text_of(map.get("data"));
+        }
+        if !opaque.is_empty() {
+            let mut payload = Obj::new();
+            payload
+                .put("provider", s(NAME))
+                .put("kind", s(kind))
+                .put("data", s(opaque));
+            part.put("payload", payload.build());
+        }
+        if !text.is_empty() || !summary.is_empty() || !opaque.is_empty() {
+            parts.push(part.build());
+        }
+        if let Some(index) = index {
+            let meta: Map = map
+                .iter()
+                .filter(|(k, v)| {
+                    !DETAIL_OPAQUE.contains(&k.as_str())
+                        && !matches!(v, Value::Null)
+                        && !is_empty_str(v)
+                })
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            if !meta.is_empty() {
+                metas.insert(index.to_string(), dict(meta));
+            }
+        }
+    }
+    if !metas.is_empty() {
+        pm.insert("reasoning_details".to_owned(), dict(metas));
+    }
+}
+
+/// Mistral's typed content chunks, in order; true if one carried text.
+fn content_list(at: &str, content: &[Value], parts: &mut Vec<Value>) -> Result<bool, String> {
+    let mut texted = false;
+    for (j, item) in content.iter().enumerate() {
+        let here = format!("{at}.delta.content[{j}]");
+        let map = match item {
+            Value::Str(text) => {
+                if !text.is_empty() {
+                    parts.push(delta("text", text));
+                    texted = true;
+                }
+                continue;
+            }
+            Value::Dict(map) => map,
+            _ => return Err(format!("{here} is not an object or a string")),
+        };
+        match map.get("type") {
+            Some(Value::Str(kind)) if kind == "text" => match present(map.get("text")) {
+                None => {}
+                Some(Value::Str(text)) if !text.is_empty() => {
+                    parts.push(delta("text", text));
+                    texted = true;
+                }
+                Some(Value::Str(_)) => {}
+                Some(_) => return Err(format!("{here}.text is not a string")),
+            },
+            Some(Value::Str(kind)) if kind == "thinking" => match present(map.get("thinking")) {
+                None => {}
+                Some(Value::Str(text)) if !text.is_empty() => {
+                    parts.push(delta("reasoning", text));
+                    texted = true;
+                }
+                Some(Value::Str(_)) => {}
+                Some(Value::List(inner)) => {
+                    for (k, item) in inner.iter().enumerate() {
+                        let Value::Dict(fields) = item else {
+                            return Err(format!("{here}.thinking[{k}] is not an object"));
+                        };
+                        match (fields.get("type"), fields.get("text")) {
+                            (Some(Value::Str(kind)), Some(Value::Str(text))) if kind == "text" => {
+                                if !text.is_empty() {
+                                    parts.push(delta("reasoning", text));
+                                    texted = true;
+                                }
+                            }
+                            _ => parts.push(unknown("thinking", item)),
+                        }
+                    }
+                }
+                Some(_) => return Err(format!("{here}.thinking is not a list")),
+            },
+            Some(Value::Str(kind)) => parts.push(unknown(kind, item)),
+            _ => parts.push(unknown("content", item)),
+        }
+    }
+    Ok(texted)
+}
+
+/// One `tool_calls` entry -> a tool-call fragment (the fold resolves it).
+fn tool_call(
+    at: &str,
+    choice: i64,
+    state: &mut Choice,
+    call: &Value,
+    anomalies: &mut Vec<Value>,
+) -> Result<Value, String> {
+    let Value::Dict(map) = call else {
+        return Err(format!("{at} is not an object"));
+    };
+    let mut part = Obj::new();
+    part.put("part", s("tool_call"));
+    let index = present(map.get("index"));
+    if let Some(index) = index {
+        part.put("provider_index", index.clone());
+    }
+    let call_id = present(map.get("id"));
+    if let Some(id) = call_id {
+        part.put("id", id.clone());
+    }
+    if let Some(kind) = present(map.get("type")) {
+        part.put("type", kind.clone());
+    }
+    let mut name: Option<&Value> = None;
+    let mut arguments: Option<&Value> = None;
+    for (key, field) in [("function", "arguments"), ("custom", "input")] {
+        let body = match present(map.get(key)) {
+            None => continue,
+            Some(Value::Dict(body)) => body,
+            Some(_) => return Err(format!("{at}.{key} is not an object")),
+        };
+        if let Some(value) = present(body.get("name")) {
+            name = Some(value);
+        }
+        match present(body.get(field)) {
+            None => {}
+            Some(value @ (Value::Str(_) | Value::Dict(_))) => arguments = Some(value),
+            Some(_) => return Err(format!("{at}.{key}.{field} is not a string or an object")),
+        }
+    }
+    if let Some(name) = name {
+        part.put("name", name.clone());
+    }
+    if let Some(arguments) = arguments {
+        part.put("arguments", arguments.clone());
+    }
+    let extra = others(map, CALL_KNOWN);
+    if !extra.is_empty() {
+        part.put("extra", dict(extra));
+    }
+
+    // what the adapter knows of the call at this index (for anomalies and truncation)
+    let new_id = match call_id {
+        Some(Value::Str(text)) if !is_absent_text(text) => Some(text.clone()),
+        _ => None,
+    };
+    let new_name = match name {
+        Some(Value::Str(text)) if !is_absent_text(text) => Some(text.clone()),
+        _ => None,
+    };
+    let Some(index) = index else {
+        if new_id.is_some() || new_name.is_some() || state.open_call.is_none() {
+            state.open_call = Some((new_id, new_name));
+        }
+        return Ok(part.build());
+    };
+    let key = call_key(index);
+    let known = key.as_ref().and_then(|k| state.calls.get(k)).cloned();
+    let identity = match known {
+        None => {
+            if new_id.is_none() && new_name.is_none() && arguments.is_some_and(truthy) {
+                anomalies.push(anomaly(
+                    "delta_before_start",
+                    format!(
+                        "choice {choice}: tool call index {}: arguments before the call's id \
+                         and name",
+                        py_repr(index)
+                    ),
+                ));
+            }
+            let identity = (new_id, new_name);
+            if let Some(key) = key {
+                state.calls.insert(key, identity.clone());
+            }
+            identity
+        }
+        Some(old) => {
+            let collides =
+                new_id.is_some() && new_name.is_some() && old.0.is_some() && old.0 != new_id;
+            if collides {
+                anomalies.push(anomaly(
+                    "index_collision",
+                    format!(
+                        "choice {choice}: tool call index {} reused: call {} after {}",
+                        py_repr(index),
+                        repr_opt(&new_id),
+                        repr_opt(&old.0)
+                    ),
+                ));
+                let identity = (new_id, new_name);
+                if let Some(key) = key {
+                    state.calls.insert(key, identity.clone());
+                }
+                identity
+            } else {
+                let mut identity = old;
+                if identity.0.is_none() && new_id.is_some() {
+                    identity.0 = new_id;
+                }
+                if identity.1.is_none() && new_name.is_some() {
+                    identity.1 = new_name;
+                }
+                if let Some(key) = key {
+                    state.calls.insert(key, identity.clone());
+                }
+                identity
+            }
+        }
+    };
+    state.open_call = Some(identity);
+    Ok(part.build())
 }
 
 impl common::Adapter for Adapter {
-    fn event(&mut self, _event: &Value) -> Result<Leaves, String> {
-        Err("the openai-chat adapter is not written yet".to_owned())
+    fn event(&mut self, event: &Value) -> Result<Leaves, String> {
+        let Value::Dict(map) = event else {
+            return Err("the event is not an object".to_owned());
+        };
+        let choices: &[Value] = match present(map.get("choices")) {
+            None => &[],
+            Some(Value::List(items)) => items,
+            Some(_) => return Err("choices is not a list".to_owned()),
+        };
+        let mut usage_value = present(map.get("usage"));
+        if let Some(value) = usage_value {
+            if !matches!(value, Value::Dict(_)) {
+                return Err("usage is not an object".to_owned());
+            }
+        }
+        if usage_value.is_none() {
+            if let Some(groq_usage @ Value::Dict(_)) = field(map.get("x_groq"), "usage") {
+                usage_value = Some(groq_usage);
+            }
+        }
+        let top = Self::top(map, usage_value);
+        let mut leaves: Leaves = Vec::with_capacity(choices.len().max(1));
+        for (i, choice) in choices.iter().enumerate() {
+            let leaf = self.choice(&top, i, choice)?;
+            leaves.push(leaf);
+        }
+        if choices.is_empty() {
+            let mut leaf = Obj::new();
+            Self::put_top(&mut leaf, &top, Map::new());
+            if !leaf.is_empty() {
+                let leaf = leaf.build();
+                for index in self.targets() {
+                    leaves.push((index, leaf.clone()));
+                }
+            }
+        }
+        if let Some(error) = present(map.get("error")) {
+            let mut meta = Obj::new();
+            meta.put("error", error.clone());
+            let mut failed = Obj::new();
+            failed
+                .put("status", s("failed"))
+                .put("provider_metadata", meta.build());
+            let failed = failed.build();
+            for index in self.targets() {
+                leaves.push((index, failed.clone()));
+            }
+        }
+        Ok(leaves)
+    }
+
+    fn end(&mut self) -> Leaves {
+        let mut leaves: Leaves = Vec::new();
+        for (index, state) in &self.choices {
+            if let (Some((id, name)), false) = (&state.open_call, state.finished) {
+                let detail = format!(
+                    "choice {index}: the stream ended inside tool call {} ({}) without a \
+                     finish_reason; its arguments are kept as streamed",
+                    repr_opt(id),
+                    repr_opt(name)
+                );
+                let mut leaf = Obj::new();
+                leaf.put("anomalies", list(vec![anomaly("truncated", detail)]));
+                leaves.push((*index, leaf.build()));
+            }
+        }
+        leaves
     }
 }

@@ -356,7 +356,7 @@ class Adapter:
         for entry in details:
             kind = entry.get("type")
             index = entry.get("index")
-            if kind not in _DETAIL_TYPES:
+            if not isinstance(kind, str) or kind not in _DETAIL_TYPES:
                 part: dict[str, Any] = {"part": "unknown", "provider": NAME}
                 part["kind"] = "reasoning_details"
                 part["raw"] = entry
