@@ -10,6 +10,9 @@ import json
 from typing import Any
 
 import pytest
+from conftest import AGGREGATES, BACKENDS
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import fastmerge
 from fastmerge.errors import EventError
@@ -478,3 +481,60 @@ def test_auto_detects() -> None:
     agg = fastmerge.Aggregator()
     agg.add(MSG_START)
     assert agg.provider == P
+
+
+# ---------------------------------------------------------------------------------------------
+# Differential: any sequence of (possibly hostile) events gives the same result on every
+# backend, including the same error, the same anomalies and the same end-of-stream leaves.
+
+POOL = [
+    MSG_START,
+    {"messageStart": {"p": "pad"}},
+    delta(0, text="a"),
+    delta(0, text=""),
+    delta(1, text="é\n"),
+    delta(0, reasoningContent={"text": "r"}),
+    delta(0, reasoningContent={"signature": "S"}),
+    delta(1, reasoningContent={"redactedContent": "B"}),
+    delta(2, reasoningContent={"other": 1, "text": "x"}),
+    delta(2, toolUse={"input": '{"k":'}),
+    delta(2, toolUse={"input": {"k": 1}}),
+    delta(2, citation={"title": "t"}),
+    delta(3, toolResult=[{"text": "out"}]),
+    delta(3, image={"format": "png"}),
+    start(2, toolUse={"toolUseId": "t1", "name": "f"}),
+    start(2, toolUse={"toolUseId": "t2", "name": "g", "type": "server_tool_use"}),
+    start(3, toolResult={"toolUseId": "t1", "status": "success"}),
+    start(4),
+    stop(0),
+    stop(2),
+    stop(3),
+    {"messageStop": {"stopReason": "end_turn", "p": "x"}},
+    {"messageStop": {"additionalModelResponseFields": {"a": None}}},
+    METADATA,
+    {"metadata": {"usage": {"inputTokens": 0, "outputTokens": 0}}},
+    {"internalServerException": {"message": "oops", "type": "t"}},
+    {"unknownEvent": {"x": [1]}},
+    {"a": 1, "b": 2},
+    delta(0, text=3),
+    {"contentBlockStop": {"contentBlockIndex": 1.5}},
+]
+
+
+def _outcome(module: Any, events: list[Any], **options: Any) -> Any:
+    try:
+        messages = module.aggregate_choices(events, P, **options)
+    except (fastmerge.MergeError, ValueError) as exc:
+        return (type(exc).__name__, str(exc))
+    return json.dumps([m.to_dict() for m in messages])  # key order is part of the result
+
+
+@pytest.mark.differential
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(POOL), max_size=14), st.booleans())
+def test_backends_agree(events: list[Any], strict: bool) -> None:
+    outcomes = [_outcome(AGGREGATES[name], events, strict=strict) for name in BACKENDS]
+    assert all(o == outcomes[0] for o in outcomes)
+    lines = b"".join(json.dumps(e).encode() + b"\n" for e in events)
+    from_bytes = [_outcome(AGGREGATES[name], lines, strict=strict) for name in BACKENDS]
+    assert all(o == from_bytes[0] for o in from_bytes)

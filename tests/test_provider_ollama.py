@@ -10,6 +10,9 @@ import json
 from typing import Any
 
 import pytest
+from conftest import AGGREGATES, BACKENDS
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import fastmerge
 from fastmerge.errors import EventError
@@ -311,3 +314,47 @@ def test_split_bytes_at_every_position() -> None:
         agg.feed(lines[:cut])
         agg.feed(lines[cut:])
         assert agg.finish().to_dict() == whole, cut
+
+
+# ---------------------------------------------------------------------------------------------
+# Differential: any sequence of (possibly hostile) objects gives the same result on every
+# backend, including the same error and the same anomalies.
+
+POOL = [
+    *GENERATE,
+    *CHAT,
+    gen("", thinking=None),
+    {"response": "x"},
+    {"thinking": "t", "done": None},
+    {"model": "m2", "message": {"role": "user", "content": "u", "images": ["AA"]}},
+    {"message": {"tool_calls": [{"function": {"name": "f", "arguments": '{"a":1}'}}]}},
+    {"message": {"tool_calls": [{"id": "c", "type": "function", "function": {"name": "f"}}]}},
+    {"message": {"tool_calls": [{"function": {"name": "f", "arguments": {"b": {"c": 1}}}}]}},
+    {"done": True, "prompt_eval_count": 0, "eval_count": 0, "created_at": T1},
+    {"error": "boom"},
+    {"error": {"code": 1}, "done": True},
+    {"extra_key": [1, 2], "api": "x"},
+    {"logprobs": [{"token": "a"}]},
+    {"response": 1},
+    {"message": [], "done": False},
+    {"done": 1},
+]
+
+
+def _outcome(module: Any, events: list[Any], **options: Any) -> Any:
+    try:
+        messages = module.aggregate_choices(events, P, **options)
+    except (fastmerge.MergeError, ValueError) as exc:
+        return (type(exc).__name__, str(exc))
+    return json.dumps([m.to_dict() for m in messages])  # key order is part of the result
+
+
+@pytest.mark.differential
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(POOL), max_size=12), st.booleans())
+def test_backends_agree(events: list[Any], strict: bool) -> None:
+    outcomes = [_outcome(AGGREGATES[name], events, strict=strict) for name in BACKENDS]
+    assert all(o == outcomes[0] for o in outcomes)
+    lines = b"".join(json.dumps(e).encode() + b"\n" for e in events)
+    from_bytes = [_outcome(AGGREGATES[name], lines, strict=strict) for name in BACKENDS]
+    assert all(o == from_bytes[0] for o in from_bytes)
