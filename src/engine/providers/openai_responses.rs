@@ -1,20 +1,1281 @@
-//! The `"openai-responses"` adapter (the twin's `_pure/providers/openai_responses.py`).
+//! The `"openai-responses"` adapter (the twin's `_pure/providers/openai_responses.py`, whose
+//! docstring states the mapping). Function for function the twin's: the same leaves, keys in
+//! the same order, the same anomaly and error texts.
 
-use crate::engine::providers::common::{self, Leaves};
-use crate::engine::value::Value;
+use std::collections::{HashMap, HashSet};
 
-/// Not written yet.
+use indexmap::IndexMap;
+
+use crate::engine::providers::common::{
+    self, anomaly, get, get_str, is_null, list, s, Leaves, Obj,
+};
+use crate::engine::value::{py_repr, Value};
+
+const NAME: &str = "openai-responses";
+
+/// Python's `type(value).__name__` of a JSON value (a missing key reads as None).
+fn type_name(value: Option<&Value>) -> &'static str {
+    match value {
+        None | Some(Value::Null) => "NoneType",
+        Some(Value::Bool(_)) => "bool",
+        Some(Value::Int(_)) => "int",
+        Some(Value::Float(_)) => "float",
+        Some(Value::Str(_)) => "str",
+        Some(Value::List(_)) => "list",
+        Some(Value::Dict(_)) => "dict",
+    }
+}
+
+fn repr_opt(value: &Option<String>) -> String {
+    match value {
+        None => "None".to_owned(),
+        Some(text) => py_repr(&Value::Str(text.clone())),
+    }
+}
+
+fn is_modeled(kind: &str) -> bool {
+    matches!(
+        kind,
+        "message" | "reasoning" | "function_call" | "custom_tool_call"
+    )
+}
+
+/// The arguments key of a call item kind (`_CALLS`).
+fn call_key(kind: &str) -> Option<&'static str> {
+    match kind {
+        "function_call" => Some("arguments"),
+        "custom_tool_call" => Some("input"),
+        _ => None,
+    }
+}
+
+/// What the adapter knows of the item at one output index.
+#[derive(Debug)]
+struct Item {
+    kind: String,
+    item_id: Option<String>,
+    call_id: Option<String>,
+    added: bool,
+    done: bool,
+    first_part: Option<String>,
+    raw: Option<Value>,
+    reported: bool,
+}
+
+impl Item {
+    fn new(kind: &str) -> Self {
+        Item {
+            kind: kind.to_owned(),
+            item_id: None,
+            call_id: None,
+            added: false,
+            done: false,
+            first_part: None,
+            raw: None,
+            reported: false,
+        }
+    }
+}
+
+/// `"openai-responses"`: Responses API events -> leaves (choice 0).
 #[derive(Debug, Default)]
-pub struct Adapter {}
+pub struct Adapter {
+    items: IndexMap<i64, Item>,
+    ids: HashMap<String, i64>,
+    texts: HashMap<String, String>,
+    cited: HashSet<String>,
+    terminal: bool,
+    started: bool,
+}
+
+type Res = Result<(), String>;
+
+fn push_leaf(leaves: &mut Leaves, leaf: Obj) {
+    if !leaf.is_empty() {
+        leaves.push((0, leaf.build()));
+    }
+}
+
+fn with_anomalies(leaf: &mut Obj, anomalies: Vec<Value>) {
+    if !anomalies.is_empty() {
+        leaf.put("anomalies", list(anomalies));
+    }
+}
+
+fn text_part(kind: &str, text: String, index: &str) -> Value {
+    let mut part = Obj::new();
+    part.put("part", s(kind))
+        .put("text", Value::Str(text))
+        .put("index", s(index));
+    part.build()
+}
+
+fn summary_part(summary: String, index: &str) -> Value {
+    let mut part = Obj::new();
+    part.put("part", s("reasoning"))
+        .put("text", s(""))
+        .put("summary", Value::Str(summary))
+        .put("index", s(index));
+    part.build()
+}
+
+fn args_part(index: i64, arguments: String) -> Value {
+    let mut part = Obj::new();
+    part.put("part", s("tool_call"))
+        .put("provider_index", Value::Int(index))
+        .put("arguments", Value::Str(arguments));
+    part.build()
+}
+
+fn unknown(raw: &Value, kind: Value, index: &str) -> Value {
+    let mut part = Obj::new();
+    part.put("part", s("unknown"))
+        .put("provider", s(NAME))
+        .put("kind", kind)
+        .put("raw", raw.clone())
+        .put("index", s(index));
+    part.build()
+}
+
+fn mismatched(kind: &str, index: i64, item_kind: &str) -> Value {
+    anomaly(
+        "mismatched_delta",
+        format!("{kind} on a {item_kind} item at output_index {index} ignored"),
+    )
+}
+
+fn envelope_at(index: i64, envelope: Value) -> Value {
+    let mut items = Obj::new();
+    items.put(&index.to_string(), envelope);
+    let mut meta = Obj::new();
+    meta.put("output_items", items.build());
+    meta.build()
+}
+
+/// A modeled item's fields with placeholders for what its parts hold; None for others.
+fn envelope(item: &IndexMap<String, Value>) -> Option<Value> {
+    let kind = match item.get("type") {
+        Some(Value::Str(kind)) => kind.as_str(),
+        _ => return None,
+    };
+    let placeholder = |key: &str| -> Option<Value> {
+        match (kind, key) {
+            ("message", "content") => Some(list(Vec::new())),
+            ("reasoning", "summary") | ("reasoning", "content") => Some(list(Vec::new())),
+            ("reasoning", "encrypted_content") => Some(Value::Null),
+            ("function_call", "arguments") | ("custom_tool_call", "input") => Some(s("")),
+            _ => None,
+        }
+    };
+    if !is_modeled(kind) {
+        return None;
+    }
+    let mut out = Obj::new();
+    for (key, value) in item {
+        out.put(key, placeholder(key).unwrap_or_else(|| value.clone()));
+    }
+    Some(out.build())
+}
+
+/// The provider's usage verbatim, plus the normalized names it does not use.
+fn usage_of(usage: &IndexMap<String, Value>) -> Value {
+    let mut out: IndexMap<String, Value> = usage.clone();
+    if !out.contains_key("input_tokens") {
+        if let Some(v) = usage
+            .get("prompt_tokens")
+            .filter(|v| !matches!(v, Value::Null))
+        {
+            out.insert("input_tokens".to_owned(), v.clone());
+        }
+    }
+    if !out.contains_key("output_tokens") {
+        if let Some(v) = usage
+            .get("completion_tokens")
+            .filter(|v| !matches!(v, Value::Null))
+        {
+            out.insert("output_tokens".to_owned(), v.clone());
+        }
+    }
+    if let Some(details @ Value::Dict(_)) = usage.get("input_tokens_details") {
+        if let Some(v) = get(details, "cached_tokens").filter(|v| !matches!(v, Value::Null)) {
+            out.insert("cache_read_tokens".to_owned(), v.clone());
+        }
+        if let Some(v) = get(details, "cache_write_tokens").filter(|v| !matches!(v, Value::Null)) {
+            out.insert("cache_write_tokens".to_owned(), v.clone());
+        }
+    }
+    if let Some(details @ Value::Dict(_)) = usage.get("output_tokens_details") {
+        if let Some(v) = get(details, "reasoning_tokens").filter(|v| !matches!(v, Value::Null)) {
+            out.insert("reasoning_tokens".to_owned(), v.clone());
+        }
+    }
+    Value::Dict(std::sync::Arc::new(out))
+}
+
+/// `item[key]` as a list (missing or null: empty).
+fn list_of<'a>(item: &'a Value, key: &str, kind: &str) -> Result<&'a [Value], String> {
+    match get(item, key) {
+        None | Some(Value::Null) => Ok(&[]),
+        Some(Value::List(items)) => Ok(items),
+        other => Err(format!(
+            "{kind}: 'item.{key}' must be a list, not {}",
+            type_name(other)
+        )),
+    }
+}
+
+fn truthy_list(value: Option<&Value>) -> bool {
+    matches!(value, Some(Value::List(items)) if !items.is_empty())
+}
 
 impl Adapter {
     pub fn new() -> Self {
         Self::default()
     }
+
+    // -- reading events
+
+    fn index(&self, event: &Value, kind: &str) -> Result<i64, String> {
+        let index = get(event, "output_index");
+        if let Some(Value::Int(i)) = index {
+            return Ok(*i);
+        }
+        if is_null(index) {
+            if let Some(item_id) = get_str(event, "item_id") {
+                if let Some(i) = self.ids.get(item_id) {
+                    return Ok(*i);
+                }
+            }
+        }
+        Err(format!(
+            "{kind}: 'output_index' must be an int, not {}",
+            type_name(index)
+        ))
+    }
+
+    fn sub(event: &Value, key: &str, kind: &str) -> Result<i64, String> {
+        match get(event, key) {
+            None | Some(Value::Null) => Ok(0),
+            Some(Value::Int(i)) => Ok(*i),
+            other => Err(format!(
+                "{kind}: '{key}' must be an int, not {}",
+                type_name(other)
+            )),
+        }
+    }
+
+    fn string<'a>(event: &'a Value, key: &str, kind: &str) -> Result<&'a str, String> {
+        match get(event, key) {
+            Some(Value::Str(text)) => Ok(text),
+            other => Err(format!(
+                "{kind}: '{key}' must be a str, not {}",
+                type_name(other)
+            )),
+        }
+    }
+
+    /// The item a delta belongs to; a delta before its `output_item.added` implies it
+    /// (`delta_before_start`, once per item).
+    fn item_at(
+        &mut self,
+        index: i64,
+        kind: &str,
+        implied: &str,
+        anomalies: &mut Vec<Value>,
+    ) -> &mut Item {
+        let item = self
+            .items
+            .entry(index)
+            .or_insert_with(|| Item::new(implied));
+        if !item.added && !item.done && !item.reported {
+            item.reported = true;
+            anomalies.push(anomaly(
+                "delta_before_start",
+                format!("{kind} at output_index {index} before its output_item.added"),
+            ));
+        }
+        item
+    }
+
+    // -- texts compared with their done events
+
+    fn track(&mut self, key: String, delta: &str) {
+        self.texts.entry(key).or_default().push_str(delta);
+    }
+
+    /// The text a done event still adds to what was streamed for `key`.
+    fn settle(
+        &mut self,
+        key: String,
+        text: &str,
+        what: &str,
+        anomalies: &mut Vec<Value>,
+    ) -> String {
+        let streamed = self.texts.insert(key, text.to_owned()).unwrap_or_default();
+        if streamed.is_empty() {
+            return text.to_owned();
+        }
+        if streamed == text {
+            return String::new();
+        }
+        if let Some(rest) = text.strip_prefix(streamed.as_str()) {
+            anomalies.push(anomaly(
+                "mismatched_delta",
+                format!(
+                    "{what}: the done text extends the streamed deltas ({} of {} characters); \
+                     the rest was added",
+                    streamed.chars().count(),
+                    text.chars().count()
+                ),
+            ));
+            return rest.to_owned();
+        }
+        anomalies.push(anomaly(
+            "mismatched_delta",
+            format!(
+                "{what}: the done text differs from the streamed deltas; the streamed text is kept"
+            ),
+        ));
+        String::new()
+    }
+
+    // -- response events
+
+    fn response(&mut self, event: &Value, kind: &str, leaves: &mut Leaves) -> Res {
+        let response = match get(event, "response") {
+            Some(response @ Value::Dict(_)) => response,
+            other => {
+                return Err(format!(
+                    "{kind}: 'response' must be a dict, not {}",
+                    type_name(other)
+                ))
+            }
+        };
+        let Value::Dict(fields) = response else {
+            return Ok(());
+        };
+        let terminal = matches!(
+            kind,
+            "response.completed" | "response.incomplete" | "response.failed"
+        );
+        if terminal {
+            let output: &[Value] = match fields.get("output") {
+                None | Some(Value::Null) => &[],
+                Some(Value::List(items)) => items,
+                other => {
+                    return Err(format!(
+                        "{kind}: 'response.output' must be a list, not {}",
+                        type_name(other)
+                    ))
+                }
+            };
+            for (index, item) in output.iter().enumerate() {
+                if !matches!(item, Value::Dict(_)) {
+                    return Err(format!(
+                        "{kind}: 'response.output[{index}]' must be a dict, not {}",
+                        type_name(Some(item))
+                    ));
+                }
+                self.item_done(index as i64, item, kind, leaves)?;
+            }
+            self.terminal = true;
+        }
+        let mut leaf = Obj::new();
+        if let Some(Value::Dict(usage)) = fields.get("usage") {
+            leaf.put("usage", usage_of(usage));
+        }
+        if kind == "response.incomplete" {
+            if let Some(details @ Value::Dict(_)) = fields.get("incomplete_details") {
+                if let Some(reason) = get_str(details, "reason") {
+                    leaf.put("finish_reason", s(reason));
+                }
+            }
+        }
+        if let Some(Value::Str(rid)) = fields.get("id") {
+            leaf.put("response_id", s(rid));
+        }
+        if let Some(Value::Str(model)) = fields.get("model") {
+            leaf.put("response_model", s(model));
+        }
+        let mut meta = Obj::new();
+        for (key, value) in fields.iter() {
+            let value = match key.as_str() {
+                "output" => list(Vec::new()),
+                "usage" => Value::Null,
+                _ => value.clone(),
+            };
+            meta.put(key, value);
+        }
+        let mut metadata = Obj::new();
+        metadata.put("response", meta.build());
+        if kind == "response.failed" {
+            if let Some(error) = fields.get("error").filter(|e| !matches!(e, Value::Null)) {
+                metadata.put("error", error.clone());
+            }
+        }
+        leaf.put("provider_metadata", metadata.build());
+        if kind == "response.completed" {
+            leaf.put("status", s("complete"));
+        } else if kind == "response.failed" {
+            leaf.put("status", s("failed"));
+        }
+        leaves.push((0, leaf.build()));
+        Ok(())
+    }
+
+    fn error(&mut self, event: &Value, leaves: &mut Leaves) -> Res {
+        let error = match get(event, "error") {
+            Some(error @ Value::Dict(_)) => error.clone(),
+            _ => {
+                let mut out = Obj::new();
+                if let Value::Dict(map) = event {
+                    for (key, value) in map.iter() {
+                        if key != "type" && key != "sequence_number" {
+                            out.put(key, value.clone());
+                        }
+                    }
+                }
+                out.build()
+            }
+        };
+        self.terminal = true;
+        let mut errors = Obj::new();
+        errors.put("error", error);
+        let mut leaf = Obj::new();
+        leaf.put("provider_metadata", errors.build())
+            .put("status", s("failed"));
+        leaves.push((0, leaf.build()));
+        Ok(())
+    }
+
+    // -- items
+
+    fn added(&mut self, event: &Value, kind: &str, leaves: &mut Leaves) -> Res {
+        let index = self.index(event, kind)?;
+        let item = match get(event, "item") {
+            Some(item @ Value::Dict(_)) => item,
+            other => {
+                return Err(format!(
+                    "{kind}: 'item' must be a dict, not {}",
+                    type_name(other)
+                ))
+            }
+        };
+        let item_kind = match get(item, "type") {
+            Some(Value::Str(k)) => k.as_str(),
+            other => {
+                return Err(format!(
+                    "{kind}: 'item.type' must be a str, not {}",
+                    type_name(other)
+                ))
+            }
+        };
+        let item_id = get(item, "id");
+        let item_id_str = match item_id {
+            Some(Value::Str(id)) => Some(id.clone()),
+            _ => None,
+        };
+        let mut anomalies = Vec::new();
+        let state = self
+            .items
+            .entry(index)
+            .or_insert_with(|| Item::new(item_kind));
+        let same_id = match (&state.item_id, item_id) {
+            (None, None | Some(Value::Null)) => true,
+            (Some(known), Some(Value::Str(id))) => known == id,
+            _ => false,
+        };
+        if state.added && (state.kind != item_kind || !same_id) {
+            anomalies.push(anomaly(
+                "index_collision",
+                format!(
+                    "output_index {index}: {item_kind} {} added over {} {}",
+                    py_repr(item_id.unwrap_or(&Value::Null)),
+                    state.kind,
+                    repr_opt(&state.item_id)
+                ),
+            ));
+        } else if state.kind != item_kind {
+            anomalies.push(anomaly(
+                "kind_change",
+                format!(
+                    "output_index {index}: {item_kind} item after {} deltas",
+                    state.kind
+                ),
+            ));
+        }
+        state.kind = item_kind.to_owned();
+        state.added = true;
+        if let Some(id) = &item_id_str {
+            state.item_id = Some(id.clone());
+            self.ids.insert(id.clone(), index);
+        }
+        let mut leaf = Obj::new();
+        if call_key(item_kind).is_some() {
+            let part = self.call_part(index, item, item_kind, kind, &mut anomalies, false)?;
+            leaf.put("parts", list(vec![part]));
+        } else if !is_modeled(item_kind) {
+            if let Some(state) = self.items.get_mut(&index) {
+                state.raw = Some(item.clone());
+            }
+        }
+        if let Value::Dict(fields) = item {
+            if let Some(env) = envelope(fields) {
+                leaf.put("provider_metadata", envelope_at(index, env));
+            }
+        }
+        with_anomalies(&mut leaf, anomalies);
+        push_leaf(leaves, leaf);
+        Ok(())
+    }
+
+    /// A call item's tool-call part: identity once, arguments (settled when `done`).
+    fn call_part(
+        &mut self,
+        index: i64,
+        item: &Value,
+        item_kind: &str,
+        kind: &str,
+        anomalies: &mut Vec<Value>,
+        done: bool,
+    ) -> Result<Value, String> {
+        let mut part = Obj::new();
+        part.put("part", s("tool_call"));
+        let call_id = {
+            let Some(state) = self.items.get_mut(&index) else {
+                return Err(format!("{kind}: no item at output_index {index}"));
+            };
+            if state.call_id.is_none() {
+                if let Some(call_id) = get_str(item, "call_id") {
+                    state.call_id = Some(call_id.to_owned());
+                    part.put("id", s(call_id));
+                    if let Some(name) = get(item, "name").filter(|n| !matches!(n, Value::Null)) {
+                        part.put("name", name.clone());
+                    }
+                    if item_kind == "custom_tool_call" {
+                        part.put("type", s("custom"));
+                    }
+                }
+            }
+            state.call_id.clone()
+        };
+        let key = call_key(item_kind).unwrap_or("arguments");
+        let arguments = match get(item, key) {
+            None | Some(Value::Null) => "",
+            Some(Value::Str(text)) => text.as_str(),
+            other => {
+                return Err(format!(
+                    "{kind}: 'item.{key}' must be a str, not {}",
+                    type_name(other)
+                ))
+            }
+        };
+        if !arguments.is_empty() {
+            let rest = if done {
+                let what = format!("{item_kind} {} {key}", repr_opt(&call_id));
+                self.settle(index.to_string(), arguments, &what, anomalies)
+            } else {
+                self.track(index.to_string(), arguments);
+                arguments.to_owned()
+            };
+            if !rest.is_empty() {
+                part.put("arguments", Value::Str(rest));
+            }
+        }
+        part.put("provider_index", Value::Int(index));
+        if let Some(item_id) = get_str(item, "id") {
+            part.put("response_item_id", s(item_id));
+        }
+        Ok(part.build())
+    }
+
+    fn item_done_event(&mut self, event: &Value, kind: &str, leaves: &mut Leaves) -> Res {
+        let index = self.index(event, kind)?;
+        match get(event, "item") {
+            Some(item @ Value::Dict(_)) => self.item_done(index, item, kind, leaves),
+            other => Err(format!(
+                "{kind}: 'item' must be a dict, not {}",
+                type_name(other)
+            )),
+        }
+    }
+
+    /// An item as finally reported (`output_item.done` or the terminal response).
+    fn item_done(&mut self, index: i64, item: &Value, kind: &str, leaves: &mut Leaves) -> Res {
+        let item_kind = match get(item, "type") {
+            Some(Value::Str(k)) => k.as_str(),
+            other => {
+                return Err(format!(
+                    "{kind}: 'item.type' must be a str, not {}",
+                    type_name(other)
+                ))
+            }
+        };
+        let mut anomalies = Vec::new();
+        let state = self
+            .items
+            .entry(index)
+            .or_insert_with(|| Item::new(item_kind));
+        if state.kind != item_kind {
+            anomalies.push(anomaly(
+                "kind_change",
+                format!(
+                    "output_index {index}: {item_kind} item done after {}",
+                    state.kind
+                ),
+            ));
+            state.kind = item_kind.to_owned();
+        }
+        state.done = true;
+        if let Some(item_id) = get_str(item, "id") {
+            if state.item_id.is_none() {
+                state.item_id = Some(item_id.to_owned());
+            }
+            self.ids.insert(item_id.to_owned(), index);
+        }
+        let mut parts = Vec::new();
+        let mut refusal = String::new();
+        match item_kind {
+            "message" => {
+                self.message_done(index, item, kind, &mut parts, &mut refusal, &mut anomalies)?
+            }
+            "reasoning" => self.reasoning_done(index, item, kind, &mut parts, &mut anomalies)?,
+            _ if call_key(item_kind).is_some() => {
+                parts.push(self.call_part(index, item, item_kind, kind, &mut anomalies, true)?)
+            }
+            _ => parts.push(unknown(item, s(item_kind), &index.to_string())),
+        }
+        let mut leaf = Obj::new();
+        if !parts.is_empty() {
+            leaf.put("parts", list(parts));
+        }
+        if !refusal.is_empty() {
+            leaf.put("refusal", Value::Str(refusal));
+        }
+        if let Value::Dict(fields) = item {
+            if let Some(env) = envelope(fields) {
+                leaf.put("provider_metadata", envelope_at(index, env));
+            }
+        }
+        with_anomalies(&mut leaf, anomalies);
+        push_leaf(leaves, leaf);
+        Ok(())
+    }
+
+    fn message_done(
+        &mut self,
+        index: i64,
+        item: &Value,
+        kind: &str,
+        parts: &mut Vec<Value>,
+        refusal: &mut String,
+        anomalies: &mut Vec<Value>,
+    ) -> Res {
+        for (ci, entry) in list_of(item, "content", kind)?.iter().enumerate() {
+            let key = format!("{index}:{ci}");
+            let entry_kind = match entry {
+                Value::Dict(_) => get(entry, "type"),
+                _ => None,
+            };
+            match (entry, entry_kind) {
+                (Value::Dict(fields), Some(Value::Str(k))) if k == "output_text" => {
+                    let text = match fields.get("text") {
+                        Some(Value::Str(text)) => text.as_str(),
+                        other => {
+                            return Err(format!(
+                                "{kind}: 'item.content[{ci}].text' must be a str, not {}",
+                                type_name(other)
+                            ))
+                        }
+                    };
+                    let rest =
+                        self.settle(key.clone(), text, &format!("output_text {key}"), anomalies);
+                    let mut part = Obj::new();
+                    part.put("part", s("text")).put("text", Value::Str(rest));
+                    let annotations = fields.get("annotations");
+                    if truthy_list(annotations) && !self.cited.contains(&key) {
+                        if let Some(annotations) = annotations {
+                            part.put("citations", annotations.clone());
+                        }
+                    }
+                    let mut attributes = Obj::new();
+                    for (k, v) in fields.iter() {
+                        if k != "text" {
+                            attributes.put(k, v.clone());
+                        }
+                    }
+                    part.put("attributes", attributes.build())
+                        .put("index", Value::Str(key));
+                    parts.push(part.build());
+                }
+                (Value::Dict(fields), Some(Value::Str(k))) if k == "refusal" => {
+                    let text = match fields.get("refusal") {
+                        Some(Value::Str(text)) => text.as_str(),
+                        other => {
+                            return Err(format!(
+                                "{kind}: 'item.content[{ci}].refusal' must be a str, not {}",
+                                type_name(other)
+                            ))
+                        }
+                    };
+                    let rest = self.settle(key.clone(), text, &format!("refusal {key}"), anomalies);
+                    refusal.push_str(&rest);
+                }
+                (Value::Dict(_), _) => {
+                    parts.push(unknown(
+                        entry,
+                        entry_kind.cloned().unwrap_or(Value::Null),
+                        &key,
+                    ));
+                }
+                _ => {
+                    return Err(format!(
+                        "{kind}: 'item.content[{ci}]' must be a dict, not {}",
+                        type_name(Some(entry))
+                    ))
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn set_first_part(&mut self, index: i64, key: &str) {
+        if let Some(state) = self.items.get_mut(&index) {
+            if state.first_part.is_none() {
+                state.first_part = Some(key.to_owned());
+            }
+        }
+    }
+
+    fn reasoning_done(
+        &mut self,
+        index: i64,
+        item: &Value,
+        kind: &str,
+        parts: &mut Vec<Value>,
+        anomalies: &mut Vec<Value>,
+    ) -> Res {
+        for (si, entry) in list_of(item, "summary", kind)?.iter().enumerate() {
+            if !matches!(entry, Value::Dict(_)) {
+                return Err(format!(
+                    "{kind}: 'item.summary[{si}]' must be a dict, not {}",
+                    type_name(Some(entry))
+                ));
+            }
+            let text = match get(entry, "text") {
+                Some(Value::Str(text)) => text.as_str(),
+                other => {
+                    return Err(format!(
+                        "{kind}: 'item.summary[{si}].text' must be a str, not {}",
+                        type_name(other)
+                    ))
+                }
+            };
+            let key = format!("{index}:summary:{si}");
+            let rest = self.settle(
+                key.clone(),
+                text,
+                &format!("reasoning summary {key}"),
+                anomalies,
+            );
+            if !rest.is_empty() {
+                self.set_first_part(index, &key);
+                parts.push(summary_part(rest, &key));
+            }
+        }
+        for (ci, entry) in list_of(item, "content", kind)?.iter().enumerate() {
+            if !matches!(entry, Value::Dict(_)) {
+                return Err(format!(
+                    "{kind}: 'item.content[{ci}]' must be a dict, not {}",
+                    type_name(Some(entry))
+                ));
+            }
+            let key = format!("{index}:{ci}");
+            let entry_kind = get(entry, "type");
+            if !matches!(entry_kind, Some(Value::Str(k)) if k == "reasoning_text") {
+                parts.push(unknown(
+                    entry,
+                    entry_kind.cloned().unwrap_or(Value::Null),
+                    &key,
+                ));
+                continue;
+            }
+            let text = match get(entry, "text") {
+                Some(Value::Str(text)) => text.as_str(),
+                other => {
+                    return Err(format!(
+                        "{kind}: 'item.content[{ci}].text' must be a str, not {}",
+                        type_name(other)
+                    ))
+                }
+            };
+            let rest = self.settle(
+                key.clone(),
+                text,
+                &format!("reasoning_text {key}"),
+                anomalies,
+            );
+            if !rest.is_empty() {
+                self.set_first_part(index, &key);
+                parts.push(text_part("reasoning", rest, &key));
+            }
+        }
+        let encrypted = match get(item, "encrypted_content") {
+            None | Some(Value::Null) => None,
+            Some(Value::Str(text)) => Some(text),
+            other => {
+                return Err(format!(
+                    "{kind}: 'item.encrypted_content' must be a str, not {}",
+                    type_name(other)
+                ))
+            }
+        };
+        if let Some(encrypted) = encrypted.filter(|e| !e.is_empty()) {
+            self.set_first_part(index, &index.to_string());
+            let first = self
+                .items
+                .get(&index)
+                .and_then(|state| state.first_part.clone())
+                .unwrap_or_else(|| index.to_string());
+            let mut payload = Obj::new();
+            payload
+                .put("provider", s(NAME))
+                .put("kind", s("encrypted_content"))
+                .put("data", s(encrypted));
+            let mut part = Obj::new();
+            part.put("part", s("reasoning"))
+                .put("text", s(""))
+                .put("payload", payload.build())
+                .put("index", Value::Str(first));
+            parts.push(part.build());
+        }
+        Ok(())
+    }
+
+    // -- deltas
+
+    fn text_delta(&mut self, event: &Value, kind: &str, leaves: &mut Leaves) -> Res {
+        let index = self.index(event, kind)?;
+        let ci = Self::sub(event, "content_index", kind)?;
+        let delta = Self::string(event, "delta", kind)?;
+        let logprobs = get(event, "logprobs");
+        if !matches!(logprobs, None | Some(Value::Null) | Some(Value::List(_))) {
+            return Err(format!(
+                "{kind}: 'logprobs' must be a list, not {}",
+                type_name(logprobs)
+            ));
+        }
+        let mut anomalies = Vec::new();
+        let item_kind = self
+            .item_at(index, kind, "message", &mut anomalies)
+            .kind
+            .clone();
+        let mut leaf = Obj::new();
+        if item_kind == "message" {
+            let key = format!("{index}:{ci}");
+            self.track(key.clone(), delta);
+            if !delta.is_empty() {
+                leaf.put(
+                    "parts",
+                    list(vec![text_part("text", delta.to_owned(), &key)]),
+                );
+            }
+            if let Some(lp) = logprobs.filter(|lp| truthy_list(Some(lp))) {
+                let mut content = Obj::new();
+                content.put("content", lp.clone());
+                leaf.put("logprobs", content.build());
+            }
+        } else {
+            anomalies.push(mismatched(kind, index, &item_kind));
+        }
+        with_anomalies(&mut leaf, anomalies);
+        push_leaf(leaves, leaf);
+        Ok(())
+    }
+
+    /// `output_text.done`, `content_part.done` (of output_text, reasoning_text or refusal),
+    /// `refusal.done`, `reasoning_text.done`.
+    fn text_done(&mut self, event: &Value, kind: &str, leaves: &mut Leaves) -> Res {
+        let index = self.index(event, kind)?;
+        let ci = Self::sub(event, "content_index", kind)?;
+        let (part_kind, text): (&str, &str) = if kind == "response.content_part.done" {
+            let part = match get(event, "part") {
+                Some(part @ Value::Dict(_)) => part,
+                other => {
+                    return Err(format!(
+                        "{kind}: 'part' must be a dict, not {}",
+                        type_name(other)
+                    ))
+                }
+            };
+            let part_kind = match get_str(part, "type") {
+                Some(k @ ("output_text" | "reasoning_text" | "refusal")) => k,
+                _ => return Ok(()),
+            };
+            let field = if part_kind == "refusal" {
+                "refusal"
+            } else {
+                "text"
+            };
+            match get(part, field) {
+                Some(Value::Str(text)) => (part_kind, text.as_str()),
+                other => {
+                    return Err(format!(
+                        "{kind}: 'part.{field}' must be a str, not {}",
+                        type_name(other)
+                    ))
+                }
+            }
+        } else {
+            let part_kind = match kind {
+                "response.output_text.done" => "output_text",
+                "response.refusal.done" => "refusal",
+                _ => "reasoning_text",
+            };
+            let field = if part_kind == "refusal" {
+                "refusal"
+            } else {
+                "text"
+            };
+            (part_kind, Self::string(event, field, kind)?)
+        };
+        let wanted = if part_kind == "reasoning_text" {
+            "reasoning"
+        } else {
+            "message"
+        };
+        match self.items.get(&index) {
+            Some(item) if !item.done && item.kind == wanted => {}
+            _ => return Ok(()),
+        }
+        let key = format!("{index}:{ci}");
+        let mut anomalies = Vec::new();
+        let rest = self.settle(
+            key.clone(),
+            text,
+            &format!("{part_kind} {key}"),
+            &mut anomalies,
+        );
+        let mut leaf = Obj::new();
+        if !rest.is_empty() {
+            if part_kind == "refusal" {
+                leaf.put("refusal", Value::Str(rest));
+            } else {
+                if wanted == "reasoning" {
+                    self.set_first_part(index, &key);
+                }
+                let part_name = if wanted == "message" {
+                    "text"
+                } else {
+                    "reasoning"
+                };
+                leaf.put("parts", list(vec![text_part(part_name, rest, &key)]));
+            }
+        }
+        with_anomalies(&mut leaf, anomalies);
+        push_leaf(leaves, leaf);
+        Ok(())
+    }
+
+    fn refusal_delta(&mut self, event: &Value, kind: &str, leaves: &mut Leaves) -> Res {
+        let index = self.index(event, kind)?;
+        let ci = Self::sub(event, "content_index", kind)?;
+        let delta = Self::string(event, "delta", kind)?;
+        let mut anomalies = Vec::new();
+        let item_kind = self
+            .item_at(index, kind, "message", &mut anomalies)
+            .kind
+            .clone();
+        let mut leaf = Obj::new();
+        if item_kind == "message" {
+            self.track(format!("{index}:{ci}"), delta);
+            if !delta.is_empty() {
+                leaf.put("refusal", s(delta));
+            }
+        } else {
+            anomalies.push(mismatched(kind, index, &item_kind));
+        }
+        with_anomalies(&mut leaf, anomalies);
+        push_leaf(leaves, leaf);
+        Ok(())
+    }
+
+    /// `reasoning_text.delta` (content) and `reasoning_summary_text.delta`.
+    fn reasoning_delta(&mut self, event: &Value, kind: &str, leaves: &mut Leaves) -> Res {
+        let index = self.index(event, kind)?;
+        let summary = kind == "response.reasoning_summary_text.delta";
+        let sub = Self::sub(
+            event,
+            if summary {
+                "summary_index"
+            } else {
+                "content_index"
+            },
+            kind,
+        )?;
+        let delta = Self::string(event, "delta", kind)?;
+        let mut anomalies = Vec::new();
+        let item_kind = self
+            .item_at(index, kind, "reasoning", &mut anomalies)
+            .kind
+            .clone();
+        let mut leaf = Obj::new();
+        if item_kind == "reasoning" {
+            let key = if summary {
+                format!("{index}:summary:{sub}")
+            } else {
+                format!("{index}:{sub}")
+            };
+            self.track(key.clone(), delta);
+            if !delta.is_empty() {
+                self.set_first_part(index, &key);
+                let part = if summary {
+                    summary_part(delta.to_owned(), &key)
+                } else {
+                    text_part("reasoning", delta.to_owned(), &key)
+                };
+                leaf.put("parts", list(vec![part]));
+            }
+        } else {
+            anomalies.push(mismatched(kind, index, &item_kind));
+        }
+        with_anomalies(&mut leaf, anomalies);
+        push_leaf(leaves, leaf);
+        Ok(())
+    }
+
+    /// `reasoning_summary_text.done` and `reasoning_summary_part.done`.
+    fn summary_done(&mut self, event: &Value, kind: &str, leaves: &mut Leaves) -> Res {
+        let index = self.index(event, kind)?;
+        let si = Self::sub(event, "summary_index", kind)?;
+        let text = if kind == "response.reasoning_summary_part.done" {
+            let part = match get(event, "part") {
+                Some(part @ Value::Dict(_)) => part,
+                other => {
+                    return Err(format!(
+                        "{kind}: 'part' must be a dict, not {}",
+                        type_name(other)
+                    ))
+                }
+            };
+            match get(part, "text") {
+                Some(Value::Str(text)) => text.as_str(),
+                other => {
+                    return Err(format!(
+                        "{kind}: 'part.text' must be a str, not {}",
+                        type_name(other)
+                    ))
+                }
+            }
+        } else {
+            Self::string(event, "text", kind)?
+        };
+        match self.items.get(&index) {
+            Some(item) if !item.done && item.kind == "reasoning" => {}
+            _ => return Ok(()),
+        }
+        let key = format!("{index}:summary:{si}");
+        let mut anomalies = Vec::new();
+        let rest = self.settle(
+            key.clone(),
+            text,
+            &format!("reasoning summary {key}"),
+            &mut anomalies,
+        );
+        let mut leaf = Obj::new();
+        if !rest.is_empty() {
+            self.set_first_part(index, &key);
+            leaf.put("parts", list(vec![summary_part(rest, &key)]));
+        }
+        with_anomalies(&mut leaf, anomalies);
+        push_leaf(leaves, leaf);
+        Ok(())
+    }
+
+    /// `function_call_arguments.delta` and `custom_tool_call_input.delta`.
+    fn args_delta(&mut self, event: &Value, kind: &str, leaves: &mut Leaves) -> Res {
+        let index = self.index(event, kind)?;
+        let delta = Self::string(event, "delta", kind)?;
+        let wanted = if kind == "response.custom_tool_call_input.delta" {
+            "custom_tool_call"
+        } else {
+            "function_call"
+        };
+        let mut anomalies = Vec::new();
+        let item_kind = self
+            .item_at(index, kind, wanted, &mut anomalies)
+            .kind
+            .clone();
+        let mut leaf = Obj::new();
+        if item_kind == wanted {
+            self.track(index.to_string(), delta);
+            if !delta.is_empty() {
+                leaf.put("parts", list(vec![args_part(index, delta.to_owned())]));
+            }
+        } else {
+            anomalies.push(mismatched(kind, index, &item_kind));
+        }
+        with_anomalies(&mut leaf, anomalies);
+        push_leaf(leaves, leaf);
+        Ok(())
+    }
+
+    /// `function_call_arguments.done` and `custom_tool_call_input.done`.
+    fn args_done(&mut self, event: &Value, kind: &str, leaves: &mut Leaves) -> Res {
+        let index = self.index(event, kind)?;
+        let custom = kind == "response.custom_tool_call_input.done";
+        let key = if custom { "input" } else { "arguments" };
+        let arguments = Self::string(event, key, kind)?;
+        let wanted = if custom {
+            "custom_tool_call"
+        } else {
+            "function_call"
+        };
+        let call_id = match self.items.get(&index) {
+            Some(item) if !item.done && item.kind == wanted => item.call_id.clone(),
+            _ => return Ok(()),
+        };
+        let mut anomalies = Vec::new();
+        let what = format!("{wanted} {} {key}", repr_opt(&call_id));
+        let rest = self.settle(index.to_string(), arguments, &what, &mut anomalies);
+        let mut leaf = Obj::new();
+        if !rest.is_empty() {
+            leaf.put("parts", list(vec![args_part(index, rest)]));
+        }
+        with_anomalies(&mut leaf, anomalies);
+        push_leaf(leaves, leaf);
+        Ok(())
+    }
+
+    fn annotation(&mut self, event: &Value, kind: &str, leaves: &mut Leaves) -> Res {
+        let index = self.index(event, kind)?;
+        let ci = Self::sub(event, "content_index", kind)?;
+        let annotation = match get(event, "annotation") {
+            None | Some(Value::Null) => return Ok(()),
+            Some(annotation) => annotation.clone(),
+        };
+        let mut anomalies = Vec::new();
+        let item_kind = self
+            .item_at(index, kind, "message", &mut anomalies)
+            .kind
+            .clone();
+        let mut leaf = Obj::new();
+        if item_kind == "message" {
+            let key = format!("{index}:{ci}");
+            self.cited.insert(key.clone());
+            let mut part = Obj::new();
+            part.put("part", s("text"))
+                .put("text", s(""))
+                .put("citations", list(vec![annotation]))
+                .put("index", Value::Str(key));
+            leaf.put("parts", list(vec![part.build()]));
+        } else {
+            anomalies.push(mismatched(kind, index, &item_kind));
+        }
+        with_anomalies(&mut leaf, anomalies);
+        leaves.push((0, leaf.build()));
+        Ok(())
+    }
 }
 
 impl common::Adapter for Adapter {
-    fn event(&mut self, _event: &Value) -> Result<Leaves, String> {
-        Err("the openai-responses adapter is not written yet".to_owned())
+    fn event(&mut self, event: &Value) -> Result<Leaves, String> {
+        let kind = match get(event, "type") {
+            Some(Value::Str(kind)) => kind.as_str(),
+            other => {
+                return Err(format!(
+                    "an event's 'type' must be a str, not {}",
+                    type_name(other)
+                ))
+            }
+        };
+        let mut leaves: Leaves = Vec::new();
+        if let Some(name) = kind.strip_prefix("response.") {
+            match name {
+                "created" | "in_progress" | "queued" | "completed" | "incomplete" | "failed" => {
+                    self.response(event, kind, &mut leaves)?
+                }
+                "output_item.added" => self.added(event, kind, &mut leaves)?,
+                "output_item.done" => self.item_done_event(event, kind, &mut leaves)?,
+                "output_text.delta" => self.text_delta(event, kind, &mut leaves)?,
+                "output_text.done"
+                | "content_part.done"
+                | "refusal.done"
+                | "reasoning_text.done" => self.text_done(event, kind, &mut leaves)?,
+                "refusal.delta" => self.refusal_delta(event, kind, &mut leaves)?,
+                "reasoning_text.delta" | "reasoning_summary_text.delta" => {
+                    self.reasoning_delta(event, kind, &mut leaves)?
+                }
+                "reasoning_summary_text.done" | "reasoning_summary_part.done" => {
+                    self.summary_done(event, kind, &mut leaves)?
+                }
+                "function_call_arguments.delta" | "custom_tool_call_input.delta" => {
+                    self.args_delta(event, kind, &mut leaves)?
+                }
+                "function_call_arguments.done" | "custom_tool_call_input.done" => {
+                    self.args_done(event, kind, &mut leaves)?
+                }
+                "output_text.annotation.added" => self.annotation(event, kind, &mut leaves)?,
+                _ => {}
+            }
+        } else if kind == "error" {
+            self.error(event, &mut leaves)?;
+        }
+        if !self.started && !leaves.is_empty() {
+            self.started = true;
+            if let Some((_, Value::Dict(first))) = leaves.first_mut() {
+                let mut with_role: IndexMap<String, Value> =
+                    IndexMap::with_capacity(first.len() + 1);
+                with_role.insert("role".to_owned(), s("assistant"));
+                for (key, value) in first.iter() {
+                    if key != "role" {
+                        with_role.insert(key.clone(), value.clone());
+                    }
+                }
+                *first = std::sync::Arc::new(with_role);
+            }
+        }
+        Ok(leaves)
+    }
+
+    fn end(&mut self) -> Leaves {
+        if self.terminal {
+            return Vec::new();
+        }
+        let mut parts = Vec::new();
+        let mut anomalies = Vec::new();
+        for (index, item) in &self.items {
+            if item.done {
+                continue;
+            }
+            if !is_modeled(&item.kind) {
+                if let Some(raw @ Value::Dict(_)) = &item.raw {
+                    parts.push(unknown(raw, s(&item.kind), &index.to_string()));
+                }
+            }
+            let ident = if call_key(&item.kind).is_some() {
+                &item.call_id
+            } else {
+                &item.item_id
+            };
+            anomalies.push(anomaly(
+                "truncated",
+                format!(
+                    "output_index {index}: {} {} ended before its output_item.done",
+                    item.kind,
+                    repr_opt(ident)
+                ),
+            ));
+        }
+        let mut leaf = Obj::new();
+        if !parts.is_empty() {
+            leaf.put("parts", list(parts));
+        }
+        with_anomalies(&mut leaf, anomalies);
+        if leaf.is_empty() {
+            Vec::new()
+        } else {
+            vec![(0, leaf.build())]
+        }
     }
 }
