@@ -1,20 +1,979 @@
-//! The `"gemini"` adapter (the twin's `_pure/providers/gemini.py`).
+//! The `"gemini"` adapter (the twin's `_pure/providers/gemini.py`, whose module docstring
+//! states the mapping): Gemini `streamGenerateContent` chunks to delta leaves. Function for
+//! function the twin's, producing the same leaves (same keys in the same order, same anomaly
+//! and error text).
 
-use crate::engine::providers::common::{self, Leaves};
-use crate::engine::value::Value;
+use std::collections::BTreeMap;
+use std::sync::Arc;
 
-/// Not written yet.
+use indexmap::IndexMap;
+
+use crate::engine::providers::common::{self, anomaly, get, list, s, Leaves, Obj};
+use crate::engine::text::is_absent_text;
+use crate::engine::value::{py_repr, Value};
+
+const NAME: &str = "gemini";
+const CANDIDATE_FIELDS: &[&str] = &["content", "index", "finishReason", "logprobsResult"];
+const RESPONSE_FIELDS: &[&str] = &["candidates", "usageMetadata", "modelVersion", "responseId"];
+const CALL_FIELDS: &[&str] = &["name", "id", "args", "partialArgs", "willContinue"];
+const VALUE_KEYS: &[&str] = &["stringValue", "numberValue", "boolValue", "nullValue"];
+
+type R<T> = Result<T, String>;
+
+/// `value.get(key)` that is neither missing nor null (the twin's `x.get(k) is not None`).
+fn field<'a>(value: &'a Value, key: &str) -> Option<&'a Value> {
+    match get(value, key) {
+        None | Some(Value::Null) => None,
+        some => some,
+    }
+}
+
+/// The JSON kind of a value, for error details (the twin's `_kind`).
+fn kind(value: Option<&Value>) -> &'static str {
+    match value {
+        None | Some(Value::Null) => "null",
+        Some(Value::Bool(_)) => "boolean",
+        Some(Value::Int(_)) | Some(Value::Float(_)) => "number",
+        Some(Value::Str(_)) => "string",
+        Some(Value::List(_)) => "array",
+        Some(Value::Dict(_)) => "object",
+    }
+}
+
+fn expect(value: Option<&Value>, want: &str, path: &str) -> R<()> {
+    let got = kind(value);
+    if got != want {
+        let article = if want == "array" || want == "object" {
+            "an"
+        } else {
+            "a"
+        };
+        return Err(format!("{path} must be {article} {want}, got {got}"));
+    }
+    Ok(())
+}
+
+fn absent(value: Option<&Value>) -> bool {
+    match value {
+        None | Some(Value::Null) => true,
+        Some(Value::Str(text)) => is_absent_text(text),
+        _ => false,
+    }
+}
+
+fn is_true(value: Option<&Value>) -> bool {
+    matches!(value, Some(Value::Bool(true)))
+}
+
+fn payload(data: &Value) -> Value {
+    let mut p = Obj::new();
+    p.put("provider", s(NAME))
+        .put("kind", s("thought_signature"))
+        .put("data", data.clone());
+    p.build()
+}
+
+fn dict(map: IndexMap<String, Value>) -> Value {
+    Value::Dict(Arc::new(map))
+}
+
+fn opt_repr(value: Option<&str>) -> String {
+    match value {
+        Some(text) => py_repr(&Value::Str(text.to_owned())),
+        None => "None".to_owned(),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Streamed arguments (Vertex partialArgs) as JSON text
+
+/// The inside of a JSON string literal (`json.dumps(text, ensure_ascii=False)[1:-1]`).
+fn json_string(out: &mut String, text: &str) {
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+}
+
+/// Python's `repr(float)` (shortest round-trip digits; exponent form below 1e-4 and from
+/// 1e16 on).
+fn py_float(f: f64) -> String {
+    if f.is_nan() {
+        return "nan".to_owned();
+    }
+    if f.is_infinite() {
+        return (if f > 0.0 { "inf" } else { "-inf" }).to_owned();
+    }
+    if f == 0.0 {
+        return (if f.is_sign_negative() { "-0.0" } else { "0.0" }).to_owned();
+    }
+    let sci = format!("{f:e}");
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
+    let exp: i64 = exp.parse().unwrap_or(0);
+    let (negative, mantissa) = match mantissa.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, mantissa),
+    };
+    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    let mut out = String::new();
+    if negative {
+        out.push('-');
+    }
+    if !(-4..16).contains(&exp) {
+        out.push_str(digits.get(..1).unwrap_or("0"));
+        if digits.len() > 1 {
+            out.push('.');
+            out.push_str(digits.get(1..).unwrap_or(""));
+        }
+        out.push('e');
+        out.push(if exp < 0 { '-' } else { '+' });
+        out.push_str(&format!("{:02}", exp.abs()));
+    } else if exp >= 0 {
+        let int_len = (exp + 1) as usize;
+        if digits.len() <= int_len {
+            out.push_str(&digits);
+            out.push_str(&"0".repeat(int_len - digits.len()));
+            out.push_str(".0");
+        } else {
+            out.push_str(digits.get(..int_len).unwrap_or(""));
+            out.push('.');
+            out.push_str(digits.get(int_len..).unwrap_or(""));
+        }
+    } else {
+        out.push_str("0.");
+        out.push_str(&"0".repeat((-exp - 1) as usize));
+        out.push_str(&digits);
+    }
+    out
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Seg {
+    Key(String),
+    Index(i64),
+}
+
+/// `$.a.b[0]['c d']` -> `[a, b, 0, "c d"]`; None if it is not such a path.
+fn parse_path(path: &str) -> Option<Vec<Seg>> {
+    let bytes = path.as_bytes();
+    if bytes.first() != Some(&b'$') {
+        return None;
+    }
+    let n = bytes.len();
+    let mut segments = Vec::new();
+    let mut i = 1;
+    while i < n {
+        match bytes[i] {
+            b'.' => {
+                let mut j = i + 1;
+                while j < n && bytes[j] != b'.' && bytes[j] != b'[' {
+                    j += 1;
+                }
+                if j == i + 1 {
+                    return None;
+                }
+                segments.push(Seg::Key(path.get(i + 1..j)?.to_owned()));
+                i = j;
+            }
+            b'[' => {
+                let end = i + path.get(i..)?.find(']')?;
+                let inner = path.get(i + 1..end)?;
+                let ib = inner.as_bytes();
+                if ib.len() >= 2 && ib[0] == ib[ib.len() - 1] && (ib[0] == b'\'' || ib[0] == b'"') {
+                    segments.push(Seg::Key(inner.get(1..inner.len() - 1)?.to_owned()));
+                } else if !ib.is_empty() && ib.len() <= 18 && ib.iter().all(u8::is_ascii_digit) {
+                    segments.push(Seg::Index(inner.parse().ok()?));
+                } else {
+                    return None;
+                }
+                i = end + 1;
+            }
+            _ => return None,
+        }
+    }
+    if segments.is_empty() {
+        None
+    } else {
+        Some(segments)
+    }
+}
+
+#[derive(Debug)]
+struct Container {
+    segment: Option<Seg>,
+    array: bool,
+    count: i64,
+}
+
+/// A call whose arguments arrive as `partialArgs` (the twin's `_Streamed`).
+#[derive(Debug)]
+struct Streamed {
+    number: i64,
+    name: Option<String>,
+    stack: Vec<Container>,
+    string_path: Option<Vec<Seg>>,
+}
+
+impl Streamed {
+    fn new(number: i64, name: Option<&str>) -> Self {
+        Streamed {
+            number,
+            name: name.map(str::to_owned),
+            stack: Vec::new(),
+            string_path: None,
+        }
+    }
+
+    /// The JSON text one `partialArgs` item adds.
+    fn write(&mut self, arg: &Value, at: &str, anomalies: &mut Vec<Value>) -> R<String> {
+        let raw = get(arg, "jsonPath");
+        expect(raw, "string", &format!("{at}.jsonPath"))?;
+        let raw_path = match raw {
+            Some(Value::Str(text)) => text.as_str(),
+            _ => "",
+        };
+        let Some(segments) = parse_path(raw_path) else {
+            return Err(format!(
+                "{at}.jsonPath {} is not a JSON path",
+                py_repr(&Value::Str(raw_path.to_owned()))
+            ));
+        };
+        let Some((key, value)) = VALUE_KEYS
+            .iter()
+            .find_map(|k| field(arg, k).map(|v| (*k, v)))
+        else {
+            return Ok(String::new());
+        };
+        match key {
+            "stringValue" => expect(Some(value), "string", &format!("{at}.stringValue"))?,
+            "numberValue" => expect(Some(value), "number", &format!("{at}.numberValue"))?,
+            "boolValue" => expect(Some(value), "boolean", &format!("{at}.boolValue"))?,
+            _ => {}
+        }
+        let more = is_true(get(arg, "willContinue"));
+        let mut out = String::new();
+        if let Some(open) = &self.string_path {
+            if key == "stringValue" && *open == segments {
+                if let Value::Str(text) = value {
+                    json_string(&mut out, text);
+                }
+                if !more {
+                    out.push('"');
+                    self.string_path = None;
+                }
+                return Ok(out);
+            }
+            out.push('"');
+            self.string_path = None;
+        }
+        if self.stack.is_empty() {
+            out.push('{');
+            self.stack.push(Container {
+                segment: None,
+                array: false,
+                count: 0,
+            });
+        }
+        let parent = &segments[..segments.len() - 1];
+        let mut shared = 0;
+        while shared < parent.len()
+            && shared + 1 < self.stack.len()
+            && self.stack[shared + 1].segment.as_ref() == Some(&parent[shared])
+        {
+            shared += 1;
+        }
+        while self.stack.len() > shared + 1 {
+            if let Some(top) = self.stack.pop() {
+                out.push(if top.array { ']' } else { '}' });
+            }
+        }
+        for (position, segment) in parent.iter().enumerate().skip(shared) {
+            self.member(segment, raw_path, &mut out, anomalies);
+            let array = matches!(segments.get(position + 1), Some(Seg::Index(_)));
+            out.push(if array { '[' } else { '{' });
+            self.stack.push(Container {
+                segment: Some(segment.clone()),
+                array,
+                count: 0,
+            });
+        }
+        if let Some(last) = segments.last() {
+            self.member(last, raw_path, &mut out, anomalies);
+        }
+        match (key, value) {
+            ("stringValue", Value::Str(text)) => {
+                out.push('"');
+                json_string(&mut out, text);
+                if more {
+                    self.string_path = Some(segments);
+                } else {
+                    out.push('"');
+                }
+            }
+            ("numberValue", Value::Int(i)) => out.push_str(&i.to_string()),
+            ("numberValue", Value::Float(f)) => out.push_str(&py_float(*f)),
+            ("boolValue", Value::Bool(b)) => out.push_str(if *b { "true" } else { "false" }),
+            _ => out.push_str("null"),
+        }
+        Ok(out)
+    }
+
+    /// The separator and key of a new member of the innermost open container.
+    fn member(&mut self, segment: &Seg, path: &str, out: &mut String, anomalies: &mut Vec<Value>) {
+        let name = opt_repr(self.name.as_deref());
+        let Some(top) = self.stack.last_mut() else {
+            return;
+        };
+        if top.count != 0 {
+            out.push(',');
+        }
+        let path_repr = py_repr(&Value::Str(path.to_owned()));
+        if top.array {
+            if *segment != Seg::Index(top.count) {
+                anomalies.push(anomaly(
+                    "mismatched_delta",
+                    format!(
+                        "call {name}: jsonPath {path_repr} is not the next item ({}) of its array",
+                        top.count
+                    ),
+                ));
+            }
+        } else {
+            match segment {
+                Seg::Index(i) => {
+                    anomalies.push(anomaly(
+                        "mismatched_delta",
+                        format!("call {name}: jsonPath {path_repr} indexes an object"),
+                    ));
+                    out.push_str(&format!("\"{i}\":"));
+                }
+                Seg::Key(k) => {
+                    out.push('"');
+                    json_string(out, k);
+                    out.push_str("\":");
+                }
+            }
+        }
+        top.count += 1;
+    }
+
+    /// The text that ends the arguments.
+    fn close(&mut self) -> String {
+        let mut out = String::new();
+        if self.string_path.is_some() {
+            out.push('"');
+            self.string_path = None;
+        }
+        while let Some(top) = self.stack.pop() {
+            out.push(if top.array { ']' } else { '}' });
+        }
+        out
+    }
+}
+
+fn cut(streamed: &Streamed) -> Value {
+    anomaly(
+        "truncated",
+        format!(
+            "call {}: the stream ended before its streamed arguments did",
+            opt_repr(streamed.name.as_deref())
+        ),
+    )
+}
+
+// ---------------------------------------------------------------------------------------------
+// Per-candidate state
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Last {
+    Text,
+    Reasoning,
+    Call,
+    Other,
+}
+
 #[derive(Debug, Default)]
-pub struct Adapter {}
+struct Candidate {
+    next_index: i64,
+    last_kind: Option<Last>,
+    last_index: i64,
+    last_signed: bool,
+    calls: i64,
+    streamed: Option<Streamed>,
+}
+
+impl Candidate {
+    fn new_index(&mut self, kind: Last, signed: bool) -> i64 {
+        let index = self.next_index;
+        self.next_index += 1;
+        self.last_kind = Some(kind);
+        self.last_index = index;
+        self.last_signed = signed;
+        index
+    }
+
+    /// Another part after a streamed call whose end never came: its arguments end here.
+    fn close_streamed(&mut self, out: &mut Vec<Value>) {
+        let Some(mut streamed) = self.streamed.take() else {
+            return;
+        };
+        let text = streamed.close();
+        if !text.is_empty() {
+            let mut f = Obj::new();
+            f.put("part", s("tool_call"))
+                .put("provider_index", Value::Int(streamed.number))
+                .put("arguments", Value::Str(text));
+            out.push(f.build());
+        }
+    }
+
+    /// A signature without content: on the part before it if that can hold it, else on an
+    /// empty text part of its own.
+    fn signature(&mut self, signature: &Value, out: &mut Vec<Value>) {
+        let p = payload(signature);
+        if let Some(kind) = self.last_kind {
+            if !self.last_signed {
+                let mut f = Obj::new();
+                match kind {
+                    Last::Text => {
+                        let mut attributes = Obj::new();
+                        attributes.put("payload", p);
+                        f.put("part", s("text"))
+                            .put("text", s(""))
+                            .put("index", Value::Int(self.last_index))
+                            .put("attributes", attributes.build());
+                    }
+                    Last::Reasoning => {
+                        f.put("part", s("reasoning"))
+                            .put("text", s(""))
+                            .put("index", Value::Int(self.last_index))
+                            .put("payload", p);
+                    }
+                    Last::Call => {
+                        f.put("part", s("tool_call"))
+                            .put("provider_index", Value::Int(self.last_index))
+                            .put("payload", p);
+                    }
+                    Last::Other => {
+                        self.own_signature(p, out);
+                        return;
+                    }
+                }
+                out.push(f.build());
+                self.last_signed = true;
+                return;
+            }
+        }
+        self.own_signature(p, out);
+    }
+
+    fn own_signature(&mut self, p: Value, out: &mut Vec<Value>) {
+        let index = self.new_index(Last::Text, true);
+        let mut attributes = Obj::new();
+        attributes.put("payload", p);
+        let mut f = Obj::new();
+        f.put("part", s("text"))
+            .put("text", s(""))
+            .put("index", Value::Int(index))
+            .put("attributes", attributes.build());
+        out.push(f.build());
+    }
+
+    fn part(
+        &mut self,
+        part: &Value,
+        path: &str,
+        out: &mut Vec<Value>,
+        anomalies: &mut Vec<Value>,
+    ) -> R<()> {
+        let signature = field(part, "thoughtSignature");
+        if let Some(call) = field(part, "functionCall") {
+            let at = format!("{path}.functionCall");
+            expect(Some(call), "object", &at)?;
+            return self.call(call, signature, &at, out, anomalies);
+        }
+        let Value::Dict(map) = part else {
+            return Ok(());
+        };
+        let Some(text) = field(part, "text") else {
+            let first = map.keys().find(|k| k.as_str() != "thoughtSignature");
+            self.close_streamed(out);
+            let Some(first) = first else {
+                if let Some(sig) = signature {
+                    self.signature(sig, out);
+                }
+                return Ok(());
+            };
+            let index = self.new_index(Last::Other, signature.is_some());
+            let mut f = Obj::new();
+            f.put("part", s("unknown"))
+                .put("provider", s(NAME))
+                .put("kind", s(first))
+                .put("raw", part.clone())
+                .put("index", Value::Int(index));
+            out.push(f.build());
+            return Ok(());
+        };
+        expect(Some(text), "string", &format!("{path}.text"))?;
+        let text_str = match text {
+            Value::Str(t) => t.as_str(),
+            _ => "",
+        };
+        let reasoning = is_true(get(part, "thought"));
+        let kind = if reasoning {
+            Last::Reasoning
+        } else {
+            Last::Text
+        };
+        let mut attributes: IndexMap<String, Value> = IndexMap::new();
+        for (k, v) in map.iter() {
+            if k != "text" && k != "thought" && k != "thoughtSignature" {
+                attributes.insert(k.clone(), v.clone());
+            }
+        }
+        if text_str.is_empty() && attributes.is_empty() {
+            if let Some(sig) = signature {
+                self.close_streamed(out);
+                self.signature(sig, out);
+            }
+            return Ok(());
+        }
+        self.close_streamed(out);
+        let index = if self.last_kind == Some(kind) && (signature.is_none() || !self.last_signed) {
+            if signature.is_some() {
+                self.last_signed = true;
+            }
+            self.last_index
+        } else {
+            self.new_index(kind, signature.is_some())
+        };
+        let mut piece = Obj::new();
+        piece
+            .put("part", s(if reasoning { "reasoning" } else { "text" }))
+            .put("text", text.clone())
+            .put("index", Value::Int(index));
+        if !reasoning {
+            if let Some(sig) = signature {
+                let mut with = IndexMap::with_capacity(attributes.len() + 1);
+                with.insert("payload".to_owned(), payload(sig));
+                for (k, v) in attributes {
+                    with.insert(k, v);
+                }
+                attributes = with;
+            }
+            if !attributes.is_empty() {
+                piece.put("attributes", dict(attributes));
+            }
+        } else if let Some(sig) = signature {
+            piece.put("payload", payload(sig));
+        }
+        out.push(piece.build());
+        Ok(())
+    }
+
+    fn call(
+        &mut self,
+        call: &Value,
+        signature: Option<&Value>,
+        path: &str,
+        out: &mut Vec<Value>,
+        anomalies: &mut Vec<Value>,
+    ) -> R<()> {
+        let name_value = field(call, "name");
+        if let Some(name) = name_value {
+            expect(Some(name), "string", &format!("{path}.name"))?;
+        }
+        let name: Option<&str> = match name_value {
+            Some(Value::Str(text)) => Some(text.as_str()),
+            _ => None,
+        };
+        let args = field(call, "args");
+        if let Some(a) = args {
+            expect(Some(a), "object", &format!("{path}.args"))?;
+        }
+        let partial = field(call, "partialArgs");
+        if let Some(p) = partial {
+            expect(Some(p), "array", &format!("{path}.partialArgs"))?;
+        }
+        let partial_items: &[Value] = match partial {
+            Some(Value::List(items)) => items,
+            _ => &[],
+        };
+        let more = is_true(get(call, "willContinue"));
+        let name_absent = absent(name_value);
+        let mut fragment = Obj::new();
+        let mut size = 0usize;
+        let mut stream_number: Option<i64> = None;
+        if !name_absent || self.streamed.is_none() {
+            // a call starts here
+            if name_absent && args.is_none() && partial_items.is_empty() && !more {
+                if let Some(sig) = signature {
+                    self.signature(sig, out);
+                }
+                return Ok(());
+            }
+            self.close_streamed(out);
+            if name_absent {
+                anomalies.push(anomaly(
+                    "delta_before_start",
+                    format!("{path}: arguments without a call; kept on a call without a name"),
+                ));
+            }
+            let number = self.calls;
+            self.calls += 1;
+            self.last_kind = Some(Last::Call);
+            self.last_index = number;
+            self.last_signed = signature.is_some();
+            fragment.put("part", s("tool_call"));
+            size += 1;
+            if let Some(id) = field(call, "id") {
+                fragment.put("id", id.clone());
+                size += 1;
+            }
+            if let Some(n) = name_value {
+                fragment.put("name", n.clone());
+                size += 1;
+            }
+            fragment.put("provider_index", Value::Int(number));
+            size += 1;
+            if let Some(a) = args {
+                fragment.put("arguments", a.clone());
+                size += 1;
+            }
+            if more || !partial_items.is_empty() {
+                self.streamed = Some(Streamed::new(number, name));
+                stream_number = Some(number);
+            }
+        } else if let Some(streamed) = &self.streamed {
+            // the streamed call goes on (it is the candidate's last part)
+            fragment
+                .put("part", s("tool_call"))
+                .put("provider_index", Value::Int(streamed.number));
+            size += 2;
+            stream_number = Some(streamed.number);
+            if let Some(id) = field(call, "id") {
+                fragment.put("id", id.clone());
+                size += 1;
+            }
+            if signature.is_some() {
+                self.last_signed = true;
+            }
+        }
+        if stream_number.is_some() {
+            let mut text = String::new();
+            if let Some(streamed) = self.streamed.as_mut() {
+                for (number, arg) in partial_items.iter().enumerate() {
+                    let at = format!("{path}.partialArgs[{number}]");
+                    expect(Some(arg), "object", &at)?;
+                    text.push_str(&streamed.write(arg, &at, anomalies)?);
+                }
+                if !more {
+                    text.push_str(&streamed.close());
+                }
+            }
+            if !more {
+                self.streamed = None;
+            }
+            if !text.is_empty() {
+                if !fragment.contains("arguments") {
+                    size += 1;
+                }
+                fragment.put("arguments", Value::Str(text));
+            }
+        }
+        if let Some(sig) = signature {
+            fragment.put("payload", payload(sig));
+            size += 1;
+        }
+        if let Value::Dict(map) = call {
+            let mut extra = Obj::new();
+            for (k, v) in map.iter() {
+                if !CALL_FIELDS.contains(&k.as_str()) && !matches!(v, Value::Null) {
+                    extra.put(k, v.clone());
+                }
+            }
+            if !extra.is_empty() {
+                fragment.put("extra", extra.build());
+                size += 1;
+            }
+        }
+        if size > 2 {
+            out.push(fragment.build());
+        }
+        Ok(())
+    }
+}
+
+/// `usageMetadata` -> usage: the normalized counts, then every key verbatim.
+fn usage(meta: &Value) -> Value {
+    let mut out: IndexMap<String, Value> = IndexMap::new();
+    let int = |key: &str| match get(meta, key) {
+        Some(Value::Int(i)) => Some(*i),
+        _ => None,
+    };
+    let prompt = int("promptTokenCount");
+    let tools = int("toolUsePromptTokenCount");
+    let candidates = int("candidatesTokenCount");
+    let thoughts = field(meta, "thoughtsTokenCount");
+    let thought_count = int("thoughtsTokenCount");
+    if prompt.is_some() || tools.is_some() {
+        out.insert(
+            "input_tokens".to_owned(),
+            Value::Int(prompt.unwrap_or(0).saturating_add(tools.unwrap_or(0))),
+        );
+    }
+    if candidates.is_some() || thought_count.is_some() {
+        out.insert(
+            "output_tokens".to_owned(),
+            Value::Int(
+                candidates
+                    .unwrap_or(0)
+                    .saturating_add(thought_count.unwrap_or(0)),
+            ),
+        );
+    }
+    if let Some(total) = field(meta, "totalTokenCount") {
+        out.insert("total_tokens".to_owned(), total.clone());
+    }
+    if let Some(cached) = field(meta, "cachedContentTokenCount") {
+        out.insert("cache_read_tokens".to_owned(), cached.clone());
+    }
+    if let Some(t) = thoughts {
+        out.insert("reasoning_tokens".to_owned(), t.clone());
+    }
+    if let Value::Dict(map) = meta {
+        for (k, v) in map.iter() {
+            if !out.contains_key(k) {
+                out.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    dict(out)
+}
+
+/// Gemini `GenerateContentResponse` chunks -> leaves (the twin's `Adapter`).
+#[derive(Debug, Default)]
+pub struct Adapter {
+    candidates: BTreeMap<i64, Candidate>,
+}
 
 impl Adapter {
     pub fn new() -> Self {
         Self::default()
     }
+
+    /// The fields every candidate leaf of this chunk gets (in leaf order).
+    fn shared(event: &Value, usage_meta: Option<&Value>) -> Vec<(&'static str, Value)> {
+        let mut shared = Vec::new();
+        let mut metadata = Obj::new();
+        if let Value::Dict(map) = event {
+            for (k, v) in map.iter() {
+                if !RESPONSE_FIELDS.contains(&k.as_str()) && !matches!(v, Value::Null) {
+                    metadata.put(k, v.clone());
+                }
+            }
+        }
+        let error = field(event, "error");
+        let blocked = match field(event, "promptFeedback") {
+            Some(feedback @ Value::Dict(_)) => !absent(get(feedback, "blockReason")),
+            _ => false,
+        };
+        if error.is_some() || blocked {
+            shared.push(("status", s("failed")));
+        }
+        if let Some(u) = usage_meta {
+            shared.push(("usage", usage(u)));
+        }
+        if let Some(id) = field(event, "responseId") {
+            shared.push(("response_id", id.clone()));
+        }
+        if let Some(model) = field(event, "modelVersion") {
+            shared.push(("response_model", model.clone()));
+        }
+        if !metadata.is_empty() {
+            shared.push(("provider_metadata", metadata.build()));
+        }
+        shared
+    }
+
+    fn candidate(
+        &mut self,
+        choice: i64,
+        candidate: &Value,
+        at: &str,
+        shared: &[(&'static str, Value)],
+    ) -> R<Value> {
+        let state = self.candidates.entry(choice).or_default();
+        let mut leaf = Obj::new();
+        let mut anomalies: Vec<Value> = Vec::new();
+        if let Some(content) = field(candidate, "content") {
+            expect(Some(content), "object", &format!("{at}.content"))?;
+            let role = match field(content, "role") {
+                None => s("assistant"),
+                Some(Value::Str(r)) if r == "model" => s("assistant"),
+                Some(other) => other.clone(),
+            };
+            leaf.put("role", role);
+            if let Some(parts) = field(content, "parts") {
+                expect(Some(parts), "array", &format!("{at}.content.parts"))?;
+                let mut out = Vec::new();
+                for (number, part) in common::items(Some(parts)).iter().enumerate() {
+                    let path = format!("{at}.content.parts[{number}]");
+                    expect(Some(part), "object", &path)?;
+                    state.part(part, &path, &mut out, &mut anomalies)?;
+                }
+                if !out.is_empty() {
+                    leaf.put("parts", list(out));
+                }
+            }
+        }
+        let reason = get(candidate, "finishReason");
+        if !absent(reason) {
+            if let Some(streamed) = state.streamed.take() {
+                anomalies.push(cut(&streamed));
+            }
+            if let Some(r) = reason {
+                leaf.put("finish_reason", r.clone());
+            }
+            leaf.put("status", s("complete"));
+        }
+        let mut response_metadata: Option<&Value> = None;
+        for (key, value) in shared {
+            if *key == "provider_metadata" {
+                response_metadata = Some(value);
+            } else {
+                leaf.put(key, value.clone());
+            }
+        }
+        if let Some(logprobs) = field(candidate, "logprobsResult") {
+            leaf.put("logprobs", logprobs.clone());
+        }
+        let mut metadata: IndexMap<String, Value> = match response_metadata {
+            Some(Value::Dict(map)) => (**map).clone(),
+            _ => IndexMap::new(),
+        };
+        let mut extra = Obj::new();
+        if let Value::Dict(map) = candidate {
+            for (k, v) in map.iter() {
+                if !CANDIDATE_FIELDS.contains(&k.as_str()) && !matches!(v, Value::Null) {
+                    extra.put(k, v.clone());
+                }
+            }
+        }
+        if !extra.is_empty() {
+            metadata.insert("candidate".to_owned(), extra.build());
+        }
+        if !metadata.is_empty() {
+            leaf.put("provider_metadata", dict(metadata));
+        }
+        if !anomalies.is_empty() {
+            leaf.put("anomalies", list(anomalies));
+        }
+        Ok(leaf.build())
+    }
 }
 
 impl common::Adapter for Adapter {
-    fn event(&mut self, _event: &Value) -> Result<Leaves, String> {
-        Err("the gemini adapter is not written yet".to_owned())
+    fn event(&mut self, event: &Value) -> R<Leaves> {
+        let candidates_value = field(event, "candidates");
+        if let Some(c) = candidates_value {
+            expect(Some(c), "array", "candidates")?;
+        }
+        let candidates: &[Value] = common::items(candidates_value);
+        let usage_meta = field(event, "usageMetadata");
+        if let Some(u) = usage_meta {
+            expect(Some(u), "object", "usageMetadata")?;
+        }
+        let shared = Self::shared(event, usage_meta);
+        let mut leaves: Leaves = Vec::new();
+        for (number, candidate) in candidates.iter().enumerate() {
+            let at = format!("candidates[{number}]");
+            expect(Some(candidate), "object", &at)?;
+            let choice = match get(candidate, "index") {
+                None | Some(Value::Null) => 0,
+                Some(Value::Int(i)) => *i,
+                other => {
+                    return Err(format!(
+                        "{at}.index must be an integer, got {}",
+                        kind(other)
+                    ))
+                }
+            };
+            let leaf = self.candidate(choice, candidate, &at, &shared)?;
+            leaves.push((choice, leaf));
+        }
+        if candidates.is_empty() && !shared.is_empty() {
+            let mut choices: Vec<i64> = self.candidates.keys().copied().collect();
+            if choices.is_empty() {
+                choices.push(0);
+            }
+            for choice in choices {
+                let mut leaf = Obj::new();
+                for (key, value) in &shared {
+                    leaf.put(key, value.clone());
+                }
+                leaves.push((choice, leaf.build()));
+            }
+        }
+        Ok(leaves)
+    }
+
+    fn end(&mut self) -> Leaves {
+        let mut leaves = Vec::new();
+        for (choice, state) in self.candidates.iter_mut() {
+            if let Some(streamed) = state.streamed.take() {
+                let mut leaf = Obj::new();
+                leaf.put("anomalies", list(vec![cut(&streamed)]));
+                leaves.push((*choice, leaf.build()));
+            }
+        }
+        leaves
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn float_repr_like_python() {
+        for (f, text) in [
+            (1.5, "1.5"),
+            (2.0, "2.0"),
+            (1e16, "1e+16"),
+            (1e15, "1000000000000000.0"),
+            (0.0001, "0.0001"),
+            (0.00001, "1e-05"),
+            (-2.5e-7, "-2.5e-07"),
+            (123456.789, "123456.789"),
+            (1.2345e20, "1.2345e+20"),
+        ] {
+            assert_eq!(py_float(f), text);
+        }
+    }
+
+    #[test]
+    fn paths() {
+        assert_eq!(
+            parse_path("$.a[0]['b c']"),
+            Some(vec![
+                Seg::Key("a".into()),
+                Seg::Index(0),
+                Seg::Key("b c".into())
+            ])
+        );
+        assert_eq!(parse_path("$"), None);
+        assert_eq!(parse_path("a.b"), None);
+        assert_eq!(parse_path("$.a["), None);
+        assert_eq!(parse_path("$..a"), None);
     }
 }

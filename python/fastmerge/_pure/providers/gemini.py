@@ -99,7 +99,10 @@ def _expect(value: Any, kind: str, path: str) -> None:
 
 
 def _absent(value: Any) -> bool:
-    return value is None or (isinstance(value, str) and (not value.strip() or value == "null"))
+    """Missing, None, or text that is empty, whitespace or ``"null"`` (spec, merge-rules)."""
+    if value is None:
+        return True
+    return isinstance(value, str) and (not value or value == "null" or value.isspace())
 
 
 def _payload(data: Any) -> dict[str, Any]:
@@ -158,7 +161,7 @@ def _parse_path(path: str) -> list[Any] | None:
             inner = path[i + 1 : end]
             if len(inner) >= 2 and inner[0] == inner[-1] and inner[0] in "'\"":
                 segments.append(inner[1:-1])
-            elif inner.isascii() and inner.isdigit():
+            elif inner.isascii() and inner.isdigit() and len(inner) <= 18:
                 segments.append(int(inner))
             else:
                 return None
@@ -438,11 +441,16 @@ class Adapter:
             return
         text = part.get("text")
         if text is None:
-            # another kind of part: kept verbatim
             keys = [k for k in part if k != "thoughtSignature"]
             self._close_streamed(state, out)
+            if not keys:
+                # nothing but a signature (or nothing at all)
+                if signature is not None:
+                    self._signature(state, signature, out)
+                return
+            # another kind of part: kept verbatim
             index = self._new_index(state, "other", signature is not None)
-            kind = keys[0] if keys else "thoughtSignature"
+            kind = keys[0]
             out.append(
                 {"part": "unknown", "provider": NAME, "kind": kind, "raw": part, "index": index}
             )
