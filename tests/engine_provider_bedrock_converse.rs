@@ -1,0 +1,173 @@
+//! The `"bedrock-converse"` adapter without Python (`cargo test --no-default-features --test
+//! engine_provider_bedrock_converse`): the leaves of each event kind, key order included, the
+//! errors, the end-of-stream anomalies, and a recorded stream through the aggregator.
+
+mod common;
+use common::*;
+
+use fastmerge::engine::aggregate::AggregatorCore;
+use fastmerge::engine::chunks::Options;
+use fastmerge::engine::providers::{self, Adapter};
+use serde_json::json;
+
+fn adapter() -> Box<dyn Adapter> {
+    providers::adapter("bedrock-converse").expect("registered")
+}
+
+/// The leaves of one event as JSON text (key order is part of the result).
+fn leaves(adapter: &mut dyn Adapter, event: serde_json::Value) -> String {
+    let out = adapter.event(&convert(event)).expect("event maps");
+    let items: Vec<serde_json::Value> = out
+        .iter()
+        .map(|(choice, leaf)| json!([choice, to_json(leaf)]))
+        .collect();
+    serde_json::to_string(&items).expect("json")
+}
+
+fn text(value: serde_json::Value) -> String {
+    serde_json::to_string(&value).expect("json")
+}
+
+#[test]
+fn deltas_and_starts() {
+    let mut a = adapter();
+    assert_eq!(
+        leaves(
+            a.as_mut(),
+            json!({"messageStart": {"p": "x", "role": "assistant"}})
+        ),
+        text(json!([[0, {"role": "assistant"}]]))
+    );
+    assert_eq!(
+        leaves(
+            a.as_mut(),
+            json!({"contentBlockDelta": {"contentBlockIndex": 0, "delta": {"reasoningContent": {"signature": "S"}}, "p": "x"}})
+        ),
+        text(
+            json!([[0, {"parts": [{"part": "reasoning", "text": "", "payload": {"provider": "bedrock-converse", "kind": "signature", "data": "S"}, "index": 0}]}]])
+        )
+    );
+    assert_eq!(
+        leaves(
+            a.as_mut(),
+            json!({"contentBlockDelta": {"contentBlockIndex": 1, "delta": {"text": ""}}})
+        ),
+        "[]"
+    );
+    assert_eq!(
+        leaves(
+            a.as_mut(),
+            json!({"contentBlockStart": {"contentBlockIndex": 2, "start": {"toolUse": {"toolUseId": "t", "name": "f", "type": "tool_use"}}}})
+        ),
+        text(
+            json!([[0, {"parts": [{"part": "tool_call", "id": "t", "name": "f", "provider_index": 2, "extra": {"type": "tool_use"}}]}]])
+        )
+    );
+    assert_eq!(
+        leaves(
+            a.as_mut(),
+            json!({"contentBlockDelta": {"contentBlockIndex": 2, "delta": {"toolUse": {"input": "{\"a\""}}}})
+        ),
+        text(
+            json!([[0, {"parts": [{"part": "tool_call", "provider_index": 2, "arguments": "{\"a\""}]}]])
+        )
+    );
+    // cut here: the open blocks are flagged in the order they opened
+    assert_eq!(
+        text(json!(a
+            .end()
+            .iter()
+            .map(|(c, l)| json!([c, to_json(l)]))
+            .collect::<Vec<_>>())),
+        text(json!([[0, {"anomalies": [
+            {"code": "truncated", "detail": "the stream ended inside content block 0 (reasoningContent)"},
+            {"code": "truncated", "detail": "the stream ended inside content block 1 (text)"},
+            {"code": "truncated", "detail": "the stream ended inside tool call 't' (content block 2); its arguments are kept as streamed"}
+        ]}]]))
+    );
+}
+
+#[test]
+fn stop_metadata_and_exceptions() {
+    let mut a = adapter();
+    assert_eq!(
+        leaves(
+            a.as_mut(),
+            json!({"messageStop": {"p": "x", "stopReason": "end_turn", "additionalModelResponseFields": {"k": 1}}})
+        ),
+        text(
+            json!([[0, {"finish_reason": "end_turn", "status": "complete", "provider_metadata": {"additionalModelResponseFields": {"k": 1}}}]])
+        )
+    );
+    assert_eq!(
+        leaves(
+            a.as_mut(),
+            json!({"metadata": {"metrics": {"latencyMs": 5}, "p": "x", "usage": {"inputTokens": 1, "outputTokens": 2, "totalTokens": 3, "cacheReadInputTokens": 4}}})
+        ),
+        text(
+            json!([[0, {"usage": {"input_tokens": 1, "output_tokens": 2, "total_tokens": 3, "cache_read_tokens": 4}, "provider_metadata": {"metrics": {"latencyMs": 5}}}]])
+        )
+    );
+    assert_eq!(
+        leaves(
+            a.as_mut(),
+            json!({"validationException": {"message": "bad", "p": "x"}})
+        ),
+        text(
+            json!([[0, {"status": "failed", "provider_metadata": {"error": {"type": "validationException", "message": "bad"}}}]])
+        )
+    );
+    assert!(a.end().is_empty());
+}
+
+#[test]
+fn errors() {
+    let cases = [
+        (
+            json!({"a": {}, "b": {}}),
+            "an event is an object with one key, its event type; got 2 keys",
+        ),
+        (
+            json!({"metadata": 1}),
+            "metadata: the payload must be an object, got number",
+        ),
+        (
+            json!({"contentBlockDelta": {"contentBlockIndex": null, "delta": {}}}),
+            "contentBlockDelta: contentBlockIndex must be an integer, got null",
+        ),
+        (
+            json!({"contentBlockDelta": {"contentBlockIndex": 0, "delta": {"text": []}}}),
+            "contentBlockDelta: delta.text must be a string, got array",
+        ),
+        (
+            json!({"contentBlockStart": {"contentBlockIndex": 0}}),
+            "contentBlockStart: start must be an object, got null",
+        ),
+    ];
+    for (event, detail) in cases {
+        let mut a = adapter();
+        assert_eq!(a.event(&convert(event)), Err(detail.to_owned()));
+    }
+}
+
+#[test]
+fn recorded_stream() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/corpus/bedrock_converse/nova-micro-tool-use.jsonl");
+    let Ok(bytes) = std::fs::read(&path) else {
+        eprintln!("corpus not found at {}: skipped", path.display());
+        return;
+    };
+    let mut core = AggregatorCore::new(Some("bedrock-converse"), Options::DEFAULT);
+    for piece in bytes.chunks(7) {
+        core.feed(piece).expect("feed");
+    }
+    let messages = core.finish().expect("finish");
+    let message = to_json(&messages[0]);
+    assert_eq!(message["status"], "complete");
+    assert_eq!(message["finish_reason"], "tool_use");
+    assert_eq!(message["anomalies"], json!([]));
+    assert_eq!(message["parts"][1]["name"], "get_temperature");
+    assert_eq!(message["parts"][1]["arguments"], "{\"city\":\"Paris\"}");
+    assert_eq!(message["usage"]["total_tokens"], 562);
+}
