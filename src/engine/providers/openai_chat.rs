@@ -3,6 +3,7 @@
 //! leaf per choice entry. Function for function with the twin: same leaves, same key order,
 //! same anomaly and error texts.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use indexmap::IndexMap;
@@ -184,6 +185,32 @@ struct Choice {
     calls: IndexMap<CallKey, Identity>,
     open_call: Option<Identity>,
     finished: bool,
+    /// the id, model and provider_metadata entries last sent to the fold
+    sent: HashMap<String, Value>,
+}
+
+impl Choice {
+    /// Whether `value` differs from what was last sent under `key` (and remember it if so):
+    /// the twin's `_Choice.changed`, entry by entry.
+    fn fresh(&mut self, key: &str, value: &Value) -> bool {
+        if self.sent.get(key) == Some(value) {
+            return false;
+        }
+        self.sent.insert(key.to_owned(), value.clone());
+        true
+    }
+
+    /// Record what a leaf sent whole (a chunk without choices): the twin's `remember`.
+    fn remember(&mut self, top: &Top) {
+        for (key, value) in &top.fields {
+            if matches!(*key, "response_id" | "response_model") {
+                self.sent.insert((*key).to_owned(), value.clone());
+            }
+        }
+        for (key, value) in &top.meta {
+            self.sent.insert(key.clone(), value.clone());
+        }
+    }
 }
 
 /// The leaf fields of a chunk's top level (the twin's `_top` without the choice's part).
@@ -241,14 +268,26 @@ impl Adapter {
         Top { fields, meta }
     }
 
-    /// `top` with the choice's own provider_metadata, as leaf entries.
-    fn put_top(leaf: &mut Obj, top: &Top, pm: Map) {
+    /// `top` with the choice's own provider_metadata, as leaf entries; with a choice's
+    /// state, only the id, model and provider_metadata entries that changed since they were
+    /// last sent (the twin's `_Choice.changed`).
+    fn put_top(leaf: &mut Obj, top: &Top, pm: Map, mut state: Option<&mut Choice>) {
         for (key, value) in &top.fields {
+            if let Some(state) = state.as_deref_mut() {
+                if matches!(*key, "response_id" | "response_model") && !state.fresh(key, value) {
+                    continue;
+                }
+            }
             leaf.put(key, value.clone());
         }
-        let mut meta = top.meta.clone();
-        for (key, value) in pm {
-            meta.insert(key, value);
+        let mut meta = Map::new();
+        for (key, value) in top.meta.iter().chain(pm.iter()) {
+            if let Some(state) = state.as_deref_mut() {
+                if !state.fresh(key, value) {
+                    continue;
+                }
+            }
+            meta.insert(key.clone(), value.clone());
         }
         if !meta.is_empty() {
             leaf.put("provider_metadata", dict(meta));
@@ -411,7 +450,7 @@ impl Adapter {
         if !extra.is_empty() {
             pm.insert("message".to_owned(), dict(extra));
         }
-        Self::put_top(&mut leaf, top, pm);
+        Self::put_top(&mut leaf, top, pm, Some(state));
         if !anomalies.is_empty() {
             leaf.put("anomalies", list(anomalies));
         }
@@ -693,10 +732,13 @@ impl common::Adapter for Adapter {
         }
         if choices.is_empty() {
             let mut leaf = Obj::new();
-            Self::put_top(&mut leaf, &top, Map::new());
+            Self::put_top(&mut leaf, &top, Map::new(), None);
             if !leaf.is_empty() {
                 let leaf = leaf.build();
                 for index in self.targets() {
+                    if let Some(state) = self.choices.get_mut(&index) {
+                        state.remember(&top);
+                    }
                     leaves.push((index, leaf.clone()));
                 }
             }

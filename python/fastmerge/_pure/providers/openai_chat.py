@@ -129,14 +129,47 @@ def _usage(raw: dict[str, Any]) -> dict[str, Any]:
 
 class _Choice:
     """What the adapter remembers of one choice: its tool-call indexes (id and name seen
-    there), the call the stream is inside, and whether its finish_reason came."""
+    there), the call the stream is inside, whether its finish_reason came, and the id, model
+    and provider_metadata entries last sent to the fold (``sent``)."""
 
-    __slots__ = ("calls", "open_call", "finished")
+    __slots__ = ("calls", "open_call", "finished", "sent")
 
     def __init__(self) -> None:
         self.calls: dict[Any, list[Any]] = {}
         self.open_call: list[Any] | None = None
         self.finished = False
+        self.sent: dict[str, Any] = {}
+
+    def changed(self, leaf: dict[str, Any]) -> None:
+        """Drop from ``leaf`` the id, model and provider_metadata entries equal to those last
+        sent for this choice: every chunk repeats them, and folding a value again changes
+        nothing (first id, last model, deep merge), so the common chunk stays a bare delta."""
+        sent = self.sent
+        for key in ("response_id", "response_model"):
+            if key in leaf:
+                if key in sent and sent[key] == leaf[key]:
+                    del leaf[key]
+                else:
+                    sent[key] = leaf[key]
+        meta = leaf.get("provider_metadata")
+        if meta:
+            fresh = {}
+            for key, value in meta.items():
+                if key not in sent or sent[key] != value:
+                    sent[key] = value
+                    fresh[key] = value
+            if fresh:
+                leaf["provider_metadata"] = fresh
+            else:
+                del leaf["provider_metadata"]
+
+    def remember(self, leaf: dict[str, Any]) -> None:
+        """Record what a leaf sent whole (a chunk without choices)."""
+        for key in ("response_id", "response_model"):
+            if key in leaf:
+                self.sent[key] = leaf[key]
+        for key, value in (leaf.get("provider_metadata") or {}).items():
+            self.sent[key] = value
 
 
 class Adapter:
@@ -169,6 +202,7 @@ class Adapter:
             leaf = self._top(event, usage, None)
             if leaf:
                 for index in self._targets():
+                    self.choices[index].remember(leaf)
                     leaves.append((index, leaf))
         error = event.get("error")
         if error is not None:
@@ -344,6 +378,7 @@ class Adapter:
         if extra:
             pm["message"] = extra
         leaf.update(self._top(event, usage, pm))
+        state.changed(leaf)
         if anomalies:
             leaf["anomalies"] = anomalies
         return index, leaf
