@@ -20,6 +20,29 @@ const VALUE_KEYS: &[&str] = &["stringValue", "numberValue", "boolValue", "nullVa
 
 type R<T> = Result<T, String>;
 
+/// Where a part is (its path is written only for an error or an anomaly: the hot path makes
+/// no strings).
+#[derive(Debug, Clone, Copy)]
+struct At {
+    candidate: usize,
+    part: usize,
+}
+
+impl At {
+    fn part(self) -> String {
+        format!(
+            "candidates[{}].content.parts[{}]",
+            self.candidate, self.part
+        )
+    }
+    fn call(self) -> String {
+        format!("{}.functionCall", self.part())
+    }
+    fn arg(self, item: usize) -> String {
+        format!("{}.partialArgs[{item}]", self.call())
+    }
+}
+
 /// `value.get(key)` that is neither missing nor null (the twin's `x.get(k) is not None`).
 fn field<'a>(value: &'a Value, key: &str) -> Option<&'a Value> {
     match get(value, key) {
@@ -40,9 +63,10 @@ fn kind(value: Option<&Value>) -> &'static str {
     }
 }
 
-fn expect(value: Option<&Value>, want: &str, path: &str) -> R<()> {
+fn expect(value: Option<&Value>, want: &str, path: impl FnOnce() -> String) -> R<()> {
     let got = kind(value);
     if got != want {
+        let path = path();
         let article = if want == "array" || want == "object" {
             "an"
         } else {
@@ -234,16 +258,17 @@ impl Streamed {
     }
 
     /// The JSON text one `partialArgs` item adds.
-    fn write(&mut self, arg: &Value, at: &str, anomalies: &mut Vec<Value>) -> R<String> {
+    fn write(&mut self, arg: &Value, at: At, item: usize, anomalies: &mut Vec<Value>) -> R<String> {
         let raw = get(arg, "jsonPath");
-        expect(raw, "string", &format!("{at}.jsonPath"))?;
+        expect(raw, "string", || format!("{}.jsonPath", at.arg(item)))?;
         let raw_path = match raw {
             Some(Value::Str(text)) => text.as_str(),
             _ => "",
         };
         let Some(segments) = parse_path(raw_path) else {
             return Err(format!(
-                "{at}.jsonPath {} is not a JSON path",
+                "{}.jsonPath {} is not a JSON path",
+                at.arg(item),
                 py_repr(&Value::Str(raw_path.to_owned()))
             ));
         };
@@ -254,9 +279,15 @@ impl Streamed {
             return Ok(String::new());
         };
         match key {
-            "stringValue" => expect(Some(value), "string", &format!("{at}.stringValue"))?,
-            "numberValue" => expect(Some(value), "number", &format!("{at}.numberValue"))?,
-            "boolValue" => expect(Some(value), "boolean", &format!("{at}.boolValue"))?,
+            "stringValue" => expect(Some(value), "string", || {
+                format!("{}.stringValue", at.arg(item))
+            })?,
+            "numberValue" => expect(Some(value), "number", || {
+                format!("{}.numberValue", at.arg(item))
+            })?,
+            "boolValue" => expect(Some(value), "boolean", || {
+                format!("{}.boolValue", at.arg(item))
+            })?,
             _ => {}
         }
         let more = is_true(get(arg, "willContinue"));
@@ -329,31 +360,32 @@ impl Streamed {
 
     /// The separator and key of a new member of the innermost open container.
     fn member(&mut self, segment: &Seg, path: &str, out: &mut String, anomalies: &mut Vec<Value>) {
-        let name = opt_repr(self.name.as_deref());
+        let name = &self.name;
         let Some(top) = self.stack.last_mut() else {
             return;
         };
         if top.count != 0 {
             out.push(',');
         }
-        let path_repr = py_repr(&Value::Str(path.to_owned()));
+        let mismatch = |text: &str| {
+            anomaly(
+                "mismatched_delta",
+                format!(
+                    "call {}: jsonPath {} {text}",
+                    opt_repr(name.as_deref()),
+                    py_repr(&Value::Str(path.to_owned()))
+                ),
+            )
+        };
         if top.array {
             if *segment != Seg::Index(top.count) {
-                anomalies.push(anomaly(
-                    "mismatched_delta",
-                    format!(
-                        "call {name}: jsonPath {path_repr} is not the next item ({}) of its array",
-                        top.count
-                    ),
-                ));
+                let text = format!("is not the next item ({}) of its array", top.count);
+                anomalies.push(mismatch(&text));
             }
         } else {
             match segment {
                 Seg::Index(i) => {
-                    anomalies.push(anomaly(
-                        "mismatched_delta",
-                        format!("call {name}: jsonPath {path_repr} indexes an object"),
-                    ));
+                    anomalies.push(mismatch("indexes an object"));
                     out.push_str(&format!("\"{i}\":"));
                 }
                 Seg::Key(k) => {
@@ -491,15 +523,14 @@ impl Candidate {
     fn part(
         &mut self,
         part: &Value,
-        path: &str,
+        at: At,
         out: &mut Vec<Value>,
         anomalies: &mut Vec<Value>,
     ) -> R<()> {
         let signature = field(part, "thoughtSignature");
         if let Some(call) = field(part, "functionCall") {
-            let at = format!("{path}.functionCall");
-            expect(Some(call), "object", &at)?;
-            return self.call(call, signature, &at, out, anomalies);
+            expect(Some(call), "object", || at.call())?;
+            return self.call(call, signature, at, out, anomalies);
         }
         let Value::Dict(map) = part else {
             return Ok(());
@@ -523,7 +554,7 @@ impl Candidate {
             out.push(f.build());
             return Ok(());
         };
-        expect(Some(text), "string", &format!("{path}.text"))?;
+        expect(Some(text), "string", || format!("{}.text", at.part()))?;
         let text_str = match text {
             Value::Str(t) => t.as_str(),
             _ => "",
@@ -584,13 +615,13 @@ impl Candidate {
         &mut self,
         call: &Value,
         signature: Option<&Value>,
-        path: &str,
+        at: At,
         out: &mut Vec<Value>,
         anomalies: &mut Vec<Value>,
     ) -> R<()> {
         let name_value = field(call, "name");
         if let Some(name) = name_value {
-            expect(Some(name), "string", &format!("{path}.name"))?;
+            expect(Some(name), "string", || format!("{}.name", at.call()))?;
         }
         let name: Option<&str> = match name_value {
             Some(Value::Str(text)) => Some(text.as_str()),
@@ -598,11 +629,11 @@ impl Candidate {
         };
         let args = field(call, "args");
         if let Some(a) = args {
-            expect(Some(a), "object", &format!("{path}.args"))?;
+            expect(Some(a), "object", || format!("{}.args", at.call()))?;
         }
         let partial = field(call, "partialArgs");
         if let Some(p) = partial {
-            expect(Some(p), "array", &format!("{path}.partialArgs"))?;
+            expect(Some(p), "array", || format!("{}.partialArgs", at.call()))?;
         }
         let partial_items: &[Value] = match partial {
             Some(Value::List(items)) => items,
@@ -625,7 +656,10 @@ impl Candidate {
             if name_absent {
                 anomalies.push(anomaly(
                     "delta_before_start",
-                    format!("{path}: arguments without a call; kept on a call without a name"),
+                    format!(
+                        "{}: arguments without a call; kept on a call without a name",
+                        at.call()
+                    ),
                 ));
             }
             let number = self.calls;
@@ -672,9 +706,8 @@ impl Candidate {
             let mut text = String::new();
             if let Some(streamed) = self.streamed.as_mut() {
                 for (number, arg) in partial_items.iter().enumerate() {
-                    let at = format!("{path}.partialArgs[{number}]");
-                    expect(Some(arg), "object", &at)?;
-                    text.push_str(&streamed.write(arg, &at, anomalies)?);
+                    expect(Some(arg), "object", || at.arg(number))?;
+                    text.push_str(&streamed.write(arg, at, number, anomalies)?);
                 }
                 if !more {
                     text.push_str(&streamed.close());
@@ -809,14 +842,16 @@ impl Adapter {
         &mut self,
         choice: i64,
         candidate: &Value,
-        at: &str,
+        number: usize,
         shared: &[(&'static str, Value)],
     ) -> R<Value> {
         let state = self.candidates.entry(choice).or_default();
         let mut leaf = Obj::new();
         let mut anomalies: Vec<Value> = Vec::new();
         if let Some(content) = field(candidate, "content") {
-            expect(Some(content), "object", &format!("{at}.content"))?;
+            expect(Some(content), "object", || {
+                format!("candidates[{number}].content")
+            })?;
             let role = match field(content, "role") {
                 None => s("assistant"),
                 Some(Value::Str(r)) if r == "model" => s("assistant"),
@@ -824,12 +859,17 @@ impl Adapter {
             };
             leaf.put("role", role);
             if let Some(parts) = field(content, "parts") {
-                expect(Some(parts), "array", &format!("{at}.content.parts"))?;
+                expect(Some(parts), "array", || {
+                    format!("candidates[{number}].content.parts")
+                })?;
                 let mut out = Vec::new();
-                for (number, part) in common::items(Some(parts)).iter().enumerate() {
-                    let path = format!("{at}.content.parts[{number}]");
-                    expect(Some(part), "object", &path)?;
-                    state.part(part, &path, &mut out, &mut anomalies)?;
+                for (item, part) in common::items(Some(parts)).iter().enumerate() {
+                    let at = At {
+                        candidate: number,
+                        part: item,
+                    };
+                    expect(Some(part), "object", || at.part())?;
+                    state.part(part, at, &mut out, &mut anomalies)?;
                 }
                 if !out.is_empty() {
                     leaf.put("parts", list(out));
@@ -886,29 +926,30 @@ impl common::Adapter for Adapter {
     fn event(&mut self, event: &Value) -> R<Leaves> {
         let candidates_value = field(event, "candidates");
         if let Some(c) = candidates_value {
-            expect(Some(c), "array", "candidates")?;
+            expect(Some(c), "array", || "candidates".to_owned())?;
         }
         let candidates: &[Value] = common::items(candidates_value);
         let usage_meta = field(event, "usageMetadata");
         if let Some(u) = usage_meta {
-            expect(Some(u), "object", "usageMetadata")?;
+            expect(Some(u), "object", || "usageMetadata".to_owned())?;
         }
         let shared = Self::shared(event, usage_meta);
         let mut leaves: Leaves = Vec::new();
         for (number, candidate) in candidates.iter().enumerate() {
-            let at = format!("candidates[{number}]");
-            expect(Some(candidate), "object", &at)?;
+            expect(Some(candidate), "object", || {
+                format!("candidates[{number}]")
+            })?;
             let choice = match get(candidate, "index") {
                 None | Some(Value::Null) => 0,
                 Some(Value::Int(i)) => *i,
                 other => {
                     return Err(format!(
-                        "{at}.index must be an integer, got {}",
+                        "candidates[{number}].index must be an integer, got {}",
                         kind(other)
                     ))
                 }
             };
-            let leaf = self.candidate(choice, candidate, &at, &shared)?;
+            let leaf = self.candidate(choice, candidate, number, &shared)?;
             leaves.push((choice, leaf));
         }
         if candidates.is_empty() && !shared.is_empty() {
