@@ -538,3 +538,22 @@ def test_backends_agree(events: list[Any], strict: bool) -> None:
     lines = b"".join(json.dumps(e).encode() + b"\n" for e in events)
     from_bytes = [_outcome(AGGREGATES[name], lines, strict=strict) for name in BACKENDS]
     assert all(o == from_bytes[0] for o in from_bytes)
+
+
+def test_render_message_of_another_provider() -> None:
+    """Another provider's finish reason is given as a Converse stopReason, and only the usage
+    counts Bedrock has are rendered; its metadata is not Bedrock's."""
+    message = fastmerge.aggregate(TOOL_STREAM, P)
+    data = message.to_dict()
+    data["provider_metadata"] = {"provider": "openai-chat", "system_fingerprint": "fp"}
+    data["finish_reason"] = "tool_calls"
+    data["usage_metadata"] = {
+        "input_tokens": 1,
+        "output_tokens": 2,
+        "total_tokens": 3,
+        "prompt_tokens_details": {"cached_tokens": 0},
+    }
+    rendered = to_provider(type(message).from_dict(data), P)
+    assert rendered["stopReason"] == "tool_use"
+    assert rendered["usage"] == {"inputTokens": 1, "outputTokens": 2, "totalTokens": 3}
+    assert set(rendered) == {"output", "stopReason", "usage"}

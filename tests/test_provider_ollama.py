@@ -358,3 +358,13 @@ def test_backends_agree(events: list[Any], strict: bool) -> None:
     lines = b"".join(json.dumps(e).encode() + b"\n" for e in events)
     from_bytes = [_outcome(AGGREGATES[name], lines, strict=strict) for name in BACKENDS]
     assert all(o == from_bytes[0] for o in from_bytes)
+
+
+def test_render_message_of_another_provider() -> None:
+    message = fastmerge.aggregate(CHAT, P)
+    data = message.to_dict()
+    data["provider_metadata"] = {"provider": "anthropic", "stop_sequence": None}
+    data["finish_reason"] = "tool_use"
+    rendered = to_provider(type(message).from_dict(data), P)
+    assert rendered["done_reason"] == "stop"
+    assert "message" in rendered and "stop_sequence" not in rendered

@@ -21,7 +21,10 @@ Content blocks, in part order:
 ``usage`` gives Bedrock's names back (``input_tokens`` -> ``inputTokens``, ...) with every other
 key as the stream sent it (counts the stream did not report are not made up); ``metrics``,
 ``additionalModelResponseFields``, ``trace``, ``performanceConfig`` and ``serviceTier`` come
-from ``provider_metadata`` when the stream sent them.
+from ``provider_metadata`` when the stream sent them. A message from another provider gets its
+normalized finish reason as a ``stopReason`` (``stop`` -> ``end_turn``, ``length`` ->
+``max_tokens``, ``tool_calls`` -> ``tool_use``, ``content_filter`` -> ``content_filtered``) and
+only the usage counts Bedrock has.
 """
 
 from __future__ import annotations
@@ -39,6 +42,13 @@ _USAGE_NAMES = {
     "cache_write_tokens": "cacheWriteInputTokens",
 }
 _USAGE_ORDER = ("inputTokens", "outputTokens", "totalTokens")
+# another provider's finish reason, normalized (spec §3), as a Converse stopReason
+_STOP_REASONS = {
+    "stop": "end_turn",
+    "length": "max_tokens",
+    "tool_calls": "tool_use",
+    "content_filter": "content_filtered",
+}
 _TOP_LEVEL = (
     "metrics",
     "additionalModelResponseFields",
@@ -134,8 +144,12 @@ def _content(parts: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return blocks
 
 
-def _usage(usage: dict[str, Any] | None) -> dict[str, Any]:
-    named = {_USAGE_NAMES.get(k, k): v for k, v in (usage or {}).items()}
+def _usage(usage: dict[str, Any] | None, mine: bool) -> dict[str, Any]:
+    """Bedrock's usage; another provider's own keys (``prompt_tokens_details``, ...) are not
+    Bedrock's and are left out."""
+    named = {
+        _USAGE_NAMES.get(k, k): v for k, v in (usage or {}).items() if mine or k in _USAGE_NAMES
+    }
     out = {key: named.pop(key) for key in _USAGE_ORDER if key in named}
     out.update(named)
     return out
@@ -143,16 +157,22 @@ def _usage(usage: dict[str, Any] | None) -> dict[str, Any]:
 
 def render(messages: Sequence[Any]) -> dict[str, Any]:
     """The Converse response of a message (Converse has one choice: the first message)."""
-    data = messages[0].to_dict()
+    message = messages[0]
+    data = message.to_dict()
     metadata = data.get("provider_metadata") or {}
+    mine = metadata.get("provider") == NAME
+    reason = data.get("finish_reason")
+    if not mine and reason is not None:
+        reason = _STOP_REASONS.get(message.finish_reason_normalized, reason)
     out: dict[str, Any] = {
         "output": {
             "message": {"role": data.get("role") or "assistant", "content": _content(data["parts"])}
         },
-        "stopReason": data.get("finish_reason"),
-        "usage": _usage(data.get("usage_metadata")),
+        "stopReason": reason,
+        "usage": _usage(data.get("usage_metadata"), mine),
     }
-    for key in _TOP_LEVEL:
-        if key in metadata:
-            out[key] = metadata[key]
+    if mine:
+        for key in _TOP_LEVEL:
+            if key in metadata:
+                out[key] = metadata[key]
     return out

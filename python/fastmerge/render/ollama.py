@@ -13,7 +13,9 @@ Ollama's response has no ordered content: text parts are joined into ``response`
 ``<think>`` tags included). Tool calls are ``{id?, function: {index?, name, arguments}}`` with
 object arguments (raw text is parsed; text that is not a JSON object stays a string). ``done``
 is true only for a complete message. Other keys an Ollama stream's objects carried
-(``provider_metadata``: ``error``, ``remote_model``, ...) are given back at the top level.
+(``provider_metadata``: ``error``, ``remote_model``, ...) are given back at the top level. A
+message from another provider gets its normalized finish reason as ``done_reason`` (``stop``,
+``length``; ``tool_calls`` -> ``stop``, what Ollama says after tool calls).
 """
 
 from __future__ import annotations
@@ -22,6 +24,9 @@ import json
 from typing import Any, Sequence
 
 _DURATIONS = ("total_duration", "load_duration", "prompt_eval_duration", "eval_duration")
+# another provider's finish reason, normalized (spec §3), as a done_reason (Ollama says
+# "stop" after tool calls too)
+_DONE_REASONS = {"stop": "stop", "length": "length", "tool_calls": "stop"}
 _NOT_RETURNED = frozenset({"provider", "api", "created_at", "context", "message"})
 
 
@@ -57,8 +62,13 @@ def _call(part: dict[str, Any]) -> dict[str, Any]:
 
 def render(messages: Sequence[Any]) -> dict[str, Any]:
     """The final object of an Ollama response holding the first message."""
-    data = messages[0].to_dict()
+    message0 = messages[0]
+    data = message0.to_dict()
     metadata = data.get("provider_metadata") or {}
+    mine = metadata.get("provider") == "ollama"
+    reason = data.get("finish_reason")
+    if not mine and reason is not None:
+        reason = _DONE_REASONS.get(message0.finish_reason_normalized, reason)
     usage = data.get("usage_metadata") or {}
     text = "".join(p["text"] for p in data["parts"] if p["part"] == "text")
     thinking = "".join(p["text"] for p in data["parts"] if p["part"] == "reasoning")
@@ -83,8 +93,8 @@ def render(messages: Sequence[Any]) -> dict[str, Any]:
                 message.setdefault(key, value)
         out["message"] = message
     out["done"] = data.get("status") == "complete"
-    if data.get("finish_reason") is not None:
-        out["done_reason"] = data["finish_reason"]
+    if reason is not None:
+        out["done_reason"] = reason
     if "context" in metadata:
         out["context"] = metadata["context"]
     for key in _DURATIONS[:2]:
@@ -98,7 +108,7 @@ def render(messages: Sequence[Any]) -> dict[str, Any]:
         out["eval_count"] = usage["output_tokens"]
     if "eval_duration" in metadata:
         out["eval_duration"] = metadata["eval_duration"]
-    if metadata.get("provider") == "ollama":
+    if mine:
         for key, value in metadata.items():
             if key not in _NOT_RETURNED and key not in out:
                 out[key] = value
