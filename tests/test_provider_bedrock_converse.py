@@ -67,7 +67,8 @@ TOOL_STREAM = [
 
 
 def parts(message: Any) -> list[dict[str, Any]]:
-    return message.to_dict()["parts"]
+    result: list[dict[str, Any]] = message.to_dict()["parts"]
+    return result
 
 
 def test_full_stream() -> None:
@@ -521,7 +522,7 @@ POOL = [
 ]
 
 
-def _outcome(module: Any, events: list[Any], **options: Any) -> Any:
+def _outcome(module: Any, events: Any, **options: Any) -> Any:
     try:
         messages = module.aggregate_choices(events, P, **options)
     except (fastmerge.MergeError, ValueError) as exc:

@@ -64,7 +64,8 @@ CHAT = [
 
 
 def parts(message: Any) -> list[dict[str, Any]]:
-    return message.to_dict()["parts"]
+    result: list[dict[str, Any]] = message.to_dict()["parts"]
+    return result
 
 
 def test_generate_stream() -> None:
@@ -341,7 +342,7 @@ POOL = [
 ]
 
 
-def _outcome(module: Any, events: list[Any], **options: Any) -> Any:
+def _outcome(module: Any, events: Any, **options: Any) -> Any:
     try:
         messages = module.aggregate_choices(events, P, **options)
     except (fastmerge.MergeError, ValueError) as exc:
