@@ -109,7 +109,9 @@ class Aggregator:
         """Raw transport bytes as they arrive, split anywhere (inside a line or a UTF-8
         sequence): SSE (``data:`` lines), JSON lines, or a JSON array of events (Gemini
         without ``alt=sse``), told apart by the first byte."""
-        self._core.feed(data if isinstance(data, (str, bytes)) else bytes(data))
+        if isinstance(data, (bytearray, memoryview)):
+            data = bytes(data)
+        self._core.feed(data)
 
     def snapshot(self) -> AssistantMessage:
         """The message so far (choice 0, or the lowest choice seen); the stream may go on."""
