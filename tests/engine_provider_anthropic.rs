@@ -41,7 +41,7 @@ fn message_events() {
             json!({"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "model": "m", "content": [], "stop_reason": null, "stop_sequence": null, "container": {"id": "c"}, "usage": {"input_tokens": 10, "cache_read_input_tokens": 5, "cache_creation_input_tokens": null, "output_tokens": 1}}})
         ),
         text(
-            json!([[0, {"role": "assistant", "response_id": "msg_1", "response_model": "m", "usage": {"input_tokens": 10, "cache_read_input_tokens": 5, "cache_creation_input_tokens": null, "output_tokens": 1, "cache_read_tokens": 5}, "provider_metadata": {"container": {"id": "c"}}}]])
+            json!([[0, {"role": "assistant", "response_id": "msg_1", "response_model": "m", "usage": {"input_tokens": 10, "cache_read_tokens": 5, "cache_creation_input_tokens": null, "output_tokens": 1}, "provider_metadata": {"container": {"id": "c"}}}]])
         )
     );
     assert_eq!(leaves(a.as_mut(), json!({"type": "ping"})), "[]");

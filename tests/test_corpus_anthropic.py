@@ -22,6 +22,7 @@ from _corpus import (
     stream_ids,
 )
 
+import fastmerge
 from fastmerge.render import to_provider
 
 KIND = "anthropic_messages"
@@ -191,7 +192,8 @@ def _check_usage(
     events: list[dict[str, Any]], data: dict[str, Any], rendered: dict[str, Any]
 ) -> None:
     """Usage: message_start's counts, overwritten key by key by message_delta's cumulative
-    ones (a zero never overwrites, spec §5); the rendered usage has Anthropic's own keys."""
+    ones (a zero never overwrites, spec §5); the rendered usage has Anthropic's own keys; the
+    message keeps every key, cache reads under the normalized name."""
     want: dict[str, Any] = {}
     for event in events:
         usage = (
@@ -205,8 +207,10 @@ def _check_usage(
             want[key] = value
     for key, value in want.items():
         assert rendered["usage"][key] == value, key
-        assert data["usage_metadata"][key] == value, key
+        stored = "cache_read_tokens" if key == "cache_read_input_tokens" else key
+        assert data["usage_metadata"][stored] == value, key
     usage = data["usage_metadata"]
+    assert "cache_read_input_tokens" not in usage  # stored under its normalized name
     assert usage["cache_read_tokens"] == want["cache_read_input_tokens"]
     assert usage["cache_write_tokens"] == want["cache_creation_input_tokens"]
     assert usage["total_tokens"] == want["input_tokens"] + want["output_tokens"]
@@ -251,3 +255,13 @@ def test_redacted_thinking_payload_verbatim() -> None:
     assert [p.payload.data for p in reasoning] == datas
     assert all(p.redacted and p.payload.kind == "redacted_thinking" for p in reasoning)
     assert all(p.payload.provider == PROVIDER for p in reasoning)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_round_trip_is_lossless(name: str) -> None:
+    """``from_dict(to_dict())`` gives the same message and the same rendered Message."""
+    message = fastmerge.aggregate(path_of(KIND, name).read_bytes(), PROVIDER)
+    again = type(message).from_dict(message.to_dict())
+    assert again == message
+    assert again.to_dict() == message.to_dict()
+    assert to_provider(again, PROVIDER) == to_provider(message, PROVIDER)

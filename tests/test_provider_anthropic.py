@@ -123,7 +123,6 @@ def test_usage_is_cumulative_last_wins_and_normalized() -> None:
     assert agg(events).to_dict()["usage_metadata"] == {
         "input_tokens": 10,
         "output_tokens": 42,
-        "cache_read_input_tokens": 5,
         "cache_read_tokens": 5,
         "total_tokens": 52,
     }

@@ -159,7 +159,8 @@ fn string<'a>(value: Option<&'a Value>, place: &str, field: &str) -> Result<&'a 
     }
 }
 
-/// The provider's usage keys verbatim, then the normalized cache counts.
+/// The provider's usage keys in their order, `cache_read_input_tokens` under its normalized
+/// name `cache_read_tokens`, then `cache_write_tokens` beside `cache_creation_input_tokens`.
 fn usage(value: &Value, place: &str) -> Result<Value, String> {
     let Value::Dict(map) = value else {
         return Err(format!(
@@ -167,11 +168,14 @@ fn usage(value: &Value, place: &str) -> Result<Value, String> {
             kind_name(value)
         ));
     };
-    let mut out: IndexMap<String, Value> = (**map).clone();
-    if let Some(read) = map.get("cache_read_input_tokens") {
-        if !matches!(read, Value::Null) {
-            out.insert("cache_read_tokens".to_owned(), read.clone());
-        }
+    let mut out: IndexMap<String, Value> = IndexMap::with_capacity(map.len() + 1);
+    for (key, value) in map.iter() {
+        let key = if key == "cache_read_input_tokens" {
+            "cache_read_tokens"
+        } else {
+            key.as_str()
+        };
+        out.insert(key.to_owned(), value.clone());
     }
     if let Some(write) = map.get("cache_creation_input_tokens") {
         if !matches!(write, Value::Null) {

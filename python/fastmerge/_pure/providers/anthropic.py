@@ -100,13 +100,14 @@ def _string(value: Any, where: str, field: str) -> str:
 
 
 def _usage(usage: Any, where: str) -> dict[str, Any]:
-    """The provider's usage keys verbatim, then the normalized cache counts."""
+    """The provider's usage keys in their order, ``cache_read_input_tokens`` under its
+    normalized name ``cache_read_tokens`` (the name ``UsageMetadata`` reads it as), then
+    ``cache_write_tokens`` beside ``cache_creation_input_tokens`` (a field of its own)."""
     if not isinstance(usage, dict):
         raise AdapterError(f"{where}: 'usage' must be an object, not {events.kind_name(usage)}")
-    out = dict(usage)
-    read = usage.get("cache_read_input_tokens")
-    if read is not None:
-        out["cache_read_tokens"] = read
+    out: dict[str, Any] = {}
+    for key, value in usage.items():
+        out["cache_read_tokens" if key == "cache_read_input_tokens" else key] = value
     write = usage.get("cache_creation_input_tokens")
     if write is not None:
         out["cache_write_tokens"] = write
