@@ -144,7 +144,9 @@ def _usage(usage: dict[str, Any], ours: bool) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if ours:
         for key, value in usage.items():
-            if key not in _NORMALIZED:
+            if key == "cache_read_tokens":  # the adapter's name for cache_read_input_tokens
+                out.setdefault("cache_read_input_tokens", value)
+            elif key not in _NORMALIZED:
                 out[key] = value
     out.setdefault("input_tokens", usage.get("input_tokens") or 0)
     out.setdefault("output_tokens", usage.get("output_tokens") or 0)
