@@ -895,3 +895,61 @@ def test_engine_equals_twin_on_generated_streams(
     results = [_run(AGGREGATES[name], events, strict) for name in BACKENDS]
     assert results[0] == results[1]
     assert events == before
+
+
+def test_render_a_message_of_another_provider() -> None:
+    m = fastmerge.AssistantMessage(
+        content="hi",
+        reasoning_content="think",
+        tool_calls=[
+            {"id": "c", "type": "function", "function": {"name": "f", "arguments": '{"a": 1}'}}
+        ],
+        usage_metadata={"input_tokens": 1, "output_tokens": 5, "reasoning_tokens": 2},
+        finish_reason="stop",
+        response_model="gpt-x",
+        provider_metadata={"provider": "openai-chat", "system_fingerprint": "fp"},
+    )
+    assert to_provider(m, P) == {
+        "candidates": [
+            {
+                "content": {
+                    "parts": [
+                        {"text": "think", "thought": True},
+                        {"text": "hi"},
+                        {"functionCall": {"id": "c", "name": "f", "args": {"a": 1}}},
+                    ],
+                    "role": "model",
+                },
+                "finishReason": "STOP",
+                "index": 0,
+            }
+        ],
+        "usageMetadata": {
+            "promptTokenCount": 1,
+            "candidatesTokenCount": 3,
+            "totalTokenCount": 6,
+            "thoughtsTokenCount": 2,
+        },
+        "modelVersion": "gpt-x",
+    }
+
+
+def test_other_providers_payloads_are_not_replayed() -> None:
+    m = fastmerge.AssistantMessage(
+        parts=[
+            {
+                "part": "reasoning",
+                "text": "t",
+                "payload": {"provider": "anthropic", "kind": "signature", "data": "A"},
+            },
+            {
+                "part": "text",
+                "text": "x",
+                "attributes": {"payload": {"provider": "anthropic", "kind": "k", "data": "B"}},
+            },
+        ],
+    )
+    assert to_provider(m, P)["candidates"][0]["content"]["parts"] == [
+        {"text": "t", "thought": True},
+        {"text": "x"},
+    ]

@@ -42,7 +42,11 @@ _FINISH = {
 
 def render(messages: Sequence[Any]) -> dict[str, Any]:
     """The ``GenerateContentResponse`` holding ``messages`` (the candidates, in order)."""
-    datas = [m.to_dict() for m in messages]
+    datas = []
+    for message in messages:
+        data = message.to_dict()
+        data["finish_reason_normalized"] = message.finish_reason_normalized
+        datas.append(data)
     first = datas[0]
     ours = _ours(first)
     response: dict[str, Any] = {"candidates": [_candidate(d) for d in datas]}
@@ -198,4 +202,12 @@ def _usage(usage: Any, ours: bool) -> dict[str, Any] | None:
     for key, name in names:
         if usage.get(key) is not None:
             out[name] = usage[key]
+    output, reasoning = _count(usage.get("output_tokens")), _count(usage.get("reasoning_tokens"))
+    if output is not None and reasoning is not None and output >= reasoning:
+        # other providers count thoughts in the output; Gemini's candidates exclude them
+        out["candidatesTokenCount"] = output - reasoning
     return out
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
