@@ -4,6 +4,7 @@
 //! same anomaly and error texts.
 
 use std::collections::HashMap;
+use std::fmt;
 use std::sync::Arc;
 
 use indexmap::IndexMap;
@@ -176,6 +177,24 @@ fn call_key(value: &Value) -> Option<CallKey> {
     }
 }
 
+/// Where a field is in the event, written only into an error message (no formatting on
+/// the hot path): `choices[i]`, or `choices[i].delta.<list>[j]`.
+#[derive(Clone, Copy)]
+struct At {
+    choice: usize,
+    item: Option<(&'static str, usize)>,
+}
+
+impl fmt::Display for At {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "choices[{}]", self.choice)?;
+        if let Some((list, j)) = self.item {
+            write!(f, ".delta.{list}[{j}]")?;
+        }
+        Ok(())
+    }
+}
+
 /// The id and name seen for a call.
 type Identity = (Option<String>, Option<String>);
 
@@ -295,7 +314,10 @@ impl Adapter {
     }
 
     fn choice(&mut self, top: &Top, i: usize, choice: &Value) -> Result<(i64, Value), String> {
-        let at = format!("choices[{i}]");
+        let at = At {
+            choice: i,
+            item: None,
+        };
         let Value::Dict(choice) = choice else {
             return Err(format!("{at} is not an object"));
         };
@@ -367,7 +389,7 @@ impl Adapter {
             }
             Some(Value::Str(_)) => {}
             Some(Value::List(items)) => {
-                let texted = content_list(&at, items, &mut parts)?;
+                let texted = content_list(i, items, &mut parts)?;
                 if texted {
                     state.open_call = None;
                 }
@@ -391,8 +413,11 @@ impl Adapter {
             None => {}
             Some(Value::List(calls)) => {
                 for (j, call) in calls.iter().enumerate() {
-                    let where_ = format!("{at}.delta.tool_calls[{j}]");
-                    parts.push(tool_call(&where_, index, state, call, &mut anomalies)?);
+                    let here = At {
+                        choice: i,
+                        item: Some(("tool_calls", j)),
+                    };
+                    parts.push(tool_call(here, index, state, call, &mut anomalies)?);
                 }
             }
             Some(_) => return Err(format!("{at}.delta.tool_calls is not a list")),
@@ -522,10 +547,13 @@ fn details_parts(details: &[Value], parts: &mut Vec<Value>, pm: &mut Map) {
 }
 
 /// Mistral's typed content chunks, in order; true if one carried text.
-fn content_list(at: &str, content: &[Value], parts: &mut Vec<Value>) -> Result<bool, String> {
+fn content_list(choice: usize, content: &[Value], parts: &mut Vec<Value>) -> Result<bool, String> {
     let mut texted = false;
     for (j, item) in content.iter().enumerate() {
-        let here = format!("{at}.delta.content[{j}]");
+        let here = At {
+            choice,
+            item: Some(("content", j)),
+        };
         let map = match item {
             Value::Str(text) => {
                 if !text.is_empty() {
@@ -581,7 +609,7 @@ fn content_list(at: &str, content: &[Value], parts: &mut Vec<Value>) -> Result<b
 
 /// One `tool_calls` entry -> a tool-call fragment (the fold resolves it).
 fn tool_call(
-    at: &str,
+    at: At,
     choice: i64,
     state: &mut Choice,
     call: &Value,
