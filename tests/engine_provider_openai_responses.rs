@@ -1,0 +1,223 @@
+//! The `"openai-responses"` adapter without Python (`cargo test --no-default-features --test
+//! engine_provider_openai_responses`): the leaves of item, delta and done events, key order
+//! included, truncation at the end, the errors, and a recorded stream through the aggregator.
+
+mod common;
+use common::*;
+
+use fastmerge::engine::aggregate::AggregatorCore;
+use fastmerge::engine::chunks::Options;
+use fastmerge::engine::providers::{self, Adapter};
+use serde_json::json;
+
+fn adapter() -> Box<dyn Adapter> {
+    providers::adapter("openai-responses").expect("registered")
+}
+
+/// The leaves of one event as JSON text (key order is part of the result).
+fn leaves(adapter: &mut dyn Adapter, event: serde_json::Value) -> String {
+    let out = adapter.event(&convert(event)).expect("event maps");
+    let items: Vec<serde_json::Value> = out
+        .iter()
+        .map(|(choice, leaf)| json!([choice, to_json(leaf)]))
+        .collect();
+    serde_json::to_string(&items).expect("json")
+}
+
+fn text(value: serde_json::Value) -> String {
+    serde_json::to_string(&value).expect("json")
+}
+
+#[test]
+fn message_text_and_done() {
+    let mut a = adapter();
+    assert_eq!(
+        leaves(
+            a.as_mut(),
+            json!({"type": "response.created", "response": {"id": "r1", "model": "m", "output": [1], "usage": null, "status": "in_progress"}})
+        ),
+        text(
+            json!([[0, {"role": "assistant", "response_id": "r1", "response_model": "m",
+            "provider_metadata": {"response": {"id": "r1", "model": "m", "output": [], "usage": null, "status": "in_progress"}}}]])
+        )
+    );
+    assert_eq!(
+        leaves(
+            a.as_mut(),
+            json!({"type": "response.output_item.added", "output_index": 0, "item": {"type": "message", "id": "m0", "status": "in_progress", "content": []}})
+        ),
+        text(
+            json!([[0, {"provider_metadata": {"output_items": {"0": {"type": "message", "id": "m0", "status": "in_progress", "content": []}}}}]])
+        )
+    );
+    assert_eq!(
+        leaves(
+            a.as_mut(),
+            json!({"type": "response.output_text.delta", "output_index": 0, "content_index": 0, "delta": "Hel", "logprobs": [{"token": "Hel"}]})
+        ),
+        text(
+            json!([[0, {"parts": [{"part": "text", "text": "Hel", "index": "0:0"}], "logprobs": {"content": [{"token": "Hel"}]}}]])
+        )
+    );
+    assert_eq!(
+        leaves(
+            a.as_mut(),
+            json!({"type": "response.output_text.done", "output_index": 0, "content_index": 0, "text": "Hello"})
+        ),
+        text(
+            json!([[0, {"parts": [{"part": "text", "text": "lo", "index": "0:0"}], "anomalies": [{"code": "mismatched_delta",
+            "detail": "output_text 0:0: the done text extends the streamed deltas (3 of 5 characters); the rest was added"}]}]])
+        )
+    );
+    assert_eq!(
+        leaves(
+            a.as_mut(),
+            json!({"type": "response.output_item.done", "output_index": 0, "item": {"type": "message", "id": "m0", "status": "completed",
+                "content": [{"type": "output_text", "text": "Hello", "annotations": []}]}})
+        ),
+        text(
+            json!([[0, {"parts": [{"part": "text", "text": "", "attributes": {"type": "output_text", "annotations": []}, "index": "0:0"}],
+            "provider_metadata": {"output_items": {"0": {"type": "message", "id": "m0", "status": "completed", "content": []}}}}]])
+        )
+    );
+    assert!(a.end().is_empty());
+}
+
+#[test]
+fn reasoning_and_call() {
+    let mut a = adapter();
+    assert_eq!(
+        leaves(
+            a.as_mut(),
+            json!({"type": "response.reasoning_summary_text.delta", "output_index": 0, "summary_index": 0, "delta": "S"})
+        ),
+        text(
+            json!([[0, {"role": "assistant", "parts": [{"part": "reasoning", "text": "", "summary": "S", "index": "0:summary:0"}],
+            "anomalies": [{"code": "delta_before_start", "detail": "response.reasoning_summary_text.delta at output_index 0 before its output_item.added"}]}]])
+        )
+    );
+    assert_eq!(
+        leaves(
+            a.as_mut(),
+            json!({"type": "response.output_item.done", "output_index": 0, "item": {"id": "rs", "type": "reasoning", "encrypted_content": "E",
+                "summary": [{"type": "summary_text", "text": "S"}]}})
+        ),
+        text(
+            json!([[0, {"parts": [{"part": "reasoning", "text": "", "payload": {"provider": "openai-responses", "kind": "encrypted_content", "data": "E"}, "index": "0:summary:0"}],
+            "provider_metadata": {"output_items": {"0": {"id": "rs", "type": "reasoning", "encrypted_content": null, "summary": []}}}}]])
+        )
+    );
+    assert_eq!(
+        leaves(
+            a.as_mut(),
+            json!({"type": "response.output_item.added", "output_index": 1, "item": {"type": "function_call", "id": "fc", "call_id": "c1", "name": "f", "arguments": ""}})
+        ),
+        text(
+            json!([[0, {"parts": [{"part": "tool_call", "id": "c1", "name": "f", "provider_index": 1, "response_item_id": "fc"}],
+            "provider_metadata": {"output_items": {"1": {"type": "function_call", "id": "fc", "call_id": "c1", "name": "f", "arguments": ""}}}}]])
+        )
+    );
+    assert_eq!(
+        leaves(
+            a.as_mut(),
+            json!({"type": "response.function_call_arguments.delta", "output_index": 1, "delta": "{\"a\""})
+        ),
+        text(
+            json!([[0, {"parts": [{"part": "tool_call", "provider_index": 1, "arguments": "{\"a\""}]}]])
+        )
+    );
+    let end = a.end();
+    assert_eq!(end.len(), 1);
+    assert_eq!(
+        text(to_json(&end[0].1)),
+        text(
+            json!({"anomalies": [{"code": "truncated", "detail": "output_index 1: function_call 'c1' ended before its output_item.done"}]})
+        )
+    );
+}
+
+#[test]
+fn status_leaves() {
+    let mut a = adapter();
+    assert_eq!(
+        leaves(
+            a.as_mut(),
+            json!({"type": "error", "sequence_number": 1, "code": "E", "message": "m"})
+        ),
+        text(
+            json!([[0, {"role": "assistant", "provider_metadata": {"error": {"code": "E", "message": "m"}}, "status": "failed"}]])
+        )
+    );
+    let mut a = adapter();
+    assert_eq!(
+        leaves(
+            a.as_mut(),
+            json!({"type": "response.incomplete", "response": {"id": "r", "incomplete_details": {"reason": "max_output_tokens"},
+                "usage": {"input_tokens": 1, "output_tokens": 2, "input_tokens_details": {"cached_tokens": 1}}}})
+        ),
+        text(
+            json!([[0, {"role": "assistant", "usage": {"input_tokens": 1, "output_tokens": 2, "input_tokens_details": {"cached_tokens": 1}, "cache_read_tokens": 1},
+            "finish_reason": "max_output_tokens", "response_id": "r",
+            "provider_metadata": {"response": {"id": "r", "incomplete_details": {"reason": "max_output_tokens"}, "usage": null}}}]])
+        )
+    );
+    assert!(a.end().is_empty());
+}
+
+#[test]
+fn errors() {
+    let cases = [
+        (
+            json!({"type": 1}),
+            "an event's 'type' must be a str, not int",
+        ),
+        (
+            json!({"type": "response.completed", "response": []}),
+            "response.completed: 'response' must be a dict, not list",
+        ),
+        (
+            json!({"type": "response.output_text.delta", "output_index": true, "delta": "x"}),
+            "response.output_text.delta: 'output_index' must be an int, not bool",
+        ),
+        (
+            json!({"type": "response.output_text.delta", "output_index": 0}),
+            "response.output_text.delta: 'delta' must be a str, not NoneType",
+        ),
+        (
+            json!({"type": "response.output_item.done", "output_index": 0, "item": {"type": "reasoning", "summary": [1]}}),
+            "response.output_item.done: 'item.summary[0]' must be a dict, not int",
+        ),
+    ];
+    for (event, detail) in cases {
+        let mut a = adapter();
+        assert_eq!(a.event(&convert(event)), Err(detail.to_owned()));
+    }
+}
+
+#[test]
+fn recorded_stream() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/corpus/openai_responses/gpt55-phase-text-then-function-call.jsonl");
+    let Ok(bytes) = std::fs::read(&path) else {
+        eprintln!("corpus not found at {}: skipped", path.display());
+        return;
+    };
+    let mut core = AggregatorCore::new(Some("openai-responses"), Options::DEFAULT);
+    for piece in bytes.chunks(7) {
+        core.feed(piece).expect("feed");
+    }
+    let messages = core.finish().expect("finish");
+    let message = to_json(&messages[0]);
+    assert_eq!(message["status"], "complete");
+    assert_eq!(message["anomalies"], json!([]));
+    let parts = message["parts"].as_array().cloned().unwrap_or_default();
+    let kinds: Vec<&str> = parts.iter().filter_map(|p| p["part"].as_str()).collect();
+    assert_eq!(kinds, ["reasoning", "text", "tool_call"]);
+    assert_eq!(parts[0]["payload"]["kind"], "encrypted_content");
+    assert_eq!(parts[2]["arguments"], "{\"country\":\"PotatoLand\"}");
+    assert_eq!(message["usage"]["reasoning_tokens"], 26);
+    assert_eq!(
+        message["provider_metadata"]["output_items"]["1"]["phase"],
+        "commentary"
+    );
+}
