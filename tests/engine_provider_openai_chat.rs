@@ -1,0 +1,205 @@
+//! The `"openai-chat"` adapter without Python (`cargo test --no-default-features --test
+//! engine_provider_openai_chat`): the leaves of chunks, key order included, what repeats and
+//! is not sent again, the anomalies, the errors, and hostile values without a panic.
+
+mod common;
+use common::*;
+
+use fastmerge::engine::providers::{self, Adapter};
+use fastmerge::engine::value::Value;
+use serde_json::json;
+
+fn adapter() -> Box<dyn Adapter> {
+    providers::adapter("openai-chat").expect("registered")
+}
+
+/// The leaves of one event as JSON text (key order is part of the result).
+fn leaves(adapter: &mut dyn Adapter, event: serde_json::Value) -> String {
+    let out = adapter.event(&convert(event)).expect("event maps");
+    dump(&out)
+}
+
+fn dump(out: &[(i64, Value)]) -> String {
+    let items: Vec<serde_json::Value> = out
+        .iter()
+        .map(|(choice, leaf)| json!([choice, to_json(leaf)]))
+        .collect();
+    serde_json::to_string(&items).expect("json")
+}
+
+fn text(value: serde_json::Value) -> String {
+    serde_json::to_string(&value).expect("json")
+}
+
+#[test]
+fn text_chunks_send_repeated_fields_once() {
+    let mut a = adapter();
+    let top = |delta: serde_json::Value, finish: serde_json::Value| {
+        json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m",
+               "system_fingerprint": null, "obfuscation": "zz",
+               "choices": [{"index": 0, "delta": delta, "logprobs": null, "finish_reason": finish}]})
+    };
+    assert_eq!(
+        leaves(
+            a.as_mut(),
+            top(json!({"role": "assistant", "content": ""}), json!(null))
+        ),
+        text(
+            json!([[0, {"role": "assistant", "response_id": "c", "response_model": "m",
+                         "provider_metadata": {"created": 1, "object": "chat.completion.chunk"}}]])
+        )
+    );
+    assert_eq!(
+        leaves(a.as_mut(), top(json!({"content": "Hi"}), json!(null))),
+        text(json!([[0, {"parts": [{"part": "text", "text": "Hi"}]}]]))
+    );
+    assert_eq!(
+        leaves(a.as_mut(), top(json!({}), json!("stop"))),
+        text(json!([[0, {"finish_reason": "stop", "status": "complete"}]]))
+    );
+    // the usage chunk: normalized keys, the provider's others verbatim
+    assert_eq!(
+        leaves(
+            a.as_mut(),
+            json!({"id": "c", "choices": [], "usage": {"prompt_tokens": 3, "completion_tokens": 2,
+                   "total_tokens": 5, "prompt_tokens_details": {"cached_tokens": 1}}})
+        ),
+        text(
+            json!([[0, {"usage": {"input_tokens": 3, "output_tokens": 2, "total_tokens": 5,
+                                   "prompt_tokens_details": {"cached_tokens": 1},
+                                   "cache_read_tokens": 1},
+                         "response_id": "c"}]])
+        )
+    );
+    assert_eq!(a.end().len(), 0);
+}
+
+#[test]
+fn reasoning_details_and_mistral_content() {
+    let mut a = adapter();
+    assert_eq!(
+        leaves(
+            a.as_mut(),
+            json!({"choices": [{"index": 0, "delta": {"reasoning": "hm", "reasoning_details": [
+                {"type": "reasoning.text", "text": "hm", "signature": "S", "format": "f", "index": 0}]}}]})
+        ),
+        text(json!([[0, {"parts": [{"part": "reasoning", "text": "hm",
+                                    "index": "reasoning_details:0",
+                                    "payload": {"provider": "openai-chat", "kind": "reasoning.text", "data": "S"}}],
+                         "provider_metadata": {"reasoning_details": {"0": {"type": "reasoning.text", "format": "f"}}}}]]))
+    );
+    assert_eq!(
+        leaves(
+            a.as_mut(),
+            json!({"choices": [{"index": 0, "delta": {"content": [
+                {"type": "thinking", "thinking": [{"type": "text", "text": "t"}]},
+                {"type": "text", "text": "x"}, {"type": "image_url", "u": 1}]}}]})
+        ),
+        text(json!([[0, {"content_list": true, "parts": [
+            {"part": "reasoning", "text": "t"}, {"part": "text", "text": "x"},
+            {"part": "unknown", "provider": "openai-chat", "kind": "image_url",
+             "raw": {"type": "image_url", "u": 1}}]}]]))
+    );
+}
+
+#[test]
+fn tool_call_anomalies_and_truncation() {
+    let mut a = adapter();
+    let call = |call: serde_json::Value| json!({"choices": [{"index": 1, "delta": {"tool_calls": [call]}}]});
+    assert_eq!(
+        leaves(
+            a.as_mut(),
+            call(json!({"index": 0, "function": {"arguments": "{"}}))
+        ),
+        text(
+            json!([[1, {"parts": [{"part": "tool_call", "provider_index": 0, "arguments": "{"}],
+                         "anomalies": [{"code": "delta_before_start",
+                                        "detail": "choice 1: tool call index 0: arguments before the call's id and name"}]}]])
+        )
+    );
+    leaves(
+        a.as_mut(),
+        call(json!({"index": 0, "id": "c1", "type": "function", "function": {"name": "f"}})),
+    );
+    assert_eq!(
+        leaves(
+            a.as_mut(),
+            call(json!({"index": 0, "id": "c2", "function": {"name": "g", "arguments": "}"}}))
+        ),
+        text(
+            json!([[1, {"parts": [{"part": "tool_call", "provider_index": 0, "id": "c2", "name": "g", "arguments": "}"}],
+                         "anomalies": [{"code": "index_collision",
+                                        "detail": "choice 1: tool call index 0 reused: call 'c2' after 'c1'"}]}]])
+        )
+    );
+    assert_eq!(
+        dump(&a.end()),
+        text(json!([[1, {"anomalies": [{"code": "truncated",
+            "detail": "choice 1: the stream ended inside tool call 'c2' ('g') without a finish_reason; its arguments are kept as streamed"}]}]]))
+    );
+}
+
+#[test]
+fn errors_name_the_field() {
+    let cases = [
+        (json!({"choices": 1}), "choices is not a list"),
+        (json!({"usage": []}), "usage is not an object"),
+        (
+            json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"function": []}]}}]}),
+            "choices[0].delta.tool_calls[0].function is not an object",
+        ),
+        (
+            json!({"choices": [{"index": 0, "delta": {"content": [{"type": "thinking", "thinking": [1]}]}}]}),
+            "choices[0].delta.content[0].thinking[0] is not an object",
+        ),
+    ];
+    for (event, detail) in cases {
+        let mut a = adapter();
+        assert_eq!(a.event(&convert(event)), Err(detail.to_owned()));
+    }
+}
+
+#[test]
+fn hostile_values_never_panic() {
+    let junk = [
+        json!(null),
+        json!(true),
+        json!(-1),
+        json!(1.5),
+        json!(""),
+        json!("null"),
+        json!([]),
+        json!({}),
+        json!([null, 1, "x", {}]),
+        json!({"type": "text", "text": 1}),
+    ];
+    let keys = [
+        "index",
+        "delta",
+        "content",
+        "tool_calls",
+        "reasoning_details",
+        "finish_reason",
+        "token_ids",
+        "usage",
+        "choices",
+        "x_groq",
+        "error",
+    ];
+    for value in &junk {
+        for key in keys {
+            let mut a = adapter();
+            let delta = json!({ key: value.clone() });
+            let choice = json!({"index": 0, "delta": delta.clone(), key: value.clone()});
+            for event in [
+                json!({ key: value.clone() }),
+                json!({"choices": [choice]}),
+                json!({"choices": [{"index": 0, "delta": {"tool_calls": [delta.clone()]}}]}),
+                json!({"choices": [{"index": 0, "delta": {"content": [delta.clone()], "reasoning_details": [delta]}}]}),
+            ] {
+                let _ = a.event(&convert(event));
+            }
+            let _ = a.end();
+        }
+    }
+}
