@@ -768,3 +768,74 @@ def test_render_a_message_of_another_provider() -> None:
     assert "encrypted_content" not in output[0]  # another provider's payload is not replayed
     assert output[1]["content"][0]["text"] == "hi"
     assert (output[2]["call_id"], output[2]["arguments"]) == ("c1", "{}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Both backends on damaged streams
+
+
+def _mutate(rng: Any, events: list[Any]) -> list[Any]:
+    """Drop, repeat, swap or cut events, or put a value of another type somewhere inside."""
+    out = list(events)
+    for _ in range(rng.randint(1, 5)):
+        if not out:
+            break
+        i = rng.randrange(len(out))
+        op = rng.random()
+        if op < 0.25:
+            del out[i]
+        elif op < 0.45:
+            out.insert(rng.randrange(len(out) + 1), out[i])
+        elif op < 0.6:
+            j = rng.randrange(len(out))
+            out[i], out[j] = out[j], out[i]
+        elif op < 0.7:
+            out = out[:i]
+        else:
+            event = copy.deepcopy(out[i])
+            node = event
+            for _depth in range(3):
+                if isinstance(node, dict) and node:
+                    key = rng.choice(sorted(node))
+                    if isinstance(node[key], (dict, list)) and node[key] and rng.random() < 0.5:
+                        node = node[key]
+                        continue
+                    node[key] = rng.choice([None, 1, 1.5, True, "s", "", [], {}, [1], {"a": 1}])
+                elif isinstance(node, list) and node:
+                    k = rng.randrange(len(node))
+                    if isinstance(node[k], (dict, list)) and rng.random() < 0.5:
+                        node = node[k]
+                        continue
+                    node[k] = rng.choice([None, 1, "s", {}])
+                break
+            out[i] = event
+    return out
+
+
+@pytest.mark.differential
+def test_damaged_corpus_streams_agree_on_both_backends() -> None:
+    import random
+
+    from _corpus import dumps, streams
+    from conftest import AGGREGATES, BACKENDS
+
+    if len(BACKENDS) < 2:
+        pytest.skip("one backend under test")
+    recorded = [
+        [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+        for path in streams("openai_responses")
+    ]
+    rng = random.Random(4)
+
+    def run(backend: str, events: list[Any], strict: bool) -> Any:
+        try:
+            module = AGGREGATES[backend]
+            return dumps(module.aggregate_choices(events, P, strict=strict))
+        except Exception as exc:  # the same error, with the same text, on both
+            return (type(exc).__name__, str(exc))
+
+    for trial in range(250):
+        events = _mutate(rng, rng.choice(recorded))
+        strict = rng.random() < 0.2
+        results = {backend: run(backend, events, strict) for backend in BACKENDS}
+        assert len(set(map(repr, results.values()))) == 1, (trial, results)
