@@ -953,3 +953,22 @@ def test_other_providers_payloads_are_not_replayed() -> None:
         {"text": "t", "thought": True},
         {"text": "x"},
     ]
+
+
+def test_google_and_openai_compat_signatures_are_replayed() -> None:
+    google = fastmerge.OpaquePayload("google", "thought_signature", "G")
+    m = fastmerge.AssistantMessage(
+        parts=[
+            fastmerge.ToolCallPart(id="c1", name="f", arguments={}, payload=google),
+            fastmerge.ToolCallPart(
+                id="c2",
+                name="g",
+                arguments="{}",
+                extra={"extra_content": {"google": {"thought_signature": "C"}}},
+            ),
+        ]
+    )
+    assert rendered_parts(m) == [
+        {"functionCall": {"id": "c1", "name": "f", "args": {}}, "thoughtSignature": "G"},
+        {"functionCall": {"id": "c2", "name": "g", "args": {}}, "thoughtSignature": "C"},
+    ]

@@ -9,8 +9,11 @@
   true}``, a tool call -> ``{"functionCall": {"id"?, "name", "args"}}`` (text arguments parsed;
   an id fastmerge generated is left out, Gemini sent none), a Gemini ``unknown`` part -> the
   part as Gemini sent it, media -> ``inlineData`` / ``fileData``.
-- ``thoughtSignature`` and the verbatim fields (``usageMetadata``, candidate and response
-  metadata) are replayed only from messages of the ``"gemini"`` adapter.
+- ``thoughtSignature`` is replayed from payloads of kind ``thought_signature`` whose provider
+  is ``"gemini"`` (or ``"google"``, as hand-built chunks name it), and from a tool call's
+  ``extra_content.google.thought_signature`` (Gemini's OpenAI-compatible API); the verbatim
+  fields (``usageMetadata``, candidate and response metadata, other part keys) only from
+  messages of the ``"gemini"`` adapter.
 
 A message from another provider gets Gemini's usage names from the normalized counts and a
 ``finishReason`` from the normalized finish reason.
@@ -71,14 +74,29 @@ def _ours(data: dict[str, Any]) -> bool:
     return bool(metadata.get("provider") == NAME)
 
 
+# the payload providers whose thought signatures Gemini takes back: this adapter's, and
+# "google" (the name chunks built by hand and edge case E69 use)
+_SIGNERS = (NAME, "google")
+
+
 def _signature(payload: Any) -> Any:
     """The Gemini thought signature a payload holds, else None."""
     if (
         isinstance(payload, dict)
-        and payload.get("provider") == NAME
+        and payload.get("provider") in _SIGNERS
         and payload.get("kind") == "thought_signature"
     ):
         return payload.get("data")
+    return None
+
+
+def _compat_signature(extra: Any) -> Any:
+    """A signature that came through Gemini's OpenAI-compatible API:
+    ``extra_content.google.thought_signature`` of a tool call."""
+    if isinstance(extra, dict):
+        content = extra.get("extra_content")
+        if isinstance(content, dict) and isinstance(content.get("google"), dict):
+            return content["google"].get("thought_signature")
     return None
 
 
@@ -168,6 +186,8 @@ def _part(part: dict[str, Any], ours: bool, generated: set[str]) -> dict[str, An
             call.update(part["extra"])
         out = {"functionCall": call}
         signature = _signature(part.get("payload"))
+        if signature is None:
+            signature = _compat_signature(part.get("extra"))
         if signature is not None:
             out["thoughtSignature"] = signature
         return out
