@@ -340,6 +340,33 @@ def test_empty_and_null_ids_continue_the_call() -> None:
     assert anomalies(m) == []
 
 
+@pytest.mark.parametrize(
+    ("fragments", "expected"),
+    [
+        # E28: id repeated on every fragment
+        ([tc(0, "c1", "f", "{"), tc(0, "c1", None, "}")], [("c1", "f", "{}")]),
+        # E29: name repeated on every fragment
+        ([tc(0, "c1", "f", "{"), tc(0, None, "f", "}")], [("c1", "f", "{}")]),
+        # E35: a new id on every fragment without a name cannot start a call
+        (
+            [tc(0, "c1", "f", ""), tc(0, "c2", None, "{"), tc(0, "c3", None, "}")],
+            [("c1", "f", "{}")],
+        ),
+        # E32: no ids, distinct indexes
+        ([tc(0, None, "a", "{"), tc(1, None, "b", "}")], [(None, "a", "{"), (None, "b", "}")]),
+    ],
+)
+def test_gateway_fragment_shapes(fragments: list[dict], expected: list[tuple]) -> None:
+    events = [chunk(ch(tool_calls=[f])) for f in fragments] + [chunk(ch(finish="tool_calls"))]
+    m = fastmerge.aggregate(events, P)
+    got = calls(m)
+    assert [
+        (i if i is None or not i.startswith("call_fm_") else None, n, a) for i, n, a in got
+    ] == expected
+    codes = [a[0] for a in anomalies(m)]
+    assert set(codes) <= {"synthetic_id"}
+
+
 def test_arguments_before_id_and_name() -> None:
     events = [
         chunk(ch(tool_calls=[tc(0, args='{"x":')])),

@@ -86,7 +86,8 @@ def _message(d: dict[str, Any], pm: dict[str, Any]) -> dict[str, Any]:
         kind = part["part"]
         if kind == "text":
             texts.append(part["text"])
-            annotations.extend(part.get("citations") or ())
+            if pm:  # another provider's citations are not OpenAI annotations
+                annotations.extend(part.get("citations") or ())
             if part["text"]:
                 items.append({"type": "text", "text": part["text"]})
         elif kind == "reasoning":
