@@ -39,6 +39,11 @@ Top-level fields: ``id`` -> ``response_id``, ``model`` -> ``response_model``, ``
 keys; ``obfuscation`` is per-chunk padding and is dropped. An ``error`` object fails every
 choice seen so far (``provider_metadata["error"]``).
 
+Every chunk repeats ``id``, ``model`` and the metadata above: a choice's leaf carries them only
+when they differ from what was last sent for that choice (folding an equal value again
+changes nothing), so the common chunk is a bare text delta. Usage is always sent (with
+``usage="sum"`` a repeated usage would count again, as the caller asked).
+
 Quirks are anomalies: a second call at a used tool-call index (``index_collision``),
 arguments at a new index before its id and name (``delta_before_start``), and a stream that
 ends inside a tool call without ``finish_reason`` (``truncated``, from :meth:`Adapter.end`).
