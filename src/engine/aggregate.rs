@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::engine::chunks::{fold, materialize, Family, Leaf, Options, State};
+use crate::engine::chunks::{append_bare_text, fold, materialize, Family, Leaf, Options, State};
 use crate::engine::error::EngineError;
 use crate::engine::events::{self, EventDataError, Transport, TransportKind};
 use crate::engine::providers::{self, common, Adapter, Leaves, PROVIDERS};
@@ -233,8 +233,15 @@ impl AggregatorCore {
                     });
                 }
             }
+            let Some(state) = self.states.get_mut(&choice) else {
+                continue; // inserted above
+            };
+            if let Some((text, reasoning)) = bare_text(&leaf) {
+                if append_bare_text(state, text, reasoning) {
+                    continue; // what fold does with this leaf, without parsing it
+                }
+            }
             let parsed = Leaf::parse(&NativeHost, Family::Assistant, leaf);
-            let state = self.states.get_mut(&choice).expect("inserted above");
             if let Err(err) = fold(&NativeHost, state, &parsed) {
                 self.closed = Some(format!("event {} raised while folding", self.count));
                 return Err(native_error(err));
@@ -268,6 +275,34 @@ impl AggregatorCore {
             // no event at all: one empty, incomplete message (cannot fail: a fixed leaf)
             let _ = self.new_state(0);
         }
+    }
+}
+
+/// The text of a leaf that is nothing but one bare text or reasoning delta
+/// (`{"parts": [{"part": "text" | "reasoning", "text": "..."}]}`), and whether it is reasoning:
+/// most events of a long stream. [`append_bare_text`] appends it as `fold` would.
+fn bare_text(leaf: &Value) -> Option<(&Value, bool)> {
+    let Value::Dict(map) = leaf else { return None };
+    if map.len() != 1 {
+        return None;
+    }
+    let Some(Value::List(parts)) = map.get("parts") else {
+        return None;
+    };
+    let [Value::Dict(part)] = parts.as_slice() else {
+        return None;
+    };
+    if part.len() != 2 {
+        return None;
+    }
+    let reasoning = match part.get("part") {
+        Some(Value::Str(kind)) if kind == "text" => false,
+        Some(Value::Str(kind)) if kind == "reasoning" => true,
+        _ => return None,
+    };
+    match part.get("text") {
+        Some(text @ Value::Str(t)) if !t.is_empty() => Some((text, reasoning)),
+        _ => None,
     }
 }
 

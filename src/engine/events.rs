@@ -248,10 +248,7 @@ impl Transport {
         let n = buf.len();
         let mut pos = 0;
         while pos < n {
-            let end = buf[pos..]
-                .iter()
-                .position(|c| *c == b'\n' || *c == b'\r')
-                .map_or(n, |i| pos + i);
+            let end = memchr::memchr2(b'\n', b'\r', &buf[pos..]).map_or(n, |i| pos + i);
             if end == n {
                 if !last {
                     break;
@@ -329,10 +326,19 @@ impl Transport {
             if self.in_str {
                 if self.esc {
                     self.esc = false;
-                } else if c == b'\\' {
-                    self.esc = true;
-                } else if c == b'"' {
-                    self.in_str = false;
+                } else {
+                    // jump to the string's next quote or backslash (most bytes are text)
+                    match memchr::memchr2(b'"', b'\\', &self.buf[pos..]) {
+                        Some(skip) => {
+                            pos += skip;
+                            if self.buf[pos] == b'\\' {
+                                self.esc = true;
+                            } else {
+                                self.in_str = false;
+                            }
+                        }
+                        None => pos = n - 1,
+                    }
                 }
             } else if c == b'"' {
                 self.in_str = true;
