@@ -771,9 +771,14 @@ def test_round_trip_through_to_dict() -> None:
 
 
 _names = st.sampled_from(["f", "g", "", None, "null"])
-_texts = st.sampled_from(["", "a", "é\n", ' "q" ', "\x01\\"])
+_texts = st.one_of(st.sampled_from(["", "a", "é\n", ' "q" ', "\x01\\"]), st.text(max_size=4))
+# a wrong-typed value now and then: the engine and the twin must fail with the same text
+_hostile = st.sampled_from([5, 1.5, True, None, "x", [], {}, [1], {"a": 1}])
 _sigs = st.sampled_from([None, "S1", "S2", ""])
-_paths = st.sampled_from(["$.a", "$.a.b", "$.l[0]", "$.l[1]", "$.l[0].x", "$['k k']", "$.b", "$"])
+_paths = st.one_of(
+    st.sampled_from(["$.a", "$.a.b", "$.l[0]", "$.l[1]", "$.l[0].x", "$['k k']", "$.b", "$"]),
+    st.sampled_from(["$.a[x]", "$[0]", "$.a.", "$.é[2]", '$["q"].r', "$.a[99999999999999999999]"]),
+)
 _numbers = st.one_of(
     st.integers(-(10**6), 10**6),
     st.floats(allow_nan=False, allow_infinity=False),
@@ -829,7 +834,21 @@ def _part(draw: Any) -> dict[str, Any]:
     signature = draw(_sigs)
     if signature is not None:
         part["thoughtSignature"] = signature
+    if part and draw(st.integers(0, 15)) == 0:
+        _spoil(draw, part)
     return part
+
+
+def _spoil(draw: Any, value: dict[str, Any]) -> None:
+    """Replace one value somewhere in ``value`` with a wrong-typed one."""
+    key = draw(st.sampled_from(sorted(value)))
+    inner = value[key]
+    if isinstance(inner, dict) and inner and draw(st.booleans()):
+        _spoil(draw, inner)
+    elif isinstance(inner, list) and inner and isinstance(inner[0], dict) and draw(st.booleans()):
+        _spoil(draw, inner[0])
+    else:
+        value[key] = draw(_hostile)
 
 
 @st.composite
@@ -873,6 +892,8 @@ def _event(draw: Any) -> dict[str, Any]:
     if draw(st.booleans()):
         event["responseId"] = "r"
         event["modelVersion"] = draw(st.sampled_from(["m1", "m2"]))
+    if event and draw(st.integers(0, 25)) == 0:
+        _spoil(draw, event)
     return event
 
 
