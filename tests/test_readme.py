@@ -111,16 +111,27 @@ def test_cli_examples_run(backend_name: str, args: list[str]) -> None:
 
 
 def test_cli_error_message_as_shown(backend_name: str, tmp_path: Path) -> None:
-    shown = re.search(r"`(fastmerge: error: [^`]*)`", " ".join(_section("Command line").split()))
-    assert shown
+    text = " ".join(_section("Command line").split())
+    shown = re.findall(r"`(fastmerge: error: [^`]*)`", text)
+    assert len(shown) == 2, shown
     (tmp_path / "log.jsonl").write_text('{"a": "x"}\n\n{"a": \n', "utf-8")
-    proc = subprocess.run(
-        [sys.executable, "-m", "fastmerge", "merge", "log.jsonl"],
-        capture_output=True,
-        text=True,
-        env=_env(backend_name),
-        cwd=tmp_path,
-        timeout=120,
-    )
-    assert proc.returncode == 1
-    assert proc.stderr == shown.group(1) + "\n"
+    for args, message in (
+        (["merge", "--provider", "auto", "log.jsonl"], shown[0]),  # a provider stream
+        (["merge", "log.jsonl"], shown[1]),  # JSON values
+    ):
+        if args[1] == "--provider":
+            (tmp_path / "log.jsonl").write_text(
+                '{"choices": []}\n{"choices": []}\n{"choices": \n', "utf-8"
+            )
+        else:
+            (tmp_path / "log.jsonl").write_text('{"a": "x"}\n\n{"a": \n', "utf-8")
+        proc = subprocess.run(
+            [sys.executable, "-m", "fastmerge", *args],
+            capture_output=True,
+            text=True,
+            env=_env(backend_name),
+            cwd=tmp_path,
+            timeout=120,
+        )
+        assert proc.returncode == 1
+        assert proc.stderr == message + "\n"
