@@ -11,7 +11,6 @@ from typing import Any
 
 import orjson
 import pytest
-
 from conftest import AGGREGATES, BACKENDS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -97,7 +96,9 @@ def assert_subset(expected: Any, actual: Any, path: str = "$") -> None:
             assert_subset(value, actual[key], f"{path}.{key}")
     elif isinstance(expected, list):
         assert isinstance(actual, list), f"{path}: expected a list, got {actual!r}"
-        assert len(actual) == len(expected), f"{path}: {len(actual)} items, expected {len(expected)}"
+        assert len(actual) == len(expected), (
+            f"{path}: {len(actual)} items, expected {len(expected)}"
+        )
         for i, (e, a) in enumerate(zip(expected, actual)):
             assert_subset(e, a, f"{path}[{i}]")
     else:
@@ -135,4 +136,6 @@ def assert_same_structure(nonstream: Any, rendered: Any, path: str = "$", ignore
         ok = type(rendered) is type(nonstream) or (
             isinstance(nonstream, (int, float)) and isinstance(rendered, (int, float))
         )
-        assert ok, f"{path}: {type(rendered).__name__} where nonstream has {type(nonstream).__name__}"
+        assert ok, (
+            f"{path}: {type(rendered).__name__} where nonstream has {type(nonstream).__name__}"
+        )

@@ -11,6 +11,7 @@ from typing import Any
 
 from . import _backend, errors
 from ._version import __version__
+from .aggregate import PROVIDERS, Aggregator, aggregate, aggregate_choices
 from .errors import (
     AggregatorClosedError,
     AnomalyError,
@@ -28,8 +29,6 @@ from .messages import (
     ToolMessageChunk,
     fold_chunks,
 )
-from .aggregate import PROVIDERS, Aggregator, aggregate, aggregate_choices
-from .render import to_provider
 from .parts import (
     ArgumentsError,
     MediaPart,
@@ -42,6 +41,7 @@ from .parts import (
     UnknownPart,
     UsageMetadata,
 )
+from .render import to_provider
 
 #: ``"rust"`` or ``"python"``: the implementation behind the functions below.
 BACKEND: str = _backend.selected
