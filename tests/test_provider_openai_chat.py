@@ -448,6 +448,23 @@ def test_text_after_call_closes_it() -> None:
     assert anomalies(m) == []
 
 
+def test_legacy_function_call_and_audio() -> None:
+    events = [
+        chunk(ch(role="assistant", function_call={"name": "f", "arguments": ""})),
+        chunk(ch(function_call={"arguments": '{"a":'})),
+        chunk(ch(function_call={"arguments": "1}"}, audio={"id": "au_1", "transcript": "He"})),
+        chunk(ch(audio={"data": "AAA", "transcript": "y"})),
+        chunk(ch(audio={"data": "BB", "expires_at": 9}, finish="function_call")),
+    ]
+    m = fastmerge.aggregate(events, P)
+    assert [(n, a) for _, n, a in calls(m)] == [("f", '{"a":1}')]
+    assert anomalies(m) == [("synthetic_id", "tool call 'f' had no id; generated 'call_fm_0'")]
+    message = to_provider(m, P)["choices"][0]["message"]
+    assert message["function_call"] == {"name": "f", "arguments": '{"a":1}'}
+    assert message["tool_calls"] is None
+    assert message["audio"] == {"id": "au_1", "transcript": "Hey", "data": "AAABB", "expires_at": 9}
+
+
 # ---------------------------------------------------------------------------------------------
 # choices, status
 
@@ -710,6 +727,12 @@ _delta = st.fixed_dictionaries(
         "executed_tools": st.one_of(st.lists(_junk, max_size=2), _junk),
         "annotations": st.one_of(st.lists(st.just({"type": "url_citation"}), max_size=1), _junk),
         "audio": _junk,
+        "function_call": st.one_of(
+            st.fixed_dictionaries(
+                {}, optional={"name": _name, "arguments": st.one_of(_text, _junk)}
+            ),
+            _junk,
+        ),
     },
 )
 _choice = st.fixed_dictionaries(

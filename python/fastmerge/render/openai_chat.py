@@ -81,6 +81,8 @@ def _message(d: dict[str, Any], pm: dict[str, Any]) -> dict[str, Any]:
     reasoning: list[str] = []
     annotations: list[Any] = []
     calls: list[dict[str, Any]] = []
+    legacy: dict[str, Any] | None = None
+    audio: dict[str, Any] = {}
     items: list[Any] = []  # Mistral's typed content
     for part in parts:
         kind = part["part"]
@@ -97,9 +99,14 @@ def _message(d: dict[str, Any], pm: dict[str, Any]) -> dict[str, Any]:
                     {"type": "thinking", "thinking": [{"type": "text", "text": part["text"]}]}
                 )
         elif kind == "tool_call":
+            if pm and part.get("provider_index") == "function_call":
+                legacy = _call(part, True)["function"]  # the deprecated single call
+                continue
             calls.append(_call(part, bool(pm)))
         elif kind == "unknown" and part.get("provider") == NAME:
-            if part.get("kind") not in ("executed_tools", "reasoning_details", "thinking"):
+            if part.get("kind") == "audio" and pm and isinstance(part.get("raw"), dict):
+                _audio(audio, part["raw"])
+            elif part.get("kind") not in ("executed_tools", "reasoning_details", "thinking"):
                 items.append(part.get("raw"))
     message: dict[str, Any] = {"role": d["role"] or "assistant"}
     if d["content_list"]:
@@ -108,6 +115,10 @@ def _message(d: dict[str, Any], pm: dict[str, Any]) -> dict[str, Any]:
         message["content"] = "".join(texts) if texts else None
     message["refusal"] = d["refusal"]
     message["tool_calls"] = calls or None
+    if legacy is not None:
+        message["function_call"] = legacy
+    if audio:
+        message["audio"] = audio
     message["annotations"] = annotations
     if reasoning and not d["content_list"]:
         message["reasoning_content"] = "".join(reasoning)
@@ -124,6 +135,16 @@ def _message(d: dict[str, Any], pm: dict[str, Any]) -> dict[str, Any]:
         if key not in message:
             message[key] = value
     return message
+
+
+def _audio(audio: dict[str, Any], piece: dict[str, Any]) -> None:
+    """One streamed ``delta.audio`` piece into the message's ``audio``: ``data`` and
+    ``transcript`` concatenate, the other fields (``id``, ``expires_at``) keep the last."""
+    for key, value in piece.items():
+        if key in ("data", "transcript") and isinstance(value, str):
+            audio[key] = audio.get(key, "") + value
+        elif value is not None:
+            audio[key] = value
 
 
 def _call(part: dict[str, Any], own: bool) -> dict[str, Any]:

@@ -49,6 +49,8 @@ const DELTA_KNOWN: &[&str] = &[
     "token_id",
     "executed_tools",
     "annotations",
+    "function_call",
+    "audio",
 ];
 const CALL_KNOWN: &[&str] = &["index", "id", "type", "function", "custom"];
 const DETAIL_OPAQUE: &[&str] = &["text", "summary", "signature", "data", "index"];
@@ -421,6 +423,29 @@ impl Adapter {
                 }
             }
             Some(_) => return Err(format!("{at}.delta.tool_calls is not a list")),
+        }
+        // the deprecated single call: index "function_call"
+        match present(delta_map.get("function_call")) {
+            None => {}
+            Some(Value::Dict(legacy)) => {
+                match present(legacy.get("arguments")) {
+                    None | Some(Value::Str(_) | Value::Dict(_)) => {}
+                    Some(_) => {
+                        return Err(format!(
+                            "{at}.delta.function_call.arguments is not a string or an object"
+                        ))
+                    }
+                }
+                let mut call = Map::new();
+                call.insert("index".to_owned(), s("function_call"));
+                call.insert("function".to_owned(), Value::Dict(legacy.clone()));
+                parts.push(tool_call(at, index, state, &dict(call), &mut anomalies)?);
+            }
+            Some(_) => return Err(format!("{at}.delta.function_call is not an object")),
+        }
+        // audio output: pieces of data and transcript, verbatim
+        if let Some(audio) = present(delta_map.get("audio")) {
+            parts.push(unknown("audio", audio));
         }
 
         match present(delta_map.get("executed_tools")) {

@@ -24,6 +24,8 @@ What a choice entry maps to:
 - ``delta.tool_calls[]`` -> tool-call fragments (``provider_index`` = the entry's ``index``;
   the fold's resolver matches them); keys beside ``index/id/type/function/custom`` are kept
   in the call's ``extra`` (Gemini-compatible ``extra_content``);
+- the deprecated ``delta.function_call`` -> a tool-call fragment at ``provider_index``
+  ``"function_call"``; ``delta.audio`` pieces -> unknown parts (kind ``audio``), verbatim;
 - ``delta.executed_tools[]`` (Groq compound) -> unknown parts, each entry verbatim;
 - ``logprobs`` -> ``logprobs``; ``token_ids`` (vLLM) and ``delta.token_id`` (Together) ->
   ``completion_token_ids``; ``finish_reason`` -> ``finish_reason`` and ``status: complete``;
@@ -83,6 +85,8 @@ _DELTA_KNOWN = frozenset(
         "token_id",
         "executed_tools",
         "annotations",
+        "function_call",
+        "audio",
     }
 )
 _CALL_KNOWN = frozenset({"index", "id", "type", "function", "custom"})
@@ -341,6 +345,20 @@ class Adapter:
                 parts.append(
                     self._call(f"{where}.delta.tool_calls[{j}]", index, state, call, anomalies)
                 )
+        legacy = delta.get("function_call")  # the deprecated single call: index "function_call"
+        if legacy is not None:
+            if not isinstance(legacy, dict):
+                raise AdapterError(f"{where}.delta.function_call is not an object")
+            arguments = legacy.get("arguments")
+            if arguments is not None and not isinstance(arguments, (str, dict)):
+                raise AdapterError(
+                    f"{where}.delta.function_call.arguments is not a string or an object"
+                )
+            call = {"index": "function_call", "function": legacy}
+            parts.append(self._call(f"{where}.delta", index, state, call, anomalies))
+        audio = delta.get("audio")  # audio output: pieces of data and transcript, verbatim
+        if audio is not None:
+            parts.append({"part": "unknown", "provider": NAME, "kind": "audio", "raw": audio})
 
         tools = delta.get("executed_tools")
         if tools is not None:
