@@ -993,3 +993,17 @@ def test_google_and_openai_compat_signatures_are_replayed() -> None:
         {"functionCall": {"id": "c1", "name": "f", "args": {}}, "thoughtSignature": "G"},
         {"functionCall": {"id": "c2", "name": "g", "args": {}}, "thoughtSignature": "C"},
     ]
+
+
+def test_candidate_blocked_without_content() -> None:
+    ratings = [{"category": "HARM_CATEGORY_X", "probability": "HIGH", "blocked": True}]
+    m = agg([{"candidates": [{"finishReason": "SAFETY", "index": 0, "safetyRatings": ratings}]}])
+    assert (m.role, m.status, list(m.parts)) == ("assistant", "complete", [])
+    assert m.finish_reason_normalized == "content_filter"
+    candidate = to_provider(m, P)["candidates"][0]
+    assert candidate == {
+        "content": {"parts": [], "role": "model"},
+        "finishReason": "SAFETY",
+        "index": 0,
+        "safetyRatings": ratings,
+    }

@@ -848,16 +848,18 @@ impl Adapter {
         let state = self.candidates.entry(choice).or_default();
         let mut leaf = Obj::new();
         let mut anomalies: Vec<Value> = Vec::new();
+        leaf.put("role", s("assistant"));
         if let Some(content) = field(candidate, "content") {
             expect(Some(content), "object", || {
                 format!("candidates[{number}].content")
             })?;
-            let role = match field(content, "role") {
-                None => s("assistant"),
-                Some(Value::Str(r)) if r == "model" => s("assistant"),
-                Some(other) => other.clone(),
-            };
-            leaf.put("role", role);
+            match field(content, "role") {
+                None => {}
+                Some(Value::Str(r)) if r == "model" => {}
+                Some(other) => {
+                    leaf.put("role", other.clone());
+                }
+            }
             if let Some(parts) = field(content, "parts") {
                 expect(Some(parts), "array", || {
                     format!("candidates[{number}].content.parts")

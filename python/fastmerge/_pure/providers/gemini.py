@@ -5,7 +5,8 @@ response) to delta leaves.
 Each event is a whole ``GenerateContentResponse``. Every candidate (``index``, default 0) is a
 choice; its leaf holds, in this order:
 
-- ``role``: ``"assistant"`` (Gemini's ``"model"``; another role is kept as sent);
+- ``role``: ``"assistant"`` (Gemini's ``"model"``, or no content at all; another role is kept
+  as sent);
 - ``parts`` from ``content.parts``, each Gemini part mapped in order:
 
   - ``{text}`` -> a text part, ``{text, thought: true}`` -> a reasoning part. Gemini splits
@@ -388,10 +389,12 @@ class Adapter:
         leaf: dict[str, Any] = {}
         anomalies: list[dict[str, Any]] = []
         content = candidate.get("content")
+        leaf["role"] = "assistant"
         if content is not None:
             _expect(content, "object", f"{where}.content")
             role = content.get("role")
-            leaf["role"] = "assistant" if role is None or role == "model" else role
+            if role is not None and role != "model":
+                leaf["role"] = role
             parts = content.get("parts")
             if parts is not None:
                 _expect(parts, "array", f"{where}.content.parts")
