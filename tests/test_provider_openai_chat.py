@@ -811,3 +811,68 @@ def test_random_streams_agree(events: list[dict[str, Any]], strict: bool) -> Non
     results = [_run(AGGREGATES[name], events, strict) for name in BACKENDS]
     assert results[0] == results[1]
     assert events == before
+
+
+def test_render_another_providers_message() -> None:
+    """An Anthropic message rendered as chat.completion: reasoning text kept, its signature
+    not replayed, arguments as JSON text, usage in OpenAI's keys."""
+    events = [
+        {
+            "type": "message_start",
+            "message": {
+                "id": "msg_1",
+                "type": "message",
+                "role": "assistant",
+                "model": "claude-x",
+                "content": [],
+                "stop_reason": None,
+                "usage": {"input_tokens": 10, "output_tokens": 1, "cache_read_input_tokens": 4},
+            },
+        },
+        {
+            "type": "content_block_start",
+            "index": 0,
+            "content_block": {"type": "thinking", "thinking": ""},
+        },
+        {
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": "thinking_delta", "thinking": "hm"},
+        },
+        {
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": "signature_delta", "signature": "SIG"},
+        },
+        {"type": "content_block_stop", "index": 0},
+        {
+            "type": "content_block_start",
+            "index": 1,
+            "content_block": {"type": "tool_use", "id": "toolu_1", "name": "f", "input": {}},
+        },
+        {
+            "type": "content_block_delta",
+            "index": 1,
+            "delta": {"type": "input_json_delta", "partial_json": '{"a": 1}'},
+        },
+        {"type": "content_block_stop", "index": 1},
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": "tool_use"},
+            "usage": {"output_tokens": 7},
+        },
+        {"type": "message_stop"},
+    ]
+    m = fastmerge.aggregate(events, "anthropic")
+    out = to_provider(m, P)
+    assert "SIG" not in json.dumps(out)
+    message = out["choices"][0]["message"]
+    assert message["reasoning_content"] == "hm"
+    assert message["tool_calls"] == [
+        {"id": "toolu_1", "type": "function", "function": {"name": "f", "arguments": '{"a": 1}'}}
+    ]
+    assert "reasoning_details" not in message
+    assert out["usage"]["prompt_tokens"] == 10
+    assert out["usage"]["completion_tokens"] == 7
+    assert out["usage"]["prompt_tokens_details"] == {"cached_tokens": 4}
+    assert out["choices"][0]["finish_reason"] == "tool_calls"

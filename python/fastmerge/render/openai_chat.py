@@ -35,7 +35,11 @@ _NORMALIZED = frozenset(
 
 def render(messages: Sequence[Any]) -> dict[str, Any]:
     """The ``chat.completion`` holding ``messages`` as its choices, in order."""
-    datas = [m.to_dict() for m in messages]
+    datas = []
+    for m in messages:
+        d = m.to_dict()
+        d["finish_reason_normalized"] = m.finish_reason_normalized
+        datas.append(d)
     first = datas[0]
     pm = _own_metadata(first)
     out: dict[str, Any] = {
@@ -67,7 +71,8 @@ def _choice(d: dict[str, Any], position: int) -> dict[str, Any]:
         "index": index if index is not None else position,
         "message": _message(d, pm),
         "logprobs": d["logprobs"],
-        "finish_reason": d["finish_reason"],
+        # another provider's reason in OpenAI's words (stop, length, tool_calls, ...)
+        "finish_reason": d["finish_reason"] if pm else d["finish_reason_normalized"],
     }
     for key, value in (pm.get("choice") or {}).items():
         if key not in choice:
