@@ -56,7 +56,7 @@ fn message_text_and_done() {
             json!({"type": "response.output_text.delta", "output_index": 0, "content_index": 0, "delta": "Hel", "logprobs": [{"token": "Hel"}]})
         ),
         text(
-            json!([[0, {"parts": [{"part": "text", "text": "Hel", "index": "0:0"}], "logprobs": {"content": [{"token": "Hel"}]}}]])
+            json!([[0, {"parts": [{"part": "text", "text": "Hel", "index": 0}], "logprobs": {"content": [{"token": "Hel"}]}}]])
         )
     );
     assert_eq!(
@@ -65,7 +65,7 @@ fn message_text_and_done() {
             json!({"type": "response.output_text.done", "output_index": 0, "content_index": 0, "text": "Hello"})
         ),
         text(
-            json!([[0, {"parts": [{"part": "text", "text": "lo", "index": "0:0"}], "anomalies": [{"code": "mismatched_delta",
+            json!([[0, {"parts": [{"part": "text", "text": "lo", "index": 0}], "anomalies": [{"code": "mismatched_delta",
             "detail": "output_text 0:0: the done text extends the streamed deltas (3 of 5 characters); the rest was added"}]}]])
         )
     );
@@ -76,7 +76,7 @@ fn message_text_and_done() {
                 "content": [{"type": "output_text", "text": "Hello", "annotations": []}]}})
         ),
         text(
-            json!([[0, {"parts": [{"part": "text", "text": "", "attributes": {"type": "output_text", "annotations": []}, "index": "0:0"}],
+            json!([[0, {"parts": [{"part": "text", "text": "", "attributes": {"type": "output_text", "annotations": []}, "index": 0}],
             "provider_metadata": {"output_items": {"0": {"type": "message", "id": "m0", "status": "completed", "content": []}}}}]])
         )
     );
@@ -92,7 +92,7 @@ fn reasoning_and_call() {
             json!({"type": "response.reasoning_summary_text.delta", "output_index": 0, "summary_index": 0, "delta": "S"})
         ),
         text(
-            json!([[0, {"role": "assistant", "parts": [{"part": "reasoning", "text": "", "summary": "S", "index": "0:summary:0"}],
+            json!([[0, {"role": "assistant", "parts": [{"part": "reasoning", "text": "", "summary": "S", "index": 500}],
             "anomalies": [{"code": "delta_before_start", "detail": "response.reasoning_summary_text.delta at output_index 0 before its output_item.added"}]}]])
         )
     );
@@ -103,7 +103,7 @@ fn reasoning_and_call() {
                 "summary": [{"type": "summary_text", "text": "S"}]}})
         ),
         text(
-            json!([[0, {"parts": [{"part": "reasoning", "text": "", "payload": {"provider": "openai-responses", "kind": "encrypted_content", "data": "E"}, "index": "0:summary:0"}],
+            json!([[0, {"parts": [{"part": "reasoning", "text": "", "payload": {"provider": "openai-responses", "kind": "encrypted_content", "data": "E"}, "index": 500}],
             "provider_metadata": {"output_items": {"0": {"id": "rs", "type": "reasoning", "encrypted_content": null, "summary": []}}}}]])
         )
     );

@@ -117,6 +117,9 @@ def test_stream(name: str, provider: str) -> None:
     assert expected is not None
     assert_subset(expected, rendered)
     assert message.to_provider(PROVIDER) == rendered
+    again = type(message).from_dict(message.to_dict())  # lossless (int part indexes)
+    assert again == message
+    assert again.to_provider(PROVIDER) == rendered
     nonstream = sibling(path, ".nonstream.json")
     if nonstream is not None:
         ignore = NONSTREAM_IGNORE[name]
@@ -141,11 +144,11 @@ def test_what_the_stream_holds_survives(name: str) -> None:
     assert terminal is not None
 
     # text: the output_text deltas of each content part, in order
-    texts: dict[str, str] = {}
+    texts: dict[int, str] = {}
     logprobs: list[Any] = []
     for event in events:
         if event["type"] == "response.output_text.delta":
-            key = f"{event['output_index']}:{event['content_index']}"
+            key = event["output_index"] * 1000 + event["content_index"]
             texts[key] = texts.get(key, "") + event["delta"]
             logprobs.extend(event.get("logprobs") or [])
     text_parts = {p["index"]: p["text"] for p in parts if p["part"] == "text"}

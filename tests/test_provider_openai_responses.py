@@ -145,7 +145,7 @@ def test_text_stream() -> None:
     assert msg.response_model == "gpt-x"
     assert msg.role == "assistant"
     [part] = msg.parts
-    assert part.PART == "text" and part.index == "0:0"
+    assert part.PART == "text" and part.index == 0
     assert part.attributes == {"type": "output_text", "annotations": [], "logprobs": []}
     usage = msg.usage_metadata.to_dict()
     assert usage["input_tokens"] == 10 and usage["total_tokens"] == 17
@@ -221,7 +221,7 @@ def test_reasoning_summary_text_and_encrypted_content() -> None:
     assert msg.anomalies == []
     reasoning = [p for p in msg.parts if p.PART == "reasoning"]
     assert [p.summary for p in reasoning] == ["First.", "Second."]
-    assert [p.index for p in reasoning] == ["0:summary:0", "0:summary:1"]
+    assert [p.index for p in reasoning] == [500, 501]
     # the encrypted content of the added event is preliminary; the terminal response's wins
     assert reasoning[0].payload.to_dict() == {
         "provider": P,
@@ -687,6 +687,30 @@ def test_strict_raises_on_an_anomaly() -> None:
             done(0, {"type": "reasoning", "summary": [], "encrypted_content": 5}),
             "openai-responses: response.output_item.done: 'item.encrypted_content' must be "
             "a str, not int",
+        ),
+        (
+            {"type": "response.output_text.delta", "output_index": -1, "delta": "x"},
+            "openai-responses: response.output_text.delta: 'output_index' must be between 0 "
+            "and 999999999999, not -1",
+        ),
+        (
+            {"type": "response.output_text.delta", "output_index": 0, "content_index": 500},
+            "openai-responses: response.output_text.delta: 'content_index' must be between 0 "
+            "and 499, not 500",
+        ),
+        (
+            {
+                "type": "response.reasoning_summary_text.done",
+                "output_index": 0,
+                "summary_index": 499,
+            },
+            "openai-responses: response.reasoning_summary_text.done: 'summary_index' must be "
+            "between 0 and 498, not 499",
+        ),
+        (
+            done(0, {"type": "message", "content": [{}] * 501}),
+            "openai-responses: response.output_item.done: 'item.content' must have at most "
+            "500 entries",
         ),
         (
             {"type": "response.completed", "response": {"output": {}}},

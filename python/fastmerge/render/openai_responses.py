@@ -1,8 +1,8 @@
 """Render a message as the OpenAI Responses API's non-streaming ``response`` object.
 
-Output items are rebuilt from the parts, grouped by their output index (the part index
-``"<oi>:..."`` of text, reasoning and unknown parts, a tool call's ``provider_index``), in
-output-index order. Item envelopes the ``"openai-responses"`` adapter kept
+Output items are rebuilt from the parts, grouped by their output index (``index // 1000`` of
+text, reasoning and unknown parts as the adapter numbers them, a tool call's
+``provider_index``), in output-index order. Item envelopes the ``"openai-responses"`` adapter kept
 (``provider_metadata["output_items"]``: ids, status, role, phase, ...) give each item its
 provider fields; the response fields it kept (``provider_metadata["response"]``) give the
 rest of the object. Encrypted reasoning content is replayed only when it came from
@@ -15,6 +15,8 @@ import json
 from typing import Any, Sequence
 
 NAME = "openai-responses"
+STRIDE = 1000  # the adapter's part index: output_index * 1000 + ...
+ITEM = 999  # ... + 999: the whole item (an unknown item's part)
 _STATUS = {"complete": "completed", "incomplete": "incomplete", "failed": "failed"}
 _NORMALIZED_USAGE = ("cache_read_tokens", "cache_write_tokens", "reasoning_tokens")
 
@@ -70,12 +72,8 @@ def _output_index(part: dict[str, Any]) -> int | None:
         index = part.get("provider_index")
         return index if type(index) is int else None
     index = part.get("index")
-    if type(index) is int:
-        return index
-    if isinstance(index, str):
-        head = index.split(":", 1)[0]
-        if head.isdigit():
-            return int(head)
+    if type(index) is int and index >= 0:
+        return index // STRIDE
     return None
 
 
@@ -104,7 +102,8 @@ def _output(
         if kind == "unknown":
             if part.get("provider") != NAME:
                 continue  # another provider's block is no Responses item
-            whole = not (isinstance(part.get("index"), str) and ":" in part["index"])
+            # the whole item (index ``oi*1000+999``), or a content entry of a message
+            whole = index is None or part["index"] % STRIDE == ITEM
             if whole:
                 slot = _Slot(index, "unknown", (index if index is not None else last, len(slots)))
                 slot.parts.append(part)

@@ -12,6 +12,14 @@ use crate::engine::providers::common::{
 use crate::engine::value::{py_repr, Value};
 
 const NAME: &str = "openai-responses";
+/// Part indexes are ints: `output_index * 1000 + content_index` for a content entry,
+/// `+ 500 + summary_index` for a reasoning summary, `+ 999` for the item itself.
+const STRIDE: i64 = 1000;
+const SUMMARY: i64 = 500;
+const ITEM: i64 = 999;
+const MAX_OUTPUT_INDEX: i64 = 999_999_999_999;
+const CONTENT_LIMIT: i64 = SUMMARY;
+const SUMMARY_LIMIT: i64 = ITEM - SUMMARY;
 
 /// Python's `type(value).__name__` of a JSON value (a missing key reads as None).
 fn type_name(value: Option<&Value>) -> &'static str {
@@ -57,7 +65,7 @@ struct Item {
     call_id: Option<String>,
     added: bool,
     done: bool,
-    first_part: Option<String>,
+    first_part: Option<i64>,
     raw: Option<Value>,
     reported: bool,
 }
@@ -102,20 +110,20 @@ fn with_anomalies(leaf: &mut Obj, anomalies: Vec<Value>) {
     }
 }
 
-fn text_part(kind: &str, text: String, index: &str) -> Value {
+fn text_part(kind: &str, text: String, index: i64) -> Value {
     let mut part = Obj::new();
     part.put("part", s(kind))
         .put("text", Value::Str(text))
-        .put("index", s(index));
+        .put("index", Value::Int(index));
     part.build()
 }
 
-fn summary_part(summary: String, index: &str) -> Value {
+fn summary_part(summary: String, index: i64) -> Value {
     let mut part = Obj::new();
     part.put("part", s("reasoning"))
         .put("text", s(""))
         .put("summary", Value::Str(summary))
-        .put("index", s(index));
+        .put("index", Value::Int(index));
     part.build()
 }
 
@@ -127,13 +135,13 @@ fn args_part(index: i64, arguments: String) -> Value {
     part.build()
 }
 
-fn unknown(raw: &Value, kind: Value, index: &str) -> Value {
+fn unknown(raw: &Value, kind: Value, index: i64) -> Value {
     let mut part = Obj::new();
     part.put("part", s("unknown"))
         .put("provider", s(NAME))
         .put("kind", kind)
         .put("raw", raw.clone())
-        .put("index", s(index));
+        .put("index", Value::Int(index));
     part.build()
 }
 
@@ -213,9 +221,12 @@ fn usage_of(usage: &IndexMap<String, Value>) -> Value {
 }
 
 /// `item[key]` as a list (missing or null: empty).
-fn list_of<'a>(item: &'a Value, key: &str, kind: &str) -> Result<&'a [Value], String> {
+fn list_of<'a>(item: &'a Value, key: &str, kind: &str, limit: i64) -> Result<&'a [Value], String> {
     match get(item, key) {
         None | Some(Value::Null) => Ok(&[]),
+        Some(Value::List(items)) if items.len() as u64 > limit as u64 => Err(format!(
+            "{kind}: 'item.{key}' must have at most {limit} entries"
+        )),
         Some(Value::List(items)) => Ok(items),
         other => Err(format!(
             "{kind}: 'item.{key}' must be a list, not {}",
@@ -238,6 +249,11 @@ impl Adapter {
     fn index(&self, event: &Value, kind: &str) -> Result<i64, String> {
         let index = get(event, "output_index");
         if let Some(Value::Int(i)) = index {
+            if !(0..=MAX_OUTPUT_INDEX).contains(i) {
+                return Err(format!(
+                    "{kind}: 'output_index' must be between 0 and {MAX_OUTPUT_INDEX}, not {i}"
+                ));
+            }
             return Ok(*i);
         }
         if is_null(index) {
@@ -253,10 +269,14 @@ impl Adapter {
         ))
     }
 
-    fn sub(event: &Value, key: &str, kind: &str) -> Result<i64, String> {
+    fn sub(event: &Value, key: &str, kind: &str, limit: i64) -> Result<i64, String> {
         match get(event, key) {
             None | Some(Value::Null) => Ok(0),
-            Some(Value::Int(i)) => Ok(*i),
+            Some(Value::Int(i)) if (0..limit).contains(i) => Ok(*i),
+            Some(Value::Int(i)) => Err(format!(
+                "{kind}: '{key}' must be between 0 and {}, not {i}",
+                limit - 1
+            )),
             other => Err(format!(
                 "{kind}: '{key}' must be an int, not {}",
                 type_name(other)
@@ -643,7 +663,7 @@ impl Adapter {
             _ if call_key(item_kind).is_some() => {
                 parts.push(self.call_part(index, item, item_kind, kind, &mut anomalies, true)?)
             }
-            _ => parts.push(unknown(item, s(item_kind), &index.to_string())),
+            _ => parts.push(unknown(item, s(item_kind), index * STRIDE + ITEM)),
         }
         let mut leaf = Obj::new();
         if !parts.is_empty() {
@@ -671,8 +691,12 @@ impl Adapter {
         refusal: &mut String,
         anomalies: &mut Vec<Value>,
     ) -> Res {
-        for (ci, entry) in list_of(item, "content", kind)?.iter().enumerate() {
+        for (ci, entry) in list_of(item, "content", kind, CONTENT_LIMIT)?
+            .iter()
+            .enumerate()
+        {
             let key = format!("{index}:{ci}");
+            let at = index * STRIDE + ci as i64;
             let entry_kind = match entry {
                 Value::Dict(_) => get(entry, "type"),
                 _ => None,
@@ -705,7 +729,7 @@ impl Adapter {
                         }
                     }
                     part.put("attributes", attributes.build())
-                        .put("index", Value::Str(key));
+                        .put("index", Value::Int(at));
                     parts.push(part.build());
                 }
                 (Value::Dict(fields), Some(Value::Str(k))) if k == "refusal" => {
@@ -725,7 +749,7 @@ impl Adapter {
                     parts.push(unknown(
                         entry,
                         entry_kind.cloned().unwrap_or(Value::Null),
-                        &key,
+                        at,
                     ));
                 }
                 _ => {
@@ -739,10 +763,10 @@ impl Adapter {
         Ok(())
     }
 
-    fn set_first_part(&mut self, index: i64, key: &str) {
+    fn set_first_part(&mut self, index: i64, at: i64) {
         if let Some(state) = self.items.get_mut(&index) {
             if state.first_part.is_none() {
-                state.first_part = Some(key.to_owned());
+                state.first_part = Some(at);
             }
         }
     }
@@ -755,7 +779,10 @@ impl Adapter {
         parts: &mut Vec<Value>,
         anomalies: &mut Vec<Value>,
     ) -> Res {
-        for (si, entry) in list_of(item, "summary", kind)?.iter().enumerate() {
+        for (si, entry) in list_of(item, "summary", kind, SUMMARY_LIMIT)?
+            .iter()
+            .enumerate()
+        {
             if !matches!(entry, Value::Dict(_)) {
                 return Err(format!(
                     "{kind}: 'item.summary[{si}]' must be a dict, not {}",
@@ -779,11 +806,16 @@ impl Adapter {
                 anomalies,
             );
             if !rest.is_empty() {
-                self.set_first_part(index, &key);
-                parts.push(summary_part(rest, &key));
+                let at = index * STRIDE + SUMMARY + si as i64;
+                self.set_first_part(index, at);
+                parts.push(summary_part(rest, at));
             }
         }
-        for (ci, entry) in list_of(item, "content", kind)?.iter().enumerate() {
+        for (ci, entry) in list_of(item, "content", kind, CONTENT_LIMIT)?
+            .iter()
+            .enumerate()
+        {
+            let at = index * STRIDE + ci as i64;
             if !matches!(entry, Value::Dict(_)) {
                 return Err(format!(
                     "{kind}: 'item.content[{ci}]' must be a dict, not {}",
@@ -796,7 +828,7 @@ impl Adapter {
                 parts.push(unknown(
                     entry,
                     entry_kind.cloned().unwrap_or(Value::Null),
-                    &key,
+                    at,
                 ));
                 continue;
             }
@@ -816,8 +848,8 @@ impl Adapter {
                 anomalies,
             );
             if !rest.is_empty() {
-                self.set_first_part(index, &key);
-                parts.push(text_part("reasoning", rest, &key));
+                self.set_first_part(index, at);
+                parts.push(text_part("reasoning", rest, at));
             }
         }
         let encrypted = match get(item, "encrypted_content") {
@@ -831,12 +863,12 @@ impl Adapter {
             }
         };
         if let Some(encrypted) = encrypted.filter(|e| !e.is_empty()) {
-            self.set_first_part(index, &index.to_string());
+            self.set_first_part(index, index * STRIDE + ITEM);
             let first = self
                 .items
                 .get(&index)
-                .and_then(|state| state.first_part.clone())
-                .unwrap_or_else(|| index.to_string());
+                .and_then(|state| state.first_part)
+                .unwrap_or(index * STRIDE + ITEM);
             let mut payload = Obj::new();
             payload
                 .put("provider", s(NAME))
@@ -846,7 +878,7 @@ impl Adapter {
             part.put("part", s("reasoning"))
                 .put("text", s(""))
                 .put("payload", payload.build())
-                .put("index", Value::Str(first));
+                .put("index", Value::Int(first));
             parts.push(part.build());
         }
         Ok(())
@@ -856,7 +888,7 @@ impl Adapter {
 
     fn text_delta(&mut self, event: &Value, kind: &str, leaves: &mut Leaves) -> Res {
         let index = self.index(event, kind)?;
-        let ci = Self::sub(event, "content_index", kind)?;
+        let ci = Self::sub(event, "content_index", kind, CONTENT_LIMIT)?;
         let delta = Self::string(event, "delta", kind)?;
         let logprobs = get(event, "logprobs");
         if !matches!(logprobs, None | Some(Value::Null) | Some(Value::List(_))) {
@@ -872,13 +904,10 @@ impl Adapter {
             .clone();
         let mut leaf = Obj::new();
         if item_kind == "message" {
-            let key = format!("{index}:{ci}");
-            self.track(key.clone(), delta);
+            self.track(format!("{index}:{ci}"), delta);
             if !delta.is_empty() {
-                leaf.put(
-                    "parts",
-                    list(vec![text_part("text", delta.to_owned(), &key)]),
-                );
+                let part = text_part("text", delta.to_owned(), index * STRIDE + ci);
+                leaf.put("parts", list(vec![part]));
             }
             if let Some(lp) = logprobs.filter(|lp| truthy_list(Some(lp))) {
                 let mut content = Obj::new();
@@ -897,7 +926,7 @@ impl Adapter {
     /// `refusal.done`, `reasoning_text.done`.
     fn text_done(&mut self, event: &Value, kind: &str, leaves: &mut Leaves) -> Res {
         let index = self.index(event, kind)?;
-        let ci = Self::sub(event, "content_index", kind)?;
+        let ci = Self::sub(event, "content_index", kind, CONTENT_LIMIT)?;
         let (part_kind, text): (&str, &str) = if kind == "response.content_part.done" {
             let part = match get(event, "part") {
                 Some(part @ Value::Dict(_)) => part,
@@ -962,14 +991,17 @@ impl Adapter {
                 leaf.put("refusal", Value::Str(rest));
             } else {
                 if wanted == "reasoning" {
-                    self.set_first_part(index, &key);
+                    self.set_first_part(index, index * STRIDE + ci);
                 }
                 let part_name = if wanted == "message" {
                     "text"
                 } else {
                     "reasoning"
                 };
-                leaf.put("parts", list(vec![text_part(part_name, rest, &key)]));
+                leaf.put(
+                    "parts",
+                    list(vec![text_part(part_name, rest, index * STRIDE + ci)]),
+                );
             }
         }
         with_anomalies(&mut leaf, anomalies);
@@ -979,7 +1011,7 @@ impl Adapter {
 
     fn refusal_delta(&mut self, event: &Value, kind: &str, leaves: &mut Leaves) -> Res {
         let index = self.index(event, kind)?;
-        let ci = Self::sub(event, "content_index", kind)?;
+        let ci = Self::sub(event, "content_index", kind, CONTENT_LIMIT)?;
         let delta = Self::string(event, "delta", kind)?;
         let mut anomalies = Vec::new();
         let item_kind = self
@@ -1004,15 +1036,11 @@ impl Adapter {
     fn reasoning_delta(&mut self, event: &Value, kind: &str, leaves: &mut Leaves) -> Res {
         let index = self.index(event, kind)?;
         let summary = kind == "response.reasoning_summary_text.delta";
-        let sub = Self::sub(
-            event,
-            if summary {
-                "summary_index"
-            } else {
-                "content_index"
-            },
-            kind,
-        )?;
+        let sub = if summary {
+            Self::sub(event, "summary_index", kind, SUMMARY_LIMIT)?
+        } else {
+            Self::sub(event, "content_index", kind, CONTENT_LIMIT)?
+        };
         let delta = Self::string(event, "delta", kind)?;
         let mut anomalies = Vec::new();
         let item_kind = self
@@ -1026,13 +1054,14 @@ impl Adapter {
             } else {
                 format!("{index}:{sub}")
             };
-            self.track(key.clone(), delta);
+            self.track(key, delta);
             if !delta.is_empty() {
-                self.set_first_part(index, &key);
+                let at = index * STRIDE + if summary { SUMMARY + sub } else { sub };
+                self.set_first_part(index, at);
                 let part = if summary {
-                    summary_part(delta.to_owned(), &key)
+                    summary_part(delta.to_owned(), at)
                 } else {
-                    text_part("reasoning", delta.to_owned(), &key)
+                    text_part("reasoning", delta.to_owned(), at)
                 };
                 leaf.put("parts", list(vec![part]));
             }
@@ -1047,7 +1076,7 @@ impl Adapter {
     /// `reasoning_summary_text.done` and `reasoning_summary_part.done`.
     fn summary_done(&mut self, event: &Value, kind: &str, leaves: &mut Leaves) -> Res {
         let index = self.index(event, kind)?;
-        let si = Self::sub(event, "summary_index", kind)?;
+        let si = Self::sub(event, "summary_index", kind, SUMMARY_LIMIT)?;
         let text = if kind == "response.reasoning_summary_part.done" {
             let part = match get(event, "part") {
                 Some(part @ Value::Dict(_)) => part,
@@ -1084,8 +1113,9 @@ impl Adapter {
         );
         let mut leaf = Obj::new();
         if !rest.is_empty() {
-            self.set_first_part(index, &key);
-            leaf.put("parts", list(vec![summary_part(rest, &key)]));
+            let at = index * STRIDE + SUMMARY + si;
+            self.set_first_part(index, at);
+            leaf.put("parts", list(vec![summary_part(rest, at)]));
         }
         with_anomalies(&mut leaf, anomalies);
         push_leaf(leaves, leaf);
@@ -1149,7 +1179,7 @@ impl Adapter {
 
     fn annotation(&mut self, event: &Value, kind: &str, leaves: &mut Leaves) -> Res {
         let index = self.index(event, kind)?;
-        let ci = Self::sub(event, "content_index", kind)?;
+        let ci = Self::sub(event, "content_index", kind, CONTENT_LIMIT)?;
         let annotation = match get(event, "annotation") {
             None | Some(Value::Null) => return Ok(()),
             Some(annotation) => annotation.clone(),
@@ -1161,13 +1191,12 @@ impl Adapter {
             .clone();
         let mut leaf = Obj::new();
         if item_kind == "message" {
-            let key = format!("{index}:{ci}");
-            self.cited.insert(key.clone());
+            self.cited.insert(format!("{index}:{ci}"));
             let mut part = Obj::new();
             part.put("part", s("text"))
                 .put("text", s(""))
                 .put("citations", list(vec![annotation]))
-                .put("index", Value::Str(key));
+                .put("index", Value::Int(index * STRIDE + ci));
             leaf.put("parts", list(vec![part.build()]));
         } else {
             anomalies.push(mismatched(kind, index, &item_kind));
@@ -1250,7 +1279,7 @@ impl common::Adapter for Adapter {
             }
             if !is_modeled(&item.kind) {
                 if let Some(raw @ Value::Dict(_)) = &item.raw {
-                    parts.push(unknown(raw, s(&item.kind), &index.to_string()));
+                    parts.push(unknown(raw, s(&item.kind), index * STRIDE + ITEM));
                 }
             }
             let ident = if call_key(&item.kind).is_some() {

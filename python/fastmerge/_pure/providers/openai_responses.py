@@ -4,19 +4,23 @@ OpenAI Responses API streaming events (and compatible servers: DeepSeek, OpenRou
 xAI). Items sit at ``output_index``; content at ``content_index``, reasoning summaries at
 ``summary_index``. The mapping:
 
-- ``message`` items: ``output_text`` content -> text parts (part index ``"<oi>:<ci>"``), the
+Part indexes are ints, as the message model wants them: ``oi * 1000 + ci`` for content entry
+``ci`` of the item at output index ``oi``, ``oi * 1000 + 500 + si`` for its summary entry
+``si``, ``oi * 1000 + 999`` for the item itself (indexes out of these ranges are refused).
+
+- ``message`` items: ``output_text`` content -> text parts (part index ``oi*1000+ci``), the
   delta ``logprobs`` -> the leaf's ``logprobs`` (``{"content": [...]}``), annotations ->
   ``citations``, ``refusal`` content -> the message's ``refusal``; when the item is done, the
   other keys of each ``output_text`` entry (``type``, ``annotations``, ``logprobs`` as the
   provider finally reports them) -> the text part's ``attributes``.
-- ``reasoning`` items: ``reasoning_text`` content -> reasoning parts (``"<oi>:<ci>"``),
-  each summary entry -> a reasoning part with ``summary`` (``"<oi>:summary:<si>"``),
-  ``encrypted_content`` (only from the item's ``done``) -> the ``payload`` of the item's first
-  part (``"<oi>"`` when the item has no other part).
+- ``reasoning`` items: ``reasoning_text`` content -> reasoning parts, each summary entry -> a
+  reasoning part with ``summary``, ``encrypted_content`` (only from the item's ``done``, then
+  the terminal response's) -> the ``payload`` of the item's first part (the item's own index
+  when it has no other part).
 - ``function_call`` / ``custom_tool_call`` items -> tool calls (``id`` = ``call_id``,
   ``response_item_id`` = the item id, ``provider_index`` = ``output_index``).
 - any other item (``web_search_call``, ``code_interpreter_call``, ...) -> an ``unknown`` part
-  (index ``"<oi>"``) with the item's raw JSON from its ``output_item.done``.
+  (the item's own index) with the item's raw JSON from its ``output_item.done``.
 - every modeled item's envelope (its fields but its content, which placeholders stand for) ->
   ``provider_metadata["output_items"]["<oi>"]``; the response object's fields (with
   ``output: []`` and ``usage: None`` placeholders) -> ``provider_metadata["response"]``.
@@ -38,6 +42,15 @@ from ._common import AdapterError
 
 NAME = "openai-responses"
 Leaves = list[tuple[int, dict[str, Any]]]
+
+# Part indexes are ints (the message model's): output_index * 1000 + content_index for a content
+# entry, + 500 + summary_index for a reasoning summary, + 999 for the item itself.
+STRIDE = 1000
+SUMMARY = 500
+ITEM = 999
+MAX_OUTPUT_INDEX = 999_999_999_999
+CONTENT_LIMIT = SUMMARY  # content indexes 0..499
+SUMMARY_LIMIT = ITEM - SUMMARY  # summary indexes 0..498
 
 _MODELED = ("message", "reasoning", "function_call", "custom_tool_call")
 _CALLS = {"function_call": "arguments", "custom_tool_call": "input"}
@@ -65,7 +78,7 @@ class _Item:
         self.call_id: Any = None
         self.added = False
         self.done = False
-        self.first_part: str | None = None  # a reasoning item's first part index (payload)
+        self.first_part: int | None = None  # a reasoning item's first part index (payload)
         self.raw: Any = None  # an unmodeled item as added (kept if the stream is cut)
         self.reported = False  # delta_before_start recorded
 
@@ -78,7 +91,7 @@ class Adapter:
     def __init__(self) -> None:
         self.items: dict[int, _Item] = {}
         self.ids: dict[str, int] = {}  # item id -> output index
-        self.texts: dict[str, list[str]] = {}  # part key -> streamed pieces
+        self.texts: dict[str, list[str]] = {}  # "<oi>:<ci>" ... -> streamed pieces
         self.cited: set[str] = set()  # text parts that got annotation events
         self.terminal = False
         self.started = False
@@ -111,7 +124,7 @@ class Adapter:
             if item.done:
                 continue
             if item.kind not in _MODELED and isinstance(item.raw, dict):
-                parts.append(_unknown(item.raw, item.kind, str(index)))
+                parts.append(_unknown(item.raw, item.kind, index * STRIDE + ITEM))
             ident = item.call_id if item.kind in _CALLS else item.item_id
             anomalies.append(
                 _anomaly(
@@ -133,6 +146,10 @@ class Adapter:
         """The event's output index (``output_index``, else the index of its ``item_id``)."""
         index = event.get("output_index")
         if type(index) is int:
+            if not 0 <= index <= MAX_OUTPUT_INDEX:
+                raise AdapterError(
+                    f"{kind}: 'output_index' must be between 0 and {MAX_OUTPUT_INDEX}, not {index}"
+                )
             return index
         if index is None:
             item_id = event.get("item_id")
@@ -141,12 +158,14 @@ class Adapter:
         raise AdapterError(f"{kind}: 'output_index' must be an int, not {_type_name(index)}")
 
     @staticmethod
-    def _sub(event: dict[str, Any], key: str, kind: str) -> int:
+    def _sub(event: dict[str, Any], key: str, kind: str, limit: int) -> int:
         value = event.get(key)
         if value is None:
             return 0
         if type(value) is not int:
             raise AdapterError(f"{kind}: {key!r} must be an int, not {_type_name(value)}")
+        if not 0 <= value < limit:
+            raise AdapterError(f"{kind}: {key!r} must be between 0 and {limit - 1}, not {value}")
         return value
 
     @staticmethod
@@ -398,7 +417,7 @@ class Adapter:
         elif item_kind in _CALLS:
             parts.append(self._call_part(state, index, item, item_kind, kind, anomalies, True))
         else:
-            parts.append(_unknown(item, item_kind, str(index)))
+            parts.append(_unknown(item, item_kind, index * STRIDE + ITEM))
         leaf: dict[str, Any] = {}
         if parts:
             leaf["parts"] = parts
@@ -421,7 +440,7 @@ class Adapter:
         refusal: list[str],
         anomalies: list[Any],
     ) -> None:
-        for ci, entry in enumerate(_list(item, "content", kind)):
+        for ci, entry in enumerate(_list(item, "content", kind, CONTENT_LIMIT)):
             key = f"{index}:{ci}"
             entry_kind = entry.get("type") if isinstance(entry, dict) else None
             if entry_kind == "output_text":
@@ -436,7 +455,7 @@ class Adapter:
                 if annotations and isinstance(annotations, list) and key not in self.cited:
                     part["citations"] = annotations
                 part["attributes"] = {k: v for k, v in entry.items() if k != "text"}
-                part["index"] = key
+                part["index"] = index * STRIDE + ci
                 parts.append(part)
             elif entry_kind == "refusal":
                 text = entry.get("refusal")
@@ -449,7 +468,7 @@ class Adapter:
                 if rest:
                     refusal.append(rest)
             elif isinstance(entry, dict):
-                parts.append(_unknown(entry, entry_kind, key))
+                parts.append(_unknown(entry, entry_kind, index * STRIDE + ci))
             else:
                 raise AdapterError(
                     f"{kind}: 'item.content[{ci}]' must be a dict, not {_type_name(entry)}"
@@ -464,7 +483,7 @@ class Adapter:
         parts: list[dict[str, Any]],
         anomalies: list[Any],
     ) -> None:
-        for si, entry in enumerate(_list(item, "summary", kind)):
+        for si, entry in enumerate(_list(item, "summary", kind, SUMMARY_LIMIT)):
             if not isinstance(entry, dict):
                 raise AdapterError(
                     f"{kind}: 'item.summary[{si}]' must be a dict, not {_type_name(entry)}"
@@ -477,17 +496,18 @@ class Adapter:
             key = f"{index}:summary:{si}"
             rest = self._settle(key, text, f"reasoning summary {key}", anomalies)
             if rest:
+                at = index * STRIDE + SUMMARY + si
                 if state.first_part is None:
-                    state.first_part = key
-                parts.append({"part": "reasoning", "text": "", "summary": rest, "index": key})
-        for ci, entry in enumerate(_list(item, "content", kind)):
+                    state.first_part = at
+                parts.append({"part": "reasoning", "text": "", "summary": rest, "index": at})
+        for ci, entry in enumerate(_list(item, "content", kind, CONTENT_LIMIT)):
             if not isinstance(entry, dict):
                 raise AdapterError(
                     f"{kind}: 'item.content[{ci}]' must be a dict, not {_type_name(entry)}"
                 )
             key = f"{index}:{ci}"
             if entry.get("type") != "reasoning_text":
-                parts.append(_unknown(entry, entry.get("type"), key))
+                parts.append(_unknown(entry, entry.get("type"), index * STRIDE + ci))
                 continue
             text = entry.get("text")
             if type(text) is not str:
@@ -496,9 +516,10 @@ class Adapter:
                 )
             rest = self._settle(key, text, f"reasoning_text {key}", anomalies)
             if rest:
+                at = index * STRIDE + ci
                 if state.first_part is None:
-                    state.first_part = key
-                parts.append({"part": "reasoning", "text": rest, "index": key})
+                    state.first_part = at
+                parts.append({"part": "reasoning", "text": rest, "index": at})
         encrypted = item.get("encrypted_content")
         if encrypted is not None and type(encrypted) is not str:
             raise AdapterError(
@@ -506,7 +527,7 @@ class Adapter:
             )
         if encrypted:
             if state.first_part is None:
-                state.first_part = str(index)
+                state.first_part = index * STRIDE + ITEM
             payload = {"provider": NAME, "kind": "encrypted_content", "data": encrypted}
             parts.append(
                 {"part": "reasoning", "text": "", "payload": payload, "index": state.first_part}
@@ -516,7 +537,7 @@ class Adapter:
 
     def _text_delta(self, event: dict[str, Any], kind: str, leaves: Leaves) -> None:
         index = self._index(event, kind)
-        ci = self._sub(event, "content_index", kind)
+        ci = self._sub(event, "content_index", kind, CONTENT_LIMIT)
         delta = self._str(event, "delta", kind)
         logprobs = event.get("logprobs")
         if logprobs is not None and not isinstance(logprobs, list):
@@ -528,7 +549,7 @@ class Adapter:
             key = f"{index}:{ci}"
             self._track(key, delta)
             if delta:
-                leaf["parts"] = [{"part": "text", "text": delta, "index": key}]
+                leaf["parts"] = [{"part": "text", "text": delta, "index": index * STRIDE + ci}]
             if logprobs:
                 leaf["logprobs"] = {"content": logprobs}
         else:
@@ -542,7 +563,7 @@ class Adapter:
         """``output_text.done``, ``content_part.done`` (of output_text, reasoning_text or
         refusal), ``refusal.done``, ``reasoning_text.done``."""
         index = self._index(event, kind)
-        ci = self._sub(event, "content_index", kind)
+        ci = self._sub(event, "content_index", kind, CONTENT_LIMIT)
         if kind == "response.content_part.done":
             part = event.get("part")
             if not isinstance(part, dict):
@@ -575,12 +596,12 @@ class Adapter:
                 leaf["refusal"] = rest
             else:
                 if wanted == "reasoning" and item.first_part is None:
-                    item.first_part = key
+                    item.first_part = index * STRIDE + ci
                 leaf["parts"] = [
                     {
                         "part": "text" if wanted == "message" else "reasoning",
                         "text": rest,
-                        "index": key,
+                        "index": index * STRIDE + ci,
                     }
                 ]
         if anomalies:
@@ -590,7 +611,7 @@ class Adapter:
 
     def _refusal_delta(self, event: dict[str, Any], kind: str, leaves: Leaves) -> None:
         index = self._index(event, kind)
-        ci = self._sub(event, "content_index", kind)
+        ci = self._sub(event, "content_index", kind, CONTENT_LIMIT)
         delta = self._str(event, "delta", kind)
         anomalies: list[dict[str, Any]] = []
         item = self._item_at(index, kind, "message", anomalies)
@@ -610,7 +631,10 @@ class Adapter:
         """``reasoning_text.delta`` (content) and ``reasoning_summary_text.delta``."""
         index = self._index(event, kind)
         summary = kind == "response.reasoning_summary_text.delta"
-        sub = self._sub(event, "summary_index" if summary else "content_index", kind)
+        if summary:
+            sub = self._sub(event, "summary_index", kind, SUMMARY_LIMIT)
+        else:
+            sub = self._sub(event, "content_index", kind, CONTENT_LIMIT)
         delta = self._str(event, "delta", kind)
         anomalies: list[dict[str, Any]] = []
         item = self._item_at(index, kind, "reasoning", anomalies)
@@ -619,12 +643,13 @@ class Adapter:
             key = f"{index}:summary:{sub}" if summary else f"{index}:{sub}"
             self._track(key, delta)
             if delta:
+                at = index * STRIDE + (SUMMARY + sub if summary else sub)
                 if item.first_part is None:
-                    item.first_part = key
+                    item.first_part = at
                 if summary:
-                    part = {"part": "reasoning", "text": "", "summary": delta, "index": key}
+                    part = {"part": "reasoning", "text": "", "summary": delta, "index": at}
                 else:
-                    part = {"part": "reasoning", "text": delta, "index": key}
+                    part = {"part": "reasoning", "text": delta, "index": at}
                 leaf["parts"] = [part]
         else:
             anomalies.append(_mismatched(kind, index, item.kind))
@@ -636,7 +661,7 @@ class Adapter:
     def _summary_done(self, event: dict[str, Any], kind: str, leaves: Leaves) -> None:
         """``reasoning_summary_text.done`` and ``reasoning_summary_part.done``."""
         index = self._index(event, kind)
-        si = self._sub(event, "summary_index", kind)
+        si = self._sub(event, "summary_index", kind, SUMMARY_LIMIT)
         if kind == "response.reasoning_summary_part.done":
             part = event.get("part")
             if not isinstance(part, dict):
@@ -654,9 +679,10 @@ class Adapter:
         rest = self._settle(key, text, f"reasoning summary {key}", anomalies)
         leaf: dict[str, Any] = {}
         if rest:
+            at = index * STRIDE + SUMMARY + si
             if item.first_part is None:
-                item.first_part = key
-            leaf["parts"] = [{"part": "reasoning", "text": "", "summary": rest, "index": key}]
+                item.first_part = at
+            leaf["parts"] = [{"part": "reasoning", "text": "", "summary": rest, "index": at}]
         if anomalies:
             leaf["anomalies"] = anomalies
         if leaf:
@@ -704,7 +730,7 @@ class Adapter:
 
     def _annotation(self, event: dict[str, Any], kind: str, leaves: Leaves) -> None:
         index = self._index(event, kind)
-        ci = self._sub(event, "content_index", kind)
+        ci = self._sub(event, "content_index", kind, CONTENT_LIMIT)
         annotation = event.get("annotation")
         if annotation is None:
             return
@@ -714,7 +740,8 @@ class Adapter:
         if item.kind == "message":
             key = f"{index}:{ci}"
             self.cited.add(key)
-            leaf["parts"] = [{"part": "text", "text": "", "citations": [annotation], "index": key}]
+            at = index * STRIDE + ci
+            leaf["parts"] = [{"part": "text", "text": "", "citations": [annotation], "index": at}]
         else:
             anomalies.append(_mismatched(kind, index, item.kind))
         if anomalies:
@@ -757,16 +784,18 @@ def _usage(usage: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _unknown(raw: Any, kind: Any, index: str) -> dict[str, Any]:
+def _unknown(raw: Any, kind: Any, index: int) -> dict[str, Any]:
     return {"part": "unknown", "provider": NAME, "kind": kind, "raw": raw, "index": index}
 
 
-def _list(item: dict[str, Any], key: str, kind: str) -> list[Any]:
+def _list(item: dict[str, Any], key: str, kind: str, limit: int) -> list[Any]:
     value = item.get(key)
     if value is None:
         return []
     if not isinstance(value, list):
         raise AdapterError(f"{kind}: 'item.{key}' must be a list, not {_type_name(value)}")
+    if len(value) > limit:
+        raise AdapterError(f"{kind}: 'item.{key}' must have at most {limit} entries")
     return value
 
 
