@@ -2,11 +2,10 @@
 
 OpenAI Responses API streaming events (and compatible servers: DeepSeek, OpenRouter, LM Studio,
 xAI). Items sit at ``output_index``; content at ``content_index``, reasoning summaries at
-``summary_index``. The mapping:
-
-Part indexes are ints, as the message model wants them: ``oi * 1000 + ci`` for content entry
-``ci`` of the item at output index ``oi``, ``oi * 1000 + 500 + si`` for its summary entry
-``si``, ``oi * 1000 + 999`` for the item itself (indexes out of these ranges are refused).
+``summary_index``. Part indexes are ints, as the message model wants them: ``oi * 1000 + ci``
+for content entry ``ci`` of the item at output index ``oi``, ``oi * 1000 + 500 + si`` for its
+summary entry ``si``, ``oi * 1000 + 999`` for the item itself (indexes out of these ranges are
+refused). The mapping:
 
 - ``message`` items: ``output_text`` content -> text parts (part index ``oi*1000+ci``), the
   delta ``logprobs`` -> the leaf's ``logprobs`` (``{"content": [...]}``), annotations ->
@@ -332,7 +331,7 @@ class Adapter:
             state.raw = item
         envelope = _envelope(item)
         if envelope is not None:
-            leaf["provider_metadata"] = {"output_items": envelope_at(index, envelope)}
+            leaf["provider_metadata"] = {"output_items": _envelope_at(index, envelope)}
         if anomalies:
             leaf["anomalies"] = anomalies
         if leaf:
@@ -425,7 +424,7 @@ class Adapter:
             leaf["refusal"] = "".join(refusal)
         envelope = _envelope(item)
         if envelope is not None:
-            leaf["provider_metadata"] = {"output_items": envelope_at(index, envelope)}
+            leaf["provider_metadata"] = {"output_items": _envelope_at(index, envelope)}
         if anomalies:
             leaf["anomalies"] = anomalies
         if leaf:
@@ -749,7 +748,7 @@ class Adapter:
         leaves.append((0, leaf))
 
 
-def envelope_at(index: int, envelope: dict[str, Any]) -> dict[str, Any]:
+def _envelope_at(index: int, envelope: dict[str, Any]) -> dict[str, Any]:
     return {str(index): envelope}
 
 
@@ -758,7 +757,11 @@ def _envelope(item: dict[str, Any]) -> dict[str, Any] | None:
     placeholders = _PLACEHOLDERS.get(item.get("type"))  # type: ignore[arg-type]
     if placeholders is None:
         return None
-    return {k: (placeholders[k] if k in placeholders else v) for k, v in item.items()}
+    return {k: (_fresh(placeholders[k]) if k in placeholders else v) for k, v in item.items()}
+
+
+def _fresh(placeholder: Any) -> Any:
+    return [] if isinstance(placeholder, list) else placeholder
 
 
 def _usage(usage: dict[str, Any]) -> dict[str, Any]:
