@@ -18,6 +18,18 @@ NAME = "openai-responses"
 STRIDE = 1000  # the adapter's part index: output_index * 1000 + ...
 ITEM = 999  # ... + 999: the whole item (an unknown item's part)
 _STATUS = {"complete": "completed", "incomplete": "incomplete", "failed": "failed"}
+# the fields of a response rendered from a message of another provider
+_SKELETON = (
+    "id",
+    "object",
+    "created_at",
+    "status",
+    "error",
+    "incomplete_details",
+    "model",
+    "output",
+    "usage",
+)
 _NORMALIZED_USAGE = ("cache_read_tokens", "cache_write_tokens", "reasoning_tokens")
 
 
@@ -36,19 +48,11 @@ def render(messages: Sequence[Any]) -> dict[str, Any]:
         status,
     )
     usage = _usage(data.get("usage_metadata"))
-    out: dict[str, Any] = {}
-    base = dict(response) if isinstance(response, dict) else {}
-    base.setdefault("id", None)
-    base.setdefault("object", "response")
-    base.setdefault("created_at", None)
-    base.setdefault("status", None)
-    base.setdefault("error", None)
-    base.setdefault("incomplete_details", None)
-    base.setdefault("model", None)
-    base.setdefault("output", [])
-    base.setdefault("usage", None)
-    for key, value in base.items():
-        out[key] = value
+    out: dict[str, Any]
+    if isinstance(response, dict):
+        out = dict(response)  # the provider's fields in its order (output, usage placeholders)
+    else:
+        out = dict.fromkeys(_SKELETON)
     if data.get("response_id") is not None:
         out["id"] = data["response_id"]
     out["object"] = "response"
