@@ -84,7 +84,7 @@ fn reasoning_details_and_mistral_content() {
                 {"type": "reasoning.text", "text": "hm", "signature": "S", "format": "f", "index": 0}]}}]})
         ),
         text(json!([[0, {"parts": [{"part": "reasoning", "text": "hm",
-                                    "index": "reasoning_details:0",
+                                    "index": 0,
                                     "payload": {"provider": "openai-chat", "kind": "reasoning.text", "data": "S"}}],
                          "provider_metadata": {"reasoning_details": {"0": {"type": "reasoning.text", "format": "f"}}}}]]))
     );

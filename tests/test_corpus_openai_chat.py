@@ -20,6 +20,7 @@ from _corpus import (
     sibling,
     stream_ids,
 )
+from test_provider_openai_chat import assert_round_trip
 
 from fastmerge.render import to_provider
 
@@ -76,6 +77,7 @@ def test_stream(kind: str, name: str) -> None:
     for i, message in enumerate(messages):
         assert message.choice_index == i
         assert message.provider_metadata["provider"] == PROVIDER
+        assert_round_trip(message)  # lossless
         seen = [(a["code"], a["detail"]) for a in message.to_dict()["anomalies"]]
         assert seen == (ANOMALIES.get(name, []) if i == 0 else []), seen
 

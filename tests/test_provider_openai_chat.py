@@ -51,6 +51,18 @@ def tc(index: Any, id: Any = None, name: Any = None, args: Any = None, **extra: 
     return call
 
 
+def assert_round_trip(message: Any) -> None:
+    """``from_dict(to_dict())`` gives the message back. (Known, outside this adapter:
+    ``from_dict`` of a finished message applies the end-of-stream usage check again, so a
+    ``total_mismatch`` anomaly comes back twice; anomalies are compared as a set.)"""
+    data = message.to_dict()
+    again = type(message).from_dict(data).to_dict()
+    strip = {k: v for k, v in data.items() if k != "anomalies"}
+    assert {k: v for k, v in again.items() if k != "anomalies"} == strip
+    seen = {(a["code"], a["detail"]) for a in again["anomalies"]}
+    assert seen == {(a["code"], a["detail"]) for a in data["anomalies"]}
+
+
 def calls(message: Any) -> list[tuple[Any, Any, Any]]:
     return [
         (p["id"], p["name"], p["arguments"])
@@ -573,6 +585,33 @@ def test_auto_detects() -> None:
             "choices[0].delta.refusal is not a string",
         ),
         ({"choices": [{"index": 0, "token_ids": 3}]}, "choices[0].token_ids is not a list"),
+        ({"choices": [], "id": 5}, "id is not a string"),
+        ({"choices": [], "model": []}, "model is not a string"),
+        ({"choices": [], "prompt_token_ids": "1 2"}, "prompt_token_ids is not a list"),
+        (
+            {"choices": [{"index": 0, "delta": {"role": 1}}]},
+            "choices[0].delta.role is not a string",
+        ),
+        (
+            {"choices": [{"index": 0, "finish_reason": 0}]},
+            "choices[0].finish_reason is not a string",
+        ),
+        (
+            {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": "0"}]}}]},
+            "choices[0].delta.tool_calls[0].index is not an integer",
+        ),
+        (
+            {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": 7}]}}]},
+            "choices[0].delta.tool_calls[0].id is not a string",
+        ),
+        (
+            {"choices": [{"index": 0, "delta": {"tool_calls": [{"function": {"name": 1}}]}}]},
+            "choices[0].delta.tool_calls[0].function.name is not a string",
+        ),
+        (
+            {"choices": [{"index": 0, "delta": {"function_call": {"name": 1}}}]},
+            "choices[0].delta.function_call.name is not a string",
+        ),
     ],
 )
 def test_bad_shapes(event: dict[str, Any], detail: str) -> None:
@@ -796,9 +835,14 @@ def _run(module: Any, events: list[Any], strict: bool) -> Any:
             break
     else:
         try:
-            out.append([m.to_dict() for m in agg.finish_choices()])
+            messages = agg.finish_choices()
         except Exception as exc:
             out.append((type(exc).__name__, str(exc)))
+        else:
+            out.append([m.to_dict() for m in messages])
+            for m in messages:  # the message model's types hold: lossless round trip
+                assert_round_trip(m)
+            to_provider(messages, P)
     return out
 
 

@@ -19,7 +19,6 @@ import json
 from typing import Any, Sequence
 
 NAME = "openai-chat"
-_DETAILS = "reasoning_details:"
 # the normalized usage keys the adapter adds beside the provider's own
 _NORMALIZED = frozenset(
     {
@@ -104,7 +103,7 @@ def _message(d: dict[str, Any], pm: dict[str, Any]) -> dict[str, Any]:
                     {"type": "thinking", "thinking": [{"type": "text", "text": part["text"]}]}
                 )
         elif kind == "tool_call":
-            if pm and part.get("provider_index") == "function_call":
+            if pm and part.get("provider_index") == -1:
                 legacy = _call(part, True)["function"]  # the deprecated single call
                 continue
             calls.append(_call(part, bool(pm)))
@@ -177,12 +176,9 @@ def _details(parts: list[dict[str, Any]], pm: dict[str, Any]) -> list[dict[str, 
     out: list[dict[str, Any]] = []
     for part in parts:
         index = part.get("index")
-        if part["part"] != "reasoning" or not (
-            isinstance(index, str) and index.startswith(_DETAILS)
-        ):
-            continue
-        number = index[len(_DETAILS) :]
-        meta = metas.get(number) or {}
+        if part["part"] != "reasoning" or not isinstance(index, int):
+            continue  # only reasoning_details entries give a reasoning part an index
+        meta = metas.get(str(index)) or {}
         payload = part.get("payload") or {}
         if payload.get("provider") != NAME:
             payload = {}
@@ -197,7 +193,7 @@ def _details(parts: list[dict[str, Any]], pm: dict[str, Any]) -> list[dict[str, 
         for key, value in meta.items():
             if key not in entry:
                 entry[key] = value
-        entry["index"] = int(number) if number.lstrip("-").isdigit() else number
+        entry["index"] = index
         out.append(entry)
     return out
 

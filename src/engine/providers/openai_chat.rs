@@ -164,21 +164,6 @@ fn usage(raw: &Map) -> Value {
     dict(out)
 }
 
-/// A tool-call index the adapter tracks calls at (an int or a str, as the twin).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-enum CallKey {
-    Int(i64),
-    Str(String),
-}
-
-fn call_key(value: &Value) -> Option<CallKey> {
-    match value {
-        Value::Int(i) => Some(CallKey::Int(*i)),
-        Value::Str(text) => Some(CallKey::Str(text.clone())),
-        _ => None,
-    }
-}
-
 /// Where a field is in the event, written only into an error message (no formatting on
 /// the hot path): `choices[i]`, or `choices[i].delta.<list>[j]`.
 #[derive(Clone, Copy)]
@@ -203,7 +188,7 @@ type Identity = (Option<String>, Option<String>);
 /// What the adapter remembers of one choice (the twin's `_Choice`).
 #[derive(Debug, Default)]
 struct Choice {
-    calls: IndexMap<CallKey, Identity>,
+    calls: HashMap<i64, Identity>,
     open_call: Option<Identity>,
     finished: bool,
     /// the id, model and provider_metadata entries last sent to the fold
@@ -340,8 +325,12 @@ impl Adapter {
         let mut anomalies: Vec<Value> = Vec::new();
         let mut pm = Map::new();
 
-        if let Some(role) = present(delta_map.get("role")) {
-            leaf.put("role", role.clone());
+        match present(delta_map.get("role")) {
+            None => {}
+            Some(role @ Value::Str(_)) => {
+                leaf.put("role", role.clone());
+            }
+            Some(_) => return Err(format!("{at}.delta.role is not a string")),
         }
         let content = present(delta_map.get("content"));
         if matches!(content, Some(Value::List(_))) {
@@ -424,10 +413,13 @@ impl Adapter {
             }
             Some(_) => return Err(format!("{at}.delta.tool_calls is not a list")),
         }
-        // the deprecated single call: index "function_call"
+        // the deprecated single call: provider_index -1
         match present(delta_map.get("function_call")) {
             None => {}
             Some(Value::Dict(legacy)) => {
+                if !matches!(present(legacy.get("name")), None | Some(Value::Str(_))) {
+                    return Err(format!("{at}.delta.function_call.name is not a string"));
+                }
                 match present(legacy.get("arguments")) {
                     None | Some(Value::Str(_) | Value::Dict(_)) => {}
                     Some(_) => {
@@ -437,7 +429,7 @@ impl Adapter {
                     }
                 }
                 let mut call = Map::new();
-                call.insert("index".to_owned(), s("function_call"));
+                call.insert("index".to_owned(), Value::Int(-1));
                 call.insert("function".to_owned(), Value::Dict(legacy.clone()));
                 parts.push(tool_call(at, index, state, &dict(call), &mut anomalies)?);
             }
@@ -485,6 +477,9 @@ impl Adapter {
             leaf.put("completion_token_ids", list(vec![Value::Int(*token)]));
         }
         if let Some(finish) = present(choice.get("finish_reason")) {
+            if !matches!(finish, Value::Str(_)) {
+                return Err(format!("{at}.finish_reason is not a string"));
+            }
             leaf.put("finish_reason", finish.clone());
             if !absent(finish) {
                 leaf.put("status", s("complete"));
@@ -530,7 +525,7 @@ fn details_parts(details: &[Value], parts: &mut Vec<Value>, pm: &mut Map) {
         let mut part = Obj::new();
         part.put("part", s("reasoning")).put("text", s(text));
         if let Some(index) = index {
-            part.put("index", Value::Str(format!("reasoning_details:{index}")));
+            part.put("index", Value::Int(index));
         }
         let summary = text_of(map.get("summary"));
         if !summary.is_empty() {
@@ -645,9 +640,18 @@ fn tool_call(
     };
     let mut part = Obj::new();
     part.put("part", s("tool_call"));
-    let index = present(map.get("index"));
+    let index = match present(map.get("index")) {
+        None => None,
+        Some(Value::Int(index)) => Some(*index),
+        Some(_) => return Err(format!("{at}.index is not an integer")),
+    };
     if let Some(index) = index {
-        part.put("provider_index", index.clone());
+        part.put("provider_index", Value::Int(index));
+    }
+    for key in ["id", "type"] {
+        if !matches!(present(map.get(key)), None | Some(Value::Str(_))) {
+            return Err(format!("{at}.{key} is not a string"));
+        }
     }
     let call_id = present(map.get("id"));
     if let Some(id) = call_id {
@@ -664,8 +668,10 @@ fn tool_call(
             Some(Value::Dict(body)) => body,
             Some(_) => return Err(format!("{at}.{key} is not an object")),
         };
-        if let Some(value) = present(body.get("name")) {
-            name = Some(value);
+        match present(body.get("name")) {
+            None => {}
+            Some(value @ Value::Str(_)) => name = Some(value),
+            Some(_) => return Err(format!("{at}.{key}.name is not a string")),
         }
         match present(body.get(field)) {
             None => {}
@@ -699,24 +705,20 @@ fn tool_call(
         }
         return Ok(part.build());
     };
-    let key = call_key(index);
-    let known = key.as_ref().and_then(|k| state.calls.get(k)).cloned();
+    let known = state.calls.get(&index).cloned();
     let identity = match known {
         None => {
             if new_id.is_none() && new_name.is_none() && arguments.is_some_and(truthy) {
                 anomalies.push(anomaly(
                     "delta_before_start",
                     format!(
-                        "choice {choice}: tool call index {}: arguments before the call's id \
-                         and name",
-                        py_repr(index)
+                        "choice {choice}: tool call index {index}: arguments before the call's \
+                         id and name"
                     ),
                 ));
             }
             let identity = (new_id, new_name);
-            if let Some(key) = key {
-                state.calls.insert(key, identity.clone());
-            }
+            state.calls.insert(index, identity.clone());
             identity
         }
         Some(old) => {
@@ -726,16 +728,13 @@ fn tool_call(
                 anomalies.push(anomaly(
                     "index_collision",
                     format!(
-                        "choice {choice}: tool call index {} reused: call {} after {}",
-                        py_repr(index),
+                        "choice {choice}: tool call index {index} reused: call {} after {}",
                         repr_opt(&new_id),
                         repr_opt(&old.0)
                     ),
                 ));
                 let identity = (new_id, new_name);
-                if let Some(key) = key {
-                    state.calls.insert(key, identity.clone());
-                }
+                state.calls.insert(index, identity.clone());
                 identity
             } else {
                 let mut identity = old;
@@ -745,9 +744,7 @@ fn tool_call(
                 if identity.1.is_none() && new_name.is_some() {
                     identity.1 = new_name;
                 }
-                if let Some(key) = key {
-                    state.calls.insert(key, identity.clone());
-                }
+                state.calls.insert(index, identity.clone());
                 identity
             }
         }
@@ -771,6 +768,17 @@ impl common::Adapter for Adapter {
             if !matches!(value, Value::Dict(_)) {
                 return Err("usage is not an object".to_owned());
             }
+        }
+        for key in ["id", "model"] {
+            if !matches!(present(map.get(key)), None | Some(Value::Str(_))) {
+                return Err(format!("{key} is not a string"));
+            }
+        }
+        if !matches!(
+            present(map.get("prompt_token_ids")),
+            None | Some(Value::List(_))
+        ) {
+            return Err("prompt_token_ids is not a list".to_owned());
         }
         if usage_value.is_none() {
             if let Some(groq_usage @ Value::Dict(_)) = field(map.get("x_groq"), "usage") {

@@ -11,7 +11,7 @@ What a choice entry maps to:
 - ``delta.role`` -> ``role``; ``delta.refusal`` -> ``refusal``;
 - reasoning: ``delta.reasoning_content`` (DeepSeek, Qwen, xAI, Z.ai) or ``delta.reasoning``
   (Groq, OpenRouter) -> a reasoning delta; ``delta.reasoning_details[]`` (OpenRouter,
-  Snowflake) -> reasoning deltas at part index ``"reasoning_details:<index>"`` with the
+  Snowflake) -> reasoning deltas at the entry's ``index`` as part index, with the
   entry's signature or encrypted data as an opaque payload (kind = the entry's ``type``) and
   its other fields (``type``, ``format``, ``id``) in
   ``provider_metadata["reasoning_details"]["<index>"]``. OpenRouter repeats the text of its
@@ -24,8 +24,8 @@ What a choice entry maps to:
 - ``delta.tool_calls[]`` -> tool-call fragments (``provider_index`` = the entry's ``index``;
   the fold's resolver matches them); keys beside ``index/id/type/function/custom`` are kept
   in the call's ``extra`` (Gemini-compatible ``extra_content``);
-- the deprecated ``delta.function_call`` -> a tool-call fragment at ``provider_index``
-  ``"function_call"``; ``delta.audio`` pieces -> unknown parts (kind ``audio``), verbatim;
+- the deprecated ``delta.function_call`` -> a tool-call fragment at ``provider_index`` -1;
+  ``delta.audio`` pieces -> unknown parts (kind ``audio``), verbatim;
 - ``delta.executed_tools[]`` (Groq compound) -> unknown parts, each entry verbatim;
 - ``logprobs`` -> ``logprobs``; ``token_ids`` (vLLM) and ``delta.token_id`` (Together) ->
   ``completion_token_ids``; ``finish_reason`` -> ``finish_reason`` and ``status: complete``;
@@ -144,7 +144,7 @@ class _Choice:
     __slots__ = ("calls", "open_call", "finished", "sent")
 
     def __init__(self) -> None:
-        self.calls: dict[Any, list[Any]] = {}
+        self.calls: dict[int, list[Any]] = {}
         self.open_call: list[Any] | None = None
         self.finished = False
         self.sent: dict[str, Any] = {}
@@ -200,6 +200,12 @@ class Adapter:
         usage = event.get("usage")
         if usage is not None and not isinstance(usage, dict):
             raise AdapterError("usage is not an object")
+        for key in ("id", "model"):
+            if event.get(key) is not None and not isinstance(event[key], str):
+                raise AdapterError(f"{key} is not a string")
+        ids = event.get("prompt_token_ids")
+        if ids is not None and not isinstance(ids, list):
+            raise AdapterError("prompt_token_ids is not a list")
         if usage is None:
             groq = event.get("x_groq")
             if isinstance(groq, dict) and isinstance(groq.get("usage"), dict):
@@ -292,6 +298,8 @@ class Adapter:
         pm: dict[str, Any] = {}
 
         role = delta.get("role")
+        if role is not None and not isinstance(role, str):
+            raise AdapterError(f"{where}.delta.role is not a string")
         if role is not None:
             leaf["role"] = role
         content = delta.get("content")
@@ -345,16 +353,18 @@ class Adapter:
                 parts.append(
                     self._call(f"{where}.delta.tool_calls[{j}]", index, state, call, anomalies)
                 )
-        legacy = delta.get("function_call")  # the deprecated single call: index "function_call"
+        legacy = delta.get("function_call")  # the deprecated single call: provider_index -1
         if legacy is not None:
             if not isinstance(legacy, dict):
                 raise AdapterError(f"{where}.delta.function_call is not an object")
+            if legacy.get("name") is not None and not isinstance(legacy["name"], str):
+                raise AdapterError(f"{where}.delta.function_call.name is not a string")
             arguments = legacy.get("arguments")
             if arguments is not None and not isinstance(arguments, (str, dict)):
                 raise AdapterError(
                     f"{where}.delta.function_call.arguments is not a string or an object"
                 )
-            call = {"index": "function_call", "function": legacy}
+            call = {"index": -1, "function": legacy}
             parts.append(self._call(f"{where}.delta", index, state, call, anomalies))
         audio = delta.get("audio")  # audio output: pieces of data and transcript, verbatim
         if audio is not None:
@@ -388,6 +398,8 @@ class Adapter:
         elif _is_int(token_id):  # Together: one token per chunk
             leaf["completion_token_ids"] = [token_id]
         finish = choice.get("finish_reason")
+        if finish is not None and not isinstance(finish, str):
+            raise AdapterError(f"{where}.finish_reason is not a string")
         if finish is not None:
             leaf["finish_reason"] = finish
             if not _absent(finish):
@@ -422,7 +434,7 @@ class Adapter:
                 continue
             part = {"part": "reasoning", "text": _text(entry.get("text"))}
             if _is_int(index):
-                part["index"] = f"reasoning_details:{index}"
+                part["index"] = index
             summary = _text(entry.get("summary"))
             if summary:
                 part["summary"] = summary
@@ -495,8 +507,13 @@ class Adapter:
             raise AdapterError(f"{where} is not an object")
         part: dict[str, Any] = {"part": "tool_call"}
         index = call.get("index")
+        if index is not None and not _is_int(index):
+            raise AdapterError(f"{where}.index is not an integer")
         if index is not None:
             part["provider_index"] = index
+        for key in ("id", "type"):
+            if call.get(key) is not None and not isinstance(call[key], str):
+                raise AdapterError(f"{where}.{key} is not a string")
         call_id = call.get("id")
         if call_id is not None:
             part["id"] = call_id
@@ -512,6 +529,8 @@ class Adapter:
             if not isinstance(body, dict):
                 raise AdapterError(f"{where}.{key} is not an object")
             if body.get("name") is not None:
+                if not isinstance(body["name"], str):
+                    raise AdapterError(f"{where}.{key}.name is not a string")
                 name = body["name"]
             value = body.get(field)
             if value is not None:
@@ -533,7 +552,7 @@ class Adapter:
             if new_id is not None or new_name is not None or state.open_call is None:
                 state.open_call = [new_id, new_name]
             return part
-        known = state.calls.get(index) if _hashable(index) else None
+        known = state.calls.get(index)
         if known is None:
             if new_id is None and new_name is None and arguments:
                 anomalies.append(
@@ -543,9 +562,7 @@ class Adapter:
                         "before the call's id and name",
                     }
                 )
-            known = [new_id, new_name]
-            if _hashable(index):
-                state.calls[index] = known
+            known = state.calls[index] = [new_id, new_name]
         elif new_id is not None and new_name is not None and known[0] not in (None, new_id):
             anomalies.append(
                 {
@@ -562,8 +579,3 @@ class Adapter:
                 known[1] = new_name
         state.open_call = known
         return part
-
-
-def _hashable(value: Any) -> bool:
-    """An index the adapter tracks calls at: an int or a str (the engine keys them alike)."""
-    return _is_int(value) or isinstance(value, str)
