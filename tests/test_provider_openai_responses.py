@@ -380,6 +380,21 @@ def test_annotations_become_citations() -> None:
     assert msg.to_provider(P)["output"] == [final]
 
 
+def test_annotations_only_in_done_items_are_cited_once() -> None:
+    citation = {"type": "url_citation", "url": "https://x", "start_index": 0, "end_index": 1}
+    final = message(0, "x")
+    final["content"][0]["annotations"] = [citation]
+    events = [
+        added(0, message(0) | {"status": "in_progress"}),
+        text_delta(0, "x"),
+        done(0, final),
+        terminal(output=[final]),
+    ]
+    msg = agg(events)
+    assert msg.parts[0].citations == [citation]
+    assert msg.to_provider(P)["output"] == [final]
+
+
 def test_unknown_items_verbatim() -> None:
     ws = {"id": "ws_1", "type": "web_search_call", "status": "completed", "action": {"q": "x"}}
     events = [

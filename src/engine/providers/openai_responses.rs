@@ -719,6 +719,8 @@ impl Adapter {
                     let annotations = fields.get("annotations");
                     if truthy_list(annotations) && !self.cited.contains(&key) {
                         if let Some(annotations) = annotations {
+                            // once: the terminal response repeats the item
+                            self.cited.insert(key.clone());
                             part.put("citations", annotations.clone());
                         }
                     }

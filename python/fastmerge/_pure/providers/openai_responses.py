@@ -452,6 +452,7 @@ class Adapter:
                 part: dict[str, Any] = {"part": "text", "text": rest}
                 annotations = entry.get("annotations")
                 if annotations and isinstance(annotations, list) and key not in self.cited:
+                    self.cited.add(key)  # once: the terminal response repeats the item
                     part["citations"] = annotations
                 part["attributes"] = {k: v for k, v in entry.items() if k != "text"}
                 part["index"] = index * STRIDE + ci
