@@ -6,11 +6,14 @@
 JSON defaults to ``.benchmarks/latest.json``. ``make bench`` builds the extension in release
 mode and runs ``report.py --run`` with ``FASTMERGE_BACKEND=rust``.
 
-Two sections: the generic merge (test_bench_merge.py) and the message chunks
+Three sections: the generic merge (test_bench_merge.py), the message chunks
 (test_bench_chunks.py: a table per stream, the linearity of each implementation, ``sum`` and
-``fold_chunks``, and the issue's speed targets, reported rather than asserted). All times are
-the median of the rounds (openJiuwen's reduce of 20,000 deltas and openJiuwen's and LangChain's
-folds of more than 1,000 chunks run one round).
+``fold_chunks``, and the issue's speed targets, reported rather than asserted) and the provider
+streams (test_bench_streams.py: ``aggregate`` from raw JSON lines against ``orjson.loads`` and
+the SDKs' accumulators, a table per stream, the linearity and the issue's targets). All times
+are the median of the rounds (openJiuwen's reduce of 20,000 deltas, openJiuwen's and
+LangChain's folds of more than 1,000 chunks and the SDK accumulators on 20,000 events run one
+round).
 A ratio ``a/b`` above 1 means ``b`` is that many times faster. The ratios come from one run, so
 they compare the implementations on the same machine at the same moment.
 """
@@ -28,6 +31,8 @@ from typing import Any, Callable
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_JSON = ROOT / ".benchmarks" / "latest.json"
 IMPLS = ("rust", "twin", "openjiuwen")
+#: The benchmark kinds with their own sections (the generic merge is every other kind).
+OTHER_KINDS = ("chunks", "streams")
 
 
 def run_benchmarks(json_path: Path, extra: list[str]) -> None:
@@ -75,7 +80,7 @@ def medians(benchmarks: list[dict[str, Any]]) -> dict[tuple[str, str, int], dict
     table: dict[tuple[str, str, int], dict[str, float]] = {}
     for bench in benchmarks:
         info = bench.get("extra_info") or {}
-        if not {"kind", "shape", "size", "impl"} <= info.keys() or info["kind"] == "chunks":
+        if not {"kind", "shape", "size", "impl"} <= info.keys() or info["kind"] in OTHER_KINDS:
             continue
         key = (info["kind"], info["shape"], int(info["size"]))
         table.setdefault(key, {})[info["impl"]] = bench["stats"]["median"]
@@ -86,7 +91,7 @@ def groups(benchmarks: list[dict[str, Any]]) -> dict[tuple[str, str, int], str]:
     titles: dict[tuple[str, str, int], str] = {}
     for bench in benchmarks:
         info = bench.get("extra_info") or {}
-        if {"kind", "shape", "size"} <= info.keys() and info["kind"] != "chunks":
+        if {"kind", "shape", "size"} <= info.keys() and info["kind"] not in OTHER_KINDS:
             titles[(info["kind"], info["shape"], int(info["size"]))] = bench["group"]
     return titles
 
@@ -299,6 +304,170 @@ def chunk_targets(t: Callable[..., float | None], shapes: list[str], sizes: list
     return lines
 
 
+# ---------------------------------------------------------------------------------------------
+# Provider streams (test_bench_streams.py)
+
+#: The streams in report order, with what they hold.
+PROVIDER_STREAMS = {
+    "openai_text": "OpenAI Chat chunks, token-sized text deltas",
+    "openai_logprobs": "OpenAI Chat chunks, token-sized text deltas, each with a logprobs entry"
+    " (3 top_logprobs)",
+    "openai_tool_calls": "OpenAI Chat chunks, 3 parallel tool calls, argument fragments"
+    " round-robin",
+    "anthropic": "Anthropic Messages events: a thinking block (thinking deltas, signature), a"
+    " text block and a tool_use block (input_json deltas)",
+}
+#: The implementations in column order, with their column titles.
+STREAM_LABELS = {
+    "rust": "rust",
+    "rust_lines": "rust lines",
+    "rust_feed": "rust feed",
+    "twin": "twin",
+    "orjson": "orjson",
+    "openai": "openai",
+    "anthropic": "anthropic",
+    "litellm": "LiteLLM",
+}
+#: Compared with the fast path in the ratio columns (``impl / rust``).
+STREAM_RATIOS = ("rust_lines", "twin", "orjson", "openai", "anthropic", "litellm")
+
+StreamKey = tuple[str, int, str]  # shape, size, impl
+
+
+def stream_medians(
+    benchmarks: list[dict[str, Any]],
+) -> tuple[dict[StreamKey, float], dict[tuple[str, int], int]]:
+    """(shape, size, impl) -> median seconds, and (shape, size) -> bytes of the stream."""
+    table: dict[StreamKey, float] = {}
+    sizes: dict[tuple[str, int], int] = {}
+    for bench in benchmarks:
+        info = bench.get("extra_info") or {}
+        if info.get("kind") != "streams":
+            continue
+        key = (info["shape"], int(info["size"]), info["impl"])
+        table[key] = bench["stats"]["median"]
+        sizes[key[:2]] = int(info.get("bytes", 0))
+    return table, sizes
+
+
+def per_event(value: float | None, size: int) -> str:
+    """``time (time per event)``."""
+    if value is None:
+        return "—"
+    return f"{seconds(value)} ({seconds(value / size)}/ev)"
+
+
+def stream_report(benchmarks: list[dict[str, Any]]) -> str:
+    """One table per stream (time per stream and per event, each implementation / rust), the
+    linearity, and the issue's targets."""
+    times, nbytes = stream_medians(benchmarks)
+    if not times:
+        return ""
+
+    def t(shape: str, size: int, impl: str) -> float | None:
+        return times.get((shape, size, impl))
+
+    shapes = [s for s in PROVIDER_STREAMS if any(k[0] == s for k in times)]
+    shapes += sorted({k[0] for k in times} - set(shapes))
+    sizes = sorted({k[1] for k in times})
+    lines = [
+        "## Provider streams",
+        "",
+        "Merging a whole stream from its raw JSON lines (one event per line, as the provider sends"
+        " it), parse included, then reading the checked fields of the result once (text,"
+        " reasoning and signature, tool-call arguments, logprobs). Columns: **rust**"
+        " `fastmerge.aggregate(jsonl_bytes, provider)` on the Rust backend (the fast path);"
+        " **rust lines** the same from the list of line bytes; **rust feed** only"
+        " `Aggregator.feed(jsonl_bytes)` (the Rust parse and merge, no message built); **twin**"
+        " `aggregate(jsonl_bytes)` on the pure-Python backend; **orjson** `orjson.loads` of every"
+        " line, no merge; **openai** the SDK's `ChatCompletionStreamState.handle_chunk` of"
+        " `construct_type(ChatCompletionChunk, orjson.loads(line))`, as its stream does, then"
+        " `get_final_completion()`; **anthropic** the SDK's `accumulate_event` of each parsed"
+        " event; **LiteLLM** `stream_chunk_builder` of the parsed chunks (it drops chat"
+        " logprobs). Cells: time per stream (time per event); ratios: that implementation's"
+        " time / rust, so above 1× means the fast path is that many times faster. The SDKs on"
+        " 20,000 events and openai's on logprobs: one round; openai's on 20,000 logprobs chunks:"
+        " not run (quadratic, about an hour).",
+    ]
+    for shape in shapes:
+        impls = [i for i in STREAM_LABELS if any(t(shape, n, i) is not None for n in sizes)]
+        ratios = [i for i in STREAM_RATIOS if i in impls]
+        size_bytes = ", ".join(
+            f"{nbytes[(shape, n)] / 1e6:.3g} MB at {n:,}" for n in sizes if nbytes.get((shape, n))
+        )
+        lines += ["", f"**{shape}**: {PROVIDER_STREAMS.get(shape, shape)} ({size_bytes})", ""]
+        lines.append(
+            "| events | "
+            + " | ".join(STREAM_LABELS[i] for i in impls)
+            + "".join(f" | {STREAM_LABELS[i]} / rust" for i in ratios)
+            + " |"
+        )
+        lines.append("|---:" * (1 + len(impls) + len(ratios)) + "|")
+        for size in sizes:
+            row = [t(shape, size, i) for i in impls]
+            if all(v is None for v in row):
+                continue
+            rust = t(shape, size, "rust")
+            cells = " | ".join(per_event(v, size) for v in row)
+            cells += "".join(f" | {ratio(t(shape, size, i), rust)}" for i in ratios)
+            lines.append(f"| {size:,} | {cells} |")
+    if len(sizes) >= 2:
+        small, large = min(sizes), max(sizes)
+        linear = ("rust", "rust_lines", "rust_feed", "twin", "orjson")
+        lines += [
+            "",
+            f"Linearity: time({large:,}) / time({small:,}); linear ≈ {large // small}.",
+            "",
+            "| stream | " + " | ".join(STREAM_LABELS[i] for i in linear) + " |",
+            "|---" + "|---:" * len(linear) + "|",
+        ]
+        for shape in shapes:
+            cells = " | ".join(ratio(t(shape, large, i), t(shape, small, i)) for i in linear)
+            lines.append(f"| {shape} | {cells} |")
+    lines += ["", *stream_targets(t, shapes, sizes)]
+    return "\n".join(lines)
+
+
+def stream_targets(
+    t: Callable[[str, int, str], float | None], shapes: list[str], sizes: list[int]
+) -> list[str]:
+    """The issue's targets for the fast path, against this run (a report, not a test)."""
+    rows: list[tuple[str, float | None, float, bool]] = []  # what, measured, target, at most
+    for shape in shapes:
+        for size in sizes:
+            rust, parse = t(shape, size, "rust"), t(shape, size, "orjson")
+            measured = None if rust is None or parse is None or rust == 0 else parse / rust
+            what = f"rust faster than `orjson.loads` of the lines alone, {shape} × {size:,}"
+            rows.append((what + ": orjson / rust", measured, 1, False))
+    for shape in shapes:
+        for size in sizes:
+            rust, sdk = t(shape, size, "rust"), t(shape, size, "openai")
+            if sdk is None and not shape.startswith("openai"):
+                continue
+            measured = None if rust is None or sdk is None or rust == 0 else sdk / rust
+            what = f"rust vs openai's ChatCompletionStreamState, {shape} × {size:,}"
+            rows.append((what + ": openai / rust", measured, 30, False))
+    if len(sizes) >= 2:
+        small, large = min(sizes), max(sizes)
+        for shape in shapes:
+            a, b = t(shape, small, "rust"), t(shape, large, "rust")
+            measured = None if a is None or b is None or a == 0 else b / a
+            what = f"rust linear, {shape}: time({large:,}) / time({small:,})"
+            rows.append((what, measured, 25, True))
+    lines = ["Targets of the issue (reported, not asserted):", "", "| target | measured | |"]
+    lines.append("|---|---:|---|")
+    for what, measured, target, at_most in rows:
+        goal = f"≤ {target:g}" if at_most else f"≥ {target:g}×"
+        if measured is None:
+            verdict, shown = "not measured", "—"
+        else:
+            met = measured <= target if at_most else measured >= target
+            verdict = "met" if met else "**missed**"
+            shown = f"{measured:.3g}" if at_most else ratio(measured, 1.0)
+        lines.append(f"| {what} {goal} | {shown} | {verdict} |")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("json", nargs="?", type=Path, default=DEFAULT_JSON)
@@ -313,7 +482,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"# fastmerge benchmark ratios ({os.path.relpath(args.json, ROOT)})")
     print()
     print(run_line(data))
-    for section in (report(data, benchmarks), chunk_report(benchmarks)):
+    for section in (report(data, benchmarks), chunk_report(benchmarks), stream_report(benchmarks)):
         if section:
             print()
             print(section)
