@@ -878,3 +878,44 @@ def test_damaged_corpus_streams_agree_on_both_backends() -> None:
         strict = rng.random() < 0.2
         results = {backend: run(backend, events, strict) for backend in BACKENDS}
         assert len(set(map(repr, results.values()))) == 1, (trial, results)
+
+
+def test_content_and_summary_part_done_without_deltas() -> None:
+    """A server that streams no deltas: the part done events give the texts."""
+    events = [
+        {"type": "response.queued", "response": {"id": "resp_1", "status": "queued"}},
+        {"type": "response.in_progress", "response": {"id": "resp_1", "status": "in_progress"}},
+        added(0, {"type": "reasoning", "id": "rs_1", "summary": []}),
+        {
+            "type": "response.reasoning_summary_part.done",
+            "output_index": 0,
+            "summary_index": 0,
+            "part": {"type": "summary_text", "text": "plan"},
+        },
+        added(1, message(1) | {"status": "in_progress"}),
+        {
+            "type": "response.content_part.done",
+            "output_index": 1,
+            "content_index": 0,
+            "part": {"type": "output_text", "text": "hi", "annotations": []},
+        },
+        {
+            "type": "response.content_part.done",
+            "output_index": 1,
+            "content_index": 1,
+            "part": {"type": "refusal", "refusal": "no"},
+        },
+        {
+            "type": "response.content_part.done",
+            "output_index": 1,
+            "content_index": 2,
+            "part": {"type": "output_audio", "data": "x"},
+        },
+    ]
+    msg = agg(events)
+    assert [(p.PART, p.index) for p in msg.parts] == [("reasoning", 500), ("text", 1000)]
+    assert msg.parts[0].summary == "plan"
+    assert msg.content == "hi"
+    assert msg.refusal == "no"
+    assert msg.provider_metadata["response"] == {"id": "resp_1", "status": "in_progress"}
+    assert codes(msg) == ["truncated", "truncated"]
