@@ -208,21 +208,27 @@ impl Choice {
 
     /// Record what a leaf sent whole (a chunk without choices): the twin's `remember`.
     fn remember(&mut self, top: &Top) {
-        for (key, value) in &top.fields {
-            if matches!(*key, "response_id" | "response_model") {
-                self.sent.insert((*key).to_owned(), value.clone());
+        for (key, value) in top.fields.iter().chain(top.meta.iter()) {
+            if *key != "prompt_token_ids" {
+                self.sent.insert((*key).to_owned(), (*value).clone());
             }
         }
-        for (key, value) in &top.meta {
-            self.sent.insert(key.clone(), value.clone());
+        if let Some(response) = &top.response {
+            self.sent.insert("response".to_owned(), response.clone());
         }
     }
 }
 
-/// The leaf fields of a chunk's top level (the twin's `_top` without the choice's part).
-struct Top {
-    fields: Vec<(&'static str, Value)>,
-    meta: Map,
+/// The leaf fields of a chunk's top level (the twin's `_top` without the choice's part),
+/// borrowed from the event: nothing is copied unless it is sent.
+struct Top<'a> {
+    usage: Option<Value>,
+    /// response_id, response_model, prompt_token_ids
+    fields: Vec<(&'static str, &'a Value)>,
+    /// created, object, system_fingerprint, service_tier
+    meta: Vec<(&'static str, &'a Value)>,
+    /// the other top-level keys (provider_metadata["response"])
+    response: Option<Value>,
 }
 
 /// OpenAI Chat Completions chunks -> leaves.
@@ -245,55 +251,64 @@ impl Adapter {
         self.choices.keys().copied().collect()
     }
 
-    fn top(event: &Map, usage_value: Option<&Value>) -> Top {
-        let mut fields: Vec<(&'static str, Value)> = Vec::new();
-        if let Some(Value::Dict(raw)) = usage_value {
-            fields.push(("usage", usage(raw)));
+    fn top<'a>(event: &'a Map, usage_value: Option<&Value>) -> Top<'a> {
+        let usage = match usage_value {
+            Some(Value::Dict(raw)) => Some(usage(raw)),
+            _ => None,
+        };
+        let mut fields: Vec<(&'static str, &'a Value)> = Vec::with_capacity(3);
+        for (key, name) in [
+            ("id", "response_id"),
+            ("model", "response_model"),
+            ("prompt_token_ids", "prompt_token_ids"),
+        ] {
+            if let Some(value) = present(event.get(key)) {
+                fields.push((name, value));
+            }
         }
-        if let Some(value) = present(event.get("id")) {
-            fields.push(("response_id", value.clone()));
-        }
-        if let Some(value) = present(event.get("model")) {
-            fields.push(("response_model", value.clone()));
-        }
-        if let Some(value) = present(event.get("prompt_token_ids")) {
-            fields.push(("prompt_token_ids", value.clone()));
-        }
-        let mut meta = Map::new();
+        let mut meta: Vec<(&'static str, &'a Value)> = Vec::with_capacity(TOP_METADATA.len());
         for key in TOP_METADATA {
             if let Some(value) = present(event.get(*key)) {
                 if !is_empty_str(value) {
-                    meta.insert((*key).to_owned(), value.clone());
+                    meta.push((key, value));
                 }
             }
         }
         let extra = others(event, TOP_KNOWN);
-        if !extra.is_empty() {
-            meta.insert("response".to_owned(), dict(extra));
+        let response = (!extra.is_empty()).then(|| dict(extra));
+        Top {
+            usage,
+            fields,
+            meta,
+            response,
         }
-        Top { fields, meta }
     }
 
     /// `top` with the choice's own provider_metadata, as leaf entries; with a choice's
     /// state, only the id, model and provider_metadata entries that changed since they were
     /// last sent (the twin's `_Choice.changed`).
     fn put_top(leaf: &mut Obj, top: &Top, pm: Map, mut state: Option<&mut Choice>) {
+        if let Some(usage) = &top.usage {
+            leaf.put("usage", usage.clone());
+        }
         for (key, value) in &top.fields {
             if let Some(state) = state.as_deref_mut() {
-                if matches!(*key, "response_id" | "response_model") && !state.fresh(key, value) {
+                if *key != "prompt_token_ids" && !state.fresh(key, value) {
                     continue;
                 }
             }
-            leaf.put(key, value.clone());
+            leaf.put(key, (*value).clone());
         }
         let mut meta = Map::new();
-        for (key, value) in top.meta.iter().chain(pm.iter()) {
+        let response = top.response.as_ref().map(|value| ("response", value));
+        let entries = top.meta.iter().map(|(k, v)| (*k, *v)).chain(response);
+        for (key, value) in entries.chain(pm.iter().map(|(k, v)| (k.as_str(), v))) {
             if let Some(state) = state.as_deref_mut() {
                 if !state.fresh(key, value) {
                     continue;
                 }
             }
-            meta.insert(key.clone(), value.clone());
+            meta.insert(key.to_owned(), value.clone());
         }
         if !meta.is_empty() {
             leaf.put("provider_metadata", dict(meta));
