@@ -368,3 +368,15 @@ def test_event_reading_differential(both: Any, value: Any) -> None:
 
     for item in (event, json.dumps(event), json.dumps(event, ensure_ascii=False).encode()):
         assert run("rust", item) == run("python", item)
+
+
+def test_e19_utf8_split_across_sse_frames() -> None:
+    """E19: a multi-byte character split across two network reads reassembles."""
+    first = b'data: {"choices":[{"index":0,"delta":{"content":"\xc3'
+    second = b'\xa4"},"finish_reason":"stop"}]}\n\n'
+    agg = fastmerge.Aggregator("openai-chat")
+    agg.feed(first)
+    agg.feed(second)
+    message = agg.finish()
+    assert message.content == "ä"
+    assert message.status == "complete"

@@ -123,7 +123,8 @@ impl<'de> Visitor<'de> for Seed {
         let inner = Seed {
             depth: self.depth + 1,
         };
-        let mut out = IndexMap::with_capacity(map.size_hint().unwrap_or(0));
+        // serde_json gives no size hint: room for a provider event's usual keys up front
+        let mut out = IndexMap::with_capacity(map.size_hint().unwrap_or(8));
         while let Some(key) = map.next_key::<String>()? {
             let value = map.next_value_seed(inner)?;
             out.insert(key, value);
