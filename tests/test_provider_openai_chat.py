@@ -303,6 +303,19 @@ def test_executed_tools_and_annotations() -> None:
     assert message["executed_tools"] == [tool]
 
 
+def test_executed_tools_result_updates_its_call() -> None:
+    call = {"index": 0, "type": "search", "arguments": "{}", "search_results": {"results": []}}
+    result = {**call, "output": "r", "search_results": {"results": [1]}}
+    events = [
+        chunk(ch(role="assistant", executed_tools=[call])),
+        chunk(ch(executed_tools=[result])),
+        chunk(ch(content="ok", finish="stop")),
+    ]
+    m = fastmerge.aggregate(events, P)
+    assert kinds(m) == ["unknown", "unknown", "text"]  # both kept verbatim
+    assert to_provider(m, P)["choices"][0]["message"]["executed_tools"] == [result]
+
+
 # ---------------------------------------------------------------------------------------------
 # tool calls
 

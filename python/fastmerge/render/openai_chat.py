@@ -130,15 +130,36 @@ def _message(d: dict[str, Any], pm: dict[str, Any]) -> dict[str, Any]:
     if details:
         message["reasoning"] = "".join(reasoning)
         message["reasoning_details"] = details
-    tools = [
-        p.get("raw") for p in parts if p["part"] == "unknown" and p.get("kind") == "executed_tools"
-    ]
+    tools = _executed_tools(parts)
     if tools and pm:
         message["executed_tools"] = tools
     for key, value in (pm.get("message") or {}).items():
         if key not in message:
             message[key] = value
     return message
+
+
+def _executed_tools(parts: list[dict[str, Any]]) -> list[Any]:
+    """Groq's ``executed_tools`` entries; a later entry at an entry's ``index`` (the tool's
+    result after its call) updates that entry, as the non-streamed message holds it once."""
+    tools: list[Any] = []
+    by_index: dict[int, dict[str, Any]] = {}
+    for part in parts:
+        if part["part"] != "unknown" or part.get("kind") != "executed_tools":
+            continue
+        raw = part.get("raw")
+        if not isinstance(raw, dict):
+            tools.append(raw)
+            continue
+        index = raw.get("index")
+        if isinstance(index, int) and index in by_index:
+            by_index[index].update(raw)
+            continue
+        entry = dict(raw)
+        if isinstance(index, int):
+            by_index[index] = entry
+        tools.append(entry)
+    return tools
 
 
 def _audio(audio: dict[str, Any], piece: dict[str, Any]) -> None:
