@@ -933,3 +933,16 @@ def test_render_another_providers_message() -> None:
     assert out["usage"]["completion_tokens"] == 7
     assert out["usage"]["prompt_tokens_details"] == {"cached_tokens": 4}
     assert out["choices"][0]["finish_reason"] == "tool_calls"
+
+
+def test_openai_sdk_chunks() -> None:
+    """The SDK's ChatCompletionChunk objects (model_dump() fills every field, mostly None)
+    give the message the raw dicts give."""
+    chunk_type = pytest.importorskip("openai.types.chat").ChatCompletionChunk
+    events = [
+        chunk(ch(role="assistant", content="Hi")),
+        chunk(ch(tool_calls=[tc(0, "c1", "f", "{}")])),
+        chunk(ch(finish="tool_calls")),
+    ]
+    objects = [chunk_type.model_validate(e) for e in events]
+    assert fastmerge.aggregate(objects, P).to_dict() == fastmerge.aggregate(events, P).to_dict()
