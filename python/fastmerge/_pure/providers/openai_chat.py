@@ -20,7 +20,8 @@ What a choice entry maps to:
 - ``delta.content``: a string is a text delta; a list (Mistral) gives its items in order:
   ``{"type": "text"}`` -> text, ``{"type": "thinking", "thinking": [...]}`` -> reasoning,
   anything else -> an unknown part with the item verbatim (and ``content_list``). Inline
-  ``<think>`` tags (Groq raw, Together) stay in the text as sent;
+  ``<think>`` tags (Groq raw, Together) stay in the text as sent; ``delta.annotations``
+  (url citations) -> the text part's ``citations``;
 - ``delta.tool_calls[]`` -> tool-call fragments (``provider_index`` = the entry's ``index``;
   the fold's resolver matches them); keys beside ``index/id/type/function/custom`` are kept
   in the call's ``extra`` (Gemini-compatible ``extra_content``);
@@ -31,7 +32,8 @@ What a choice entry maps to:
   ``completion_token_ids``; ``finish_reason`` -> ``finish_reason`` and ``status: complete``;
 - other keys of the choice (``stop_reason``, ``native_finish_reason``, ``seed``,
   ``content_filter_results``) -> ``provider_metadata["choice"]``, other keys of the delta ->
-  ``provider_metadata["message"]``.
+  ``provider_metadata["message"]``. Together's ``choices[].text`` repeats ``delta.content``
+  and is not kept twice.
 
 Top-level fields: ``id`` -> ``response_id``, ``model`` -> ``response_model``, ``created``,
 ``object``, ``system_fingerprint``, ``service_tier`` -> ``provider_metadata``, any other key
