@@ -373,21 +373,22 @@ def stream_report(benchmarks: list[dict[str, Any]]) -> str:
     lines = [
         "## Provider streams",
         "",
-        "Merging a whole stream from its raw JSON lines (one event per line, as the provider sends"
-        " it), parse included, then reading the checked fields of the result once (text,"
-        " reasoning and signature, tool-call arguments, logprobs). Columns: **rust**"
-        " `fastmerge.aggregate(jsonl_bytes, provider)` on the Rust backend (the fast path);"
-        " **rust lines** the same from the list of line bytes; **rust feed** only"
-        " `Aggregator.feed(jsonl_bytes)` (the Rust parse and merge, no message built); **twin**"
-        " `aggregate(jsonl_bytes)` on the pure-Python backend; **orjson** `orjson.loads` of every"
-        " line, no merge; **openai** the SDK's `ChatCompletionStreamState.handle_chunk` of"
-        " `construct_type(ChatCompletionChunk, orjson.loads(line))`, as its stream does, then"
-        " `get_final_completion()`; **anthropic** the SDK's `accumulate_event` of each parsed"
-        " event; **LiteLLM** `stream_chunk_builder` of the parsed chunks (it drops chat"
-        " logprobs). Cells: time per stream (time per event); ratios: that implementation's"
-        " time / rust, so above 1× means the fast path is that many times faster. The SDKs on"
-        " 20,000 events and openai's on logprobs: one round; openai's on 20,000 logprobs chunks:"
-        " not run (quadratic, about an hour).",
+        "Merging a whole stream from its raw JSON lines (one event per line, as the provider "
+        "sends it), parse included, then reading the checked fields of the result once (text, "
+        "reasoning and signature, tool-call arguments, logprobs). Columns: **rust** "
+        "`fastmerge.aggregate(jsonl_bytes, provider)` on the Rust backend (the fast path); **rust"
+        " lines** the same from the list of line bytes; **rust feed** only "
+        "`Aggregator.feed(jsonl_bytes)` (the Rust parse and merge, no message built); **twin** "
+        "`aggregate(jsonl_bytes)` on the pure-Python backend; **orjson** `orjson.loads` of every "
+        "line, no merge; **openai** the SDK's `ChatCompletionStreamState.handle_chunk` of "
+        "`ChatCompletionChunk.model_validate(orjson.loads(line))`, then `get_final_completion()`;"
+        " **anthropic** the SDK's `accumulate_event` of "
+        "`TypeAdapter(RawMessageStreamEvent).validate_python(orjson.loads(line))` (the cheapest "
+        "correct ways to build the SDKs' objects); **LiteLLM** `stream_chunk_builder` of the "
+        "parsed chunks (it drops chat logprobs). Cells: time per stream (time per event); ratios:"
+        " that implementation's time / rust, so above 1× means the fast path is that many times "
+        "faster. The SDKs on 20,000 events and openai's on logprobs: one round; openai's on "
+        "20,000 logprobs chunks: not run (quadratic, most of an hour).",
     ]
     for shape in shapes:
         impls = [i for i in STREAM_LABELS if any(t(shape, n, i) is not None for n in sizes)]

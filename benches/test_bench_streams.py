@@ -12,10 +12,10 @@ checked after timing.
 
 The SDK accumulators above 1,000 events run one round. A smoke run
 (``pytest benches --benchmark-disable``, CI, on a debug build) checks every implementation on
-the 1,000-event streams only. openai's ``ChatCompletionStreamState`` is
-quadratic on logprobs (each chunk rebuilds the event objects of the whole logprobs snapshot:
-~10 s at 1,000 chunks, ~40 s at 2,000): one round at 1,000, not run at 20,000, nor in a smoke
-run. ``make bench`` prints the ratios (``benches/report.py``, "Provider streams").
+the 1,000-event streams only. openai's ``ChatCompletionStreamState`` is quadratic on logprobs
+(each chunk rebuilds the event objects of the whole logprobs snapshot: ~6 s at 1,000 chunks,
+~35 s at 2,000, so most of an hour at 20,000): one round at 1,000, not run at 20,000, nor in a
+smoke run. ``make bench`` prints the ratios (``benches/report.py``, "Provider streams").
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ def _single_round(benchmark: Any, name: str, stream: Stream) -> bool:
     if quadratic and stream.size > SIZES[0]:
         pytest.skip(
             "openai's ChatCompletionStreamState is quadratic on logprobs "
-            f"(~10 s at {SIZES[0]:,} chunks, about an hour at {stream.size:,})"
+            f"(~6 s at {SIZES[0]:,} chunks, most of an hour at {stream.size:,})"
         )
     if name in SLOW and (stream.size > SIZES[0] or quadratic):
         if benchmark.disabled:
