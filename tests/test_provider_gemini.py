@@ -691,6 +691,20 @@ ARG0 = "candidates[0].content.parts[0].functionCall.partialArgs[0]"
             ARG0 + ".numberValue must be a number, got string",
         ),
         ({"usageMetadata": [1]}, "usageMetadata must be an object, got array"),
+        ({"responseId": 1}, "responseId must be a string, got number"),
+        ({"modelVersion": {}}, "modelVersion must be a string, got object"),
+        (
+            {"candidates": [{"content": {"role": ["model"]}}]},
+            "candidates[0].content.role must be a string, got array",
+        ),
+        (
+            {"candidates": [{"content": {"parts": [{"functionCall": {"name": "f", "id": []}}]}}]},
+            "candidates[0].content.parts[0].functionCall.id must be a string, got array",
+        ),
+        (
+            {"candidates": [{"finishReason": ["STOP"]}]},
+            "candidates[0].finishReason must be a string, got array",
+        ),
     ],
 )
 def test_bad_event_shapes(event: dict[str, Any], detail: str) -> None:
@@ -858,6 +872,8 @@ def _event(draw: Any) -> dict[str, Any]:
     for _ in range(draw(st.integers(0, 2))):
         candidate: dict[str, Any] = {"content": {"parts": draw(st.lists(_part(), max_size=3))}}
         if draw(st.booleans()):
+            candidate["content"]["role"] = draw(st.sampled_from(["model", "user"]))
+        if draw(st.booleans()):
             candidate["index"] = draw(st.integers(0, 2))
         if draw(st.integers(0, 4)) == 0:
             candidate["finishReason"] = draw(st.sampled_from(["STOP", "MAX_TOKENS", ""]))
@@ -865,6 +881,10 @@ def _event(draw: Any) -> dict[str, Any]:
             candidate["groundingMetadata"] = {"q": draw(_texts)}
         if draw(st.integers(0, 5)) == 0:
             candidate["logprobsResult"] = {"chosenCandidates": [draw(_texts)]}
+        if draw(st.integers(0, 4)) == 0:
+            candidate["citationMetadata"] = draw(
+                st.sampled_from([{"citationSources": [{"uri": "a"}]}, {}, [1], {"x": 1}])
+            )
         candidates.append(candidate)
     if candidates or draw(st.booleans()):
         event["candidates"] = candidates
@@ -1007,3 +1027,57 @@ def test_candidate_blocked_without_content() -> None:
         "index": 0,
         "safetyRatings": ratings,
     }
+
+
+def test_citations_of_every_chunk_survive() -> None:
+    c1 = {"startIndex": 0, "endIndex": 3, "uri": "https://a"}
+    c2 = {"startIndex": 4, "endIndex": 9, "uri": "https://b"}
+    m = agg(
+        [
+            {
+                "candidates": [
+                    {
+                        "content": {"parts": [text("abc ")]},
+                        "citationMetadata": {"citationSources": [c1]},
+                    }
+                ]
+            },
+            {
+                "candidates": [
+                    {
+                        "content": {"parts": [text("defgh")]},
+                        "citationMetadata": {"citationSources": [c1, c2]},
+                    }
+                ]
+            },
+            {"candidates": [{"content": {"parts": [text("")]}, "finishReason": "STOP"}]},
+        ]
+    )
+    (part,) = parts(m)
+    assert part["text"] == "abc defgh"
+    assert part["citations"] == [{"citationSources": [c1]}, {"citationSources": [c1, c2]}]
+    assert "candidate" not in m.provider_metadata
+    candidate = to_provider(m, P)["candidates"][0]
+    assert candidate["citationMetadata"] == {"citationSources": [c1, c2]}
+    assert candidate["content"]["parts"] == [{"text": "abc defgh"}]
+
+
+def test_citations_after_a_call_sit_on_an_empty_text_part() -> None:
+    c1 = {"uri": "https://a"}
+    events = streamed(partial("$.a", stringValue="x"), finish=False)
+    events.append(
+        {"candidates": [{"content": {"parts": []}, "citationMetadata": {"citations": [c1]}}]}
+    )
+    events.append(
+        chunk({"functionCall": {"partialArgs": [partial("$.a", more=False, stringValue="y")]}})
+    )
+    events.append(chunk(text("after"), finish="STOP"))
+    m = agg(events)
+    assert [(p["part"], p.get("arguments"), p.get("text")) for p in parts(m)] == [
+        ("tool_call", '{"a":"xy"}', None),
+        ("text", None, ""),
+        ("text", None, "after"),
+    ]
+    candidate = to_provider(m, P)["candidates"][0]
+    assert candidate["citationMetadata"] == {"citations": [c1]}
+    assert [next(iter(p)) for p in candidate["content"]["parts"]] == ["functionCall", "text"]

@@ -5,10 +5,11 @@
 "responseId"}``, one candidate per message. Parts keep their order:
 
 - text -> ``{"text"}`` (with ``thoughtSignature`` when the part holds a Gemini signature; an
-  empty text part is written only when it holds one), reasoning -> ``{"text", "thought":
-  true}``, a tool call -> ``{"functionCall": {"id"?, "name", "args"}}`` (text arguments parsed;
-  an id fastmerge generated is left out, Gemini sent none), a Gemini ``unknown`` part -> the
-  part as Gemini sent it, media -> ``inlineData`` / ``fileData``.
+  empty text part is written only when it holds one; the ``citationMetadata`` of the chunks,
+  kept on text parts, becomes the candidate's ``citationMetadata``), reasoning -> ``{"text",
+  "thought": true}``, a tool call -> ``{"functionCall": {"id"?, "name", "args"}}`` (text
+  arguments parsed; an id fastmerge generated is left out, Gemini sent none), a Gemini
+  ``unknown`` part -> the part as Gemini sent it, media -> ``inlineData`` / ``fileData``.
 - ``thoughtSignature`` is replayed from payloads of kind ``thought_signature`` whose provider
   is ``"gemini"`` (or ``"google"``, as hand-built chunks name it), and from a tool call's
   ``extra_content.google.thought_signature`` (Gemini's OpenAI-compatible API); the verbatim
@@ -122,9 +123,34 @@ def _candidate(data: dict[str, Any]) -> dict[str, Any]:
         extra = (data.get("provider_metadata") or {}).get("candidate")
         if isinstance(extra, dict):
             candidate.update(extra)
+        citations = _citation_metadata(data.get("parts") or [])
+        if citations:
+            candidate["citationMetadata"] = citations
         if data.get("logprobs") is not None:
             candidate["logprobsResult"] = data["logprobs"]
     return candidate
+
+
+def _citation_metadata(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """The chunks' ``citationMetadata`` objects (kept on text parts) as one: their lists
+    concatenated in order, an entry already there (a chunk repeating an earlier citation)
+    not repeated."""
+    merged: dict[str, Any] = {}
+    for part in parts:
+        if part.get("part") != "text":
+            continue
+        for entry in part.get("citations") or []:
+            if not isinstance(entry, dict):
+                continue
+            for key, value in entry.items():
+                current = merged.get(key)
+                if isinstance(value, list) and isinstance(current, list):
+                    current.extend(item for item in value if item not in current)
+                elif isinstance(value, list):
+                    merged[key] = list(value)
+                else:
+                    merged[key] = value
+    return merged
 
 
 def _generated_ids(data: dict[str, Any]) -> set[str]:

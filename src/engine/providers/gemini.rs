@@ -444,6 +444,26 @@ struct Candidate {
 }
 
 impl Candidate {
+    /// A chunk's `citationMetadata` goes to the candidate's text part, verbatim (the twin's
+    /// `_citations`).
+    fn citations(&mut self, citations: &Value, out: &mut Vec<Value>) {
+        let index = if self.last_kind == Some(Last::Text) {
+            self.last_index
+        } else if self.streamed.is_some() {
+            let index = self.next_index;
+            self.next_index += 1;
+            index
+        } else {
+            self.new_index(Last::Text, false)
+        };
+        let mut f = Obj::new();
+        f.put("part", s("text"))
+            .put("text", s(""))
+            .put("index", Value::Int(index))
+            .put("citations", list(vec![citations.clone()]));
+        out.push(f.build());
+    }
+
     fn new_index(&mut self, kind: Last, signed: bool) -> i64 {
         let index = self.next_index;
         self.next_index += 1;
@@ -627,6 +647,9 @@ impl Candidate {
             Some(Value::Str(text)) => Some(text.as_str()),
             _ => None,
         };
+        if let Some(id) = field(call, "id") {
+            expect(Some(id), "string", || format!("{}.id", at.call()))?;
+        }
         let args = field(call, "args");
         if let Some(a) = args {
             expect(Some(a), "object", || format!("{}.args", at.call()))?;
@@ -848,11 +871,17 @@ impl Adapter {
         let state = self.candidates.entry(choice).or_default();
         let mut leaf = Obj::new();
         let mut anomalies: Vec<Value> = Vec::new();
+        let mut out = Vec::new();
         leaf.put("role", s("assistant"));
         if let Some(content) = field(candidate, "content") {
             expect(Some(content), "object", || {
                 format!("candidates[{number}].content")
             })?;
+            if let Some(r) = field(content, "role") {
+                expect(Some(r), "string", || {
+                    format!("candidates[{number}].content.role")
+                })?;
+            }
             match field(content, "role") {
                 None => {}
                 Some(Value::Str(r)) if r == "model" => {}
@@ -864,7 +893,6 @@ impl Adapter {
                 expect(Some(parts), "array", || {
                     format!("candidates[{number}].content.parts")
                 })?;
-                let mut out = Vec::new();
                 for (item, part) in common::items(Some(parts)).iter().enumerate() {
                     let at = At {
                         candidate: number,
@@ -873,12 +901,24 @@ impl Adapter {
                     expect(Some(part), "object", || at.part())?;
                     state.part(part, at, &mut out, &mut anomalies)?;
                 }
-                if !out.is_empty() {
-                    leaf.put("parts", list(out));
-                }
             }
         }
+        let moved = match field(candidate, "citationMetadata") {
+            Some(citations @ Value::Dict(map)) if !map.is_empty() => {
+                state.citations(citations, &mut out);
+                true
+            }
+            _ => false,
+        };
+        if !out.is_empty() {
+            leaf.put("parts", list(out));
+        }
         let reason = get(candidate, "finishReason");
+        if let Some(r) = field(candidate, "finishReason") {
+            expect(Some(r), "string", || {
+                format!("candidates[{number}].finishReason")
+            })?;
+        }
         if !absent(reason) {
             if let Some(streamed) = state.streamed.take() {
                 anomalies.push(cut(&streamed));
@@ -906,7 +946,10 @@ impl Adapter {
         let mut extra = Obj::new();
         if let Value::Dict(map) = candidate {
             for (k, v) in map.iter() {
-                if !CANDIDATE_FIELDS.contains(&k.as_str()) && !matches!(v, Value::Null) {
+                let skip = CANDIDATE_FIELDS.contains(&k.as_str())
+                    || matches!(v, Value::Null)
+                    || (moved && k == "citationMetadata");
+                if !skip {
                     extra.put(k, v.clone());
                 }
             }
@@ -934,6 +977,11 @@ impl common::Adapter for Adapter {
         let usage_meta = field(event, "usageMetadata");
         if let Some(u) = usage_meta {
             expect(Some(u), "object", || "usageMetadata".to_owned())?;
+        }
+        for key in ["responseId", "modelVersion"] {
+            if let Some(v) = field(event, key) {
+                expect(Some(v), "string", || key.to_owned())?;
+            }
         }
         let shared = Self::shared(event, usage_meta);
         let mut leaves: Leaves = Vec::new();

@@ -35,6 +35,9 @@ choice; its leaf holds, in this order:
   non-streamed response has the signature on that part); otherwise it stays an empty text part
   of its own holding the signature, at its place. Empty text parts without a signature are
   dropped;
+- a chunk's ``citationMetadata`` (an object) goes, verbatim, to the ``citations`` of the
+  candidate's current text part (the fold appends them; Gemini sends the citations of the text
+  of each chunk), or of a new empty text part when the last part is not text;
 - ``finish_reason`` (``finishReason``, raw) and ``status: "complete"``: the terminal signal;
 - ``usage`` from the top-level ``usageMetadata`` (cumulative on every chunk, so the fold's
   "last value" rule keeps the final counts): ``input_tokens`` = ``promptTokenCount`` +
@@ -46,7 +49,7 @@ choice; its leaf holds, in this order:
 - ``logprobs``: the candidate's ``logprobsResult`` (its lists concatenate chunk by chunk);
 - ``provider_metadata``: the other top-level keys of the chunk verbatim (``createTime``,
   ``promptFeedback``, ...) and ``"candidate"``: the other keys of the candidate
-  (``groundingMetadata``, ``citationMetadata``, ``safetyRatings``, ``finishMessage``,
+  (``groundingMetadata``, ``safetyRatings``, ``finishMessage``,
   ``avgLogprobs``, ...), deep-merged chunk by chunk;
 - ``anomalies``.
 
@@ -331,6 +334,9 @@ class Adapter:
         usage = event.get("usageMetadata")
         if usage is not None:
             _expect(usage, "object", "usageMetadata")
+        for key in ("responseId", "modelVersion"):
+            if event.get(key) is not None:
+                _expect(event[key], "string", key)
         shared = self._shared(event, usage)
         leaves: list[tuple[int, dict[str, Any]]] = []
         for number, candidate in enumerate(candidates):
@@ -388,24 +394,32 @@ class Adapter:
             state = self.candidates[choice] = _Candidate()
         leaf: dict[str, Any] = {}
         anomalies: list[dict[str, Any]] = []
+        out: list[dict[str, Any]] = []
         content = candidate.get("content")
         leaf["role"] = "assistant"
         if content is not None:
             _expect(content, "object", f"{where}.content")
             role = content.get("role")
+            if role is not None:
+                _expect(role, "string", f"{where}.content.role")
             if role is not None and role != "model":
                 leaf["role"] = role
             parts = content.get("parts")
             if parts is not None:
                 _expect(parts, "array", f"{where}.content.parts")
-                out: list[dict[str, Any]] = []
                 for number, part in enumerate(parts):
                     path = f"{where}.content.parts[{number}]"
                     _expect(part, "object", path)
                     self._part(state, part, path, out, anomalies)
-                if out:
-                    leaf["parts"] = out
+        citations = candidate.get("citationMetadata")
+        moved = isinstance(citations, dict) and bool(citations)
+        if isinstance(citations, dict) and citations:
+            self._citations(state, citations, out)
+        if out:
+            leaf["parts"] = out
         reason = candidate.get("finishReason")
+        if reason is not None:
+            _expect(reason, "string", f"{where}.finishReason")
         if not _absent(reason):
             if state.streamed is not None:
                 anomalies.append(_cut(state.streamed))
@@ -418,7 +432,13 @@ class Adapter:
         logprobs = candidate.get("logprobsResult")
         if logprobs is not None:
             leaf["logprobs"] = logprobs
-        extra = {k: v for k, v in candidate.items() if k not in _CANDIDATE_FIELDS and v is not None}
+        extra = {
+            k: v
+            for k, v in candidate.items()
+            if k not in _CANDIDATE_FIELDS
+            and v is not None
+            and not (moved and k == "citationMetadata")
+        }
         metadata = dict(shared.get("provider_metadata") or {})
         if extra:
             metadata["candidate"] = extra
@@ -485,6 +505,21 @@ class Adapter:
             piece["payload"] = _payload(signature)
         out.append(piece)
 
+    def _citations(
+        self, state: _Candidate, citations: dict[str, Any], out: list[dict[str, Any]]
+    ) -> None:
+        """A chunk's ``citationMetadata`` goes to the candidate's text part (the fold appends
+        citations), verbatim: on the last part if that is text, else on a new empty text part
+        (which does not end a streamed call)."""
+        if state.last_kind == "text":
+            index = state.last_index
+        elif state.streamed is not None:
+            index = state.next_index
+            state.next_index += 1
+        else:
+            index = self._new_index(state, "text", False)
+        out.append({"part": "text", "text": "", "index": index, "citations": [citations]})
+
     def _new_index(self, state: _Candidate, kind: str, signed: bool) -> int:
         index = state.next_index
         state.next_index += 1
@@ -538,6 +573,9 @@ class Adapter:
         name = call.get("name")
         if name is not None:
             _expect(name, "string", f"{path}.name")
+        call_id = call.get("id")
+        if call_id is not None:
+            _expect(call_id, "string", f"{path}.id")
         args = call.get("args")
         if args is not None:
             _expect(args, "object", f"{path}.args")
