@@ -13,7 +13,7 @@ choice; its leaf holds, in this order:
     text anywhere, so a text part continues the previous part of the candidate when that is
     text too (a thought continues a thought); the adapter numbers parts itself (part
     ``index`` 0, 1, ...) so the fold continues exactly that part. Other keys of a text part
-    are kept as ``attributes``;
+    are kept as ``attributes`` (a reasoning part has no such field: they are not kept);
   - ``functionCall {name, args?, id?}`` -> a tool call with ``provider_index`` = the call's
     number in the candidate (Gemini sends none) and the ``args`` object as dict arguments;
     another key of the call goes to the call's ``extra``. Vertex streamed arguments
@@ -36,8 +36,9 @@ choice; its leaf holds, in this order:
   of its own holding the signature, at its place. Empty text parts without a signature are
   dropped;
 - a chunk's ``citationMetadata`` (an object) goes, verbatim, to the ``citations`` of the
-  candidate's current text part (the fold appends them; Gemini sends the citations of the text
-  of each chunk), or of a new empty text part when the last part is not text;
+  candidate's current text part, or of a new empty text part when the last part is not text:
+  the fold appends citations, so every chunk's are kept (the renderer merges them back into
+  one ``citationMetadata``, dropping entries a later chunk repeats);
 - ``finish_reason`` (``finishReason``, raw) and ``status: "complete"``: the terminal signal;
 - ``usage`` from the top-level ``usageMetadata`` (cumulative on every chunk, so the fold's
   "last value" rule keeps the final counts): ``input_tokens`` = ``promptTokenCount`` +
@@ -56,6 +57,11 @@ choice; its leaf holds, in this order:
 A chunk without candidates gives its top-level fields to every choice seen so far (choice 0
 if none). ``promptFeedback`` with a ``blockReason`` (a blocked prompt) and an ``error`` object
 make the status ``"failed"`` (the error is kept as ``provider_metadata["error"]``).
+
+An event of a shape the adapter cannot map raises :class:`AdapterError` naming the field
+(``candidates`` not an array, a part not an object, ``text`` / ``finishReason`` / ``role`` /
+``name`` / ``id`` / ``responseId`` / ``modelVersion`` not strings, ``args`` not an object, a
+``jsonPath`` that is not a JSON path, a value of the wrong type, ...).
 
 Quirks are anomalies: streamed arguments without a call (``delta_before_start``: a call
 without a name is opened), a JSON path that does not fit what was written
