@@ -380,3 +380,23 @@ def test_e19_utf8_split_across_sse_frames() -> None:
     message = agg.finish()
     assert message.content == "ä"
     assert message.status == "complete"
+
+
+def test_an_error_only_first_event_is_openai_chat() -> None:
+    message = fastmerge.aggregate([{"error": {"message": "overloaded", "code": 529}}])
+    assert message.provider_metadata["provider"] == "openai-chat"
+    assert message.status == "failed"
+
+
+def test_from_dict_of_a_finished_message_is_lossless() -> None:
+    """The end-of-stream rules do not run twice: a usage total that does not add up is
+    flagged once, and stays flagged once through to_dict / from_dict."""
+    events = [
+        *CHAT[:4],
+        {"choices": [], "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 9}},
+    ]
+    message = fastmerge.aggregate(events)
+    assert [a["code"] for a in message.anomalies] == ["total_mismatch"]
+    again = type(message).from_dict(message.to_dict())
+    assert again == message
+    assert again.to_dict() == message.to_dict()

@@ -774,9 +774,10 @@ class AssistantMessage(_AssistantFields, _Message):
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> AssistantMessage:
-        """The message a ``to_dict()`` describes."""
+        """The message a ``to_dict()`` describes. The end-of-stream rules already ran for it
+        (its ids, usage total and their anomalies are in ``d``), so they do not run again."""
         chunk = AssistantMessageChunk.from_dict(d)
-        message: AssistantMessage = cls._from_data(chunk._data(True))
+        message: AssistantMessage = cls._from_data(chunk._data(False))
         return message
 
 

@@ -104,5 +104,8 @@ pub fn detect(event: &Value) -> Option<&'static str> {
     {
         return Some("openai-chat");
     }
+    if map.len() == 1 && matches!(map.get("error"), Some(Value::Dict(_))) {
+        return Some("openai-chat"); // an OpenAI-compatible server's error before any chunk
+    }
     None
 }

@@ -70,7 +70,7 @@ def detect(event: dict[str, Any]) -> str | None:
     another Anthropic event type is Anthropic; one key that is a ConverseStream event is
     Bedrock; ``candidates`` / ``usageMetadata`` / ``promptFeedback`` is Gemini; ``done`` with
     ``response`` or ``message`` is Ollama; ``choices`` or ``object: chat.completion.chunk`` is
-    OpenAI Chat."""
+    OpenAI Chat, and so is an event that is only ``{"error": {...}}``."""
     kind = event.get("type")
     if isinstance(kind, str):
         if kind.startswith("response."):
@@ -87,4 +87,6 @@ def detect(event: dict[str, Any]) -> str | None:
         return "ollama"
     if "choices" in event or event.get("object") == "chat.completion.chunk":
         return "openai-chat"
+    if len(event) == 1 and isinstance(event.get("error"), dict):
+        return "openai-chat"  # an OpenAI-compatible server's error before any chunk
     return None
