@@ -92,6 +92,8 @@ def test_stream(name: str, provider: str) -> None:
     assert message.provider_metadata["provider"] == PROVIDER
     assert message.choice_index == 0
     assert message.role == "assistant"
+    again = type(message).from_dict(message.to_dict())  # lossless through plain data
+    assert again == message and again.to_dict() == message.to_dict()
 
 
 @pytest.mark.differential
