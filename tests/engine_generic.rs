@@ -7,7 +7,6 @@ use common::*;
 use fastmerge::engine::error::{EngineError, OptionError, PathItem};
 use fastmerge::engine::generic::{self, Config, MAX_DEPTH};
 use fastmerge::engine::value::{NativeError, NativeHost, Value};
-use indexmap::IndexMap;
 use std::sync::Arc;
 
 fn v(text: &str) -> Value {
@@ -213,7 +212,7 @@ fn e15_atomic_keys_are_never_concatenated_under_delta() {
 fn nested(depth: usize, leaf: &str) -> Value {
     let mut value = Value::Str(leaf.into());
     for _ in 0..depth {
-        let mut map = IndexMap::new();
+        let mut map = fastmerge::engine::value::Map::default();
         map.insert("a".to_owned(), value);
         value = Value::Dict(Arc::new(map));
     }

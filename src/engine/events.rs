@@ -8,7 +8,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use indexmap::IndexMap;
+use crate::engine::value::Map;
 use serde::de::{DeserializeSeed, Error as _, MapAccess, SeqAccess, Visitor};
 
 use crate::engine::value::Value;
@@ -124,7 +124,8 @@ impl<'de> Visitor<'de> for Seed {
             depth: self.depth + 1,
         };
         // serde_json gives no size hint: room for a provider event's usual keys up front
-        let mut out = IndexMap::with_capacity(map.size_hint().unwrap_or(8));
+        let mut out =
+            Map::with_capacity_and_hasher(map.size_hint().unwrap_or(8), Default::default());
         while let Some(key) = map.next_key::<String>()? {
             let value = map.next_value_seed(inner)?;
             out.insert(key, value);

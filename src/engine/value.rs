@@ -10,6 +10,10 @@ use std::sync::Arc;
 use crate::engine::error::EngineError;
 use crate::engine::host::{Class, Host, Kind};
 
+/// The map of a JSON object: keys keep their order; hashed with foldhash, seeded per process
+/// (provider events are mostly short keys, where SipHash cost more than the parse itself).
+pub type Map = IndexMap<String, Value, foldhash::fast::RandomState>;
+
 /// A JSON value; object keys keep their order. Containers are shared (`Arc`), so a clone is
 /// O(1) however deep the value: the merge hands values around, it never copies them.
 #[derive(Clone, Debug)]
@@ -20,7 +24,7 @@ pub enum Value {
     Float(f64),
     Str(String),
     List(Arc<Vec<Value>>),
-    Dict(Arc<IndexMap<String, Value>>),
+    Dict(Arc<Map>),
 }
 
 fn int_of(value: &Value) -> i64 {
@@ -87,7 +91,7 @@ pub enum NativeError {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NativeHost;
 
-fn dict(value: &Value) -> Result<&IndexMap<String, Value>, NativeError> {
+fn dict(value: &Value) -> Result<&Map, NativeError> {
     match value {
         Value::Dict(map) => Ok(map),
         _ => Err(NativeError::Unsupported("a dict operation on a non-dict")),
@@ -272,7 +276,7 @@ impl Host for NativeHost {
         Ok(dict(value)?.get(key).cloned())
     }
     fn new_dict(&self, pairs: Vec<(Value, Value)>) -> Result<Value, NativeError> {
-        let mut map = IndexMap::with_capacity(pairs.len());
+        let mut map = Map::with_capacity_and_hasher(pairs.len(), Default::default());
         for (key, value) in pairs {
             match key {
                 Value::Str(k) => {

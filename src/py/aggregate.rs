@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use indexmap::IndexMap;
+use crate::engine::value::Map;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
@@ -72,7 +72,7 @@ fn to_value(obj: &Bound<'_, PyAny>, depth: usize) -> Result<Value, ConvError> {
             )));
         }
         if is_dict {
-            let mut out = IndexMap::new();
+            let mut out = Map::default();
             let pairs: Vec<(Bound<'_, PyAny>, Bound<'_, PyAny>)> =
                 if obj.get_type().is(obj.py().get_type::<PyDict>()) {
                     obj.cast::<PyDict>().map_err(PyErr::from)?.iter().collect()

@@ -4,7 +4,6 @@
 #![allow(dead_code)] // each test crate uses part of it
 
 use fastmerge::engine::value::Value;
-use indexmap::IndexMap;
 use serde_json::json;
 use std::sync::Arc;
 
@@ -23,7 +22,7 @@ pub fn convert(json: serde_json::Value) -> Value {
         serde_json::Value::Object(map) => Value::Dict(Arc::new(
             map.into_iter()
                 .map(|(k, v)| (k, convert(v)))
-                .collect::<IndexMap<_, _>>(),
+                .collect::<fastmerge::engine::value::Map>(),
         )),
     }
 }

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use indexmap::IndexMap;
+use crate::engine::value::Map;
 
 use crate::engine::events::{kind_name, parse};
 use crate::engine::providers::common::{self, anomaly, get, is_null, list, s, Leaves, Obj};
@@ -67,7 +67,7 @@ struct Block {
     /// tool_use: the tool's name (for messages)
     name: Value,
     /// unknown: the block, deltas applied
-    raw: Option<IndexMap<String, Value>>,
+    raw: Option<Map>,
     /// unknown: input_json_delta strings
     json: Vec<String>,
 }
@@ -104,7 +104,7 @@ pub struct Adapter {
     terminal: bool,
 }
 
-fn dict(value: Option<&Value>) -> Option<&Arc<IndexMap<String, Value>>> {
+fn dict(value: Option<&Value>) -> Option<&Arc<Map>> {
     match value {
         Some(Value::Dict(map)) => Some(map),
         _ => None,
@@ -168,7 +168,7 @@ fn usage(value: &Value, place: &str) -> Result<Value, String> {
             kind_name(value)
         ));
     };
-    let mut out: IndexMap<String, Value> = IndexMap::with_capacity(map.len() + 1);
+    let mut out: Map = Map::with_capacity_and_hasher(map.len() + 1, Default::default());
     for (key, value) in map.iter() {
         let key = if key == "cache_read_input_tokens" {
             "cache_read_tokens"
@@ -468,7 +468,7 @@ impl Adapter {
                 };
                 let mut block = Block::new(opened.to_owned(), index, index, true);
                 if block.kind == Kind::Unknown {
-                    let mut raw = IndexMap::new();
+                    let mut raw = Map::default();
                     raw.insert("type".to_owned(), s(opened));
                     block.raw = Some(raw);
                 }

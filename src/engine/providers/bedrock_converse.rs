@@ -25,7 +25,7 @@ fn usage_key(key: &str) -> &str {
     }
 }
 
-type Map = IndexMap<String, Value>;
+use crate::engine::value::Map;
 
 fn payload(kind: &str, data: &Value) -> Value {
     let mut p = Obj::new();
@@ -285,7 +285,7 @@ impl Adapter {
 
     fn metadata(&mut self, payload: &Arc<Map>) -> Result<Leaves, String> {
         let mut leaf = Obj::new();
-        let mut metadata = Map::new();
+        let mut metadata = Map::default();
         for (key, value) in payload.iter() {
             if key == "usage" {
                 let usage = object("metadata", "usage", Some(value))?;
@@ -388,7 +388,7 @@ impl common::Adapter for Adapter {
             "metadata" => self.metadata(payload_map),
             _ if kind.ends_with("Exception") => {
                 self.done = true;
-                let mut error: Map = Map::new();
+                let mut error: Map = Map::default();
                 error.insert("type".to_owned(), s(kind));
                 for (k, v) in payload_map.iter() {
                     if k != "p" {

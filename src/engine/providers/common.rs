@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use indexmap::IndexMap;
+use crate::engine::value::Map;
 
 use crate::engine::value::Value;
 
@@ -71,11 +71,11 @@ pub fn list(items: Vec<Value>) -> Value {
 
 /// Builds a dict in insertion order (the twin's dict literal; key order is part of results).
 #[derive(Default, Debug, Clone)]
-pub struct Obj(IndexMap<String, Value>);
+pub struct Obj(Map);
 
 impl Obj {
     pub fn new() -> Self {
-        Obj(IndexMap::new())
+        Obj(Map::default())
     }
     /// `d[key] = value`
     pub fn put(&mut self, key: &str, value: Value) -> &mut Self {

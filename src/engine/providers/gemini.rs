@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use indexmap::IndexMap;
+use crate::engine::value::Map;
 
 use crate::engine::providers::common::{self, anomaly, get, list, s, Leaves, Obj};
 use crate::engine::text::is_absent_text;
@@ -97,7 +97,7 @@ fn payload(data: &Value) -> Value {
     p.build()
 }
 
-fn dict(map: IndexMap<String, Value>) -> Value {
+fn dict(map: Map) -> Value {
     Value::Dict(Arc::new(map))
 }
 
@@ -585,7 +585,7 @@ impl Candidate {
         } else {
             Last::Text
         };
-        let mut attributes: IndexMap<String, Value> = IndexMap::new();
+        let mut attributes: Map = Map::default();
         for (k, v) in map.iter() {
             if k != "text" && k != "thought" && k != "thoughtSignature" {
                 attributes.insert(k.clone(), v.clone());
@@ -614,7 +614,8 @@ impl Candidate {
             .put("index", Value::Int(index));
         if !reasoning {
             if let Some(sig) = signature {
-                let mut with = IndexMap::with_capacity(attributes.len() + 1);
+                let mut with =
+                    Map::with_capacity_and_hasher(attributes.len() + 1, Default::default());
                 with.insert("payload".to_owned(), payload(sig));
                 for (k, v) in attributes {
                     with.insert(k, v);
@@ -771,7 +772,7 @@ impl Candidate {
 
 /// `usageMetadata` -> usage: the normalized counts, then every key verbatim.
 fn usage(meta: &Value) -> Value {
-    let mut out: IndexMap<String, Value> = IndexMap::new();
+    let mut out: Map = Map::default();
     let int = |key: &str| match get(meta, key) {
         Some(Value::Int(i)) => Some(*i),
         _ => None,
@@ -939,9 +940,9 @@ impl Adapter {
         if let Some(logprobs) = field(candidate, "logprobsResult") {
             leaf.put("logprobs", logprobs.clone());
         }
-        let mut metadata: IndexMap<String, Value> = match response_metadata {
+        let mut metadata: Map = match response_metadata {
             Some(Value::Dict(map)) => (**map).clone(),
-            _ => IndexMap::new(),
+            _ => Map::default(),
         };
         let mut extra = Obj::new();
         if let Value::Dict(map) = candidate {

@@ -4,13 +4,11 @@
 
 use std::sync::Arc;
 
-use indexmap::IndexMap;
-
 use crate::engine::events::kind_name;
 use crate::engine::providers::common::{self, get, list, s, Leaves, Obj};
 use crate::engine::value::Value;
 
-type Map = IndexMap<String, Value>;
+use crate::engine::value::Map;
 
 /// Keys of an object the adapter reads itself (everything else goes to provider_metadata).
 const READ: &[&str] = &[
@@ -185,7 +183,7 @@ impl common::Adapter for Adapter {
             }
         };
         let mut leaf = Obj::new();
-        let mut metadata = Map::new();
+        let mut metadata = Map::default();
         let mut parts: Vec<Value> = Vec::new();
         let mut role: Option<Value> = None;
         let mut api: Option<&'static str> = None;

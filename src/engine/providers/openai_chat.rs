@@ -13,7 +13,7 @@ use crate::engine::providers::common::{self, anomaly, list, s, Leaves, Obj};
 use crate::engine::text::is_absent_text;
 use crate::engine::value::{py_repr, Value};
 
-type Map = IndexMap<String, Value>;
+use crate::engine::value::Map;
 
 const NAME: &str = "openai-chat";
 const TOP_METADATA: &[&str] = &["created", "object", "system_fingerprint", "service_tier"];
@@ -138,7 +138,7 @@ fn repr_opt(value: &Option<String>) -> String {
 
 /// Provider usage -> the normalized keys; every other key verbatim (the twin's `_usage`).
 fn usage(raw: &Map) -> Value {
-    let mut out = Map::new();
+    let mut out = Map::default();
     for (key, value) in raw {
         if matches!(value, Value::Null) {
             continue;
@@ -299,7 +299,7 @@ impl Adapter {
             }
             leaf.put(key, (*value).clone());
         }
-        let mut meta = Map::new();
+        let mut meta = Map::default();
         let response = top.response.as_ref().map(|value| ("response", value));
         let entries = top.meta.iter().map(|(k, v)| (*k, *v)).chain(response);
         for (key, value) in entries.chain(pm.iter().map(|(k, v)| (k.as_str(), v))) {
@@ -328,7 +328,7 @@ impl Adapter {
             Some(Value::Int(index)) => *index,
             Some(_) => return Err(format!("{at}.index is not an integer")),
         };
-        let empty = Map::new();
+        let empty = Map::default();
         let delta_map: &Map = match choice.get("delta") {
             None | Some(Value::Null) => &empty,
             Some(Value::Dict(map)) => map,
@@ -338,7 +338,7 @@ impl Adapter {
         let mut leaf = Obj::new();
         let mut parts: Vec<Value> = Vec::new();
         let mut anomalies: Vec<Value> = Vec::new();
-        let mut pm = Map::new();
+        let mut pm = Map::default();
 
         match present(delta_map.get("role")) {
             None => {}
@@ -443,7 +443,7 @@ impl Adapter {
                         ))
                     }
                 }
-                let mut call = Map::new();
+                let mut call = Map::default();
                 call.insert("index".to_owned(), Value::Int(-1));
                 call.insert("function".to_owned(), Value::Dict(legacy.clone()));
                 parts.push(tool_call(at, index, state, &dict(call), &mut anomalies)?);
@@ -520,7 +520,7 @@ impl Adapter {
 
 /// OpenRouter's `reasoning_details` entries -> reasoning deltas by entry index.
 fn details_parts(details: &[Value], parts: &mut Vec<Value>, pm: &mut Map) {
-    let mut metas = Map::new();
+    let mut metas = Map::default();
     for entry in details {
         let Value::Dict(map) = entry else {
             continue; // checked by the caller
@@ -808,7 +808,7 @@ impl common::Adapter for Adapter {
         }
         if choices.is_empty() {
             let mut leaf = Obj::new();
-            Self::put_top(&mut leaf, &top, Map::new(), None);
+            Self::put_top(&mut leaf, &top, Map::default(), None);
             if !leaf.is_empty() {
                 let leaf = leaf.build();
                 for index in self.targets() {

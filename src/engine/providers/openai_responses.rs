@@ -9,7 +9,7 @@ use indexmap::IndexMap;
 use crate::engine::providers::common::{
     self, anomaly, get, get_str, is_null, list, s, Leaves, Obj,
 };
-use crate::engine::value::{py_repr, Value};
+use crate::engine::value::{py_repr, Map, Value};
 
 const NAME: &str = "openai-responses";
 /// Part indexes are ints: `output_index * 1000 + content_index` for a content entry,
@@ -161,7 +161,7 @@ fn envelope_at(index: i64, envelope: Value) -> Value {
 }
 
 /// A modeled item's fields with placeholders for what its parts hold; None for others.
-fn envelope(item: &IndexMap<String, Value>) -> Option<Value> {
+fn envelope(item: &Map) -> Option<Value> {
     let kind = match item.get("type") {
         Some(Value::Str(kind)) => kind.as_str(),
         _ => return None,
@@ -186,8 +186,8 @@ fn envelope(item: &IndexMap<String, Value>) -> Option<Value> {
 }
 
 /// The provider's usage verbatim, plus the normalized names it does not use.
-fn usage_of(usage: &IndexMap<String, Value>) -> Value {
-    let mut out: IndexMap<String, Value> = usage.clone();
+fn usage_of(usage: &Map) -> Value {
+    let mut out: Map = usage.clone();
     if !out.contains_key("input_tokens") {
         if let Some(v) = usage
             .get("prompt_tokens")
@@ -1255,8 +1255,8 @@ impl common::Adapter for Adapter {
         if !self.started && !leaves.is_empty() {
             self.started = true;
             if let Some((_, Value::Dict(first))) = leaves.first_mut() {
-                let mut with_role: IndexMap<String, Value> =
-                    IndexMap::with_capacity(first.len() + 1);
+                let mut with_role: Map =
+                    Map::with_capacity_and_hasher(first.len() + 1, Default::default());
                 with_role.insert("role".to_owned(), s("assistant"));
                 for (key, value) in first.iter() {
                     if key != "role" {
