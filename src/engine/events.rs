@@ -308,12 +308,15 @@ impl Transport {
 
     fn scan(&mut self, out: &mut Vec<Vec<u8>>) -> Result<(), EventDataError> {
         let array = self.kind == Some(TransportKind::Array);
-        let n = self.buf.len();
-        let mut pos = self.pos;
+        let buf = &self.buf;
+        let n = buf.len();
+        // the scanner's state in locals (the loop runs per byte outside strings)
+        let (mut pos, mut depth, mut in_str, mut esc, mut start) =
+            (self.pos, self.depth, self.in_str, self.esc, self.start);
         let mut result = Ok(());
         while pos < n {
-            let c = self.buf[pos];
-            if self.start.is_none() {
+            let c = buf[pos];
+            if start.is_none() {
                 if is_ws(c) || (array && matches!(c, b',' | b'[' | b']')) {
                     pos += 1;
                     continue;
@@ -322,45 +325,50 @@ impl Transport {
                     result = Err(EventDataError::not_json());
                     break;
                 }
-                self.start = Some(pos);
-                self.depth = 0;
+                start = Some(pos);
+                depth = 0;
             }
-            if self.in_str {
-                if self.esc {
-                    self.esc = false;
+            if in_str {
+                if esc {
+                    esc = false;
                 } else {
-                    // jump to the string's next quote or backslash (most bytes are text)
-                    match memchr::memchr2(b'"', b'\\', &self.buf[pos..]) {
-                        Some(skip) => {
-                            pos += skip;
-                            if self.buf[pos] == b'\\' {
-                                self.esc = true;
-                            } else {
-                                self.in_str = false;
-                            }
-                        }
-                        None => pos = n - 1,
+                    // to the string's next quote or backslash (provider strings are short:
+                    // a plain loop beats a SIMD search's set-up)
+                    while pos < n && buf[pos] != b'"' && buf[pos] != b'\\' {
+                        pos += 1;
+                    }
+                    if pos == n {
+                        break;
+                    }
+                    if buf[pos] == b'\\' {
+                        esc = true;
+                    } else {
+                        in_str = false;
                     }
                 }
-            } else if c == b'"' {
-                self.in_str = true;
-            } else if c == b'{' || c == b'[' {
-                self.depth += 1;
-            } else if c == b'}' || c == b']' {
-                self.depth -= 1;
-                if self.depth == 0 {
-                    let start = self.start.take().unwrap_or(pos);
-                    out.push(self.buf[start..=pos].to_vec());
+            } else {
+                match c {
+                    b'"' => in_str = true,
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            let first = start.take().unwrap_or(pos);
+                            out.push(buf[first..=pos].to_vec());
+                        }
+                    }
+                    _ => {}
                 }
             }
             pos += 1;
         }
-        let keep = self.start.unwrap_or(pos);
+        let keep = start.unwrap_or(pos);
         self.buf.drain(..keep);
         self.pos = pos - keep;
-        if self.start.is_some() {
-            self.start = Some(0);
-        }
+        self.start = start.map(|_| 0);
+        self.depth = depth;
+        self.in_str = in_str;
+        self.esc = esc;
         result
     }
 }

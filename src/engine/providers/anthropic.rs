@@ -2,7 +2,7 @@
 //! states the mapping): Anthropic Messages streaming events to delta leaves, function for
 //! function, the same leaves with the same keys in the same order.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::sync::Arc;
 
 use crate::engine::value::Map;

@@ -3,7 +3,7 @@
 //! leaf per choice entry. Function for function with the twin: same leaves, same key order,
 //! same anomaly and error texts.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::fmt;
 use std::sync::Arc;
 

@@ -2,7 +2,7 @@
 //! docstring states the mapping). Function for function the twin's: the same leaves, keys in
 //! the same order, the same anomaly and error texts.
 
-use std::collections::{HashMap, HashSet};
+use foldhash::{HashMap, HashSet};
 
 use indexmap::IndexMap;
 
