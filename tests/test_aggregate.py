@@ -223,7 +223,6 @@ class Weird:
         ([b'{"a": 1} x'], "event 1: not valid JSON"),
         (b'data: {"a": 1\n\n', "event 1: not valid JSON"),
         (b"data: [1]\n\n", "event 1: an event must be a JSON object, not array"),
-        (b'{"choices": []}\n{"choices": [', "event 2: not valid JSON"),
         (b'{"choices": []}\n7\n', "event 2: not valid JSON"),
         (
             [{"hello": 1, "world": 2}],
@@ -400,3 +399,35 @@ def test_from_dict_of_a_finished_message_is_lossless() -> None:
     again = type(message).from_dict(message.to_dict())
     assert again == message
     assert again.to_dict() == message.to_dict()
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b'{"choices": []}\n{"choices": [',  # JSON lines: the last value not closed
+        b'data: {"choices": []}\n\ndata: {"choices": [',  # SSE: cut inside a data line
+        b'[{"choices": []}, {"choices": [',  # a JSON array cut inside an element
+    ],
+)
+def test_a_stream_cut_inside_its_last_event_is_flagged_not_an_error(data: bytes) -> None:
+    message = fastmerge.aggregate(data)
+    assert message.status == "incomplete"
+    assert message.anomalies == [
+        {
+            "code": "truncated",
+            "detail": "the stream ended inside event 2: its 13 bytes "
+            "are not a whole event and were not read",
+        }
+    ]
+    with pytest.raises(fastmerge.AnomalyError, match="truncated: the stream ended inside"):
+        fastmerge.aggregate(data, strict=True)
+
+
+def test_a_last_event_without_its_blank_line_is_read() -> None:
+    data = sse(CHAT).replace(b"data: [DONE]\n\n", b"").rstrip(b"\n")
+    assert dump(fastmerge.aggregate(data)) == dump(fastmerge.aggregate(CHAT))
+
+
+def test_a_whole_text_item_must_not_be_cut() -> None:
+    with pytest.raises(EventError, match="event 2: not valid JSON"):
+        fastmerge.aggregate(['[{"choices": []}, {"choices": ['])

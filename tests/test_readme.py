@@ -121,7 +121,7 @@ def test_cli_error_message_as_shown(backend_name: str, tmp_path: Path) -> None:
     ):
         if args[1] == "--provider":
             (tmp_path / "log.jsonl").write_text(
-                '{"choices": []}\n{"choices": []}\n{"choices": \n', "utf-8"
+                '{"choices": []}\n{"choices": []}\n{"choices": oops}\n', "utf-8"
             )
         else:
             (tmp_path / "log.jsonl").write_text('{"a": "x"}\n\n{"a": \n', "utf-8")

@@ -95,7 +95,12 @@ impl AggregatorCore {
             let mut payloads = Vec::new();
             let result = transport
                 .feed(raw, &mut payloads)
-                .and_then(|()| transport.finish(&mut payloads));
+                .and_then(|()| transport.finish(&mut payloads))
+                .and_then(|tail| match tail {
+                    // an item is given whole
+                    Some(_) => Err(EventDataError(events::NOT_JSON.to_owned())),
+                    None => Ok(()),
+                });
             self.read_all(payloads)?;
             result.map_err(|e| self.transport_error(e))
         } else if raw.ends_with(b"\n") {
@@ -129,15 +134,40 @@ impl AggregatorCore {
     /// The end of the stream: the complete messages, one per choice in choice order.
     pub fn finish(&mut self) -> Result<Vec<Value>, AggError> {
         self.check_open()?;
+        let mut cut = None;
         if let Some(transport) = self.transport.as_mut() {
             let mut payloads = Vec::new();
             let result = transport.finish(&mut payloads);
             self.read_all(payloads)?;
-            result.map_err(|e| self.transport_error(e))?;
+            let tail = result.map_err(|e| self.transport_error(e))?;
+            if let Some(tail) = tail {
+                // the stream ended inside its last event: read it if it is whole, else flag it
+                self.count += 1;
+                match events::parse(&tail) {
+                    Ok(event) => self.event(&event)?,
+                    Err(_) => {
+                        cut = Some(format!(
+                            "the stream ended inside event {}: its {} bytes are not a whole \
+                             event and were not read",
+                            self.count,
+                            tail.len()
+                        ));
+                    }
+                }
+            }
         }
         if let Some(adapter) = self.adapter.as_mut() {
             let leaves = adapter.end();
             self.fold_all(leaves)?;
+        }
+        if let Some(detail) = cut {
+            self.ensure_choice();
+            let anomaly = common::list(vec![common::anomaly("truncated", detail)]);
+            let mut leaf = common::Obj::new();
+            leaf.put("anomalies", anomaly);
+            let leaf = leaf.build();
+            let choices: Vec<i64> = self.states.keys().copied().collect();
+            self.fold_all(choices.into_iter().map(|c| (c, leaf.clone())).collect())?;
         }
         self.closed = Some("finish() was called".to_owned());
         self.ensure_choice();

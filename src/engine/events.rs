@@ -217,26 +217,19 @@ impl Transport {
         }
     }
 
-    /// The end of the stream: a last line without its newline, a last event without its blank
-    /// line, are still read; a JSON value cut by the end is an error.
-    pub fn finish(&mut self, out: &mut Vec<Vec<u8>>) -> Result<(), EventDataError> {
+    /// The end of the stream: the events still in the buffer go to `out`; the result is the
+    /// *tail*, the last event when the stream ended inside it (an SSE event without its blank
+    /// line, a JSON value not closed), or None (the twin's `finish`).
+    pub fn finish(&mut self, out: &mut Vec<Vec<u8>>) -> Result<Option<Vec<u8>>, EventDataError> {
         let result = match self.kind {
             Some(TransportKind::Sse) => {
                 self.sse(out, true);
-                if self.has_data {
-                    self.dispatch(out);
-                }
-                Ok(())
+                Ok(if self.has_data { self.take() } else { None })
             }
-            Some(_) => {
-                self.scan(out)?;
-                if self.start.is_some() || !trim_ws(&self.buf[self.pos..]).is_empty() {
-                    Err(EventDataError::not_json())
-                } else {
-                    Ok(())
-                }
-            }
-            None => Ok(()),
+            Some(_) => self
+                .scan(out)
+                .map(|()| self.start.is_some().then(|| self.buf.clone())),
+            None => Ok(None),
         };
         self.buf.clear();
         self.pos = 0;
@@ -296,12 +289,17 @@ impl Transport {
     }
 
     fn dispatch(&mut self, out: &mut Vec<Vec<u8>>) {
+        if let Some(payload) = self.take() {
+            out.push(payload);
+        }
+    }
+
+    /// The event being read, or None for an empty one or `[DONE]` (the twin's `_take`).
+    fn take(&mut self) -> Option<Vec<u8>> {
         let payload = std::mem::take(&mut self.data).join(&b'\n');
         self.has_data = false;
         let stripped = trim_ws(&payload);
-        if !stripped.is_empty() && stripped != b"[DONE]" {
-            out.push(payload);
-        }
+        (!stripped.is_empty() && stripped != b"[DONE]").then_some(payload)
     }
 
     // -- JSON values one after another, or the elements of one array

@@ -100,16 +100,32 @@ class AggregatorCore:
         """The end of the stream: the transport's last event, the adapter's last leaves, and
         the complete messages, one per choice in choice order. The aggregator then closes."""
         self._open()
+        cut: str | None = None
         if self.transport is not None:
             payloads: list[bytes] = []
             try:
-                self.transport.finish(payloads)
+                tail = self.transport.finish(payloads)
             except events.EventDataError as exc:
                 self._read_all(payloads)
                 raise self._transport_error(exc) from None
             self._read_all(payloads)
+            if tail is not None:
+                # the stream ended inside its last event: read it if it is whole, else flag it
+                self.count += 1
+                try:
+                    event = events.parse(tail)
+                except events.EventDataError:
+                    cut = (
+                        f"the stream ended inside event {self.count}: its {len(tail)} bytes "
+                        "are not a whole event and were not read"
+                    )
+                else:
+                    self._event(event)
         if self.adapter is not None:
             self._fold_all(self.adapter.end())
+        if cut is not None:
+            anomaly = {"anomalies": [{"code": "truncated", "detail": cut}]}
+            self._fold_all([(choice, anomaly) for choice, _ in self._choices()])
         self.closed = "finish() was called"
         return [self._data(state, True) for _, state in self._choices()]
 
@@ -138,7 +154,8 @@ class AggregatorCore:
         payloads: list[bytes] = []
         try:
             transport.feed(raw, payloads)
-            transport.finish(payloads)
+            if transport.finish(payloads) is not None:
+                raise events.EventDataError(events.NOT_JSON)  # an item is given whole
         except events.EventDataError as exc:
             self._read_all(payloads)
             raise self._transport_error(exc) from None

@@ -195,17 +195,23 @@ class Transport:
         else:
             self._scan(out)
 
-    def finish(self, out: list[bytes]) -> None:
+    def finish(self, out: list[bytes]) -> bytes | None:
+        """The events still in the buffer go to ``out``; the return value is the *tail*, the
+        last event when the stream ended inside it (an SSE event without its blank line, a
+        JSON value not closed), or None. The aggregator reads a tail that parses and flags
+        one that does not as ``truncated``."""
+        tail: bytes | None = None
         if self.kind == "sse":
             self._sse(out, True)
             if self.has_data:
-                self._dispatch(out)
+                tail = self._take()
         elif self.kind is not None:
             self._scan(out)
-            if self.start >= 0 or self.buf[self.pos :].strip(_WS):
-                raise EventDataError(NOT_JSON)  # a value cut by the end of the stream
+            if self.start >= 0:
+                tail = self.buf  # a value cut by the end of the stream
         self.buf = b""
         self.pos = 0
+        return tail
 
     # -- server-sent events
 
@@ -248,12 +254,18 @@ class Transport:
             self.has_data = True
 
     def _dispatch(self, out: list[bytes]) -> None:
+        payload = self._take()
+        if payload is not None:
+            out.append(payload)
+
+    def _take(self) -> bytes | None:
+        """The event being read (its data lines joined), or None for an empty one or
+        ``[DONE]``; the next event starts empty."""
         payload = b"\n".join(self.data)
         self.data = []
         self.has_data = False
         stripped = payload.strip(_WS)
-        if stripped and stripped != b"[DONE]":
-            out.append(payload)
+        return payload if stripped and stripped != b"[DONE]" else None
 
     # -- JSON values one after another, or the elements of one array
 
