@@ -5,8 +5,6 @@
 mod common;
 use common::*;
 
-use fastmerge::engine::aggregate::AggregatorCore;
-use fastmerge::engine::chunks::Options;
 use fastmerge::engine::providers::{self, Adapter};
 use serde_json::json;
 
@@ -220,18 +218,14 @@ fn errors() {
 
 #[test]
 fn recorded_stream() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/corpus/anthropic_messages/sonnet37-max-tokens-truncated-tool-json.jsonl");
-    let Ok(bytes) = std::fs::read(&path) else {
-        eprintln!("corpus not found at {}: skipped", path.display());
+    let Some(messages) = common::recorded(
+        "anthropic",
+        "anthropic_messages/sonnet37-max-tokens-truncated-tool-json.jsonl",
+        7,
+    ) else {
         return;
     };
-    let mut core = AggregatorCore::new(Some("anthropic"), Options::DEFAULT);
-    for piece in bytes.chunks(7) {
-        core.feed(piece).expect("feed");
-    }
-    let messages = core.finish().expect("finish");
-    let message = to_json(&messages[0]);
+    let message = &messages[0];
     assert_eq!(message["status"], "complete");
     assert_eq!(message["finish_reason"], "max_tokens");
     assert_eq!(message["anomalies"][0]["code"], "truncated");

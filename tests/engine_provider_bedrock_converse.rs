@@ -5,8 +5,6 @@
 mod common;
 use common::*;
 
-use fastmerge::engine::aggregate::AggregatorCore;
-use fastmerge::engine::chunks::Options;
 use fastmerge::engine::providers::{self, Adapter};
 use serde_json::json;
 
@@ -152,18 +150,14 @@ fn errors() {
 
 #[test]
 fn recorded_stream() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/corpus/bedrock_converse/nova-micro-tool-use.jsonl");
-    let Ok(bytes) = std::fs::read(&path) else {
-        eprintln!("corpus not found at {}: skipped", path.display());
+    let Some(messages) = common::recorded(
+        "bedrock-converse",
+        "bedrock_converse/nova-micro-tool-use.jsonl",
+        7,
+    ) else {
         return;
     };
-    let mut core = AggregatorCore::new(Some("bedrock-converse"), Options::DEFAULT);
-    for piece in bytes.chunks(7) {
-        core.feed(piece).expect("feed");
-    }
-    let messages = core.finish().expect("finish");
-    let message = to_json(&messages[0]);
+    let message = &messages[0];
     assert_eq!(message["status"], "complete");
     assert_eq!(message["finish_reason"], "tool_use");
     assert_eq!(message["anomalies"], json!([]));

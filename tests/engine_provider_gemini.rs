@@ -5,8 +5,6 @@
 mod common;
 use common::*;
 
-use fastmerge::engine::aggregate::AggregatorCore;
-use fastmerge::engine::chunks::Options;
 use fastmerge::engine::providers::{self, Adapter};
 use serde_json::json;
 
@@ -131,20 +129,15 @@ fn errors() {
 
 #[test]
 fn recorded_vertex_stream() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/corpus/gemini/vertex-gemini31-pro-partial-args-streaming.jsonl");
-    let Ok(bytes) = std::fs::read(&path) else {
-        eprintln!("corpus not found at {}", path.display());
+    let Some(messages) = common::recorded(
+        "gemini",
+        "gemini/vertex-gemini31-pro-partial-args-streaming.jsonl",
+        0,
+    ) else {
         return;
     };
-    let mut agg = AggregatorCore::new(
-        Some("gemini"),
-        Options::parse(false, "replace", "merge").expect("options"),
-    );
-    agg.feed(&bytes).expect("feed");
-    let messages = agg.finish().expect("finish");
     assert_eq!(messages.len(), 1);
-    let message = to_json(&messages[0]);
+    let message = &messages[0];
     assert_eq!(message["status"], json!("complete"));
     let parts = message["parts"].as_array().expect("parts");
     let args: Vec<&serde_json::Value> = parts.iter().map(|p| &p["arguments"]).collect();

@@ -5,8 +5,6 @@
 mod common;
 use common::*;
 
-use fastmerge::engine::aggregate::AggregatorCore;
-use fastmerge::engine::chunks::Options;
 use fastmerge::engine::providers::{self, Adapter};
 use serde_json::json;
 
@@ -113,18 +111,14 @@ fn errors() {
 
 #[test]
 fn recorded_stream() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/corpus/ollama/generate-qwen3-8b-local-inline-think.jsonl");
-    let Ok(bytes) = std::fs::read(&path) else {
-        eprintln!("corpus not found at {}: skipped", path.display());
+    let Some(messages) = common::recorded(
+        "ollama",
+        "ollama/generate-qwen3-8b-local-inline-think.jsonl",
+        5,
+    ) else {
         return;
     };
-    let mut core = AggregatorCore::new(Some("ollama"), Options::DEFAULT);
-    for piece in bytes.chunks(5) {
-        core.feed(piece).expect("feed");
-    }
-    let messages = core.finish().expect("finish");
-    let message = to_json(&messages[0]);
+    let message = &messages[0];
     assert_eq!(message["status"], "complete");
     assert_eq!(message["finish_reason"], "stop");
     assert_eq!(message["anomalies"], json!([]));

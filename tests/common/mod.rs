@@ -3,6 +3,8 @@
 
 #![allow(dead_code)] // each test crate uses part of it
 
+use fastmerge::engine::aggregate::AggregatorCore;
+use fastmerge::engine::chunks::Options;
 use fastmerge::engine::value::Value;
 use serde_json::json;
 use std::sync::Arc;
@@ -41,4 +43,26 @@ pub fn to_json(value: &Value) -> serde_json::Value {
             serde_json::Value::Object(map.iter().map(|(k, v)| (k.clone(), to_json(v))).collect())
         }
     }
+}
+
+/// The messages (as JSON) of the corpus stream `path` (below `../shared/corpus`), aggregated by
+/// the engine from its bytes fed `piece` bytes at a time (0: all at once); None, with a note,
+/// when the corpus is not beside the checkout.
+pub fn recorded(provider: &str, path: &str, piece: usize) -> Option<Vec<serde_json::Value>> {
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/corpus")
+        .join(path);
+    let Ok(bytes) = std::fs::read(&file) else {
+        eprintln!("corpus not found at {}: skipped", file.display());
+        return None;
+    };
+    let mut core = AggregatorCore::new(Some(provider), Options::DEFAULT);
+    for chunk in bytes.chunks(if piece == 0 {
+        bytes.len().max(1)
+    } else {
+        piece
+    }) {
+        core.feed(chunk).expect("feed");
+    }
+    Some(core.finish().expect("finish").iter().map(to_json).collect())
 }
