@@ -12,8 +12,9 @@ an Anthropic stream (``payload.provider`` / the message's provider).
 
 from __future__ import annotations
 
-import json
 from typing import Any, Sequence
+
+from ._common import arguments_object
 
 PROVIDER = "anthropic"
 
@@ -88,7 +89,7 @@ def _block(part: dict[str, Any], ours: bool) -> dict[str, Any] | None:
             "type": "tool_use",
             "id": part.get("id"),
             "name": part.get("name"),
-            "input": _input(part.get("arguments")),
+            "input": arguments_object(part.get("arguments"), partial=True),
         }
         extra = part.get("extra")
         if ours and extra:
@@ -113,29 +114,6 @@ def _block(part: dict[str, Any], ours: bool) -> dict[str, Any] | None:
         source = {"type": "base64", "media_type": part.get("mime_type"), "data": part.get("data")}
         return {"type": "image", "source": source}
     return None
-
-
-def _input(arguments: Any) -> Any:
-    """A tool call's input: objects as they are; raw JSON parsed; cut-short JSON parsed as far
-    as it is complete (incomplete strings and keys left out, as the SDK does); ``{}`` when
-    empty or unreadable."""
-    if arguments is None:
-        return {}
-    if not isinstance(arguments, str):
-        return arguments
-    if not arguments.strip():
-        return {}
-    try:
-        return json.loads(arguments)
-    except ValueError:
-        pass
-    import jiter
-
-    try:
-        value = jiter.from_json(arguments.encode("utf-8", "surrogatepass"), partial_mode=True)
-    except ValueError:
-        return {}
-    return {} if value is None else value
 
 
 def _usage(usage: dict[str, Any], ours: bool) -> dict[str, Any]:

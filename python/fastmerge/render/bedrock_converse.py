@@ -29,8 +29,9 @@ only the usage counts Bedrock has.
 
 from __future__ import annotations
 
-import json
 from typing import Any, Sequence
+
+from ._common import arguments_object
 
 NAME = "bedrock-converse"
 
@@ -69,17 +70,6 @@ def _mine(payload: Any, kind: str) -> Any:
     return None
 
 
-def _input(arguments: Any) -> Any:
-    if isinstance(arguments, str):
-        if not arguments.strip():
-            return {}
-        try:
-            return json.loads(arguments)
-        except ValueError:
-            return arguments
-    return {} if arguments is None else arguments
-
-
 def _content(parts: list[dict[str, Any]]) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     result: dict[str, Any] | None = None  # the open server-tool toolResult block
@@ -115,7 +105,7 @@ def _content(parts: list[dict[str, Any]]) -> list[dict[str, Any]]:
             tool: dict[str, Any] = {
                 "toolUseId": part.get("id"),
                 "name": part.get("name"),
-                "input": _input(part.get("arguments")),
+                "input": arguments_object(part.get("arguments")),
             }
             extra = part.get("extra")
             if isinstance(extra, dict):

@@ -25,6 +25,8 @@ from __future__ import annotations
 import json
 from typing import Any, Sequence
 
+from ._common import choice_data
+
 NAME = "gemini"
 
 _NORMALIZED_USAGE = (
@@ -46,11 +48,7 @@ _FINISH = {
 
 def render(messages: Sequence[Any]) -> dict[str, Any]:
     """The ``GenerateContentResponse`` holding ``messages`` (the candidates, in order)."""
-    datas = []
-    for message in messages:
-        data = message.to_dict()
-        data["finish_reason_normalized"] = message.finish_reason_normalized
-        datas.append(data)
+    datas = choice_data(messages)
     first = datas[0]
     ours = _ours(first)
     response: dict[str, Any] = {"candidates": [_candidate(d) for d in datas]}

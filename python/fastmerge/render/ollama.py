@@ -20,25 +20,15 @@ message from another provider gets its normalized finish reason as ``done_reason
 
 from __future__ import annotations
 
-import json
 from typing import Any, Sequence
+
+from ._common import arguments_object
 
 _DURATIONS = ("total_duration", "load_duration", "prompt_eval_duration", "eval_duration")
 # another provider's finish reason, normalized (spec §3), as a done_reason (Ollama says
 # "stop" after tool calls too)
 _DONE_REASONS = {"stop": "stop", "length": "length", "tool_calls": "stop"}
 _NOT_RETURNED = frozenset({"provider", "api", "created_at", "context", "message"})
-
-
-def _arguments(arguments: Any) -> Any:
-    if isinstance(arguments, str):
-        if not arguments.strip():
-            return {}
-        try:
-            return json.loads(arguments)
-        except ValueError:
-            return arguments
-    return {} if arguments is None else arguments
 
 
 def _call(part: dict[str, Any]) -> dict[str, Any]:
@@ -49,7 +39,7 @@ def _call(part: dict[str, Any]) -> dict[str, Any]:
     if isinstance(rest, dict):
         function.update(rest)
     function["name"] = part.get("name")
-    function["arguments"] = _arguments(part.get("arguments"))
+    function["arguments"] = arguments_object(part.get("arguments"))
     call: dict[str, Any] = {}
     if part.get("id") is not None:
         call["id"] = part["id"]

@@ -18,6 +18,8 @@ from __future__ import annotations
 import json
 from typing import Any, Sequence
 
+from ._common import choice_data
+
 NAME = "openai-chat"
 # the normalized usage keys the adapter adds beside the provider's own
 _NORMALIZED = frozenset(
@@ -34,11 +36,7 @@ _NORMALIZED = frozenset(
 
 def render(messages: Sequence[Any]) -> dict[str, Any]:
     """The ``chat.completion`` holding ``messages`` as its choices, in order."""
-    datas = []
-    for m in messages:
-        d = m.to_dict()
-        d["finish_reason_normalized"] = m.finish_reason_normalized
-        datas.append(d)
+    datas = choice_data(messages)
     first = datas[0]
     pm = _own_metadata(first)
     out: dict[str, Any] = {
