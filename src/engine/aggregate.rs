@@ -8,7 +8,10 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::engine::chunks::{append_bare_text, fold, materialize, Family, Leaf, Options, State};
+use crate::engine::chunks::{
+    append_bare_text, append_indexed_arguments, append_indexed_text, fold, materialize, Family,
+    Leaf, Options, State,
+};
 use crate::engine::error::EngineError;
 use crate::engine::events::{self, EventDataError, Transport, TransportKind};
 use crate::engine::providers::{self, common, Adapter, Leaves, PROVIDERS};
@@ -266,9 +269,19 @@ impl AggregatorCore {
             let Some(state) = self.states.get_mut(&choice) else {
                 continue; // inserted above
             };
-            if let Some((text, reasoning)) = bare_text(&leaf) {
-                if append_bare_text(state, text, reasoning) {
+            if let Some((text, reasoning, index)) = bare_text(&leaf) {
+                let appended = match index {
+                    None => append_bare_text(state, text, reasoning),
+                    Some(index) => append_indexed_text(state, text, reasoning, index),
+                };
+                if appended {
                     continue; // what fold does with this leaf, without parsing it
+                }
+            } else if let Some((arguments, index)) = bare_arguments(&leaf) {
+                match append_indexed_arguments(&NativeHost, state, arguments, index) {
+                    Ok(true) => continue,
+                    Ok(false) => {}
+                    Err(err) => return Err(native_error(err)),
                 }
             }
             let parsed = Leaf::parse(&NativeHost, Family::Assistant, leaf);
@@ -308,10 +321,11 @@ impl AggregatorCore {
     }
 }
 
-/// The text of a leaf that is nothing but one bare text or reasoning delta
-/// (`{"parts": [{"part": "text" | "reasoning", "text": "..."}]}`), and whether it is reasoning:
-/// most events of a long stream. [`append_bare_text`] appends it as `fold` would.
-fn bare_text(leaf: &Value) -> Option<(&Value, bool)> {
+/// The text of a leaf that is nothing but one text or reasoning delta, whether it is
+/// reasoning, and its part index if it has one (`{"parts": [{"part": "text" | "reasoning",
+/// "text": "...", "index"?: i}]}`): most events of a long stream. [`append_bare_text`] and
+/// [`append_indexed_text`] append it as `fold` would.
+fn bare_text(leaf: &Value) -> Option<(&Value, bool, Option<&Value>)> {
     let Value::Dict(map) = leaf else { return None };
     if map.len() != 1 {
         return None;
@@ -322,7 +336,8 @@ fn bare_text(leaf: &Value) -> Option<(&Value, bool)> {
     let [Value::Dict(part)] = parts.as_slice() else {
         return None;
     };
-    if part.len() != 2 {
+    let index = part.get("index");
+    if part.len() != 2 + usize::from(index.is_some()) {
         return None;
     }
     let reasoning = match part.get("part") {
@@ -330,8 +345,37 @@ fn bare_text(leaf: &Value) -> Option<(&Value, bool)> {
         Some(Value::Str(kind)) if kind == "reasoning" => true,
         _ => return None,
     };
-    match part.get("text") {
-        Some(text @ Value::Str(t)) if !t.is_empty() => Some((text, reasoning)),
+    match (part.get("text"), index) {
+        (_, Some(Value::Null)) => None,
+        (Some(text @ Value::Str(t)), index) if !t.is_empty() => Some((text, reasoning, index)),
+        _ => None,
+    }
+}
+
+/// The arguments and provider index of a leaf that is nothing but one tool-call arguments
+/// fragment at an index (`{"parts": [{"part": "tool_call", "provider_index": i, "arguments":
+/// "..."}]}`): the deltas of a streamed call. [`append_indexed_arguments`] appends them as
+/// `fold` would.
+fn bare_arguments(leaf: &Value) -> Option<(&Value, &Value)> {
+    let Value::Dict(map) = leaf else { return None };
+    if map.len() != 1 {
+        return None;
+    }
+    let Some(Value::List(parts)) = map.get("parts") else {
+        return None;
+    };
+    let [Value::Dict(part)] = parts.as_slice() else {
+        return None;
+    };
+    if part.len() != 3 || !matches!(part.get("part"), Some(Value::Str(k)) if k == "tool_call") {
+        return None;
+    }
+    match (part.get("arguments"), part.get("provider_index")) {
+        (Some(arguments @ Value::Str(a)), Some(index))
+            if !a.is_empty() && !matches!(index, Value::Null) =>
+        {
+            Some((arguments, index))
+        }
         _ => None,
     }
 }

@@ -572,6 +572,71 @@ pub fn append_bare_text<O: Clone>(state: &mut State<O>, text: &O, reasoning: boo
     }
 }
 
+/// `fold` of a leaf that is one text or reasoning delta with a part index (`{"parts":
+/// [{"part", "text", "index"}]}`, what adapters emit for a provider's block deltas) when the
+/// state's last part is of that kind and holds that index: the text is appended without
+/// walking the leaf. That part is the one `by_index` maps the index to (a part takes its index
+/// when it is created, and a later part with the same index would be later in `parts`), so
+/// this is what `fold` does. False (and nothing done) otherwise: then fold the leaf.
+pub fn append_indexed_text<O: Clone + PartialEq>(
+    state: &mut State<O>,
+    text: &O,
+    reasoning: bool,
+    index: &O,
+) -> bool {
+    if state.family != Family::Assistant {
+        return false;
+    }
+    match state.parts.last_mut() {
+        Some(last)
+            if last.index.as_ref() == Some(index)
+                && matches!(
+                    (&last.kind, reasoning),
+                    (PartKind::Text(_), false) | (PartKind::Reasoning(_), true)
+                ) =>
+        {
+            last.pieces.push(text.clone());
+            true
+        }
+        _ => false,
+    }
+}
+
+/// `fold` of a leaf that is one tool-call fragment holding only a provider index and text
+/// arguments (`{"parts": [{"part": "tool_call", "provider_index": i, "arguments": "..."}]}`,
+/// resolver rule 7) when a call holds that index and has text arguments: the text is appended
+/// to that call, as `_merge_into` does, without walking the leaf. False (and nothing done)
+/// otherwise: then fold the leaf.
+pub fn append_indexed_arguments<H: Host>(
+    host: &H,
+    state: &mut State<H::Obj>,
+    arguments: &H::Obj,
+    index: &H::Obj,
+) -> Result<bool, H::Err> {
+    if state.family != Family::Assistant {
+        return Ok(false);
+    }
+    let hash = host.key_hash(index)?;
+    let Some(&call) = state.calls_by_index.get(host, index, hash)? else {
+        return Ok(false);
+    };
+    let Some(part) = state
+        .calls
+        .get(call)
+        .filter(|c| c.args_dict.is_none())
+        .map(|c| c.part)
+    else {
+        return Ok(false);
+    };
+    match state.parts.get_mut(part) {
+        Some(part) => {
+            part.pieces.push(arguments.clone());
+            Ok(true)
+        }
+        None => Ok(false),
+    }
+}
+
 /// The `mismatched_delta` anomaly of a call whose arguments change from text to an object or
 /// back [E39]; `what` ends the detail.
 fn mismatched_arguments<H: Host>(
