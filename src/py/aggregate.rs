@@ -129,6 +129,28 @@ fn kind_name(obj: &Bound<'_, PyAny>) -> PyResult<String> {
     })
 }
 
+/// Pauses CPython's cyclic garbage collector while a large acyclic result is built: every
+/// container it makes is new and cycle-free, yet each allocation would count toward a
+/// collection that walks them all again (quadratic over a long stream's logprobs). Restores
+/// the collector's state when dropped.
+pub(crate) struct GcPause(bool);
+
+impl GcPause {
+    pub(crate) fn new(_py: Python<'_>) -> Self {
+        // SAFETY: the GIL is held (the `Python` token); these calls only flip the flag.
+        GcPause(unsafe { pyo3::ffi::PyGC_Disable() } == 1)
+    }
+}
+
+impl Drop for GcPause {
+    fn drop(&mut self) {
+        if self.0 {
+            // SAFETY: dropped where it was made, with the GIL held.
+            unsafe { pyo3::ffi::PyGC_Enable() };
+        }
+    }
+}
+
 /// An engine value as Python data.
 pub fn to_py<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
     Ok(match value {
@@ -200,6 +222,7 @@ impl AggregatorCore {
         result: Result<Vec<Value>, AggError>,
     ) -> PyResult<Bound<'py, PyList>> {
         let values = result.map_err(|e| agg_error(py, e))?;
+        let _pause = GcPause::new(py);
         let list = PyList::empty(py);
         for value in &values {
             list.append(to_py(py, value)?)?;

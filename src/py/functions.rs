@@ -90,5 +90,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 /// `copy_tree` (`fastmerge.parts.json_copy`).
 #[pyfunction]
 fn copy_tree<'py>(py: Python<'py>, value: Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let _pause = crate::py::aggregate::GcPause::new(py);
     chunks::map::own(&PyHost { py }, &value)
 }
