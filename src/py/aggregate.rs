@@ -151,29 +151,58 @@ impl Drop for GcPause {
     }
 }
 
-/// An engine value as Python data.
-pub fn to_py<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
-    Ok(match value {
-        Value::Null => py.None().into_bound(py),
-        Value::Bool(flag) => PyBool::new(py, *flag).to_owned().into_any(),
-        Value::Int(number) => number.into_pyobject(py)?.into_any(),
-        Value::Float(number) => PyFloat::new(py, *number).into_any(),
-        Value::Str(text) => PyString::new(py, text).into_any(),
-        Value::List(items) => {
-            let list = PyList::empty(py);
-            for item in items.iter() {
-                list.append(to_py(py, item)?)?;
-            }
-            list.into_any()
+/// Engine values as Python data. Object keys repeat across a stream (every logprobs entry has
+/// `token`, `logprob`, `bytes`, ...), so each distinct key is made into a `str` once and
+/// shared, as orjson does (a `str` caches its hash: dict inserts do not hash it again).
+struct ToPy<'py> {
+    py: Python<'py>,
+    keys: foldhash::HashMap<String, Bound<'py, PyString>>,
+}
+
+impl<'py> ToPy<'py> {
+    fn new(py: Python<'py>) -> Self {
+        ToPy {
+            py,
+            keys: foldhash::HashMap::default(),
         }
-        Value::Dict(map) => {
-            let dict = PyDict::new(py);
-            for (key, item) in map.iter() {
-                dict.set_item(PyString::new(py, key), to_py(py, item)?)?;
-            }
-            dict.into_any()
+    }
+
+    fn key(&mut self, key: &str) -> Bound<'py, PyString> {
+        if let Some(known) = self.keys.get(key) {
+            return known.clone();
         }
-    })
+        let made = PyString::new(self.py, key);
+        if key.len() <= 64 && self.keys.len() < 4096 {
+            self.keys.insert(key.to_owned(), made.clone());
+        }
+        made
+    }
+
+    fn value(&mut self, value: &Value) -> PyResult<Bound<'py, PyAny>> {
+        let py = self.py;
+        Ok(match value {
+            Value::Null => py.None().into_bound(py),
+            Value::Bool(flag) => PyBool::new(py, *flag).to_owned().into_any(),
+            Value::Int(number) => number.into_pyobject(py)?.into_any(),
+            Value::Float(number) => PyFloat::new(py, *number).into_any(),
+            Value::Str(text) => PyString::new(py, text).into_any(),
+            Value::List(items) => {
+                let list = PyList::empty(py);
+                for item in items.iter() {
+                    list.append(self.value(item)?)?;
+                }
+                list.into_any()
+            }
+            Value::Dict(map) => {
+                let dict = PyDict::new(py);
+                for (key, item) in map.iter() {
+                    let key = self.key(key);
+                    dict.set_item(key, self.value(item)?)?;
+                }
+                dict.into_any()
+            }
+        })
+    }
 }
 
 fn agg_error(py: Python<'_>, err: AggError) -> PyErr {
@@ -223,9 +252,10 @@ impl AggregatorCore {
     ) -> PyResult<Bound<'py, PyList>> {
         let values = result.map_err(|e| agg_error(py, e))?;
         let _pause = GcPause::new(py);
+        let mut convert = ToPy::new(py);
         let list = PyList::empty(py);
         for value in &values {
-            list.append(to_py(py, value)?)?;
+            list.append(convert.value(value)?)?;
         }
         Ok(list)
     }
