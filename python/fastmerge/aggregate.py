@@ -64,6 +64,10 @@ class Aggregator:
     anomaly; ``signature_merge`` and ``usage`` choose those rules (see
     :func:`fastmerge.fold_chunks`). An event that cannot be read raises
     :class:`fastmerge.errors.EventError` with its number.
+
+    One aggregator reads one stream, from one thread at a time (on the Rust backend a second
+    thread calling in while ``feed`` runs gets a ``RuntimeError``); messages it returns are
+    immutable values that any thread may read.
     """
 
     __slots__ = ("_core", "_finished")
