@@ -5,29 +5,11 @@
 mod common;
 use common::*;
 
-use fastmerge::engine::providers::{self, Adapter};
+use fastmerge::engine::providers::Adapter;
 use serde_json::json;
 
 fn adapter() -> Box<dyn Adapter> {
-    providers::adapter("anthropic").expect("registered")
-}
-
-/// The leaves of one event as JSON text (key order is part of the result).
-fn leaves(adapter: &mut dyn Adapter, event: serde_json::Value) -> String {
-    let out = adapter.event(&convert(event)).expect("event maps");
-    show(out)
-}
-
-fn show(out: Vec<(i64, fastmerge::engine::value::Value)>) -> String {
-    let items: Vec<serde_json::Value> = out
-        .iter()
-        .map(|(choice, leaf)| json!([choice, to_json(leaf)]))
-        .collect();
-    serde_json::to_string(&items).expect("json")
-}
-
-fn text(value: serde_json::Value) -> String {
-    serde_json::to_string(&value).expect("json")
+    adapter_for("anthropic")
 }
 
 #[test]
@@ -122,7 +104,7 @@ fn blocks_and_deltas() {
     );
     // the stream ends: the thinking and tool blocks were never stopped
     assert_eq!(
-        show(a.end()),
+        show_leaves(&a.end()),
         text(json!([[0, {"anomalies": [
             {"code": "truncated", "detail": "the thinking block at index 0 had no content_block_stop (the stream ended)"},
             {"code": "truncated", "detail": "the tool_use block 'f' at index 1 had no content_block_stop (the stream ended)"}

@@ -5,29 +5,11 @@
 mod common;
 use common::*;
 
-use fastmerge::engine::providers::{self, Adapter};
+use fastmerge::engine::providers::Adapter;
 use serde_json::json;
 
 fn adapter() -> Box<dyn Adapter> {
-    providers::adapter("gemini").expect("registered")
-}
-
-/// The leaves of one event as JSON text (key order is part of the result).
-fn leaves(adapter: &mut dyn Adapter, event: serde_json::Value) -> String {
-    let out = adapter.event(&convert(event)).expect("event maps");
-    show(out)
-}
-
-fn show(out: Vec<(i64, fastmerge::engine::value::Value)>) -> String {
-    let items: Vec<serde_json::Value> = out
-        .iter()
-        .map(|(choice, leaf)| json!([choice, to_json(leaf)]))
-        .collect();
-    serde_json::to_string(&items).expect("json")
-}
-
-fn text(value: serde_json::Value) -> String {
-    serde_json::to_string(&value).expect("json")
+    adapter_for("gemini")
 }
 
 #[test]
@@ -83,7 +65,7 @@ fn streamed_arguments() {
             json!([[0, {"role": "assistant", "parts": [{"part": "tool_call", "provider_index": 0, "arguments": "}"}], "finish_reason": "STOP", "status": "complete"}]])
         )
     );
-    assert_eq!(show(a.end()), "[]");
+    assert_eq!(show_leaves(&a.end()), "[]");
 }
 
 #[test]
@@ -94,7 +76,7 @@ fn cut_streamed_call_is_truncated_at_the_end() {
         json!({"candidates": [{"content": {"parts": [{"functionCall": {"name": "f", "partialArgs": [{"jsonPath": "$.a", "stringValue": "x", "willContinue": true}], "willContinue": true}}]}}]}),
     );
     assert_eq!(
-        show(a.end()),
+        show_leaves(&a.end()),
         text(
             json!([[0, {"anomalies": [{"code": "truncated", "detail": "call 'f': the stream ended before its streamed arguments did"}]}]])
         )

@@ -5,25 +5,11 @@
 mod common;
 use common::*;
 
-use fastmerge::engine::providers::{self, Adapter};
+use fastmerge::engine::providers::Adapter;
 use serde_json::json;
 
 fn adapter() -> Box<dyn Adapter> {
-    providers::adapter("ollama").expect("registered")
-}
-
-/// The leaves of one event as JSON text (key order is part of the result).
-fn leaves(adapter: &mut dyn Adapter, event: serde_json::Value) -> String {
-    let out = adapter.event(&convert(event)).expect("event maps");
-    let items: Vec<serde_json::Value> = out
-        .iter()
-        .map(|(choice, leaf)| json!([choice, to_json(leaf)]))
-        .collect();
-    serde_json::to_string(&items).expect("json")
-}
-
-fn text(value: serde_json::Value) -> String {
-    serde_json::to_string(&value).expect("json")
+    adapter_for("ollama")
 }
 
 #[test]

@@ -5,30 +5,11 @@
 mod common;
 use common::*;
 
-use fastmerge::engine::providers::{self, Adapter};
-use fastmerge::engine::value::Value;
+use fastmerge::engine::providers::Adapter;
 use serde_json::json;
 
 fn adapter() -> Box<dyn Adapter> {
-    providers::adapter("openai-chat").expect("registered")
-}
-
-/// The leaves of one event as JSON text (key order is part of the result).
-fn leaves(adapter: &mut dyn Adapter, event: serde_json::Value) -> String {
-    let out = adapter.event(&convert(event)).expect("event maps");
-    dump(&out)
-}
-
-fn dump(out: &[(i64, Value)]) -> String {
-    let items: Vec<serde_json::Value> = out
-        .iter()
-        .map(|(choice, leaf)| json!([choice, to_json(leaf)]))
-        .collect();
-    serde_json::to_string(&items).expect("json")
-}
-
-fn text(value: serde_json::Value) -> String {
-    serde_json::to_string(&value).expect("json")
+    adapter_for("openai-chat")
 }
 
 #[test]
@@ -133,7 +114,7 @@ fn tool_call_anomalies_and_truncation() {
         )
     );
     assert_eq!(
-        dump(&a.end()),
+        show_leaves(&a.end()),
         text(json!([[1, {"anomalies": [{"code": "truncated",
             "detail": "choice 1: the stream ended inside tool call 'c2' ('g') without a finish_reason; its arguments are kept as streamed"}]}]]))
     );

@@ -5,6 +5,7 @@
 
 use fastmerge::engine::aggregate::AggregatorCore;
 use fastmerge::engine::chunks::Options;
+use fastmerge::engine::providers::{self, Adapter};
 use fastmerge::engine::value::Value;
 use serde_json::json;
 use std::sync::Arc;
@@ -65,4 +66,29 @@ pub fn recorded(provider: &str, path: &str, piece: usize) -> Option<Vec<serde_js
         core.feed(chunk).expect("feed");
     }
     Some(core.finish().expect("finish").iter().map(to_json).collect())
+}
+
+/// A new adapter for the wire format `name`.
+pub fn adapter_for(name: &str) -> Box<dyn Adapter> {
+    providers::adapter(name).expect("registered")
+}
+
+/// Leaves with their choice indexes as JSON text (key order is part of the result).
+pub fn show_leaves(out: &[(i64, Value)]) -> String {
+    let items: Vec<serde_json::Value> = out
+        .iter()
+        .map(|(choice, leaf)| json!([choice, to_json(leaf)]))
+        .collect();
+    serde_json::to_string(&items).expect("json")
+}
+
+/// The leaves of one event as JSON text.
+pub fn leaves(adapter: &mut dyn Adapter, event: serde_json::Value) -> String {
+    let out = adapter.event(&convert(event)).expect("event maps");
+    show_leaves(&out)
+}
+
+/// A JSON value as text, to compare with [`leaves`].
+pub fn text(value: serde_json::Value) -> String {
+    serde_json::to_string(&value).expect("json")
 }
