@@ -139,3 +139,21 @@ def assert_same_structure(nonstream: Any, rendered: Any, path: str = "$", ignore
         assert ok, (
             f"{path}: {type(rendered).__name__} where nonstream has {type(nonstream).__name__}"
         )
+
+
+def _outcome(backend: str, events: Any, provider: str, **options: Any) -> Any:
+    """The messages' JSON text (key order included), or the exception's class and text."""
+    try:
+        messages = AGGREGATES[backend].aggregate_choices(events, provider, **options)
+    except ValueError as exc:  # MergeError and the argument errors
+        return (type(exc).__name__, str(exc))
+    return json.dumps([m.to_dict() for m in messages])
+
+
+def assert_backends_agree(events: list[Any], provider: str, **options: Any) -> None:
+    """Every backend gives the same messages or the same error for ``events``, as dicts and as
+    JSON lines."""
+    lines = b"".join(json.dumps(e).encode() + b"\n" for e in events)
+    for given in (events, lines):
+        outcomes = [_outcome(name, given, provider, **options) for name in BACKENDS]
+        assert all(o == outcomes[0] for o in outcomes)

@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 import pytest
-from conftest import AGGREGATES, BACKENDS
+from _corpus import assert_backends_agree
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -342,23 +342,11 @@ POOL = [
 ]
 
 
-def _outcome(module: Any, events: Any, **options: Any) -> Any:
-    try:
-        messages = module.aggregate_choices(events, P, **options)
-    except (fastmerge.MergeError, ValueError) as exc:
-        return (type(exc).__name__, str(exc))
-    return json.dumps([m.to_dict() for m in messages])  # key order is part of the result
-
-
 @pytest.mark.differential
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.sampled_from(POOL), max_size=12), st.booleans())
 def test_backends_agree(events: list[Any], strict: bool) -> None:
-    outcomes = [_outcome(AGGREGATES[name], events, strict=strict) for name in BACKENDS]
-    assert all(o == outcomes[0] for o in outcomes)
-    lines = b"".join(json.dumps(e).encode() + b"\n" for e in events)
-    from_bytes = [_outcome(AGGREGATES[name], lines, strict=strict) for name in BACKENDS]
-    assert all(o == from_bytes[0] for o in from_bytes)
+    assert_backends_agree(events, P, strict=strict)
 
 
 def test_render_message_of_another_provider() -> None:
