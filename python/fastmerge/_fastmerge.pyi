@@ -15,6 +15,7 @@ __all__ = [
     "LIST_MERGES",
     "MAX_DEPTH",
     "POLICIES",
+    "PROVIDERS",
     "__version__",
     "concat_token_ids",
     "copy_tree",
@@ -28,6 +29,7 @@ __all__ = [
 __version__: str
 MAX_DEPTH: int
 POLICIES: tuple[str, ...]
+PROVIDERS: tuple[str, ...]
 LIST_MERGES: tuple[str, ...]
 ATOMIC_KEYS: frozenset[str]
 

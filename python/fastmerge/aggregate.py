@@ -31,14 +31,7 @@ else:
 __all__ = ["PROVIDERS", "Aggregator", "aggregate", "aggregate_choices"]
 
 #: The wire formats an aggregator reads (``provider=``), besides ``"auto"``.
-PROVIDERS: tuple[str, ...] = (
-    "openai-chat",
-    "openai-responses",
-    "anthropic",
-    "gemini",
-    "bedrock-converse",
-    "ollama",
-)
+PROVIDERS: tuple[str, ...] = _backend.impl.PROVIDERS
 
 
 def _plain(event: Any) -> Any:

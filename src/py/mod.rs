@@ -21,6 +21,10 @@ fn _fastmerge(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("POLICIES", PyTuple::new(py, POLICIES)?)?;
     m.add("LIST_MERGES", PyTuple::new(py, LIST_MERGES)?)?;
     m.add("ATOMIC_KEYS", PyFrozenSet::new(py, ATOMIC_KEYS)?)?;
+    m.add(
+        "PROVIDERS",
+        PyTuple::new(py, crate::engine::providers::PROVIDERS)?,
+    )?;
     functions::register(m)?;
     chunks::register(m)?;
     aggregate::register(m)

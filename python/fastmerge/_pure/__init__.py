@@ -8,7 +8,7 @@ differential tests say which input shows it.
 from __future__ import annotations
 
 from .._version import __version__
-from .aggregate import AggregatorCore
+from .aggregate import PROVIDERS, AggregatorCore
 from .chunks import ChunkCore, copy_tree, fold_chunks
 from .generic import (
     ATOMIC_KEYS,
@@ -27,6 +27,7 @@ __all__ = [
     "LIST_MERGES",
     "MAX_DEPTH",
     "POLICIES",
+    "PROVIDERS",
     "AggregatorCore",
     "ChunkCore",
     "__version__",

@@ -51,16 +51,9 @@ fn field<'a>(value: &'a Value, key: &str) -> Option<&'a Value> {
     }
 }
 
-/// The JSON kind of a value, for error details (the twin's `_kind`).
+/// The JSON kind of a value, for error details (the twin's `kind_name`); missing is null.
 fn kind(value: Option<&Value>) -> &'static str {
-    match value {
-        None | Some(Value::Null) => "null",
-        Some(Value::Bool(_)) => "boolean",
-        Some(Value::Int(_)) | Some(Value::Float(_)) => "number",
-        Some(Value::Str(_)) => "string",
-        Some(Value::List(_)) => "array",
-        Some(Value::Dict(_)) => "object",
-    }
+    value.map_or("null", crate::engine::events::kind_name)
 }
 
 fn expect(value: Option<&Value>, want: &str, path: impl FnOnce() -> String) -> R<()> {

@@ -73,6 +73,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..events import kind_name
 from ._common import AdapterError
 
 NAME = "gemini"
@@ -85,27 +86,10 @@ _CALL_FIELDS = ("name", "id", "args", "partialArgs", "willContinue")
 _VALUE_KEYS = ("stringValue", "numberValue", "boolValue", "nullValue")
 
 
-def _kind(value: Any) -> str:
-    """The JSON kind of a value, for error details."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
-
-
 def _expect(value: Any, kind: str, path: str) -> None:
-    if _kind(value) != kind:
+    if kind_name(value) != kind:
         article = "an" if kind in ("array", "object") else "a"
-        raise AdapterError(f"{path} must be {article} {kind}, got {_kind(value)}")
+        raise AdapterError(f"{path} must be {article} {kind}, got {kind_name(value)}")
 
 
 def _absent(value: Any) -> bool:
@@ -352,7 +336,7 @@ class Adapter:
             if choice is None:
                 choice = 0
             elif type(choice) is not int:
-                raise AdapterError(f"{where}.index must be an integer, got {_kind(choice)}")
+                raise AdapterError(f"{where}.index must be an integer, got {kind_name(choice)}")
             leaves.append((choice, self._candidate(choice, candidate, where, shared)))
         if not candidates and shared:
             for choice in sorted(self.candidates) or [0]:
