@@ -692,7 +692,7 @@ def _leaf_from_dict(d: Mapping[str, Any]) -> dict[str, Any]:
     leaf: dict[str, Any] = {}
     for key, value in d.items():
         if key == "parts":
-            leaf["parts"] = [_part_dict(p) for p in value or ()]
+            leaf["parts"] = [_described(_part_dict(p)) for p in value or ()]
         elif key == "usage_metadata":
             _put(leaf, "usage", _usage_dict(value))
         elif key in ("metadata", "provider_metadata"):
@@ -707,6 +707,14 @@ def _leaf_from_dict(d: Mapping[str, Any]) -> dict[str, Any]:
             raise ValueError(f"unknown field {key!r} for an assistant message")
     _check_leaf(leaf)
     return leaf
+
+
+def _described(part: dict[str, Any]) -> dict[str, Any]:
+    """A part a ``to_dict()`` holds is kept even when its text is empty (an empty text block
+    a stream sent, E79): ``from_dict(m.to_dict()) == m``."""
+    if part["part"] in ("text", "reasoning"):
+        part["opened"] = True
+    return part
 
 
 def _from_dict(cls: type[Any], d: dict[str, Any]) -> Any:

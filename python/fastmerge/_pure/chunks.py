@@ -191,6 +191,7 @@ class _State:
         "calls_by_index",
         "calls_by_id",
         "usage",
+        "per_chunk_total",
         "finish_reason",
         "parser_content",
         "prompt_token_ids",
@@ -224,6 +225,8 @@ class _State:
         self.calls_by_index: dict[Any, _Call] = {}  # most recent call at a provider index
         self.calls_by_id: dict[str, _Call] = {}
         self.usage: dict[Any, Any] | None = None
+        # the kept total agreed with its own chunk's counts: recomputed at the finish (spec §5)
+        self.per_chunk_total = False
         self.finish_reason: Any = None
         self.parser_content: Any = None
         self.prompt_token_ids: Any = None
@@ -276,7 +279,9 @@ def _fold(state: _State, leaf: dict[str, Any]) -> None:
         elif key == "tool_call_id":
             state.tool_call_id = _last(state.tool_call_id, value)
         elif key == "usage":
-            _fold_usage(state, value)
+            _fold_usage(state, value, False)
+        elif key == "final_usage":
+            _fold_usage(state, value, True)
         elif key == "finish_reason":
             state.finish_reason = _last(state.finish_reason, value)
         elif key == "parser_content":
@@ -369,12 +374,34 @@ def _fold_logprobs(left: Any, right: Any) -> Any:
 # Usage (spec §5)
 
 
-def _fold_usage(state: _State, right: Any) -> None:
+def _fold_usage(state: _State, right: Any, final: bool) -> None:
+    """``usage``, or ``final_usage``: counts the provider calls final (Anthropic's cumulative
+    ``message_delta``), which replace zeros included (spec §5)."""
     if not isinstance(right, dict):
         return
     if state.usage is None:
         state.usage = {}
-    _merge_usage(state.usage, right, state.options.usage)
+    mode = state.options.usage
+    if final and mode == "merge":
+        mode = "last"
+    _note_total(state, right, mode)
+    _merge_usage(state.usage, right, mode)
+
+
+def _note_total(state: _State, right: dict[Any, Any], mode: str) -> None:
+    """Whether the total ``right`` brings (when it is kept) is a per-chunk one: equal to its
+    own chunk's counts. A summed total stays per-chunk only while every summand was."""
+    total = right.get("total_tokens")
+    if total is None:
+        return
+    assert state.usage is not None
+    current = state.usage.get("total_tokens")
+    if current is not None and _keeps(mode, current, total):
+        return
+    own = _counts_total(right)
+    agrees = _is_number(total) and own is not None and total == own
+    summed = mode == "sum" and _is_number(current) and _is_number(total)
+    state.per_chunk_total = agrees and (state.per_chunk_total or not summed)
 
 
 def _merge_usage(left: dict[Any, Any], right: dict[Any, Any], mode: str) -> None:
@@ -388,12 +415,28 @@ def _merge_usage(left: dict[Any, Any], right: dict[Any, Any], mode: str) -> None
             left[key] = _own(value)
         elif mode == "sum" and _is_number(current) and _is_number(value):
             left[key] = current + value
-        elif mode == "merge" and _is_number(value) and value == 0 and _is_number(current):
-            continue  # a zero never overwrites an earlier count [E54]
-        elif mode == "merge" and isinstance(value, str) and not value:
-            continue  # nor does an empty string
+        elif _keeps(mode, current, value):
+            continue
         else:
             left[key] = _own(value)
+
+
+def _keeps(mode: str, current: Any, value: Any) -> bool:
+    """A zero never overwrites an earlier count [E54], nor does an empty string (``merge``)."""
+    if mode != "merge":
+        return False
+    if _is_number(value) and value == 0 and _is_number(current):
+        return True
+    return isinstance(value, str) and not value
+
+
+def _counts_total(usage: dict[Any, Any]) -> Any:
+    """input + output (absent or not a number counts 0); None when neither is given."""
+    inputs = usage.get("input_tokens")
+    outputs = usage.get("output_tokens")
+    if inputs is None and outputs is None:
+        return None
+    return (inputs if _is_number(inputs) else 0) + (outputs if _is_number(outputs) else 0)
 
 
 def _is_number(value: Any) -> bool:
@@ -462,7 +505,8 @@ def _fold_part(state: _State, part: dict[str, Any]) -> None:
 
 def _empty_extras(part: dict[str, Any]) -> bool:
     return not (
-        part.get("payload")
+        part.get("opened")  # a block the provider opened: kept even when empty [E79]
+        or part.get("payload")
         or part.get("citations")
         or part.get("summary")
         or part.get("redacted")
@@ -745,15 +789,15 @@ def _materialize(state: _State, finish: bool) -> dict[str, Any]:
 
 
 def _finish_usage(state: _State, usage: dict[Any, Any], anomalies: list[dict[str, Any]]) -> None:
-    """A missing total is input + output (absent counts 0); a reported one is kept and checked."""
-    inputs: Any = usage.get("input_tokens")
-    outputs: Any = usage.get("output_tokens")
+    """A missing total, or a per-chunk one, is input + output (absent counts 0); another
+    reported one is kept and checked [E57, E78]."""
     total: Any = usage.get("total_tokens")
-    computed: Any = (inputs if _is_number(inputs) else 0) + (outputs if _is_number(outputs) else 0)
-    if total is None or (_is_number(total) and total == 0):
-        if inputs is not None or outputs is not None:
+    computed = _counts_total(usage)
+    if total is None or (_is_number(total) and (total == 0 or state.per_chunk_total)):
+        if computed is not None:
             usage["total_tokens"] = computed
-    elif _is_number(total) and total != computed and (inputs is not None or outputs is not None):
+    elif _is_number(total) and computed is not None and total != computed:
+        inputs, outputs = usage.get("input_tokens"), usage.get("output_tokens")
         detail = f"reported total_tokens {total!r} != input {inputs!r} + output {outputs!r}"
         if state.options.strict:
             raise errors.anomaly("total_mismatch", detail)

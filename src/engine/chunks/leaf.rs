@@ -73,8 +73,8 @@ pub(crate) enum Field<O, E> {
     ProviderMetadata(O),
     /// A non-absent `tool_call_id`.
     ToolCallId(O),
-    /// A dict `usage`.
-    Usage(O),
+    /// A dict `usage`, or `final_usage` (true: its counts replace, zeros included).
+    Usage(O, bool),
     /// A non-absent `finish_reason`.
     FinishReason(O),
     /// A non-None `parser_content`.
@@ -319,7 +319,8 @@ fn parse_field<H: Host>(
             .truthy(&value)?
             .then_some(Field::ProviderMetadata(value)),
         "tool_call_id" => (!absent(host, &value)).then_some(Field::ToolCallId(value)),
-        "usage" => class.is(Kind::Dict).then_some(Field::Usage(value)),
+        "usage" => class.is(Kind::Dict).then_some(Field::Usage(value, false)),
+        "final_usage" => class.is(Kind::Dict).then_some(Field::Usage(value, true)),
         "finish_reason" => (!absent(host, &value)).then_some(Field::FinishReason(value)),
         "parser_content" => (!is_none).then_some(Field::ParserContent(value)),
         "provider_content" => (!is_none).then_some(Field::ProviderContent(value)),
@@ -373,7 +374,9 @@ fn parse_part<H: Host>(host: &H, part: &H::Obj) -> Parsed<PartOp<H::Obj, H::Err>
             let summary = get(host, part, "summary")?;
             let redacted = get(host, part, "redacted")?;
             let attributes = get(host, part, "attributes")?;
-            let has_extras = truthy_opt(host, &payload)?
+            let opened = get(host, part, "opened")?; // a block the provider opened [E79]
+            let has_extras = truthy_opt(host, &opened)?
+                || truthy_opt(host, &payload)?
                 || truthy_opt(host, &citations)?
                 || truthy_opt(host, &summary)?
                 || truthy_opt(host, &redacted)?

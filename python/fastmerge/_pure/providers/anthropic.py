@@ -213,7 +213,8 @@ class Adapter:
                     metadata[key] = value
         usage = event.get("usage")
         if usage is not None:
-            leaf["usage"] = _usage(usage, "message_delta")
+            # cumulative counts: final for every field they carry, zeros included (spec §5)
+            leaf["final_usage"] = _usage(usage, "message_delta")
         for key, value in event.items():
             if key not in ("type", "delta", "usage") and value is not None:
                 metadata[key] = value
@@ -268,6 +269,12 @@ class Adapter:
         part = self._start_part(current, block)
         if part is not None:
             leaf["parts"] = [part]
+        if type_ == "fallback":
+            # another model served the reply from here on: the message's model (the SDK's)
+            served = block.get("to")
+            model = served.get("model") if isinstance(served, dict) else None
+            if isinstance(model, str) and model:
+                leaf["response_model"] = model
         return leaf
 
     def _start_part(self, block: _Block, raw: dict[str, Any]) -> dict[str, Any] | None:
@@ -286,6 +293,7 @@ class Adapter:
             if attributes:
                 part["attributes"] = attributes
             part["index"] = index
+            part["opened"] = True  # a block the stream sent is kept even when empty (E79)
             return part
         if kind == "thinking":
             text = raw.get("thinking")
