@@ -427,6 +427,44 @@ fn e57_usage_total_is_kept_before_finish() {
 }
 
 #[test]
+fn e78_per_chunk_totals_are_recomputed_at_finish() {
+    let leaves = [
+        leaf(json!({"usage": {"input_tokens": 50, "output_tokens": 0, "total_tokens": 50}})),
+        leaf(json!({"usage": {"input_tokens": 0, "output_tokens": 27, "total_tokens": 27}})),
+    ];
+    check_with(
+        options("replace"),
+        &leaves,
+        &message(json!({"usage": {"input_tokens": 50, "output_tokens": 27, "total_tokens": 27}})),
+        &message(json!({"usage": {"input_tokens": 50, "output_tokens": 27, "total_tokens": 77}})),
+    );
+    // the zero record keeps an earlier disagreeing total, which stays flagged
+    let leaves = [
+        leaf(json!({"usage": {"input_tokens": 10, "output_tokens": 5, "total_tokens": 99}})),
+        leaf(json!({"usage": {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}})),
+    ];
+    let state = fold(strict(), &leaves);
+    assert_eq!(
+        anomaly_code(chunks::materialize(&NativeHost, &state, true)),
+        "total_mismatch"
+    );
+}
+
+#[test]
+fn e79_final_usage_replaces_zeros_included() {
+    let leaves = [
+        leaf(json!({"usage": {"input_tokens": 12, "output_tokens": 1}})),
+        leaf(json!({"final_usage": {"output_tokens": 0}})),
+    ];
+    check_with(
+        options("replace"),
+        &leaves,
+        &message(json!({"usage": {"input_tokens": 12, "output_tokens": 0}})),
+        &message(json!({"usage": {"input_tokens": 12, "output_tokens": 0, "total_tokens": 12}})),
+    );
+}
+
+#[test]
 fn e57_total_mismatch_at_finish_and_missing_total_computed() {
     let reported = json!({"input_tokens": 10, "output_tokens": 5, "total_tokens": 99});
     let after = message(json!({
