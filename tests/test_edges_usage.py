@@ -279,3 +279,57 @@ def test_usage_model_and_blocks_match_the_anthropic_sdk(name: str) -> None:
     assert {k: v for k, v in rendered["usage"].items() if k in Usage.model_fields} == sdk_usage
     assert rendered["model"] == sdk.model
     assert [b["type"] for b in rendered["content"]] == [b.type for b in sdk.content]
+
+
+# ---------------------------------------------------------------------------------------------
+# Custom tool calls without ``type`` (E83)
+
+CUSTOM_FRAGMENTS = [
+    [{"index": 0, "id": "c", "custom": {"name": "ApplyPatch", "input": "*** Begin"}}],
+    [{"index": 0, "custom": {"input": " Patch"}}],
+]
+
+
+def _chat_events(fragments: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    base = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": "m"}
+    events = [{**base, "choices": [{"index": 0, "delta": {"role": "assistant"}}]}]
+    for calls in fragments:
+        events.append({**base, "choices": [{"index": 0, "delta": {"tool_calls": calls}}]})
+    events.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]})
+    return events
+
+
+def test_e83_openai_chat_custom_call_without_type() -> None:
+    message = fastmerge.aggregate(_chat_events(CUSTOM_FRAGMENTS), "openai-chat")
+    (call,) = message.tool_calls
+    assert (call.id, call.type, call.name, call.arguments) == (
+        "c",
+        "custom",
+        "ApplyPatch",
+        "*** Begin Patch",
+    )
+    assert message.anomalies == []
+    rendered = to_provider(message, "openai-chat")["choices"][0]["message"]["tool_calls"]
+    assert rendered == [
+        {"id": "c", "type": "custom", "custom": {"name": "ApplyPatch", "input": "*** Begin Patch"}}
+    ]
+
+
+def test_e83_chunks_from_openai_format_dicts() -> None:
+    m = sum(chunk(tool_calls=fragments) for fragments in CUSTOM_FRAGMENTS).to_message()
+    (call,) = m.tool_calls
+    assert (call.id, call.type, call.name, call.arguments) == (
+        "c",
+        "custom",
+        "ApplyPatch",
+        "*** Begin Patch",
+    )
+
+
+def test_e83_a_function_body_or_a_type_still_decides() -> None:
+    function = [[{"index": 0, "id": "f1", "function": {"name": "f", "arguments": "{}"}}]]
+    message = fastmerge.aggregate(_chat_events(function), "openai-chat")
+    assert [c.type for c in message.tool_calls] == ["function"]
+    typed = [[{"index": 0, "id": "x", "type": "mcp", "custom": {"name": "g", "input": "i"}}]]
+    message = fastmerge.aggregate(_chat_events(typed), "openai-chat")
+    assert [(c.type, c.name, c.arguments) for c in message.tool_calls] == [("mcp", "g", "i")]

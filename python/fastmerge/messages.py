@@ -109,6 +109,8 @@ def _tool_call_part(call: Any) -> dict[str, Any]:
     part: dict[str, Any] = {"part": "tool_call", "id": call.get("id"), "type": kind}
     if isinstance(body, Mapping):
         known.add(body_key)
+        if kind is None and body_key == "custom":
+            part["type"] = "custom"  # a custom body without a type is a custom call (E83)
         part["name"] = body.get("name")
         part["arguments"] = body.get("arguments", body.get("input"))
         inner = {k: v for k, v in body.items() if k not in ("name", "arguments", "input")}
