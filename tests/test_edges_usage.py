@@ -333,3 +333,22 @@ def test_e83_a_function_body_or_a_type_still_decides() -> None:
     typed = [[{"index": 0, "id": "x", "type": "mcp", "custom": {"name": "g", "input": "i"}}]]
     message = fastmerge.aggregate(_chat_events(typed), "openai-chat")
     assert [(c.type, c.name, c.arguments) for c in message.tool_calls] == [("mcp", "g", "i")]
+
+
+def test_e79_an_empty_text_block_renders_as_before_for_other_providers() -> None:
+    """Only the Anthropic shape has the empty block: the others had no empty text before."""
+    events = [
+        start(),
+        block(0, type="text", text=""),
+        stop(0),
+        block(1, type="tool_use", id="t1", name="f", input={}),
+        stop(1),
+        *end("tool_use"),
+    ]
+    message = _anthropic(events)
+    chat = to_provider(message, "openai-chat")["choices"][0]["message"]
+    assert chat["content"] is None
+    output = to_provider(message, "openai-responses")["output"]
+    assert [item["type"] for item in output] == ["function_call"]
+    content = to_provider(message, "bedrock-converse")["output"]["message"]["content"]
+    assert content == [{"toolUse": {"toolUseId": "t1", "name": "f", "input": {}}}]
