@@ -124,7 +124,10 @@ fn fallback_block_names_the_model() {
         text(json!([[0, {"response_model": "b"}]]))
     );
     assert_eq!(
-        leaves(a.as_mut(), json!({"type": "content_block_stop", "index": 0})),
+        leaves(
+            a.as_mut(),
+            json!({"type": "content_block_stop", "index": 0})
+        ),
         text(
             json!([[0, {"parts": [{"part": "unknown", "provider": "anthropic", "kind": "fallback", "raw": block, "index": 0}]}]])
         )

@@ -123,13 +123,13 @@ fn tool_call_anomalies_and_truncation() {
 #[test]
 fn custom_body_without_type_is_a_custom_call() {
     let mut a = adapter();
-    let chunk = |calls: serde_json::Value| {
-        json!({"id": "c", "model": "m", "choices": [{"index": 0, "delta": {"tool_calls": calls}}]})
-    };
+    let chunk = |calls: serde_json::Value| json!({"id": "c", "model": "m", "choices": [{"index": 0, "delta": {"tool_calls": calls}}]});
     assert_eq!(
         leaves(
             a.as_mut(),
-            chunk(json!([{"index": 0, "id": "t", "custom": {"name": "ApplyPatch", "input": "*** Begin"}}]))
+            chunk(
+                json!([{"index": 0, "id": "t", "custom": {"name": "ApplyPatch", "input": "*** Begin"}}])
+            )
         ),
         text(
             json!([[0, {"parts": [{"part": "tool_call", "provider_index": 0, "id": "t", "type": "custom", "name": "ApplyPatch", "arguments": "*** Begin"}], "response_id": "c", "response_model": "m"}]])

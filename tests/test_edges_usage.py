@@ -227,7 +227,13 @@ def test_e84_fallback_names_the_model_and_is_kept_verbatim() -> None:
     message = _anthropic(events)
     assert message.response_model == "claude-sonnet-4-5"
     assert [p.to_dict() for p in message.parts] == [
-        {"part": "unknown", "provider": "anthropic", "kind": "fallback", "raw": FALLBACK, "index": 0},
+        {
+            "part": "unknown",
+            "provider": "anthropic",
+            "kind": "fallback",
+            "raw": FALLBACK,
+            "index": 0,
+        },
         {"part": "text", "text": "Hi", "citations": None, "attributes": None, "index": 1},
     ]
     assert message.anomalies == []

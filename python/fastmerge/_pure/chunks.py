@@ -432,8 +432,8 @@ def _keeps(mode: str, current: Any, value: Any) -> bool:
 
 def _counts_total(usage: dict[Any, Any]) -> Any:
     """input + output (absent or not a number counts 0); None when neither is given."""
-    inputs = usage.get("input_tokens")
-    outputs = usage.get("output_tokens")
+    inputs: Any = usage.get("input_tokens")
+    outputs: Any = usage.get("output_tokens")
     if inputs is None and outputs is None:
         return None
     return (inputs if _is_number(inputs) else 0) + (outputs if _is_number(outputs) else 0)

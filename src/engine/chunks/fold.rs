@@ -558,10 +558,7 @@ fn keeps<H: Host>(
 }
 
 /// input + output (absent or not a number counts 0); None when neither is given.
-pub(crate) fn counts_total<H: Host>(
-    host: &H,
-    usage: &H::Obj,
-) -> Result<Option<H::Obj>, H::Err> {
+pub(crate) fn counts_total<H: Host>(host: &H, usage: &H::Obj) -> Result<Option<H::Obj>, H::Err> {
     let given = |key: &str| -> Result<Option<H::Obj>, H::Err> {
         let value = host.dict_get_str(usage, key)?;
         Ok(value.filter(|v| !host.class(v).is(Kind::Null)))
