@@ -3,14 +3,16 @@ Messages streaming events to delta leaves.
 
 Events: ``message_start`` (id, model, role, usage with a placeholder ``output_tokens``),
 ``content_block_start`` / ``content_block_delta`` / ``content_block_stop`` by block ``index``,
-``message_delta`` (``stop_reason``, ``stop_sequence``, ``stop_details``, *cumulative* usage),
-``message_stop`` (the terminal signal), ``ping`` and ``error``.
+``message_delta`` (``stop_reason``, ``stop_sequence``, ``stop_details``, *cumulative* usage:
+the leaf key ``final_usage``, whose counts replace, zeros included), ``message_stop`` (the
+terminal signal), ``ping`` and ``error``.
 
 Blocks become parts whose part ``index`` is the block index, so the fold continues the right
 part:
 
-- ``text`` -> a text part (``text_delta`` appends, ``citations_delta`` appends a citation; other
-  keys of the block are kept as ``attributes``);
+- ``text`` -> a text part, made at the block start (``opened``: kept even when empty, E79;
+  ``text_delta`` appends, ``citations_delta`` appends a citation; other keys of the block are
+  kept as ``attributes``);
 - ``thinking`` -> a reasoning part (``thinking_delta`` appends; ``signature_delta`` is the
   payload ``{"provider": "anthropic", "kind": "signature", "data": ...}``, which replaces);
 - ``redacted_thinking`` -> a redacted reasoning part whose payload (kind
@@ -22,7 +24,8 @@ part:
   ...) -> an ``unknown`` part holding the block verbatim with its deltas applied
   (``input_json_delta`` strings parsed into ``input``; the string fields of another delta
   appended to the block's field of that name). It is emitted whole at its
-  ``content_block_stop`` (or when the stream ends without one).
+  ``content_block_stop`` (or when the stream ends without one). A ``fallback`` block's
+  ``to.model`` (the model that served the reply from there on) is the message's model.
 
 Quirks are anomalies, never exceptions: a delta for an index with no block start
 (``delta_before_start``: the block is opened from the delta's kind), a block start at an index
