@@ -467,7 +467,7 @@ fn fold_usage<H: Host>(
 /// chunk's counts. A summed total stays per-chunk only while every summand was.
 fn note_total<H: Host>(
     host: &H,
-    usage: &mut HMap<H::Obj, Val<H::Obj>>,
+    usage: &HMap<H::Obj, Val<H::Obj>>,
     per_chunk_total: &mut bool,
     right: &H::Obj,
     mode: UsageMode,
