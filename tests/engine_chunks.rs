@@ -135,6 +135,7 @@ fn call_part(
         "payload": null,
         "response_item_id": null,
         "extra": null,
+        "call_index": null,
     })
 }
 
@@ -676,4 +677,21 @@ fn bare_text_shortcut_equals_fold() {
         convert(part_leaf(json!({"part": "text", "text": "x"}))),
     );
     assert!(base.bare_text(Family::Base).is_none());
+}
+
+/// The index a chunk's `tool_calls=` gave a call (`call_index`) reads back from that chunk
+/// alone; once a second leaf is folded in, every call reads by position (null here).
+#[test]
+fn call_index_shows_only_in_one_leaf() {
+    let given = |index: i64| json!({"part": "tool_call", "id": "c1", "name": "f", "arguments": "{", "provider_index": index, "call_index": index});
+    let mut one = call_part(json!("c1"), "f", "{", json!(5));
+    one["call_index"] = json!(5);
+    let state = fold(options("replace"), &[part_leaf(given(5))]);
+    assert_json(&read(&state, false)["parts"], &json!([one]));
+    let more = json!({"part": "tool_call", "arguments": "}", "provider_index": 5, "call_index": 5});
+    let state = fold(options("replace"), &[part_leaf(given(5)), part_leaf(more)]);
+    assert_json(
+        &read(&state, false)["parts"],
+        &json!([call_part(json!("c1"), "f", "{}", json!(5))]),
+    );
 }

@@ -186,6 +186,7 @@ def test_e79_an_empty_text_block_is_kept() -> None:
             "payload": None,
             "response_item_id": None,
             "extra": None,
+            "call_index": None,
         },
     ]
     assert message.content == ""

@@ -248,6 +248,7 @@ def test_tool_use_from_json_deltas() -> None:
             "payload": None,
             "response_item_id": None,
             "extra": {"caller": {"type": "direct"}},
+            "call_index": None,
         }
     ]
     assert message.finish_reason_normalized == "tool_calls"

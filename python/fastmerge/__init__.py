@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import _backend, errors
+from . import _backend, errors, message_chunk
 from ._version import __version__
 from .aggregate import PROVIDERS, Aggregator, aggregate, aggregate_choices
 from .errors import (
@@ -51,6 +51,9 @@ from ._backend import impl as _impl  # noqa: E402
 
 merge = _impl.merge
 merge_all = _impl.merge_all
+#: openJiuwen's name of :func:`merge` (``message_chunk.merge_parser_content``): the same
+#: function (``_backend.ALIASES``).
+merge_parser_content = merge
 merge_dicts = _impl.merge_dicts
 concat_token_ids = _impl.concat_token_ids
 merge_logprobs = _impl.merge_logprobs
@@ -67,6 +70,8 @@ def backend_info() -> dict[str, Any]:
 
 __all__ = [
     "ATOMIC_KEYS",
+    "merge_parser_content",
+    "message_chunk",
     "AggregatorClosedError",
     "Aggregator",
     "EventError",

@@ -80,7 +80,9 @@ def _content_parts(content: Any) -> list[dict[str, Any]]:
 
 def _tool_call_part(call: Any) -> dict[str, Any]:
     """One tool-call fragment as a part: a ToolCall, a ToolCallPart, an OpenAI-format dict
-    (nested ``function``, or ``custom`` [E38]) or openJiuwen's flat dict."""
+    (nested ``function``, or ``custom`` [E38]), openJiuwen's flat dict or its pydantic
+    ``ToolCall``. The index given is both the resolver's ``provider_index`` and the
+    ``call_index`` the flat view shows (openJiuwen reads back the index a call was given)."""
     if isinstance(call, ToolCallPart):
         return call.to_dict()
     if isinstance(call, ToolCall):
@@ -92,10 +94,16 @@ def _tool_call_part(call: Any) -> dict[str, Any]:
             "arguments": call.arguments,
             "provider_index": call.index,
             "response_item_id": call.response_item_id,
+            "call_index": call.index,
         }
+    dump = getattr(call, "model_dump", None)
+    if not isinstance(call, Mapping) and callable(dump):
+        # openJiuwen's pydantic ToolCall (or any model of its flat or OpenAI shape)
+        call = dump()
     if not isinstance(call, Mapping):
         raise TypeError(
-            f"a tool call must be a ToolCall, a ToolCallPart or a dict, not {type(call).__name__}"
+            "a tool call must be a ToolCall, a ToolCallPart, a dict or a pydantic model, "
+            f"not {type(call).__name__}"
         )
     kind = call.get("type")
     # the call's body: OpenAI's nested "function", or the object named by its type ("custom"
@@ -121,6 +129,7 @@ def _tool_call_part(call: Any) -> dict[str, Any]:
         part["arguments"] = call.get("arguments")
     part["provider_index"] = call.get("index")
     part["response_item_id"] = call.get("response_item_id")
+    part["call_index"] = call.get("index")
     extra = {k: v for k, v in call.items() if k not in known}
     if extra:
         part["extra"] = {**part.get("extra", {}), **extra}
@@ -163,7 +172,7 @@ def _check_part(d: dict[str, Any]) -> None:
             raise TypeError(
                 f"{kind} part field {key!r} must be {names}, not {type(value).__name__}"
             )
-    for key in ("index", "provider_index"):
+    for key in ("index", "provider_index", "call_index"):
         value = d.get(key)
         if value is not None and (type(value) is not int):
             raise TypeError(
@@ -430,8 +439,12 @@ class _AssistantFields(_Fields):
 
     @property
     def tool_calls(self) -> list[ToolCall] | None:
-        """The calls in order, ``index`` 0..n-1 [E43]; a fragment that never met a name or an
-        id is kept in :attr:`parts` only. None when there are none (openJiuwen)."""
+        """The calls in order. In a chunk built by its constructor (no ``+``), ``index`` is the
+        index each call was given (``tool_calls=``), as openJiuwen reads it, when every call
+        has one and no two share it; otherwise, and in every merged chunk or stream, the
+        position 0..n-1 (spec §4 [E43], one index for several calls [E27]). A fragment that
+        never met a name or an id is kept in :attr:`parts` only. None when there are none, as
+        openJiuwen gives (its code tests ``tool_calls is None``)."""
         calls = [
             p
             for p in self._view()["parts"]
@@ -439,16 +452,19 @@ class _AssistantFields(_Fields):
         ]
         if not calls:
             return None
+        given = [p["call_index"] for p in calls]
+        if None in given or len(set(given)) != len(given):
+            given = list(range(len(calls)))
         return [
             ToolCall(
                 id=p["id"],
                 type=p["type"],
                 name=p["name"] or "",
                 arguments=arguments_text(p["arguments"]),
-                index=i,
+                index=index,
                 response_item_id=p["response_item_id"],
             )
-            for i, p in enumerate(calls)
+            for index, p in zip(given, calls)
         ]
 
     @property

@@ -205,6 +205,7 @@ class _State:
         "status",
         "anomalies",
         "choice_index",
+        "leaves",
     )
 
     def __init__(self, family: str, options: Options) -> None:
@@ -240,6 +241,9 @@ class _State:
         self.status: Any = None
         self.anomalies: list[dict[str, Any]] = []
         self.choice_index: Any = None
+        # how many leaves were folded: a chunk's given call indexes show only in one no ``+``
+        # merged (a merged stream numbers its calls by position, spec §4)
+        self.leaves = 0
 
     def anomaly(self, code: str, detail: str) -> None:
         if self.options.strict:
@@ -254,6 +258,7 @@ class _State:
 def _fold(state: _State, leaf: dict[str, Any]) -> None:
     """Fold one leaf's fields into ``state`` (which is private and changes in place)."""
     family = state.family
+    state.leaves += 1
     for key, value in leaf.items():
         if key == "parts":
             if family == "assistant":
@@ -698,6 +703,10 @@ def _merge_into(
     item_id = fragment.get("response_item_id")
     if fields.get("response_item_id") is None and not absent(item_id):
         fields["response_item_id"] = item_id
+    # set once: a later fragment of the call keeps the index the first one gave
+    call_index = fragment.get("call_index")
+    if fields.get("call_index") is None and call_index is not None:
+        fields["call_index"] = call_index
     extra = fragment.get("extra")
     if extra:
         fields["extra"] = _deep_merge(fields.get("extra") or {}, extra)
@@ -748,6 +757,7 @@ def _materialize(state: _State, finish: bool) -> dict[str, Any]:
             }
             for key in ("payload", "response_item_id", "extra"):
                 out[key] = _thaw(part.fields.get(key))
+            out["call_index"] = _thaw(part.fields.get("call_index")) if state.leaves == 1 else None
         elif part.kind in ("text", "reasoning"):
             out = {"part": part.kind, "text": "".join(part.pieces)}
             if part.kind == "text":
@@ -893,6 +903,7 @@ class ChunkCore:
                         last = state.parts[-1]
                         if last.kind == bare[0] and last.index is None:
                             last.pieces.append(bare[1])
+                            state.leaves += 1
                             acc.leaves.append(other._leaf)
                             return _view(type(self), acc.family, acc)
                     _fold_leaves(acc, [other._leaf])

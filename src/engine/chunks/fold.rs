@@ -41,6 +41,8 @@ pub(crate) struct PartFields<O> {
     pub(crate) redacted: bool,
     pub(crate) response_item_id: Option<O>,
     pub(crate) extra: Option<Val<O>>,
+    /// The index a tool call was given (openJiuwen's `ToolCall.index`), set once.
+    pub(crate) call_index: Option<O>,
 }
 
 pub(crate) struct Part<O> {
@@ -65,6 +67,7 @@ impl<O> Default for PartFields<O> {
             redacted: false,
             response_item_id: None,
             extra: None,
+            call_index: None,
         }
     }
 }
@@ -129,6 +132,9 @@ pub struct State<O> {
     pub(crate) status: Option<O>,
     pub(crate) anomalies: Vec<Anomaly<O>>,
     pub(crate) choice_index: Option<O>,
+    /// How many leaves were folded: a chunk's given call indexes show only in one no `+`
+    /// merged (a merged stream numbers its calls by position, spec §4).
+    pub(crate) leaves: usize,
 }
 
 impl<O: Clone> State<O> {
@@ -174,6 +180,7 @@ impl<O: Clone> State<O> {
             status: None,
             anomalies: Vec::new(),
             choice_index: None,
+            leaves: 0,
         }
     }
 
@@ -217,6 +224,7 @@ pub fn fold<H: Host>(
     leaf: &Leaf<H::Obj, H::Err>,
 ) -> Result<(), H::Err> {
     let family = state.family;
+    state.leaves += 1;
     for field in &leaf.fields {
         match field {
             Field::Parts(ops) => {
@@ -639,6 +647,7 @@ pub fn append_bare_text<O: Clone>(state: &mut State<O>, text: &O, reasoning: boo
                 ) =>
         {
             last.pieces.push(text.clone());
+            state.leaves += 1;
             true
         }
         _ => false,
@@ -669,6 +678,7 @@ pub fn append_indexed_text<O: Clone + PartialEq>(
                 ) =>
         {
             last.pieces.push(text.clone());
+            state.leaves += 1;
             true
         }
         _ => false,
@@ -704,6 +714,7 @@ pub fn append_indexed_arguments<H: Host>(
     match state.parts.get_mut(part) {
         Some(part) => {
             part.pieces.push(arguments.clone());
+            state.leaves += 1;
             Ok(true)
         }
         None => Ok(false),
@@ -1178,6 +1189,12 @@ fn merge_into<H: Host>(
     if fields.response_item_id.is_none() {
         if let Some(item_id) = &fragment.item_id {
             fields.response_item_id = Some(item_id.clone());
+        }
+    }
+    // set once: a later fragment of the call keeps the index the first one gave
+    if fields.call_index.is_none() {
+        if let Some(call_index) = &fragment.call_index {
+            fields.call_index = Some(call_index.clone());
         }
     }
     if let Some(extra) = &fragment.extra {

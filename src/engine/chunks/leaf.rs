@@ -179,6 +179,8 @@ pub(crate) struct Fragment<O, E> {
     pub(crate) item_id: Option<O>,
     /// A truthy `extra`.
     pub(crate) extra: Option<O>,
+    /// A non-None `call_index`.
+    pub(crate) call_index: Option<O>,
     /// What `_merge_into` raises reading the payload.
     pub(crate) late: Option<E>,
 }
@@ -543,6 +545,7 @@ fn parse_fragment<H: Host>(host: &H, part: &H::Obj) -> Result<Fragment<H::Obj, H
         payload: None,
         item_id: item_id.filter(|v| !absent(host, v)),
         extra,
+        call_index: get(host, part, "call_index")?,
         late: None,
     };
     if let Some(payload) = payload {

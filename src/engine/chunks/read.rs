@@ -164,6 +164,13 @@ pub fn materialize<H: Host>(
                     },
                 );
                 out.put("extra", thaw_opt(host, &fields.extra)?);
+                out.put(
+                    "call_index",
+                    match &fields.call_index {
+                        Some(v) if state.leaves == 1 => own(host, v)?,
+                        _ => host.none(),
+                    },
+                );
             }
             PartKind::Text(kind) | PartKind::Reasoning(kind) => {
                 out.put("part", kind.clone());
