@@ -17,6 +17,7 @@ import sys
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence, TypeVar
 
 from . import _backend
+from ._types import Provider, SignatureMerge, UsageMerge
 from .parts import (
     OpaquePayload,
     Part,
@@ -361,8 +362,10 @@ class _BaseFields(_Fields):
     __slots__ = ()
 
     @property
-    def content(self) -> Any:
-        return _copy(self._view()["content"])
+    def content(self) -> str | list[Any]:
+        """The content as given: a str, or a list of items (openJiuwen's ``str | list``)."""
+        content: str | list[Any] = _copy(self._view()["content"])
+        return content
 
     def to_dict(self) -> dict[str, Any]:
         d = self._view()
@@ -417,7 +420,7 @@ class _AssistantFields(_Fields):
         return tuple(part_from_dict(_copy(p)) for p in self._view()["parts"])
 
     @property
-    def content(self) -> Any:
+    def content(self) -> str | list[Any]:
         """The text parts joined; a list of items if some chunk gave its content as a list."""
         d = self._view()
         if d["content_list"]:
@@ -539,7 +542,7 @@ class _AssistantFields(_Fields):
         value: int | None = self._view()["choice_index"]
         return value
 
-    def to_provider(self, provider: str) -> dict[str, Any]:
+    def to_provider(self, provider: Provider) -> dict[str, Any]:
         """This message as ``provider``'s non-streaming response (``chat.completion``,
         Anthropic ``Message``, Responses ``response``, Gemini ``GenerateContentResponse``,
         Bedrock ``Converse`` output, Ollama's final object); opaque payloads are replayed only
@@ -587,6 +590,12 @@ class BaseMessageChunk(_BaseFields, _Core):
 
     def _view(self) -> dict[str, Any]:
         return self._data()
+
+    if TYPE_CHECKING:
+        # ChunkCore's ``+`` (the backend's, never shadowed here: it is the hot path) gives a
+        # chunk of the left operand's class; ``0 + chunk`` is the chunk (``sum``).
+        def __add__(self: _C, other: _C) -> _C: ...
+        def __radd__(self: _C, other: int) -> _C: ...
 
     @classmethod
     def from_dict(cls: type[_C], d: Mapping[str, Any]) -> _C:
@@ -743,8 +752,8 @@ def fold_chunks(
     chunks: Iterable[_C],
     *,
     strict: bool = False,
-    signature_merge: str = "replace",
-    usage: str = "merge",
+    signature_merge: SignatureMerge = "replace",
+    usage: UsageMerge = "merge",
 ) -> _C | None:
     """Fold chunks left to right, like ``sum`` but with options: ``strict=True`` raises
     :class:`fastmerge.errors.AnomalyError` where ``+`` records an anomaly;
