@@ -161,10 +161,18 @@ def test_merged_from_a_chunk_with_an_index_differs_from_openjiuwen() -> None:
     assert _calls(oj) == [("c1", "f", "{}", 5)]
 
 
-def test_one_index_for_several_calls_reads_positions() -> None:
-    # [E27] in one chunk: openJiuwen keeps 0 for both; unique positions here, as in a stream
+def test_one_index_for_several_calls_or_none_reads_positions() -> None:
+    """[E27] in one chunk, and a call without an index: openJiuwen reads them as given (0 for
+    both; None), fastmerge gives unique positions, as in a stream (README, differences)."""
     chunk = fastmerge.AssistantMessageChunk(tool_calls=[_call(0, "c1", "f"), _call(0, "c2", "g")])
     assert _calls(chunk) == [("c1", "f", "", 0), ("c2", "g", "", 1)]
+    oj = _oj_chunk(_oj_call(0, "c1", "f"), _oj_call(0, "c2", "g"))
+    assert _calls(oj) == [("c1", "f", "", 0), ("c2", "g", "", 0)]
+    mixed = fastmerge.AssistantMessageChunk(
+        tool_calls=[_call(None, "c1", "f"), _call(3, "c2", "g")]
+    )
+    assert _calls(mixed) == [("c1", "f", "", 0), ("c2", "g", "", 1)]
+    assert _calls(_oj_chunk(_oj_call(None, "c1", "f"))) == [("c1", "f", "", None)]
 
 
 def test_openjiuwen_pydantic_tool_call_is_accepted() -> None:

@@ -6,6 +6,7 @@ latter pins the result types of merge, merge_all, ``+``, to_message(), content a
 from __future__ import annotations
 
 import ast
+import os
 import re
 import subprocess
 import sys
@@ -24,12 +25,15 @@ EXAMPLES: list[str] = re.findall(r"```python\n((?:(?!```).)*)```\s*```text\n", R
 
 
 def _mypy(*paths: Path) -> subprocess.CompletedProcess[str]:
-    # from the project root: the project's mypy settings, and its cache
+    # from the project root: the project's mypy settings, and its cache; MYPYPATH finds the
+    # package under test where it is not installed (make test-pure: PYTHONPATH=python)
+    env = {**os.environ, "MYPYPATH": str(Path(fastmerge.__file__).resolve().parent.parent)}
     return subprocess.run(
         [sys.executable, "-m", "mypy", "--strict", *map(str, paths)],
         capture_output=True,
         text=True,
         cwd=ROOT,
+        env=env,
         timeout=600,
     )
 
