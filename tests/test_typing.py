@@ -81,6 +81,7 @@ def test_literal_aliases_are_the_options_the_backend_takes(backend_module: Modul
     assert get_args(fastmerge.ListMerge) == backend_module.LIST_MERGES == ("concat", "by_index")
     assert get_args(fastmerge.Provider) == backend_module.PROVIDERS
     assert get_args(fastmerge.Provider) == fastmerge.PROVIDERS
+    assert fastmerge.MergeOptions.__optional_keys__ == {"policy", "list_merge", "strict"}
     chunk = fastmerge.AssistantMessageChunk(content="a")
     usage = _expected_names(lambda: fastmerge.fold_chunks([chunk], usage="x"))  # type: ignore[arg-type]
     assert get_args(fastmerge.UsageMerge) == usage == ("merge", "sum", "last")

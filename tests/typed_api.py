@@ -55,6 +55,9 @@ assert_type(fastmerge.aggregate([], provider="openai-chat"), AssistantMessage)
 assert_type(fastmerge.aggregate_choices(b"", usage="last"), list[AssistantMessage])
 assert_type(chunk.to_message().to_provider("anthropic"), dict[str, Any])
 
+options: fastmerge.MergeOptions = {"policy": "delta", "list_merge": "by_index"}
+assert_type(fastmerge.merge_all(records, **options), dict[str, Any] | None)
+bad_options: fastmerge.MergeOptions = {"policy": "delta", "mode": 1}  # type: ignore[typeddict-unknown-key]
 policy: fastmerge.Policy = "delta"
 assert_type(get_args(fastmerge.Policy), tuple[Any, ...])
 fastmerge.merge("a", "b", policy=policy)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Iterable, TypeVar, overload
 
 from . import _backend, errors, message_chunk
-from ._types import ListMerge, Policy, Provider, SignatureMerge, UsageMerge
+from ._types import ListMerge, MergeOptions, Policy, Provider, SignatureMerge, UsageMerge
 from ._version import __version__
 from .aggregate import PROVIDERS, Aggregator, aggregate, aggregate_choices
 from .errors import (
@@ -51,6 +51,8 @@ BACKEND: str = _backend.selected
 from ._backend import impl as _impl  # noqa: E402
 
 if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
     _T = TypeVar("_T")
     _L = TypeVar("_L")
     _R = TypeVar("_R")
@@ -61,49 +63,15 @@ if TYPE_CHECKING:
     # returns Any: mypy would then give Any for every argument that holds an Any, such as a
     # ``dict[str, Any]``.) The implementations are the backend's, bound below.
     @overload
-    def merge(
-        left: None,
-        right: _T,
-        *,
-        policy: Policy = ...,
-        list_merge: ListMerge = ...,
-        strict: bool = ...,
-    ) -> _T: ...
+    def merge(left: None, right: _T, **options: Unpack[MergeOptions]) -> _T: ...
     @overload
-    def merge(
-        left: _T,
-        right: None,
-        *,
-        policy: Policy = ...,
-        list_merge: ListMerge = ...,
-        strict: bool = ...,
-    ) -> _T: ...
+    def merge(left: _T, right: None, **options: Unpack[MergeOptions]) -> _T: ...
     @overload
-    def merge(
-        left: _L,
-        right: _R,
-        *,
-        policy: Policy = ...,
-        list_merge: ListMerge = ...,
-        strict: bool = ...,
-    ) -> _L | _R: ...
-    def merge(
-        left: Any,
-        right: Any,
-        *,
-        policy: Policy = "openjiuwen",
-        list_merge: ListMerge = "concat",
-        strict: bool = False,
-    ) -> Any:
+    def merge(left: _L, right: _R, **options: Unpack[MergeOptions]) -> _L | _R: ...
+    def merge(left: Any, right: Any, **options: Unpack[MergeOptions]) -> Any:
         """Merge ``right`` into ``left`` (spec §1): a new value, inputs never mutated."""
 
-    def merge_all(
-        items: Iterable[_T],
-        *,
-        policy: Policy = "openjiuwen",
-        list_merge: ListMerge = "concat",
-        strict: bool = False,
-    ) -> _T | None:
+    def merge_all(items: Iterable[_T], **options: Unpack[MergeOptions]) -> _T | None:
         """``functools.reduce(merge, items)`` in linear time, of the items' type; None for
         no items (spec §1.3)."""
 
@@ -130,6 +98,7 @@ def backend_info() -> dict[str, Any]:
 __all__ = [
     "ATOMIC_KEYS",
     "ListMerge",
+    "MergeOptions",
     "Policy",
     "Provider",
     "SignatureMerge",

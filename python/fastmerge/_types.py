@@ -6,14 +6,25 @@ option before it runs: ``fastmerge.Policy``, ``ListMerge``, ``Provider``, ``Usag
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, TypedDict
 
-__all__ = ["ListMerge", "Policy", "Provider", "SignatureMerge", "UsageMerge"]
+__all__ = ["ListMerge", "MergeOptions", "Policy", "Provider", "SignatureMerge", "UsageMerge"]
 
 #: ``merge`` / ``merge_all`` ``policy=`` (spec §1).
 Policy = Literal["openjiuwen", "delta"]
 #: ``merge`` / ``merge_all`` ``list_merge=`` (spec §1.2).
 ListMerge = Literal["concat", "by_index"]
+
+
+class MergeOptions(TypedDict, total=False):
+    """The keyword options of ``merge`` / ``merge_all``, for code that passes them on
+    (``merge(a, b, **options)``); the defaults are ``"openjiuwen"``, ``"concat"``, False."""
+
+    policy: Policy
+    list_merge: ListMerge
+    strict: bool
+
+
 #: A wire format: ``aggregate(provider=)`` (which also takes ``"auto"``) and ``to_provider``.
 Provider = Literal[
     "openai-chat", "openai-responses", "anthropic", "gemini", "bedrock-converse", "ollama"
