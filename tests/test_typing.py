@@ -56,7 +56,7 @@ def test_mypy_rejects_what_the_types_forbid(tmp_path: Path) -> None:
     """The check above can fail: a wrong expected type and an untyped user script are errors."""
     bad = tmp_path / "bad.py"
     bad.write_text(
-        "from typing_extensions import assert_type\n"
+        "from typing import assert_type\n"
         "import fastmerge\n"
         "assert_type(fastmerge.merge_all(['a']), str)\n"
         "message = fastmerge.aggregate(b'')\n"

@@ -5,9 +5,7 @@ imported by the tests: ``assert_type`` fails the check when a type drifts, and e
 
 from __future__ import annotations
 
-from typing import Any, get_args
-
-from typing_extensions import assert_type
+from typing import Any, assert_type, get_args
 
 import fastmerge
 from fastmerge import (
