@@ -196,3 +196,46 @@ def test_openjiuwen_pydantic_tool_call_is_accepted() -> None:
 def test_a_tool_call_of_another_type_is_a_type_error() -> None:
     with pytest.raises(TypeError, match="a tool call must be a ToolCall, .* not int"):
         fastmerge.AssistantMessageChunk(tool_calls=[3])
+
+
+def _openjiuwen_style_stream(mc: Any) -> Any:
+    """Code written for openJiuwen, run on the module ``mc``: its streaming loop over
+    OpenAI-style tool-call deltas (``ToolCall`` from the same module, as its clients build
+    them)."""
+    tool_call, chunk = mc.ToolCall, mc.AssistantMessageChunk
+    deltas = [
+        chunk(content="Checking."),
+        chunk(
+            content="",
+            tool_calls=[
+                tool_call(id="c1", type="function", name="weather", arguments='{"c":', index=0)
+            ],
+        ),
+        chunk(
+            content="",
+            tool_calls=[tool_call(id=None, type="function", name="", arguments='"P"}', index=0)],
+        ),
+        chunk(
+            content="",
+            tool_calls=[tool_call(id="c2", type="function", name="time", arguments="{}", index=1)],
+        ),
+        chunk(content="", finish_reason="tool_calls", parser_content={"k": "v"}),
+    ]
+    final = None
+    for delta in deltas:
+        final = final + delta if final else delta
+    assert final is not None
+    calls = [(c.id, c.type, c.name, c.arguments, c.index) for c in final.tool_calls]
+    merged = mc.merge_parser_content(final.parser_content, {"k": "w"})
+    return final.content, final.finish_reason, calls, merged
+
+
+def test_openjiuwen_code_runs_unchanged_but_for_the_import() -> None:
+    expected = (
+        "Checking.",
+        "tool_calls",
+        [("c1", "function", "weather", '{"c":"P"}', 0), ("c2", "function", "time", "{}", 1)],
+        {"k": "vw"},
+    )
+    assert _openjiuwen_style_stream(OJ) == expected
+    assert _openjiuwen_style_stream(message_chunk) == expected
