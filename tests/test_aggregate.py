@@ -117,13 +117,24 @@ def test_sse_fields_and_end_of_stream() -> None:
     assert message.status == "complete"
 
 
-def test_empty_stream_is_one_incomplete_message() -> None:
-    for events in ([], b"", "", b"\n\n", [b": comment"]):
-        message = fastmerge.aggregate(events)
-        assert message.status == "incomplete"
-        assert message.parts == ()
-        assert message.choice_index == 0
-        assert message.provider_metadata == {}
+def test_empty_stream_is_an_error() -> None:
+    # no event is an error, not an empty message (spec §6)
+    for events, detail in (
+        ([], "no events"),
+        (b"", "the input is empty"),
+        ("", "the input is empty"),
+        (b"\n\n", "the input is empty"),
+        ([b": comment"], "no JSON object, JSON array or SSE data: line in the input"),
+    ):
+        with pytest.raises(EventError) as info:
+            fastmerge.aggregate(events)
+        assert (info.value.event, info.value.detail) == (0, detail)
+    # before any event, a snapshot is the empty, incomplete message
+    message = fastmerge.Aggregator().snapshot()
+    assert message.status == "incomplete"
+    assert message.parts == ()
+    assert message.choice_index == 0
+    assert message.provider_metadata == {}
 
 
 def test_stream_without_terminal_signal_is_incomplete() -> None:
@@ -192,8 +203,9 @@ def test_inputs_are_not_mutated() -> None:
 
 
 def _error(events: Any, provider: str = "auto") -> tuple[type, str]:
+    # strict: an unreadable event raises (not strict, it is an anomaly: test_edges_events.py)
     with pytest.raises(Exception) as info:
-        fastmerge.aggregate(events, provider)
+        fastmerge.aggregate(events, provider, strict=True)
     return type(info.value), str(info.value)
 
 
@@ -215,7 +227,7 @@ class Weird:
         ([{"x": Weird()}], "event 1: Weird is not a JSON value"),
         ([{"x": 10**400}], "event 1: an integer too large for a float is not a JSON number"),
         (["{not json"], "event 1: not valid JSON"),
-        (["[1, 2]"], "event 1: not valid JSON"),
+        (["[1, 2]"], "event 1: an event must be a JSON object, not number"),
         ([b'{"a": NaN}'], "event 1: not valid JSON"),
         ([b'{"a": 1e400}'], "event 1: not valid JSON"),
         ([b'{"a": "\\ud800"}'], "event 1: not valid JSON"),
@@ -223,7 +235,7 @@ class Weird:
         ([b'{"a": 1} x'], "event 1: not valid JSON"),
         (b'data: {"a": 1\n\n', "event 1: not valid JSON"),
         (b"data: [1]\n\n", "event 1: an event must be a JSON object, not array"),
-        (b'{"choices": []}\n7\n', "event 2: not valid JSON"),
+        (b'{"choices": []}\n7\n', "event 2: an event must be a JSON object, not number"),
         (
             [{"hello": 1, "world": 2}],
             "event 1: cannot tell the provider from this event (keys: 'hello', 'world'); "
@@ -274,8 +286,8 @@ def test_argument_errors() -> None:
         fastmerge.Aggregator().feed(5)  # type: ignore[arg-type]
 
 
-def test_a_bad_transport_closes_the_aggregator() -> None:
-    agg = fastmerge.Aggregator()
+def test_a_bad_transport_line_in_strict_mode_closes_the_aggregator() -> None:
+    agg = fastmerge.Aggregator(strict=True)
     with pytest.raises(EventError, match="event 2: not valid JSON"):
         agg.feed(jsonl(CHAT[:1]) + b"oops\n")
     with pytest.raises(AggregatorClosedError, match="event 2 could not be read"):
@@ -285,11 +297,12 @@ def test_a_bad_transport_closes_the_aggregator() -> None:
 def test_a_bad_json_item_leaves_the_aggregator_usable() -> None:
     agg = fastmerge.Aggregator()
     agg.add(CHAT[0])
-    with pytest.raises(EventError, match="event 2: not valid JSON"):
-        agg.add("{")
+    agg.add("{")  # skipped, and said (spec §8)
     for event in CHAT[1:]:
         agg.add(event)
-    assert agg.finish().content == "Héllo 👋"
+    message = agg.finish()
+    assert message.content == "Héllo 👋"
+    assert message.anomalies == [{"code": "unreadable_event", "detail": "event 2: not valid JSON"}]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -430,4 +443,4 @@ def test_a_last_event_without_its_blank_line_is_read() -> None:
 
 def test_a_whole_text_item_must_not_be_cut() -> None:
     with pytest.raises(EventError, match="event 2: not valid JSON"):
-        fastmerge.aggregate(['[{"choices": []}, {"choices": ['])
+        fastmerge.aggregate(['[{"choices": []}, {"choices": ['], strict=True)

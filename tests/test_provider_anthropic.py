@@ -641,8 +641,11 @@ def test_status_without_message_stop_is_incomplete() -> None:
 )
 def test_bad_event_shapes(event: dict[str, Any], detail: str) -> None:
     with pytest.raises(EventError) as info:
-        agg([start(), event])
+        agg([start(), event], strict=True)
     assert str(info.value) == f"event 2: anthropic: {detail}"
+    # not strict: skipped, and said (spec §8)
+    anomaly = {"code": "unreadable_event", "detail": f"event 2: anthropic: {detail}"}
+    assert anomaly in agg([start(), event]).anomalies
 
 
 def test_strict_raises_the_anomaly() -> None:

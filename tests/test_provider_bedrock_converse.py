@@ -261,9 +261,10 @@ def test_cut_between_blocks_is_incomplete_without_anomaly() -> None:
     assert message.anomalies == []
 
 
-def test_empty_stream_is_incomplete() -> None:
-    message = fastmerge.aggregate([], P)
-    assert message.status == "incomplete"
+def test_empty_stream_is_an_error() -> None:
+    # no event is an error, not an empty message (spec §6)
+    with pytest.raises(EventError, match="^no event could be read: no events$"):
+        fastmerge.aggregate([], P)
 
 
 def test_tool_delta_before_start() -> None:
@@ -433,9 +434,12 @@ def test_stop_fields_kept() -> None:
 )
 def test_bad_shapes(event: dict[str, Any], detail: str) -> None:
     with pytest.raises(EventError) as info:
-        fastmerge.aggregate([MSG_START, event], P)
+        fastmerge.aggregate([MSG_START, event], P, strict=True)
     assert info.value.event == 2
     assert info.value.detail == f"{P}: {detail}"
+    # not strict: skipped, and said (spec §8)
+    anomaly = {"code": "unreadable_event", "detail": f"event 2: {P}: {detail}"}
+    assert anomaly in fastmerge.aggregate([MSG_START, event], P).anomalies
 
 
 def test_inputs_not_mutated() -> None:

@@ -578,7 +578,10 @@ def test_prompt_feedback_without_block_is_kept() -> None:
 
 
 def test_no_event_at_all() -> None:
-    m = agg([])
+    # an error, not an empty message (spec §6); a snapshot before any event is empty
+    with pytest.raises(EventError, match="^no event could be read: no events$"):
+        agg([])
+    m = fastmerge.Aggregator(P).snapshot()
     assert m.status == "incomplete" and list(m.parts) == []
 
 
@@ -709,10 +712,13 @@ ARG0 = "candidates[0].content.parts[0].functionCall.partialArgs[0]"
 )
 def test_bad_event_shapes(event: dict[str, Any], detail: str) -> None:
     with pytest.raises(EventError) as info:
-        agg([chunk(text("ok")), event])
+        agg([chunk(text("ok")), event], strict=True)
     assert info.value.event == 2
     assert info.value.detail == f"{P}: {detail}"
     assert str(info.value) == f"event 2: {P}: {detail}"
+    # not strict: skipped, and said (spec §8)
+    anomaly = {"code": "unreadable_event", "detail": f"event 2: {P}: {detail}"}
+    assert anomaly in agg([chunk(text("ok")), event]).anomalies
 
 
 def test_inputs_are_not_mutated() -> None:

@@ -288,9 +288,12 @@ def test_auto_detects_generate_and_chat() -> None:
 )
 def test_bad_shapes(event: dict[str, Any], detail: str) -> None:
     with pytest.raises(EventError) as info:
-        fastmerge.aggregate([gen("a"), event], P)
+        fastmerge.aggregate([gen("a"), event], P, strict=True)
     assert info.value.event == 2
     assert info.value.detail == f"{P}: {detail}"
+    # not strict: skipped, and said (spec §8)
+    anomaly = {"code": "unreadable_event", "detail": f"event 2: {P}: {detail}"}
+    assert anomaly in fastmerge.aggregate([gen("a"), event], P).anomalies
 
 
 def test_inputs_not_mutated() -> None:

@@ -628,12 +628,18 @@ def test_auto_detects() -> None:
     ],
 )
 def test_bad_shapes(event: dict[str, Any], detail: str) -> None:
-    agg = fastmerge.Aggregator(P)
+    agg = fastmerge.Aggregator(P, strict=True)
     agg.add(chunk(ch(content="ok")))
     with pytest.raises(EventError) as info:
         agg.add(event)
     assert info.value.event == 2
     assert info.value.detail == f"{P}: {detail}"
+    # not strict: skipped, and said (spec §8)
+    agg = fastmerge.Aggregator(P)
+    agg.add(chunk(ch(content="ok")))
+    agg.add(event)
+    anomaly = {"code": "unreadable_event", "detail": f"event 2: {P}: {detail}"}
+    assert anomaly in agg.finish().anomalies
 
 
 def test_inputs_not_mutated() -> None:

@@ -735,9 +735,12 @@ def test_strict_raises_on_an_anomaly() -> None:
 )
 def test_bad_event_shapes(event: dict[str, Any], detail: str) -> None:
     with pytest.raises(EventError) as info:
-        agg([created(), event])
+        agg([created(), event], strict=True)
     assert info.value.event == 2
     assert info.value.detail == detail
+    # not strict: skipped, and said (spec §8)
+    anomaly = {"code": "unreadable_event", "detail": f"event 2: {detail}"}
+    assert anomaly in agg([created(), event]).anomalies
 
 
 def test_inputs_are_not_mutated() -> None:

@@ -6,6 +6,7 @@ runs in a fresh interpreter on the backend under test.
 
 from __future__ import annotations
 
+import gzip
 import os
 import re
 import shlex
@@ -120,9 +121,7 @@ def test_cli_error_message_as_shown(backend_name: str, tmp_path: Path) -> None:
         (["merge", "log.jsonl"], shown[1]),  # JSON values
     ):
         if args[1] == "--provider":
-            (tmp_path / "log.jsonl").write_text(
-                '{"choices": []}\n{"choices": []}\n{"choices": oops}\n', "utf-8"
-            )
+            (tmp_path / "log.jsonl").write_bytes(gzip.compress(b'{"choices": []}\n'))
         else:
             (tmp_path / "log.jsonl").write_text('{"a": "x"}\n\n{"a": \n', "utf-8")
         proc = subprocess.run(

@@ -16,6 +16,8 @@ The module is loaded once per backend (:func:`fastmerge._backend.aggregate_modul
 
 from __future__ import annotations
 
+import os
+import threading
 from typing import TYPE_CHECKING, Any, Iterable, Literal
 
 from . import _backend
@@ -56,15 +58,18 @@ class Aggregator:
 
     ``strict=True`` raises :class:`fastmerge.AnomalyError` where the merge would record an
     anomaly; ``signature_merge`` and ``usage`` choose those rules (see
-    :func:`fastmerge.fold_chunks`). An event that cannot be read raises
-    :class:`fastmerge.errors.EventError` with its number.
+    :func:`fastmerge.fold_chunks`). An event that cannot be read (bad JSON, not an object, a
+    shape its adapter cannot map) is skipped with an ``unreadable_event`` anomaly naming its
+    number; with ``strict=True`` it raises :class:`fastmerge.errors.EventError` and the
+    aggregator closes. A stream with no readable event at all is an ``EventError`` at
+    :meth:`finish` (``snapshot()`` before any event is an empty, incomplete message).
 
-    One aggregator reads one stream, from one thread at a time (on the Rust backend a second
-    thread calling in while ``feed`` runs gets a ``RuntimeError``); messages it returns are
-    immutable values that any thread may read.
+    One aggregator reads one stream. Calls from several threads are serialized (one lock per
+    aggregator), so events fed concurrently are each read once, whole, in the order the calls
+    got the lock; messages it returns are immutable values that any thread may read.
     """
 
-    __slots__ = ("_core", "_finished")
+    __slots__ = ("_core", "_finished", "_lock")
 
     def __init__(
         self,
@@ -76,6 +81,9 @@ class Aggregator:
     ) -> None:
         self._core = _Core(provider, strict, signature_merge, usage)
         self._finished: list[AssistantMessage] | None = None
+        # the cores are not thread-safe (the twin would lose or repeat events, the Rust one
+        # refuses a second borrow): every call into one holds this
+        self._lock = threading.Lock()
 
     @property
     def provider(self) -> str | None:
@@ -86,16 +94,25 @@ class Aggregator:
         """Fold one event: a dict, an SDK object, the JSON text (str or bytes) of one event or
         of an array of events, or whole SSE lines (``response.iter_lines()``)."""
         if isinstance(event, (str, bytes)):
-            self._core.add_text(event)
+            with self._lock:
+                self._core.add_text(event)
         elif isinstance(event, (bytearray, memoryview)):
-            self._core.add_text(bytes(event))
-        elif isinstance(event, dict):
-            self._core.add(event)
+            data = bytes(event)
+            with self._lock:
+                self._core.add_text(data)
         else:
-            self._core.add(_plain(event))
+            value = event if isinstance(event, dict) else _plain(event)
+            with self._lock:
+                self._core.add(value)
 
-    def add_many(self, events: Iterable[Any] | str | bytes) -> None:
-        """Fold several events; a str or bytes is a whole recorded stream (see :meth:`feed`)."""
+    def add_many(self, events: Iterable[Any] | str | bytes | os.PathLike[str]) -> None:
+        """Fold several events; a str or bytes is a whole recorded stream (see :meth:`feed`),
+        an ``os.PathLike`` (``pathlib.Path``) a file holding one, read as bytes (a str is
+        data, never a file name)."""
+        if isinstance(events, os.PathLike):
+            with open(events, "rb") as file:
+                self.feed(file.read())
+            return
         if isinstance(events, (str, bytes, bytearray, memoryview)):
             self.feed(events)
             return
@@ -109,7 +126,8 @@ class Aggregator:
         without ``alt=sse``), told apart by the first byte."""
         if isinstance(data, (bytearray, memoryview)):
             data = bytes(data)
-        self._core.feed(data)
+        with self._lock:
+            self._core.feed(data)
 
     def snapshot(self) -> AssistantMessage:
         """The message so far (choice 0, or the lowest choice seen); the stream may go on."""
@@ -117,9 +135,11 @@ class Aggregator:
 
     def snapshot_choices(self) -> list[AssistantMessage]:
         """The messages so far, one per choice, in choice order."""
-        if self._finished is not None:
-            return list(self._finished)
-        return [AssistantMessage._from_data(d) for d in self._core.snapshot()]
+        with self._lock:
+            if self._finished is not None:
+                return list(self._finished)
+            data = self._core.snapshot()
+        return [AssistantMessage._from_data(d) for d in data]
 
     def finish(self) -> AssistantMessage:
         """End the stream: the complete message of choice 0 (or the lowest choice seen), its
@@ -129,16 +149,17 @@ class Aggregator:
     def finish_choices(self) -> list[AssistantMessage]:
         """End the stream: one complete message per choice, in choice order (n > 1 gives n
         messages, never glued together). Calling it again returns the same messages."""
-        if self._finished is None:
-            self._finished = [AssistantMessage._from_data(d) for d in self._core.finish()]
-        return list(self._finished)
+        with self._lock:
+            if self._finished is None:
+                self._finished = [AssistantMessage._from_data(d) for d in self._core.finish()]
+            return list(self._finished)
 
     def __repr__(self) -> str:
         return f"<Aggregator provider={self.provider!r}>"
 
 
 def aggregate_choices(
-    events: Iterable[Any] | str | bytes,
+    events: Iterable[Any] | str | bytes | os.PathLike[str],
     provider: Provider | Literal["auto"] = "auto",
     *,
     strict: bool = False,
@@ -146,15 +167,18 @@ def aggregate_choices(
     usage: UsageMerge = "merge",
 ) -> list[AssistantMessage]:
     """One message per choice of a whole stream, in choice order. ``events`` is an iterable
-    of events (see :meth:`Aggregator.add`) or a recorded stream as str / bytes (SSE, JSON
-    lines or a JSON array; parsed by the backend, in Rust on the Rust backend)."""
+    of events (see :meth:`Aggregator.add`), a recorded stream as str / bytes (SSE, JSON
+    lines or a JSON array; parsed by the backend, in Rust on the Rust backend), or the
+    ``os.PathLike`` of a file holding one. A stream with no readable event raises
+    :class:`fastmerge.errors.EventError` saying what the input was (compressed, binary,
+    empty, JSON that is not an object, a str that looks like a file name)."""
     agg = Aggregator(provider, strict=strict, signature_merge=signature_merge, usage=usage)
     agg.add_many(events)
     return agg.finish_choices()
 
 
 def aggregate(
-    events: Iterable[Any] | str | bytes,
+    events: Iterable[Any] | str | bytes | os.PathLike[str],
     provider: Provider | Literal["auto"] = "auto",
     *,
     strict: bool = False,

@@ -82,12 +82,14 @@ class AnomalyError(MergeError):
 
 class EventError(MergeError):
     """A provider event that cannot be read: not JSON, not an object, of no known provider, or
-    of a shape its adapter cannot map. ``event`` is its 1-based number in the stream."""
+    of a shape its adapter cannot map. ``event`` is its 1-based number in the stream; 0 means
+    the stream as a whole had no event that could be read (compressed or binary bytes, an
+    empty input, JSON that is not an object)."""
 
     def __init__(self, event: int, detail: str) -> None:
         self.event = event
         self.detail = detail
-        super().__init__(f"event {event}: {detail}")
+        super().__init__(f"event {event}: {detail}" if event else f"no event could be read: {detail}")
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.event, self.detail))
@@ -106,6 +108,11 @@ class AggregatorClosedError(MergeError):
 
 def event_error(event: int, detail: str) -> EventError:
     return EventError(event, detail)
+
+
+def no_events(detail: str) -> EventError:
+    """A stream that ended with no event read (spec §6): an error, never an empty message."""
+    return EventError(0, detail)
 
 
 def closed(reason: str) -> AggregatorClosedError:

@@ -22,6 +22,8 @@ use crate::engine::value::{py_repr, NativeError, NativeHost, Value};
 pub enum AggError {
     /// `fastmerge.errors.EventError(event, detail)`.
     Event { event: usize, detail: String },
+    /// `fastmerge.errors.no_events(detail)`: a stream with no event read from it (spec §6).
+    NoEvents(String),
     /// `strict=True`: `fastmerge.errors.AnomalyError(code, detail)`.
     Anomaly { code: String, detail: String },
     /// `fastmerge.errors.AggregatorClosedError(reason)`.
@@ -36,6 +38,12 @@ pub struct AggregatorCore {
     adapter: Option<Box<dyn Adapter>>,
     states: BTreeMap<i64, State<Value>>,
     count: usize,
+    /// Events an adapter read (a stream ending with none is an error).
+    read: usize,
+    /// The first unreadable event's anomaly detail (what a stream with none read says).
+    first_bad: Option<String>,
+    /// `unreadable_event` anomalies met before the first choice existed; its state gets them.
+    pending: Vec<Value>,
     transport: Option<Transport>,
     closed: Option<String>,
 }
@@ -50,6 +58,9 @@ impl AggregatorCore {
             adapter: provider.and_then(providers::adapter),
             states: BTreeMap::new(),
             count: 0,
+            read: 0,
+            first_bad: None,
+            pending: Vec::new(),
             transport: None,
             closed: None,
         }
@@ -77,8 +88,10 @@ impl AggregatorCore {
     pub fn add(&mut self, event: Result<Value, EventDataError>) -> Result<(), AggError> {
         self.check_open()?;
         self.count += 1;
-        let event = event.map_err(|e| self.event_error(e))?;
-        self.event(&event)
+        match event {
+            Ok(event) => self.event(&event),
+            Err(err) => self.unreadable(err.0),
+        }
     }
 
     /// One item of text: one event's JSON, a JSON array of events, or whole SSE lines.
@@ -90,22 +103,15 @@ impl AggregatorCore {
             .map(|i| raw[i]);
         let sse = matches!(&self.transport, Some(t) if t.kind == Some(TransportKind::Sse));
         if head == Some(b'{') {
-            self.count += 1;
-            let event = self.parse(raw)?;
-            self.event(&event)
+            self.read_all(vec![raw.to_vec()])
         } else if head == Some(b'[') && !sse {
             let mut transport = Transport::new();
             let mut payloads = Vec::new();
-            let result = transport
-                .feed(raw, &mut payloads)
-                .and_then(|()| transport.finish(&mut payloads))
-                .and_then(|tail| match tail {
-                    // an item is given whole
-                    Some(_) => Err(EventDataError(events::NOT_JSON.to_owned())),
-                    None => Ok(()),
-                });
-            self.read_all(payloads)?;
-            result.map_err(|e| self.transport_error(e))
+            transport.feed(raw, &mut payloads);
+            // an item is given whole: an array not closed is one more unreadable event
+            let tail = transport.finish(&mut payloads);
+            payloads.extend(tail);
+            self.read_all(payloads)
         } else if raw.ends_with(b"\n") {
             self.feed(raw)
         } else {
@@ -120,14 +126,14 @@ impl AggregatorCore {
         self.check_open()?;
         let transport = self.transport.get_or_insert_with(Transport::new);
         let mut payloads = Vec::new();
-        let result = transport.feed(data, &mut payloads);
-        self.read_all(payloads)?;
-        result.map_err(|e| self.transport_error(e))
+        transport.feed(data, &mut payloads);
+        self.read_all(payloads)
     }
 
     // -- output
 
-    /// The messages so far, one per choice in choice order.
+    /// The messages so far, one per choice in choice order (before any event: one empty,
+    /// incomplete message; only [`Self::finish`] calls a stream with no event an error).
     pub fn snapshot(&mut self) -> Result<Vec<Value>, AggError> {
         self.ensure_choice();
         let states: Vec<&State<Value>> = self.states.values().collect();
@@ -140,9 +146,8 @@ impl AggregatorCore {
         let mut cut = None;
         if let Some(transport) = self.transport.as_mut() {
             let mut payloads = Vec::new();
-            let result = transport.finish(&mut payloads);
+            let tail = transport.finish(&mut payloads);
             self.read_all(payloads)?;
-            let tail = result.map_err(|e| self.transport_error(e))?;
             if let Some(tail) = tail {
                 // the stream ended inside its last event: read it if it is whole, else flag it
                 self.count += 1;
@@ -158,6 +163,19 @@ impl AggregatorCore {
                     }
                 }
             }
+        }
+        if self.read == 0 {
+            // nothing to merge is an error, not an empty message (spec §6)
+            self.closed = Some("no event could be read".to_owned());
+            let detail = match (self.first_bad.take(), cut) {
+                (Some(bad), _) => bad,
+                (None, Some(cut)) => cut,
+                (None, None) => match &self.transport {
+                    Some(transport) => transport.diagnosis(),
+                    None => "no events".to_owned(),
+                },
+            };
+            return Err(AggError::NoEvents(detail));
         }
         if let Some(adapter) = self.adapter.as_mut() {
             let leaves = adapter.end();
@@ -180,30 +198,37 @@ impl AggregatorCore {
 
     // -- internals
 
-    fn event_error(&self, err: EventDataError) -> AggError {
-        AggError::Event {
-            event: self.count,
-            detail: err.0,
+    /// The event being read cannot be: `strict=True` raises and closes; otherwise it is
+    /// skipped with an `unreadable_event` anomaly and reading goes on (spec §8).
+    fn unreadable(&mut self, detail: String) -> Result<(), AggError> {
+        if self.options.strict {
+            self.closed = Some(format!("event {} could not be read", self.count));
+            return Err(AggError::Event {
+                event: self.count,
+                detail,
+            });
         }
-    }
-
-    /// A transport error: the next event's number, and the aggregator closes (the transport
-    /// cannot tell where the next event starts).
-    fn transport_error(&mut self, err: EventDataError) -> AggError {
-        self.count += 1;
-        self.closed = Some(format!("event {} could not be read", self.count));
-        self.event_error(err)
-    }
-
-    fn parse(&self, raw: &[u8]) -> Result<Value, AggError> {
-        events::parse(raw).map_err(|e| self.event_error(e))
+        let detail = format!("event {}: {detail}", self.count);
+        self.first_bad.get_or_insert_with(|| detail.clone());
+        let anomaly = common::anomaly("unreadable_event", detail);
+        if self.states.is_empty() {
+            self.pending.push(anomaly);
+            return Ok(());
+        }
+        let mut leaf = common::Obj::new();
+        leaf.put("anomalies", common::list(vec![anomaly]));
+        let leaf = leaf.build();
+        let choices: Vec<i64> = self.states.keys().copied().collect();
+        self.fold_all(choices.into_iter().map(|c| (c, leaf.clone())).collect())
     }
 
     fn read_all(&mut self, payloads: Vec<Vec<u8>>) -> Result<(), AggError> {
         for payload in payloads {
             self.count += 1;
-            let event = self.parse(&payload)?;
-            self.event(&event)?;
+            match events::parse(&payload) {
+                Ok(event) => self.event(&event)?,
+                Err(err) => self.unreadable(err.0)?,
+            }
         }
         Ok(())
     }
@@ -223,14 +248,11 @@ impl AggregatorCore {
                     .iter()
                     .map(|p| py_repr(&Value::Str((*p).to_owned())))
                     .collect();
-                return Err(AggError::Event {
-                    event: self.count,
-                    detail: format!(
-                        "cannot tell the provider from this event (keys: {}); pass provider= one of {}",
-                        keys.join(", "),
-                        names.join(", ")
-                    ),
-                });
+                return self.unreadable(format!(
+                    "cannot tell the provider from this event (keys: {}); pass provider= one of {}",
+                    keys.join(", "),
+                    names.join(", ")
+                ));
             };
             self.provider = Some(name);
             self.adapter = providers::adapter(name);
@@ -241,14 +263,11 @@ impl AggregatorCore {
             None => Ok(Vec::new()),
         };
         match result {
-            Ok(leaves) => self.fold_all(leaves),
-            Err(detail) => {
-                self.closed = Some(format!("event {} could not be read", self.count));
-                Err(AggError::Event {
-                    event: self.count,
-                    detail: format!("{provider}: {detail}"),
-                })
+            Ok(leaves) => {
+                self.read += 1;
+                self.fold_all(leaves)
             }
+            Err(detail) => self.unreadable(format!("{provider}: {detail}")),
         }
     }
 
@@ -309,6 +328,13 @@ impl AggregatorCore {
         }
         let leaf = Leaf::parse(&NativeHost, Family::Assistant, first.build());
         fold(&NativeHost, &mut state, &leaf).map_err(native_error)?;
+        if !self.pending.is_empty() {
+            // the unreadable events before the first choice, in their order
+            let mut anomalies = common::Obj::new();
+            anomalies.put("anomalies", common::list(std::mem::take(&mut self.pending)));
+            let leaf = Leaf::parse(&NativeHost, Family::Assistant, anomalies.build());
+            fold(&NativeHost, &mut state, &leaf).map_err(native_error)?;
+        }
         self.states.insert(choice, state);
         Ok(())
     }

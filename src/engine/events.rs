@@ -144,7 +144,13 @@ pub enum TransportKind {
     Array,
 }
 
-/// Raw stream bytes in, complete event payloads out (the twin's `Transport`).
+/// How many of a stream's first bytes a transport keeps, to say what the input was when no
+/// event could be read from it ([`diagnose`]).
+const HEAD: usize = 512;
+
+/// Raw stream bytes in, complete event payloads out (the twin's `Transport`). It never fails:
+/// bytes that are not an event become a payload of their own, which [`parse`] rejects, so the
+/// aggregator can skip it and read on.
 #[derive(Debug, Default)]
 pub struct Transport {
     pub kind: Option<TransportKind>,
@@ -155,8 +161,11 @@ pub struct Transport {
     depth: i64,
     in_str: bool,
     esc: bool,
+    junk: bool,
     start: Option<usize>,
     bom_checked: bool,
+    head: Vec<u8>,
+    total: usize,
 }
 
 fn is_ws(c: u8) -> bool {
@@ -186,13 +195,17 @@ impl Transport {
         Self::default()
     }
 
-    /// Bytes as they arrive; complete payloads are appended to `out` (also on error: the
-    /// payloads before the bad byte are still read).
-    pub fn feed(&mut self, data: &[u8], out: &mut Vec<Vec<u8>>) -> Result<(), EventDataError> {
+    /// Bytes as they arrive; complete payloads are appended to `out`.
+    pub fn feed(&mut self, data: &[u8], out: &mut Vec<Vec<u8>>) {
+        if self.head.len() < HEAD {
+            let room = HEAD - self.head.len();
+            self.head.extend_from_slice(&data[..data.len().min(room)]);
+        }
+        self.total += data.len();
         self.buf.extend_from_slice(data);
         if !self.bom_checked {
             if self.buf.len() < 3 && BOM.starts_with(&self.buf) {
-                return Ok(());
+                return;
             }
             self.bom_checked = true;
             if self.buf.starts_with(BOM) {
@@ -201,68 +214,85 @@ impl Transport {
         }
         if self.kind.is_none() {
             let Some(first) = self.buf.iter().copied().find(|c| !is_ws(*c)) else {
-                return Ok(());
+                return;
             };
             self.kind = Some(match first {
-                b'{' => TransportKind::Json,
+                // a JSON value that is not an object is still JSON (and an unreadable event),
+                // never an SSE field name
+                b'{' | b'"' | b'-' | b'0'..=b'9' => TransportKind::Json,
                 b'[' => TransportKind::Array,
                 _ => TransportKind::Sse,
             });
         }
         if self.kind == Some(TransportKind::Sse) {
             self.sse(out, false);
-            Ok(())
         } else {
-            self.scan(out)
+            self.scan(out, false);
         }
     }
 
     /// The end of the stream: the events still in the buffer go to `out`; the result is the
     /// *tail*, the last event when the stream ended inside it (an SSE event without its blank
-    /// line, a JSON value not closed), or None (the twin's `finish`).
-    pub fn finish(&mut self, out: &mut Vec<Vec<u8>>) -> Result<Option<Vec<u8>>, EventDataError> {
-        let result = match self.kind {
+    /// line, a JSON object not closed), or None (the twin's `finish`).
+    pub fn finish(&mut self, out: &mut Vec<Vec<u8>>) -> Option<Vec<u8>> {
+        let tail = match self.kind {
             Some(TransportKind::Sse) => {
                 self.sse(out, true);
-                Ok(if self.has_data { self.take() } else { None })
+                if self.has_data {
+                    self.take()
+                } else {
+                    None
+                }
             }
-            Some(_) => self
-                .scan(out)
-                .map(|()| self.start.is_some().then(|| self.buf.clone())),
-            None => Ok(None),
+            Some(_) => {
+                self.scan(out, true);
+                self.start.is_some().then(|| self.buf.clone())
+            }
+            None => None,
         };
         self.buf.clear();
         self.pos = 0;
-        result
+        tail
+    }
+
+    /// What the stream's first bytes were, for an input with no event in it.
+    pub fn diagnosis(&self) -> String {
+        diagnose(&self.head, self.total)
     }
 
     // -- server-sent events
 
+    /// The whole lines in the buffer. `pos` is how far the buffer's first (unfinished) line
+    /// was already searched for its end, so a long line fed in pieces is searched once.
     fn sse(&mut self, out: &mut Vec<Vec<u8>>, last: bool) {
-        let buf = std::mem::take(&mut self.buf);
+        let mut buf = std::mem::take(&mut self.buf);
         let n = buf.len();
-        let mut pos = 0;
-        while pos < n {
-            let end = memchr::memchr2(b'\n', b'\r', &buf[pos..]).map_or(n, |i| pos + i);
-            if end == n {
-                if !last {
-                    break;
+        let mut start = 0;
+        let mut from = self.pos;
+        loop {
+            let Some(end) = memchr::memchr2(b'\n', b'\r', &buf[from..]).map(|i| from + i) else {
+                if last && start < n {
+                    self.line(&buf[start..n], out);
+                    start = n;
                 }
-                self.line(&buf[pos..end], out);
-                pos = n;
+                from = n;
+                break;
+            };
+            if buf[end] == b'\r' && end + 1 == n && !last {
+                from = end; // a \r at the end: maybe the first half of \r\n
                 break;
             }
-            if buf[end] == b'\r' && end + 1 == n && !last {
-                break; // a \r at the end: maybe the first half of \r\n
-            }
-            self.line(&buf[pos..end], out);
-            pos = if buf[end] == b'\r' && end + 1 < n && buf[end + 1] == b'\n' {
+            self.line(&buf[start..end], out);
+            start = if buf[end] == b'\r' && end + 1 < n && buf[end + 1] == b'\n' {
                 end + 2
             } else {
                 end + 1
             };
+            from = start;
         }
-        self.buf = buf[pos..].to_vec();
+        buf.drain(..start);
+        self.buf = buf;
+        self.pos = from - start;
     }
 
     fn line(&mut self, line: &[u8], out: &mut Vec<Vec<u8>>) {
@@ -304,44 +334,74 @@ impl Transport {
 
     // -- JSON values one after another, or the elements of one array
 
-    fn scan(&mut self, out: &mut Vec<Vec<u8>>) -> Result<(), EventDataError> {
+    /// The whole values in the buffer. Where the next event starts is known even after a bad
+    /// one: a value that does not open with `{` runs to the end of its line (in an array, to
+    /// the next `,` or `]`), and a raw newline inside a string (never valid JSON) ends the
+    /// value it is in. Unbalanced brackets cannot be told apart from a value still arriving:
+    /// the rest of the stream is then read as that value, cut by the end (`truncated`).
+    fn scan(&mut self, out: &mut Vec<Vec<u8>>, last: bool) {
         let array = self.kind == Some(TransportKind::Array);
         let buf = &self.buf;
         let n = buf.len();
         // the scanner's state in locals (the loop runs per byte outside strings)
-        let (mut pos, mut depth, mut in_str, mut esc, mut start) =
-            (self.pos, self.depth, self.in_str, self.esc, self.start);
-        let mut result = Ok(());
+        let (mut pos, mut depth, mut in_str, mut esc, mut junk, mut start) = (
+            self.pos,
+            self.depth,
+            self.in_str,
+            self.esc,
+            self.junk,
+            self.start,
+        );
         while pos < n {
             let c = buf[pos];
-            if start.is_none() {
+            let Some(first) = start else {
                 if is_ws(c) || (array && matches!(c, b',' | b'[' | b']')) {
                     pos += 1;
                     continue;
                 }
-                if c != b'{' {
-                    result = Err(EventDataError::not_json());
-                    break;
-                }
                 start = Some(pos);
                 depth = 0;
+                junk = c != b'{';
+                continue;
+            };
+            if junk {
+                let end = if array {
+                    memchr::memchr3(b'\n', b',', b']', &buf[pos..])
+                } else {
+                    memchr::memchr(b'\n', &buf[pos..])
+                };
+                match end {
+                    Some(i) => {
+                        pos += i;
+                        out.push(buf[first..pos].to_vec());
+                        start = None;
+                        junk = false;
+                    }
+                    None => pos = n,
+                }
+                continue;
             }
             if in_str {
                 if esc {
                     esc = false;
                 } else {
-                    // to the string's next quote or backslash (provider strings are short:
-                    // a plain loop beats a SIMD search's set-up)
-                    while pos < n && buf[pos] != b'"' && buf[pos] != b'\\' {
+                    // to the string's next quote, backslash or raw newline (provider strings
+                    // are short: a plain loop beats a SIMD search's set-up)
+                    while pos < n && !matches!(buf[pos], b'"' | b'\\' | b'\n') {
                         pos += 1;
                     }
                     if pos == n {
                         break;
                     }
-                    if buf[pos] == b'\\' {
-                        esc = true;
-                    } else {
-                        in_str = false;
+                    match buf[pos] {
+                        b'\\' => esc = true,
+                        b'"' => in_str = false,
+                        _ => {
+                            // a raw newline: this value is broken, the next starts after it
+                            out.push(buf[first..pos].to_vec());
+                            start = None;
+                            in_str = false;
+                        }
                     }
                 }
             } else {
@@ -351,14 +411,21 @@ impl Transport {
                     b'}' | b']' => {
                         depth -= 1;
                         if depth == 0 {
-                            let first = start.take().unwrap_or(pos);
                             out.push(buf[first..=pos].to_vec());
+                            start = None;
                         }
                     }
                     _ => {}
                 }
             }
             pos += 1;
+        }
+        if last && junk {
+            // a value that is not an object, ended by the end of the stream: whole, and bad
+            if let Some(first) = start.take() {
+                out.push(buf[first..].to_vec());
+            }
+            junk = false;
         }
         let keep = start.unwrap_or(pos);
         self.buf.drain(..keep);
@@ -367,6 +434,56 @@ impl Transport {
         self.depth = depth;
         self.in_str = in_str;
         self.esc = esc;
-        result
+        self.junk = junk;
+    }
+}
+
+/// What an input with no event in it was, from its first bytes (`head`) and its length: the
+/// detail of the aggregator's "no event could be read" error (the twin's `diagnose`).
+pub fn diagnose(head: &[u8], total: usize) -> String {
+    const MAGIC: [(&[u8], &str); 5] = [
+        (b"\x1f\x8b", "gzip"),
+        (b"\x28\xb5\x2f\xfd", "zstd"),
+        (b"BZh", "bzip2"),
+        (b"\xfd7zXZ\x00", "xz"),
+        (b"PK\x03\x04", "zip"),
+    ];
+    for (magic, name) in MAGIC {
+        if head.starts_with(magic) {
+            return format!("{name}-compressed input: decompress it first");
+        }
+    }
+    // a cut UTF-8 sequence at the end of the head is still text
+    let valid = match std::str::from_utf8(head) {
+        Ok(_) => true,
+        Err(e) => e.error_len().is_none() && head.len() == HEAD,
+    };
+    let whole = total == head.len();
+    let head = head.strip_prefix(BOM).unwrap_or(head);
+    let text = trim_ws(head);
+    if text.is_empty() {
+        return "the input is empty".to_owned();
+    }
+    let printable = |c: &u8| *c >= 0x20 || matches!(c, b'\t' | b'\r' | b'\n' | 0x0c);
+    if !valid || !head.iter().all(printable) {
+        return "binary input, not provider events".to_owned();
+    }
+    let line = trim_ws(text.split(|c| *c == b'\n').next().unwrap_or(text));
+    let looks_like_path = whole
+        && !text.contains(&b'\n')
+        && !text.contains(&b' ')
+        && (text.contains(&b'/')
+            || text.contains(&b'\\')
+            || [".json", ".jsonl", ".ndjson", ".sse", ".txt", ".log", ".gz", ".zst"]
+                .iter()
+                .any(|ext| text.ends_with(ext.as_bytes())));
+    if looks_like_path {
+        return "the input is text that looks like a file path, not a stream; pass a \
+                pathlib.Path to read a file"
+            .to_owned();
+    }
+    match parse(line) {
+        Err(err) if err.0 != NOT_JSON => err.0,
+        _ => "no JSON object, JSON array or SSE data: line in the input".to_owned(),
     }
 }

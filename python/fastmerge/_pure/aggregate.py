@@ -29,7 +29,18 @@ class AggregatorCore:
     engine). ``provider`` is a name of :data:`PROVIDERS` or ``"auto"`` (read from the first
     event)."""
 
-    __slots__ = ("provider", "options", "adapter", "states", "count", "transport", "closed")
+    __slots__ = (
+        "provider",
+        "options",
+        "adapter",
+        "states",
+        "count",
+        "read",
+        "first_bad",
+        "pending",
+        "transport",
+        "closed",
+    )
 
     def __init__(
         self,
@@ -47,6 +58,10 @@ class AggregatorCore:
         self.adapter: Any = None if self.provider is None else ADAPTERS[self.provider]()
         self.states: dict[int, _State] = {}
         self.count = 0  # events read so far (numbers errors)
+        self.read = 0  # events an adapter read (a stream ending with none is an error)
+        self.first_bad: str | None = None  # the first unreadable event's anomaly detail
+        # unreadable_event anomalies met before the first choice existed; its state gets them
+        self.pending: list[dict[str, Any]] = []
         self.transport: events.Transport | None = None
         self.closed: str | None = None  # why the aggregator takes no more events
 
@@ -59,7 +74,8 @@ class AggregatorCore:
         try:
             value = events.event_object(event)
         except events.EventDataError as exc:
-            raise errors.event_error(self.count, exc.detail) from None
+            self._unreadable(exc.detail)
+            return
         self._event(value)
 
     def add_text(self, data: str | bytes) -> None:
@@ -69,8 +85,7 @@ class AggregatorCore:
         raw = self._utf8(data)
         head = raw.lstrip(b" \t\r\n\xef\xbb\xbf")
         if head[:1] == b"{":
-            self.count += 1
-            self._event(self._parse(raw))
+            self._read_all([raw])
         elif head[:1] == b"[" and (self.transport is None or self.transport.kind != "sse"):
             self._text_array(raw)
         else:
@@ -83,17 +98,15 @@ class AggregatorCore:
             self.transport = events.Transport()
         raw = self._utf8(data)
         payloads: list[bytes] = []
-        try:
-            self.transport.feed(raw, payloads)
-        except events.EventDataError as exc:
-            self._read_all(payloads)
-            raise self._transport_error(exc) from None
+        self.transport.feed(raw, payloads)
         self._read_all(payloads)
 
     # -- output
 
     def snapshot(self) -> list[dict[str, Any]]:
-        """The messages so far, one per choice in choice order (the stream may go on)."""
+        """The messages so far, one per choice in choice order (the stream may go on). Before
+        any event: one empty, incomplete message; only :meth:`finish` calls a stream with no
+        event an error."""
         return [self._data(state, False) for _, state in self._choices()]
 
     def finish(self) -> list[dict[str, Any]]:
@@ -103,11 +116,7 @@ class AggregatorCore:
         cut: str | None = None
         if self.transport is not None:
             payloads: list[bytes] = []
-            try:
-                tail = self.transport.finish(payloads)
-            except events.EventDataError as exc:
-                self._read_all(payloads)
-                raise self._transport_error(exc) from None
+            tail = self.transport.finish(payloads)
             self._read_all(payloads)
             if tail is not None:
                 # the stream ended inside its last event: read it if it is whole, else flag it
@@ -121,6 +130,18 @@ class AggregatorCore:
                     )
                 else:
                     self._event(event)
+        if self.read == 0:
+            # nothing to merge is an error, not an empty message (spec §6)
+            self.closed = "no event could be read"
+            if self.first_bad is not None:
+                detail = self.first_bad
+            elif cut is not None:
+                detail = cut
+            elif self.transport is not None:
+                detail = self.transport.diagnosis()
+            else:
+                detail = "no events"
+            raise errors.no_events(detail)
         if self.adapter is not None:
             self._fold_all(self.adapter.end())
         if cut is not None:
@@ -143,53 +164,60 @@ class AggregatorCore:
         except events.EventDataError as exc:
             raise errors.event_error(self.count + 1, exc.detail) from None
 
-    def _parse(self, raw: bytes) -> dict[str, Any]:
-        try:
-            return events.parse(raw)
-        except events.EventDataError as exc:
-            raise errors.event_error(self.count, exc.detail) from None
-
     def _text_array(self, raw: bytes) -> None:
         transport = events.Transport()
         payloads: list[bytes] = []
-        try:
-            transport.feed(raw, payloads)
-            if transport.finish(payloads) is not None:
-                raise events.EventDataError(events.NOT_JSON)  # an item is given whole
-        except events.EventDataError as exc:
-            self._read_all(payloads)
-            raise self._transport_error(exc) from None
+        transport.feed(raw, payloads)
+        # an item is given whole: an array not closed is one more unreadable event
+        tail = transport.finish(payloads)
+        if tail is not None:
+            payloads.append(tail)
         self._read_all(payloads)
 
-    def _transport_error(self, exc: events.EventDataError) -> errors.EventError:
-        """The next event's number; the aggregator closes (the transport cannot tell where
-        the next event starts)."""
-        self.count += 1
-        self.closed = f"event {self.count} could not be read"
-        return errors.event_error(self.count, exc.detail)
+    def _unreadable(self, detail: str) -> None:
+        """The event being read cannot be: ``strict=True`` raises and closes; otherwise it is
+        skipped with an ``unreadable_event`` anomaly and reading goes on (spec §8)."""
+        if self.options.strict:
+            self.closed = f"event {self.count} could not be read"
+            raise errors.event_error(self.count, detail)
+        detail = f"event {self.count}: {detail}"
+        if self.first_bad is None:
+            self.first_bad = detail
+        anomaly = {"code": "unreadable_event", "detail": detail}
+        if not self.states:
+            self.pending.append(anomaly)
+            return
+        leaf = {"anomalies": [anomaly]}
+        self._fold_all([(choice, leaf) for choice in sorted(self.states)])
 
     def _read_all(self, payloads: list[bytes]) -> None:
         for payload in payloads:
             self.count += 1
-            self._event(self._parse(payload))
+            try:
+                event = events.parse(payload)
+            except events.EventDataError as exc:
+                self._unreadable(exc.detail)
+            else:
+                self._event(event)
 
     def _event(self, event: dict[str, Any]) -> None:
         if self.adapter is None:
             name = detect(event)
             if name is None:
                 keys = ", ".join(repr(k) for k in list(event)[:8])
-                raise errors.event_error(
-                    self.count,
+                self._unreadable(
                     f"cannot tell the provider from this event (keys: {keys}); "
-                    f"pass provider= one of {', '.join(repr(p) for p in PROVIDERS)}",
+                    f"pass provider= one of {', '.join(repr(p) for p in PROVIDERS)}"
                 )
+                return
             self.provider = name
             self.adapter = ADAPTERS[name]()
         try:
             leaves = self.adapter.event(event)
         except AdapterError as exc:
-            self.closed = f"event {self.count} could not be read"
-            raise errors.event_error(self.count, f"{self.provider}: {exc.detail}") from None
+            self._unreadable(f"{self.provider}: {exc.detail}")
+            return
+        self.read += 1
         self._fold_all(leaves)
 
     def _fold_all(self, leaves: list[tuple[int, dict[str, Any]]]) -> None:
@@ -213,6 +241,10 @@ class AggregatorCore:
         if self.provider is not None:
             first["provider_metadata"] = {"provider": self.provider}
         _fold(state, first)
+        if self.pending:
+            # the unreadable events before the first choice, in their order
+            _fold(state, {"anomalies": self.pending})
+            self.pending = []
         self.states[choice] = state
         return state
 
