@@ -663,3 +663,72 @@ bad_options = st.one_of(
     st.fixed_dictionaries({"list_merge": st.sampled_from(["", "BY_INDEX", 0, None])}),
     st.fixed_dictionaries({"strict": st.sampled_from([0, 1, None, "yes"])}),
 )
+
+
+# ---------------------------------------------------------------------------------------------
+# JSON text at the edges of numbers and characters (event reading, anomaly details)
+
+#: Number tokens both backends must read alike: ``-0`` is the int 0 (``-0.0`` the float), ints
+#: past 64 bits are the nearest float, and floats whose ``repr`` is scientific (``1e+20``,
+#: ``1e-07``) or nearly so.
+json_number_texts = st.one_of(
+    st.sampled_from(
+        [
+            "-0",
+            "0",
+            "-0.0",
+            "-0e0",
+            "-1e-400",
+            "1e20",
+            "1e-7",
+            "1e16",
+            "1e15",
+            "0.0001",
+            "0.00001",
+            "123456789.125",
+            "5e-324",
+            "1.7976931348623157e308",
+            "9223372036854775807",
+            "9223372036854775808",
+            "-9223372036854775808",
+            "-9223372036854775809",
+            "18446744073709551616",
+            "100000000000000000000000",
+        ]
+    ),
+    st.integers(-(2**70), 2**70).map(str),
+    st.floats(allow_nan=False, allow_infinity=False).map(repr),
+)
+
+#: Characters ``repr`` escapes (``str.isprintable`` is false: line and paragraph separators,
+#: the BOM, no-break and other spaces, format and private-use characters, unassigned code
+#: points) and some it keeps.
+edge_chars = st.sampled_from(
+    [
+        "\u2028",
+        "\u2029",
+        "\ufeff",
+        "\xa0",
+        "\x85",
+        "\xad",
+        "\u200b",
+        "\u061c",
+        "\u3000",
+        "\ue000",
+        "\u0378",
+        "\U000e0001",
+        "\U0010ffff",
+        "\x7f",
+        "\x00",
+        "\x1b",
+        "é",
+        "👋",
+        "'",
+        '"',
+        "\\",
+        "\n",
+    ]
+)
+edge_text = st.lists(
+    st.one_of(edge_chars, st.characters(exclude_categories=["Cs"])), max_size=6
+).map("".join)

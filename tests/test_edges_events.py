@@ -16,6 +16,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+import _values
 import orjson
 import pytest
 from conftest import AGGREGATES, BACKENDS, outcome
@@ -24,7 +25,7 @@ from hypothesis import strategies as st
 from test_cli import fastmerge_cli
 
 import fastmerge
-from fastmerge.errors import AggregatorClosedError, EventError
+from fastmerge.errors import AggregatorClosedError, AnomalyError, EventError
 
 P = "openai-chat"
 
@@ -404,3 +405,112 @@ def test_threads_feeding_one_aggregator_lose_nothing() -> None:
     assert len(text) == 2 + threads * per_thread * 2
     assert text.startswith("He")
     assert sorted(text[2:]) == sorted("".join(str(n) * per_thread * 2 for n in range(threads)))
+
+
+# ---------------------------------------------------------------------------------------------
+# Item 16: JSON numbers, and how anomaly details write numbers and characters
+
+
+def test_minus_zero_is_the_int_zero() -> None:
+    line = (
+        b'{"id": "c", "choices": [{"index": -0, "delta": {"content": "a"}}], "usage": '
+        b'{"prompt_tokens": -0, "completion_tokens": 2, "x": -0.0, "y": [-0, -0.0, -0e1]}}\n'
+        b'{"id": "c", "choices": [{"index": 0, "delta": {"content": "b"}, "finish_reason": '
+        b'"stop"}]}\n'
+    )
+    message = fastmerge.aggregate(line, P)
+    assert message.content == "ab"
+    assert message.anomalies == []
+    usage = message.to_dict()["usage_metadata"]
+    assert orjson.dumps(usage) == (
+        b'{"input_tokens":0,"output_tokens":2,"x":-0.0,"y":[0,-0.0,-0.0],"total_tokens":2}'
+    )
+    assert type(usage["input_tokens"]) is int and type(usage["total_tokens"]) is int
+
+
+def test_ints_past_64_bits() -> None:
+    # in an event: the nearest float, on both backends
+    big = b'{"id": "c", "choices": [], "usage": {"prompt_tokens": 18446744073709551616}}\n'
+    usage = fastmerge.aggregate(big, P).to_dict()["usage_metadata"]
+    assert usage == {"input_tokens": 1.8446744073709552e19, "total_tokens": 1.8446744073709552e19}
+    # a sum past 64 bits is an EventError, never a RuntimeError
+    top = {"prompt_tokens": 2**63 - 1, "completion_tokens": 1}
+    message = "event 1: usage counts add up beyond 64 bits (more than 2**63 - 1)"
+    with pytest.raises(EventError) as info:
+        fastmerge.aggregate([{"id": "c", "choices": [], "usage": top}], P)
+    assert str(info.value) == message
+    sums = [{"id": "c", "choices": [], "usage": {"prompt_tokens": 2**62}}] * 2
+    with pytest.raises(EventError) as info:
+        fastmerge.aggregate(sums, P, usage="sum")
+    assert str(info.value) == "event 2: usage counts add up beyond 64 bits (more than 2**63 - 1)"
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("1e20", "1e+20"),
+        ("1e-7", "1e-07"),
+        ("1e16", "1e+16"),
+        ("1e15", "1000000000000000.0"),
+        ("0.0001", "0.0001"),
+        ("0.00001", "1e-05"),
+        ("-1e-05", "-1e-05"),
+        ("123456789.125", "123456789.125"),
+        ("1.5e300", "1.5e+300"),
+        ("5e-324", "5e-324"),
+        ("18446744073709551616", "1.8446744073709552e+19"),
+        ("-2.5", "-2.5"),
+    ],
+)
+def test_anomaly_details_write_floats_as_repr(text: str, shown: str) -> None:
+    line = (
+        '{"id": "c", "choices": [], "usage": {"prompt_tokens": 1, "completion_tokens": 1, '
+        f'"total_tokens": {text}}}}}\n'
+    )
+    message = fastmerge.aggregate(line, P)
+    detail = f"reported total_tokens {shown} != input 1 + output 1"
+    assert message.anomalies == [{"code": "total_mismatch", "detail": detail}]
+    assert shown == repr(float(text))
+
+
+def _provider_error(key: str) -> str:
+    return (
+        f"event 1: cannot tell the provider from this event (keys: {key!r}); pass provider= one "
+        "of 'openai-chat', 'openai-responses', 'anthropic', 'gemini', 'bedrock-converse', "
+        "'ollama'"
+    )
+
+
+@pytest.mark.parametrize(
+    "key", ["\u2028", "\ufeff", "\xa0", "\x85", "a\u200bb", "\U000e0001", "\u0378", "é👋", "'\""]
+)
+def test_anomaly_details_escape_characters_as_repr(key: str) -> None:
+    with pytest.raises(EventError) as info:
+        fastmerge.aggregate([{key: 1}], strict=True)
+    assert str(info.value) == _provider_error(key)
+
+
+@given(key=_values.edge_text)
+def test_details_write_any_text_as_repr(key: str) -> None:
+    with pytest.raises(EventError) as info:
+        fastmerge.aggregate(json.dumps({key: 1}), strict=True)
+    assert str(info.value) == _provider_error(key)
+
+
+@pytest.mark.differential
+@given(number=_values.json_number_texts, text=_values.edge_text, strict=st.booleans())
+def test_numbers_and_text_read_the_same_on_both_backends(
+    both: Any, number: str, text: str, strict: bool
+) -> None:
+    value = json.dumps(text)
+    lines = [
+        f'{{"id": "c", "choices": [{{"index": {number}, "delta": {{"content": {value}}}}}]}}',
+        f'{{"id": "c", "choices": [], "usage": {{"prompt_tokens": {number}, "completion_tokens": '
+        f'{number}, "total_tokens": {number}, "d": {{{value}: [{number}]}}}}}}',
+        f'{{"id": "c", "choices": [{{"index": 0, "delta": {{"tool_calls": [{{"index": {number}, '
+        f'"id": {value}, "function": {{"name": {value}, "arguments": "{{}}"}}}}]}}}}]}}',
+    ]
+    data = "\n".join(lines).encode()
+    results = {name: _outcome(name, [data], strict) for name in BACKENDS}
+    assert results["rust"] == results["python"]
+    assert results["rust"][0] == "ok" or results["rust"][1] in (EventError, AnomalyError)

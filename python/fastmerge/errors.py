@@ -115,6 +115,12 @@ def no_events(detail: str) -> EventError:
     return EventError(0, detail)
 
 
+def too_large_sum(event: int) -> EventError:
+    """Usage counts that add up beyond 64 bits (the engine's ints are 64-bit; the twin checks
+    the same bound so both backends agree)."""
+    return EventError(event, "usage counts add up beyond 64 bits (more than 2**63 - 1)")
+
+
 def closed(reason: str) -> AggregatorClosedError:
     return AggregatorClosedError(reason)
 

@@ -24,6 +24,8 @@ pub enum AggError {
     Event { event: usize, detail: String },
     /// `fastmerge.errors.no_events(detail)`: a stream with no event read from it (spec §6).
     NoEvents(String),
+    /// `fastmerge.errors.too_large_sum(event)`: usage counts that add up beyond 64 bits.
+    TooLargeSum { event: usize },
     /// `strict=True`: `fastmerge.errors.AnomalyError(code, detail)`.
     Anomaly { code: String, detail: String },
     /// `fastmerge.errors.AggregatorClosedError(reason)`.
@@ -137,7 +139,7 @@ impl AggregatorCore {
     pub fn snapshot(&mut self) -> Result<Vec<Value>, AggError> {
         self.ensure_choice();
         let states: Vec<&State<Value>> = self.states.values().collect();
-        states.into_iter().map(|s| data(s, false)).collect()
+        states.into_iter().map(|s| data(s, false, self.count)).collect()
     }
 
     /// The end of the stream: the complete messages, one per choice in choice order.
@@ -193,7 +195,7 @@ impl AggregatorCore {
         self.closed = Some("finish() was called".to_owned());
         self.ensure_choice();
         let states: Vec<&State<Value>> = self.states.values().collect();
-        states.into_iter().map(|s| data(s, true)).collect()
+        states.into_iter().map(|s| data(s, true, self.count)).collect()
     }
 
     // -- internals
@@ -300,13 +302,13 @@ impl AggregatorCore {
                 match append_indexed_arguments(&NativeHost, state, arguments, index) {
                     Ok(true) => continue,
                     Ok(false) => {}
-                    Err(err) => return Err(native_error(err)),
+                    Err(err) => return Err(native_error(err, self.count)),
                 }
             }
             let parsed = Leaf::parse(&NativeHost, Family::Assistant, leaf);
             if let Err(err) = fold(&NativeHost, state, &parsed) {
                 self.closed = Some(format!("event {} raised while folding", self.count));
-                return Err(native_error(err));
+                return Err(native_error(err, self.count));
             }
         }
         Ok(())
@@ -327,13 +329,13 @@ impl AggregatorCore {
             first.put("provider_metadata", meta.build());
         }
         let leaf = Leaf::parse(&NativeHost, Family::Assistant, first.build());
-        fold(&NativeHost, &mut state, &leaf).map_err(native_error)?;
+        fold(&NativeHost, &mut state, &leaf).map_err(|e| native_error(e, self.count))?;
         if !self.pending.is_empty() {
             // the unreadable events before the first choice, in their order
             let mut anomalies = common::Obj::new();
             anomalies.put("anomalies", common::list(std::mem::take(&mut self.pending)));
             let leaf = Leaf::parse(&NativeHost, Family::Assistant, anomalies.build());
-            fold(&NativeHost, &mut state, &leaf).map_err(native_error)?;
+            fold(&NativeHost, &mut state, &leaf).map_err(|e| native_error(e, self.count))?;
         }
         self.states.insert(choice, state);
         Ok(())
@@ -406,8 +408,10 @@ fn bare_arguments(leaf: &Value) -> Option<(&Value, &Value)> {
     }
 }
 
-fn native_error(err: NativeError) -> AggError {
+/// An engine error met while folding or finishing event `event`.
+fn native_error(err: NativeError, event: usize) -> AggError {
     match err {
+        NativeError::IntOverflow => AggError::TooLargeSum { event },
         NativeError::Engine(EngineError::Anomaly { code, detail }) => AggError::Anomaly {
             code: code.to_owned(),
             detail: match detail {
@@ -420,8 +424,8 @@ fn native_error(err: NativeError) -> AggError {
 }
 
 /// A state's message data; a stream without its terminal signal is `incomplete`.
-fn data(state: &State<Value>, finish: bool) -> Result<Value, AggError> {
-    let mut value = materialize(&NativeHost, state, finish).map_err(native_error)?;
+fn data(state: &State<Value>, finish: bool, event: usize) -> Result<Value, AggError> {
+    let mut value = materialize(&NativeHost, state, finish).map_err(|e| native_error(e, event))?;
     if let Value::Dict(map) = &mut value {
         if matches!(map.get("status"), None | Some(Value::Null)) {
             Arc::make_mut(map).insert("status".to_owned(), common::s("incomplete"));

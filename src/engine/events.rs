@@ -45,11 +45,17 @@ pub fn kind_name(value: &Value) -> &'static str {
 /// One event from JSON text: [`NOT_JSON`] if it does not parse (or holds a lone surrogate, or
 /// nests deeper than [`MAX_JSON_DEPTH`]); valid JSON that is not an object says what it is.
 pub fn parse(data: &[u8]) -> Result<Value, EventDataError> {
-    let mut de = serde_json::Deserializer::from_slice(data);
-    let value = Seed { depth: 1 }
-        .deserialize(&mut de)
-        .map_err(|_| EventDataError::not_json())?;
-    de.end().map_err(|_| EventDataError::not_json())?;
+    let zeros = NegativeZeros::default();
+    let mut value = parse_with(data, &zeros)?;
+    if zeros.seen.get() {
+        // serde_json reads `-0` as the float -0.0, the twin (Python's json) as the int 0: read
+        // again knowing which of the text's negative zeros are integers
+        let zeros = NegativeZeros {
+            ints: Some(negative_zero_ints(data)),
+            ..NegativeZeros::default()
+        };
+        value = parse_with(data, &zeros)?;
+    }
     match value {
         Value::Dict(_) => Ok(value),
         other => Err(EventDataError(format!(
@@ -59,19 +65,89 @@ pub fn parse(data: &[u8]) -> Result<Value, EventDataError> {
     }
 }
 
-#[derive(Clone, Copy)]
-struct Seed {
-    depth: usize,
+fn parse_with(data: &[u8], zeros: &NegativeZeros) -> Result<Value, EventDataError> {
+    let mut de = serde_json::Deserializer::from_slice(data);
+    let value = Seed { depth: 1, zeros }
+        .deserialize(&mut de)
+        .map_err(|_| EventDataError::not_json())?;
+    de.end().map_err(|_| EventDataError::not_json())?;
+    Ok(value)
 }
 
-impl<'de> DeserializeSeed<'de> for Seed {
+/// The numbers of a text that read as -0.0, in order: whether each is written as an integer
+/// (`-0`, the int 0) or not (`-0.0`, `-0e3`, `-1e-400`: the float -0.0).
+#[derive(Default)]
+struct NegativeZeros {
+    /// None on the first read (which only notes that there is one: `seen`).
+    ints: Option<Vec<bool>>,
+    seen: std::cell::Cell<bool>,
+    next: std::cell::Cell<usize>,
+}
+
+impl NegativeZeros {
+    fn value(&self) -> Value {
+        self.seen.set(true);
+        let Some(ints) = &self.ints else {
+            return Value::Float(-0.0);
+        };
+        let i = self.next.get();
+        self.next.set(i + 1);
+        if ints.get(i).copied().unwrap_or(false) {
+            Value::Int(0)
+        } else {
+            Value::Float(-0.0)
+        }
+    }
+}
+
+/// For each number token of JSON text (outside strings) whose value is -0.0, whether it is
+/// written as an integer.
+fn negative_zero_ints(data: &[u8]) -> Vec<bool> {
+    let mut out = Vec::new();
+    let mut pos = 0;
+    while pos < data.len() {
+        match data[pos] {
+            b'"' => {
+                pos += 1;
+                while pos < data.len() && data[pos] != b'"' {
+                    pos += if data[pos] == b'\\' { 2 } else { 1 };
+                }
+                pos += 1;
+            }
+            b'-' | b'0'..=b'9' => {
+                let start = pos;
+                while pos < data.len() && matches!(data[pos], b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9') {
+                    pos += 1;
+                }
+                let token = &data[start..pos];
+                let zero = std::str::from_utf8(token)
+                    .ok()
+                    .and_then(|t| t.parse::<f64>().ok())
+                    .is_some_and(|v| v == 0.0 && v.is_sign_negative());
+                if zero {
+                    out.push(!token.iter().any(|c| matches!(c, b'.' | b'e' | b'E')));
+                }
+            }
+            _ => pos += 1,
+        }
+    }
+    out
+}
+
+#[derive(Clone, Copy)]
+struct Seed<'z> {
+    depth: usize,
+    zeros: &'z NegativeZeros,
+}
+
+impl<'de> DeserializeSeed<'de> for Seed<'_> {
     type Value = Value;
     fn deserialize<D: serde::Deserializer<'de>>(self, de: D) -> Result<Value, D::Error> {
         de.deserialize_any(self)
     }
 }
 
-impl<'de> Visitor<'de> for Seed {
+impl<'de> Visitor<'de> for Seed<'_> {
     type Value = Value;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -91,7 +167,9 @@ impl<'de> Visitor<'de> for Seed {
         Ok(i64::try_from(v).map_or(Value::Float(v as f64), Value::Int))
     }
     fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Value, E> {
-        if v.is_finite() {
+        if v == 0.0 && v.is_sign_negative() {
+            Ok(self.zeros.value())
+        } else if v.is_finite() {
             Ok(Value::Float(v))
         } else {
             Err(E::custom("out of range"))
@@ -109,6 +187,7 @@ impl<'de> Visitor<'de> for Seed {
         }
         let inner = Seed {
             depth: self.depth + 1,
+            zeros: self.zeros,
         };
         let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0));
         while let Some(item) = seq.next_element_seed(inner)? {
@@ -122,6 +201,7 @@ impl<'de> Visitor<'de> for Seed {
         }
         let inner = Seed {
             depth: self.depth + 1,
+            zeros: self.zeros,
         };
         // serde_json gives no size hint: room for a provider event's usual keys up front
         let mut out =

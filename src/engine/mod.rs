@@ -12,6 +12,7 @@ pub mod events;
 pub mod generic;
 pub mod host;
 mod nodes;
+mod printable;
 pub mod providers;
 pub mod text;
 pub mod value;

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use crate::engine::error::EngineError;
 use crate::engine::host::{Class, Host, Kind};
+use crate::engine::printable::is_printable;
 
 /// The map of a JSON object: keys keep their order; hashed with foldhash, seeded per process
 /// (provider events are mostly short keys, where SipHash cost more than the parse itself).
@@ -85,6 +86,9 @@ pub enum NativeError {
     /// An operation only Python objects support (subclasses, models); never reached with
     /// JSON values.
     Unsupported(&'static str),
+    /// Two ints whose sum is outside 64 bits (usage counts): Python ints have no such limit,
+    /// so the aggregator reports it as an event error on both backends.
+    IntOverflow,
 }
 
 /// The [`Host`] for [`Value`]s.
@@ -166,7 +170,7 @@ impl Host for NativeHost {
                 let (x, y) = (int_of(a), int_of(b));
                 x.checked_add(y)
                     .map(Value::Int)
-                    .ok_or(NativeError::Unsupported("an int sum beyond 64 bits"))
+                    .ok_or(NativeError::IntOverflow)
             }
             _ => match (a.number(), b.number()) {
                 (Some(x), Some(y)) => Ok(Value::Float(x + y)),
@@ -337,6 +341,37 @@ impl Host for NativeHost {
 
 /// Python's `repr()` of a JSON value (floats as Rust writes them, which agrees with Python for
 /// the values tests use).
+/// Python's `repr` of a finite float: the shortest digits that read back the same, in
+/// positional notation for decimal exponents -4 to 15 and scientific otherwise (`1e+20`,
+/// `1e-07`, `-0.0`).
+fn float_repr(f: f64) -> String {
+    let sci = format!("{f:e}"); // shortest round-trip digits: "-1.5e-7"
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let (sign, mantissa) = match mantissa.strip_prefix('-') {
+        Some(rest) => ("-", rest),
+        None => ("", mantissa),
+    };
+    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    if !(-4..16).contains(&exp) {
+        let (first, rest) = digits.split_at(1);
+        let dot = if rest.is_empty() { String::new() } else { format!(".{rest}") };
+        let esign = if exp < 0 { '-' } else { '+' };
+        return format!("{sign}{first}{dot}e{esign}{:02}", exp.abs());
+    }
+    if exp < 0 {
+        let zeros = "0".repeat((-exp - 1) as usize);
+        return format!("{sign}0.{zeros}{digits}");
+    }
+    let point = exp as usize + 1;
+    if digits.len() <= point {
+        let zeros = "0".repeat(point - digits.len());
+        format!("{sign}{digits}{zeros}.0")
+    } else {
+        format!("{sign}{}.{}", &digits[..point], &digits[point..])
+    }
+}
+
 pub fn py_repr(value: &Value) -> String {
     match value {
         Value::Null => "None".to_owned(),
@@ -345,8 +380,7 @@ pub fn py_repr(value: &Value) -> String {
         Value::Int(i) => i.to_string(),
         Value::Float(f) if f.is_nan() => "nan".to_owned(),
         Value::Float(f) if f.is_infinite() => (if *f > 0.0 { "inf" } else { "-inf" }).to_owned(),
-        Value::Float(f) if f.fract() == 0.0 && f.abs() < 1e16 => format!("{f:.1}"),
-        Value::Float(f) => f.to_string(),
+        Value::Float(f) => float_repr(*f),
         Value::Str(s) => {
             let quote = if s.contains('\'') && !s.contains('"') {
                 '"'
@@ -365,8 +399,16 @@ pub fn py_repr(value: &Value) -> String {
                         out.push('\\');
                         out.push(c);
                     }
-                    c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                        out.push_str(&format!("\\x{:02x}", c as u32));
+                    // what `repr` escapes: every character `str.isprintable` refuses
+                    c if !is_printable(c) => {
+                        let code = c as u32;
+                        if code < 0x100 {
+                            out.push_str(&format!("\\x{code:02x}"));
+                        } else if code < 0x10000 {
+                            out.push_str(&format!("\\u{code:04x}"));
+                        } else {
+                            out.push_str(&format!("\\U{code:08x}"));
+                        }
                     }
                     c => out.push(c),
                 }

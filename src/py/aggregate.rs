@@ -214,6 +214,7 @@ fn agg_error(py: Python<'_>, err: AggError) -> PyErr {
             build(py, "anomaly", (code, detail).into_pyobject(py))
         }
         AggError::NoEvents(detail) => build(py, "no_events", (detail,).into_pyobject(py)),
+        AggError::TooLargeSum { event } => build(py, "too_large_sum", (event,).into_pyobject(py)),
         AggError::Closed(reason) => build(py, "closed", (reason,).into_pyobject(py)),
         AggError::Engine(text) => {
             pyo3::exceptions::PyRuntimeError::new_err(format!("fastmerge engine error: {text}"))

@@ -231,6 +231,8 @@ class AggregatorCore:
                 raise errors.anomaly(first["code"], first["detail"])
             try:
                 _fold(state, leaf)
+                if "usage" in leaf and _beyond_64(state.usage):
+                    raise errors.too_large_sum(self.count)  # usage="sum" added them up
             except BaseException:
                 self.closed = f"event {self.count} raised while folding"
                 raise
@@ -255,6 +257,16 @@ class AggregatorCore:
 
     def _data(self, state: _State, finish: bool) -> dict[str, Any]:
         data = _materialize(state, finish)
+        if _beyond_64(data["usage"]):
+            raise errors.too_large_sum(self.count)  # a computed total
         if data["status"] is None:
             data["status"] = "incomplete"
         return data
+
+
+def _beyond_64(usage: Any) -> bool:
+    """Whether usage holds an int outside 64 bits: only a sum makes one (events' ints are
+    64-bit), and the engine's ints cannot hold it."""
+    if isinstance(usage, dict):
+        return any(_beyond_64(value) for value in usage.values())
+    return type(usage) is int and not -(2**63) <= usage < 2**63

@@ -497,7 +497,7 @@ fn note_total<H: Host>(
         None => false,
     };
     let agrees = match counts_total(host, right)? {
-        Some(own) if is_number(host, &total) => host.eq(&total, &own)?,
+        Some(Ok(own)) if is_number(host, &total) => host.eq(&total, &own)?,
         _ => false,
     };
     let summed = mode == UsageMode::Sum && current_number && is_number(host, &total);
@@ -565,8 +565,14 @@ fn keeps<H: Host>(
     Ok(host.class(value).is(Kind::Str) && !host.truthy(value)?)
 }
 
-/// input + output (absent or not a number counts 0); None when neither is given.
-pub(crate) fn counts_total<H: Host>(host: &H, usage: &H::Obj) -> Result<Option<H::Obj>, H::Err> {
+/// A sum of ints that may not fit (see [`counts_total`]).
+pub(crate) type Sum<H> = Result<<H as Host>::Obj, <H as Host>::Err>;
+
+/// input + output (absent or not a number counts 0); None when neither is given. The sum is a
+/// result of its own: it fails only where ints overflow (the native host), which is an error
+/// only where the sum is kept, as the twin's Python int is (a reported total, within 64 bits,
+/// differs from it).
+pub(crate) fn counts_total<H: Host>(host: &H, usage: &H::Obj) -> Result<Option<Sum<H>>, H::Err> {
     let given = |key: &str| -> Result<Option<H::Obj>, H::Err> {
         let value = host.dict_get_str(usage, key)?;
         Ok(value.filter(|v| !host.class(v).is(Kind::Null)))
@@ -579,7 +585,7 @@ pub(crate) fn counts_total<H: Host>(host: &H, usage: &H::Obj) -> Result<Option<H
         Some(v) if is_number(host, &v) => v,
         _ => host.int_obj(0),
     };
-    Ok(Some(host.add(&term(inputs), &term(outputs))?))
+    Ok(Some(host.add(&term(inputs), &term(outputs))))
 }
 
 // ---------------------------------------------------------------------------------------------
