@@ -104,8 +104,10 @@ def test_compressed_input_says_so(compress: Any, name: str) -> None:
         (b"[1, 2]", "event 1: an event must be a JSON object, not number"),
         (b"data: 5\n\n", "event 1: an event must be a JSON object, not number"),
         (b"data: {oops\n\n", "event 1: not valid JSON"),
-        (b'{"choices": [', "the stream ended inside event 1: its 13 bytes are not a whole "
-         "event and were not read"),
+        (
+            b'{"choices": [',
+            "the stream ended inside event 1: its 13 bytes are not a whole event and were not read",
+        ),
     ],
 )
 def test_input_with_no_event_says_what_it_was(data: bytes, detail: str) -> None:
@@ -230,7 +232,9 @@ def test_an_unreadable_event_is_skipped_and_said(data: bytes, anomalies: list[An
     with pytest.raises(EventError) as info:
         agg.feed(data)
     assert str(info.value) == anomalies[0]["detail"]
-    closed = f"the aggregator is closed: event {info.value.event} could not be read; start a new one"
+    closed = (
+        f"the aggregator is closed: event {info.value.event} could not be read; start a new one"
+    )
     for call in (lambda: agg.feed(b"\n"), agg.finish, lambda: agg.add(STREAM[0])):
         with pytest.raises(AggregatorClosedError) as closed_info:
             call()

@@ -89,7 +89,9 @@ class EventError(MergeError):
     def __init__(self, event: int, detail: str) -> None:
         self.event = event
         self.detail = detail
-        super().__init__(f"event {event}: {detail}" if event else f"no event could be read: {detail}")
+        super().__init__(
+            f"event {event}: {detail}" if event else f"no event could be read: {detail}"
+        )
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.event, self.detail))

@@ -139,7 +139,10 @@ impl AggregatorCore {
     pub fn snapshot(&mut self) -> Result<Vec<Value>, AggError> {
         self.ensure_choice();
         let states: Vec<&State<Value>> = self.states.values().collect();
-        states.into_iter().map(|s| data(s, false, self.count)).collect()
+        states
+            .into_iter()
+            .map(|s| data(s, false, self.count))
+            .collect()
     }
 
     /// The end of the stream: the complete messages, one per choice in choice order.
@@ -195,7 +198,10 @@ impl AggregatorCore {
         self.closed = Some("finish() was called".to_owned());
         self.ensure_choice();
         let states: Vec<&State<Value>> = self.states.values().collect();
-        states.into_iter().map(|s| data(s, true, self.count)).collect()
+        states
+            .into_iter()
+            .map(|s| data(s, true, self.count))
+            .collect()
     }
 
     // -- internals

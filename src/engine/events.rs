@@ -116,7 +116,9 @@ fn negative_zero_ints(data: &[u8]) -> Vec<bool> {
             }
             b'-' | b'0'..=b'9' => {
                 let start = pos;
-                while pos < data.len() && matches!(data[pos], b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9') {
+                while pos < data.len()
+                    && matches!(data[pos], b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9')
+                {
                     pos += 1;
                 }
                 let token = &data[start..pos];
@@ -554,9 +556,11 @@ pub fn diagnose(head: &[u8], total: usize) -> String {
         && !text.contains(&b' ')
         && (text.contains(&b'/')
             || text.contains(&b'\\')
-            || [".json", ".jsonl", ".ndjson", ".sse", ".txt", ".log", ".gz", ".zst"]
-                .iter()
-                .any(|ext| text.ends_with(ext.as_bytes())));
+            || [
+                ".json", ".jsonl", ".ndjson", ".sse", ".txt", ".log", ".gz", ".zst",
+            ]
+            .iter()
+            .any(|ext| text.ends_with(ext.as_bytes())));
     if looks_like_path {
         return "the input is text that looks like a file path, not a stream; pass a \
                 pathlib.Path to read a file"

@@ -355,7 +355,11 @@ fn float_repr(f: f64) -> String {
     let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
     if !(-4..16).contains(&exp) {
         let (first, rest) = digits.split_at(1);
-        let dot = if rest.is_empty() { String::new() } else { format!(".{rest}") };
+        let dot = if rest.is_empty() {
+            String::new()
+        } else {
+            format!(".{rest}")
+        };
         let esign = if exp < 0 { '-' } else { '+' };
         return format!("{sign}{first}{dot}e{esign}{:02}", exp.abs());
     }
