@@ -13,9 +13,17 @@ int, float, bool, None. Both backends read events the same way, so they agree on
 
 A transport turns raw bytes, split anywhere (inside a line, inside a UTF-8 sequence), into event
 payloads. Its kind is read from the stream's first non-blank byte: ``{`` JSON values one after
-another (JSON lines, or concatenated objects), ``[`` a JSON array of events (Gemini without
-``alt=sse``), anything else server-sent events (``data:`` lines; ``event:``, ``id:``,
-``retry:`` and comments ignored; ``[DONE]`` skipped).
+another (JSON lines, or concatenated objects; also ``"``, ``-`` and digits, JSON that is not an
+object), ``[`` a JSON array of events (Gemini without ``alt=sse``), anything else server-sent
+events (``data:`` lines; ``event:``, ``id:``, ``retry:`` and comments ignored; ``[DONE]``
+skipped).
+
+A transport never fails (spec §8): what is not an event is a payload of its own that
+:func:`parse` rejects, and the aggregator skips it with an ``unreadable_event`` anomaly. In SSE
+every ``data:`` payload is one event. In JSON values, one that does not open with ``{`` runs to
+the end of its line (in an array, to the next ``,`` or ``]``) and a raw newline inside a string
+ends the value it is in; brackets that never close make the rest of the stream one value, cut
+by its end (``truncated``), since nothing tells them from a value still arriving.
 """
 
 from __future__ import annotations
