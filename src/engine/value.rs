@@ -341,39 +341,56 @@ impl Host for NativeHost {
 
 /// Python's `repr()` of a JSON value (floats as Rust writes them, which agrees with Python for
 /// the values tests use).
-/// Python's `repr` of a finite float: the shortest digits that read back the same, in
-/// positional notation for decimal exponents -4 to 15 and scientific otherwise (`1e+20`,
-/// `1e-07`, `-0.0`).
-fn float_repr(f: f64) -> String {
-    let sci = format!("{f:e}"); // shortest round-trip digits: "-1.5e-7"
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let (sign, mantissa) = match mantissa.strip_prefix('-') {
-        Some(rest) => ("-", rest),
-        None => ("", mantissa),
+/// Python's `repr(float)` (shortest round-trip digits; exponent form below 1e-4 and from
+/// 1e16 on).
+pub fn py_float(f: f64) -> String {
+    if f.is_nan() {
+        return "nan".to_owned();
+    }
+    if f.is_infinite() {
+        return (if f > 0.0 { "inf" } else { "-inf" }).to_owned();
+    }
+    if f == 0.0 {
+        return (if f.is_sign_negative() { "-0.0" } else { "0.0" }).to_owned();
+    }
+    let sci = format!("{f:e}");
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
+    let exp: i64 = exp.parse().unwrap_or(0);
+    let (negative, mantissa) = match mantissa.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, mantissa),
     };
     let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    let mut out = String::new();
+    if negative {
+        out.push('-');
+    }
     if !(-4..16).contains(&exp) {
-        let (first, rest) = digits.split_at(1);
-        let dot = if rest.is_empty() {
-            String::new()
+        out.push_str(digits.get(..1).unwrap_or("0"));
+        if digits.len() > 1 {
+            out.push('.');
+            out.push_str(digits.get(1..).unwrap_or(""));
+        }
+        out.push('e');
+        out.push(if exp < 0 { '-' } else { '+' });
+        out.push_str(&format!("{:02}", exp.abs()));
+    } else if exp >= 0 {
+        let int_len = (exp + 1) as usize;
+        if digits.len() <= int_len {
+            out.push_str(&digits);
+            out.push_str(&"0".repeat(int_len - digits.len()));
+            out.push_str(".0");
         } else {
-            format!(".{rest}")
-        };
-        let esign = if exp < 0 { '-' } else { '+' };
-        return format!("{sign}{first}{dot}e{esign}{:02}", exp.abs());
-    }
-    if exp < 0 {
-        let zeros = "0".repeat((-exp - 1) as usize);
-        return format!("{sign}0.{zeros}{digits}");
-    }
-    let point = exp as usize + 1;
-    if digits.len() <= point {
-        let zeros = "0".repeat(point - digits.len());
-        format!("{sign}{digits}{zeros}.0")
+            out.push_str(digits.get(..int_len).unwrap_or(""));
+            out.push('.');
+            out.push_str(digits.get(int_len..).unwrap_or(""));
+        }
     } else {
-        format!("{sign}{}.{}", &digits[..point], &digits[point..])
+        out.push_str("0.");
+        out.push_str(&"0".repeat((-exp - 1) as usize));
+        out.push_str(&digits);
     }
+    out
 }
 
 pub fn py_repr(value: &Value) -> String {
@@ -382,9 +399,7 @@ pub fn py_repr(value: &Value) -> String {
         Value::Bool(true) => "True".to_owned(),
         Value::Bool(false) => "False".to_owned(),
         Value::Int(i) => i.to_string(),
-        Value::Float(f) if f.is_nan() => "nan".to_owned(),
-        Value::Float(f) if f.is_infinite() => (if *f > 0.0 { "inf" } else { "-inf" }).to_owned(),
-        Value::Float(f) => float_repr(*f),
+        Value::Float(f) => py_float(*f),
         Value::Str(s) => {
             let quote = if s.contains('\'') && !s.contains('"') {
                 '"'

@@ -10,7 +10,7 @@ use crate::engine::value::Map;
 
 use crate::engine::providers::common::{self, anomaly, get, list, s, Leaves, Obj};
 use crate::engine::text::is_absent_text;
-use crate::engine::value::{py_repr, Value};
+use crate::engine::value::{py_float, py_repr, Value};
 
 const NAME: &str = "gemini";
 const CANDIDATE_FIELDS: &[&str] = &["content", "index", "finishReason", "logprobsResult"];
@@ -119,58 +119,6 @@ fn json_string(out: &mut String, text: &str) {
             c => out.push(c),
         }
     }
-}
-
-/// Python's `repr(float)` (shortest round-trip digits; exponent form below 1e-4 and from
-/// 1e16 on).
-fn py_float(f: f64) -> String {
-    if f.is_nan() {
-        return "nan".to_owned();
-    }
-    if f.is_infinite() {
-        return (if f > 0.0 { "inf" } else { "-inf" }).to_owned();
-    }
-    if f == 0.0 {
-        return (if f.is_sign_negative() { "-0.0" } else { "0.0" }).to_owned();
-    }
-    let sci = format!("{f:e}");
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
-    let exp: i64 = exp.parse().unwrap_or(0);
-    let (negative, mantissa) = match mantissa.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, mantissa),
-    };
-    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
-    let mut out = String::new();
-    if negative {
-        out.push('-');
-    }
-    if !(-4..16).contains(&exp) {
-        out.push_str(digits.get(..1).unwrap_or("0"));
-        if digits.len() > 1 {
-            out.push('.');
-            out.push_str(digits.get(1..).unwrap_or(""));
-        }
-        out.push('e');
-        out.push(if exp < 0 { '-' } else { '+' });
-        out.push_str(&format!("{:02}", exp.abs()));
-    } else if exp >= 0 {
-        let int_len = (exp + 1) as usize;
-        if digits.len() <= int_len {
-            out.push_str(&digits);
-            out.push_str(&"0".repeat(int_len - digits.len()));
-            out.push_str(".0");
-        } else {
-            out.push_str(digits.get(..int_len).unwrap_or(""));
-            out.push('.');
-            out.push_str(digits.get(int_len..).unwrap_or(""));
-        }
-    } else {
-        out.push_str("0.");
-        out.push_str(&"0".repeat((-exp - 1) as usize));
-        out.push_str(&digits);
-    }
-    out
 }
 
 #[derive(Debug, Clone, PartialEq)]
