@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import _values
 import orjson
 import pytest
 from conftest import AGGREGATES, BACKENDS, outcome
@@ -362,8 +363,16 @@ def test_transport_differential(both: Any, tokens: list[bytes], cuts: list[int])
 @pytest.mark.differential
 @given(
     value=st.recursive(
-        st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
-        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
+        st.none()
+        | st.booleans()
+        | st.integers()
+        | st.floats(allow_nan=False)
+        | st.text()
+        | _values.edge_text,
+        lambda inner: (
+            st.lists(inner, max_size=3)
+            | st.dictionaries(st.text() | _values.edge_text, inner, max_size=3)
+        ),
         max_leaves=10,
     )
 )
