@@ -40,6 +40,8 @@ ANOMALY_CODES = (
     "mismatched_delta",
     "truncated",
     "index_collision",
+    "unrecognized_event",
+    "new_response",
 )
 # finish_reason_normalized (spec §3)
 FINISH_REASONS = {

@@ -16,6 +16,12 @@ pub trait Adapter: Send + Sync {
     /// The leaves one event contributes; `Err(detail)` for an event the adapter cannot map
     /// (the twin's `AdapterError(detail)`, same text).
     fn event(&mut self, event: &Value) -> Result<Leaves, String>;
+    /// Whether the event has a key (or a `type`) this wire format sends (spec §8): the
+    /// aggregator reads no other event, it records it as `unrecognized_event`.
+    fn knows(&self, event: &Value) -> bool;
+    /// Why the event starts another response, or None (spec §6): the aggregator then merges
+    /// none of the events from it on (`new_response`).
+    fn new_response(&self, event: &Value) -> Option<String>;
     /// Leaves at the end of the stream.
     fn end(&mut self) -> Leaves {
         Vec::new()
@@ -52,6 +58,26 @@ pub fn items(value: Option<&Value>) -> &[Value] {
         Some(Value::List(items)) => items,
         _ => &[],
     }
+}
+
+/// `value` when it is missing, null or a str (None for missing and null), else the error
+/// "`at` is not a string" (the twin's `text_field`): the check of ids, models, roles, stop
+/// reasons and tool names in every adapter (another kind there would fail later, in the fold).
+/// `at` is formatted only for the error (pass `format_args!` on a hot path).
+pub fn text_field(
+    value: Option<&Value>,
+    at: impl std::fmt::Display,
+) -> Result<Option<&Value>, String> {
+    match value {
+        None | Some(Value::Null) => Ok(None),
+        Some(text @ Value::Str(_)) => Ok(Some(text)),
+        Some(_) => Err(format!("{at} is not a string")),
+    }
+}
+
+/// Whether a dict value has one of `keys`.
+pub fn has_any(value: &Value, keys: &[&str]) -> bool {
+    matches!(value, Value::Dict(map) if keys.iter().any(|k| map.contains_key(*k)))
 }
 
 /// Missing or null.

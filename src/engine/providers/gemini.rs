@@ -16,6 +16,16 @@ const NAME: &str = "gemini";
 const CANDIDATE_FIELDS: &[&str] = &["content", "index", "finishReason", "logprobsResult"];
 const RESPONSE_FIELDS: &[&str] = &["candidates", "usageMetadata", "modelVersion", "responseId"];
 const CALL_FIELDS: &[&str] = &["name", "id", "args", "partialArgs", "willContinue"];
+/// Keys that make an event a `GenerateContentResponse` chunk.
+const RECOGNIZED: &[&str] = &[
+    "candidates",
+    "usageMetadata",
+    "promptFeedback",
+    "modelVersion",
+    "responseId",
+    "createTime",
+    "error",
+];
 const VALUE_KEYS: &[&str] = &["stringValue", "numberValue", "boolValue", "nullValue"];
 
 type R<T> = Result<T, String>;
@@ -434,6 +444,8 @@ struct Candidate {
     last_signed: bool,
     calls: i64,
     streamed: Option<Streamed>,
+    /// its finishReason came
+    finished: bool,
 }
 
 impl Candidate {
@@ -814,6 +826,10 @@ fn usage(meta: &Value) -> Value {
 #[derive(Debug, Default)]
 pub struct Adapter {
     candidates: BTreeMap<i64, Candidate>,
+    /// the last non-absent responseId
+    last_id: Option<String>,
+    /// the responseId when a candidate first finished
+    finished_id: Option<String>,
 }
 
 impl Adapter {
@@ -921,6 +937,7 @@ impl Adapter {
                 leaf.put("finish_reason", r.clone());
             }
             leaf.put("status", s("complete"));
+            state.finished = true;
         }
         let mut response_metadata: Option<&Value> = None;
         for (key, value) in shared {
@@ -1009,7 +1026,33 @@ impl common::Adapter for Adapter {
                 leaves.push((choice, leaf.build()));
             }
         }
+        if let Some(Value::Str(id)) = field(event, "responseId") {
+            if !is_absent_text(id) {
+                self.last_id = Some(id.clone());
+            }
+        }
+        if self.finished_id.is_none() && self.candidates.values().any(|c| c.finished) {
+            self.finished_id = self.last_id.clone();
+        }
         Ok(leaves)
+    }
+
+    fn knows(&self, event: &Value) -> bool {
+        common::has_any(event, RECOGNIZED)
+    }
+
+    /// A responseId other than the one a candidate finished with (a chunk after the finish,
+    /// such as a last usage chunk, repeats it).
+    fn new_response(&self, event: &Value) -> Option<String> {
+        let finished = self.finished_id.as_ref()?;
+        match field(event, "responseId") {
+            Some(Value::Str(id)) if !is_absent_text(id) && id != finished => Some(format!(
+                "responseId {} after a candidate finished with {}",
+                py_repr(&Value::Str(id.clone())),
+                py_repr(&Value::Str(finished.clone()))
+            )),
+            _ => None,
+        }
     }
 
     fn end(&mut self) -> Leaves {
