@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 import orjson
 import pytest
-from _corpus import KINDS, path_of
+from _corpus import KINDS, assert_backends_agree, path_of
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -256,6 +256,48 @@ def test_new_response_event_is_kept_for_a_splitter() -> None:
         core.add(event)
     assert core.new_response_at == 2
     assert [[p["text"] for p in m["parts"]] for m in core.finish()] == [["a"]]
+
+
+# events of every wire format, for streams read with any provider
+MIXED = [
+    {"id": "a", "choices": [{"index": 0, "delta": {"content": "x"}, "finish_reason": None}]},
+    {"id": "a", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+    {"id": "b", "choices": [{"index": 0, "delta": {"content": "y"}}]},
+    {"id": "a", "choices": [], "usage": {"prompt_tokens": 1, "completion_tokens": 2}},
+    ANTHROPIC_START,
+    {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+    {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "z"}},
+    {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 1}},
+    {"type": "message_stop"},
+    {"type": "ping"},
+    RESPONSES_CREATED,
+    {"type": "response.completed", "response": {"id": "resp_1", "output": []}},
+    {"type": "response.content_part.added"},
+    {
+        "candidates": [
+            {"content": {"role": "model", "parts": [{"text": "g"}]}, "finishReason": "STOP"}
+        ],
+        "responseId": "r1",
+    },
+    {"candidates": [{"content": {"parts": [{"text": "h"}]}}], "responseId": "r2"},
+    {"messageStart": {"role": "assistant"}},
+    {"contentBlockDelta": {"contentBlockIndex": 0, "delta": {"text": "w"}}},
+    {"messageStop": {"stopReason": "end_turn"}},
+    {"model": "q", "response": "o", "done": False},
+    {"model": "q", "response": "", "done": True, "done_reason": "stop"},
+    {"x": 1},
+]
+
+
+@pytest.mark.differential
+@settings(max_examples=300, deadline=None)
+@given(
+    events=st.lists(st.sampled_from(MIXED), max_size=10),
+    provider=st.sampled_from(["auto", *sorted(FOLDER)]),
+    strict=st.booleans(),
+)
+def test_backends_agree_on_mixed_streams(events: list[Any], provider: str, strict: bool) -> None:
+    assert_backends_agree(events, provider, strict=strict)
 
 
 # ---------------------------------------------------------------------------------------------
