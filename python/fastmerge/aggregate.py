@@ -58,6 +58,12 @@ class Aggregator:
     :func:`fastmerge.fold_chunks`). An event that cannot be read raises
     :class:`fastmerge.errors.EventError` with its number.
 
+    An event with no key the provider's format has is an ``unrecognized_event`` anomaly, and
+    a stream with no event of that provider raises ``EventError`` at :meth:`finish`, naming
+    the provider the events look like. One stream is one response: an event that starts
+    another (a second ``message_start``, a new chunk id after the finish, ...) is a
+    ``new_response`` anomaly, and neither it nor the events after it are merged.
+
     One aggregator reads one stream, from one thread at a time (on the Rust backend a second
     thread calling in while ``feed`` runs gets a ``RuntimeError``); messages it returns are
     immutable values that any thread may read.

@@ -1026,13 +1026,17 @@ impl common::Adapter for Adapter {
                 leaves.push((choice, leaf.build()));
             }
         }
-        if let Some(Value::Str(id)) = field(event, "responseId") {
-            if !is_absent_text(id) {
-                self.last_id = Some(id.clone());
+        if self.finished_id.is_none() {
+            // the id at the finish, which later chunks are compared with (copied only when it
+            // changes: every chunk repeats it)
+            if let Some(Value::Str(id)) = field(event, "responseId") {
+                if !is_absent_text(id) && self.last_id.as_deref() != Some(id.as_str()) {
+                    self.last_id = Some(id.clone());
+                }
             }
-        }
-        if self.finished_id.is_none() && self.candidates.values().any(|c| c.finished) {
-            self.finished_id = self.last_id.clone();
+            if self.candidates.values().any(|c| c.finished) {
+                self.finished_id = self.last_id.take();
+            }
         }
         Ok(leaves)
     }

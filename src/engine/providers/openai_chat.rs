@@ -808,13 +808,17 @@ impl common::Adapter for Adapter {
             let leaf = self.choice(&top, i, choice)?;
             leaves.push(leaf);
         }
-        if let Some(Value::Str(id)) = map.get("id") {
-            if !is_absent_text(id) {
-                self.last_id = Some(id.clone());
+        if self.finished_id.is_none() {
+            // the id at the finish, which later chunks are compared with (copied only when it
+            // changes: every chunk repeats it)
+            if let Some(Value::Str(id)) = map.get("id") {
+                if !is_absent_text(id) && self.last_id.as_deref() != Some(id.as_str()) {
+                    self.last_id = Some(id.clone());
+                }
             }
-        }
-        if self.finished_id.is_none() && self.choices.values().any(|c| c.finished) {
-            self.finished_id = self.last_id.clone();
+            if self.choices.values().any(|c| c.finished) {
+                self.finished_id = self.last_id.take();
+            }
         }
         if choices.is_empty() {
             let mut leaf = Obj::new();

@@ -382,11 +382,13 @@ class Adapter:
         if not candidates and shared:
             for choice in sorted(self.candidates) or [0]:
                 leaves.append((choice, dict(shared)))
-        rid = event.get("responseId")
-        if isinstance(rid, str) and not _absent(rid):
-            self.last_id = rid
-        if self.finished_id is None and any(c.finished for c in self.candidates.values()):
-            self.finished_id = self.last_id
+        if self.finished_id is None:
+            # the id at the finish, which later chunks are compared with
+            rid = event.get("responseId")
+            if isinstance(rid, str) and not _absent(rid):
+                self.last_id = rid
+            if any(c.finished for c in self.candidates.values()):
+                self.finished_id = self.last_id
         return leaves
 
     def end(self) -> list[tuple[int, dict[str, Any]]]:

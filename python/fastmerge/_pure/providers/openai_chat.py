@@ -246,11 +246,13 @@ class Adapter:
         leaves: list[tuple[int, dict[str, Any]]] = []
         for i, choice in enumerate(choices):
             leaves.append(self._choice(event, usage, i, choice))
-        chunk_id = event.get("id")
-        if isinstance(chunk_id, str) and not _absent(chunk_id):
-            self.last_id = chunk_id
-        if self.finished_id is None and any(c.finished for c in self.choices.values()):
-            self.finished_id = self.last_id
+        if self.finished_id is None:
+            # the id at the finish, which later chunks are compared with
+            chunk_id = event.get("id")
+            if isinstance(chunk_id, str) and not _absent(chunk_id):
+                self.last_id = chunk_id
+            if any(c.finished for c in self.choices.values()):
+                self.finished_id = self.last_id
         if not choices:
             leaf = self._top(event, usage, None)
             if leaf:
