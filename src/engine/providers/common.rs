@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use crate::engine::text::is_absent_text;
 use crate::engine::value::Map;
 
 use crate::engine::value::Value;
@@ -131,4 +132,41 @@ pub fn anomaly(code: &str, detail: String) -> Value {
     let mut a = Obj::new();
     a.put("code", s(code)).put("detail", Value::Str(detail));
     a.build()
+}
+
+/// The id a response finished with (OpenAI chunk ids, Gemini `responseId`s; the twin's
+/// `FinishedId`): a later chunk with another id starts another response (spec §6). Ids before
+/// the finish say nothing (Groq compound sends a new id on every chunk).
+#[derive(Debug, Default)]
+pub struct FinishedId {
+    /// the last id before the finish
+    last: Option<String>,
+    finished: Option<String>,
+}
+
+impl FinishedId {
+    /// After a chunk: its id, and whether a choice has finished by now. The id is copied only
+    /// when it changes: every chunk repeats it.
+    pub fn track(&mut self, value: Option<&Value>, finished: impl FnOnce() -> bool) {
+        if self.finished.is_some() {
+            return;
+        }
+        if let Some(Value::Str(id)) = value {
+            if !is_absent_text(id) && self.last.as_deref() != Some(id.as_str()) {
+                self.last = Some(id.clone());
+            }
+        }
+        if finished() {
+            self.finished.clone_from(&self.last);
+        }
+    }
+
+    /// `value` if it is an id other than the finished one, with the finished one.
+    pub fn other<'a>(&'a self, value: Option<&'a Value>) -> Option<(&'a str, &'a str)> {
+        let finished = self.finished.as_deref()?;
+        match value {
+            Some(Value::Str(id)) if !is_absent_text(id) && id != finished => Some((id, finished)),
+            _ => None,
+        }
+    }
 }

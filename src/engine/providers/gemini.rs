@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use crate::engine::value::Map;
 
-use crate::engine::providers::common::{self, anomaly, get, list, s, Leaves, Obj};
+use crate::engine::providers::common::{self, anomaly, get, list, s, FinishedId, Leaves, Obj};
 use crate::engine::text::is_absent_text;
 use crate::engine::value::{py_repr, Value};
 
@@ -826,10 +826,8 @@ fn usage(meta: &Value) -> Value {
 #[derive(Debug, Default)]
 pub struct Adapter {
     candidates: BTreeMap<i64, Candidate>,
-    /// the last non-absent responseId
-    last_id: Option<String>,
     /// the responseId when a candidate first finished
-    finished_id: Option<String>,
+    finished_id: FinishedId,
 }
 
 impl Adapter {
@@ -1026,18 +1024,10 @@ impl common::Adapter for Adapter {
                 leaves.push((choice, leaf.build()));
             }
         }
-        if self.finished_id.is_none() {
-            // the id at the finish, which later chunks are compared with (copied only when it
-            // changes: every chunk repeats it)
-            if let Some(Value::Str(id)) = field(event, "responseId") {
-                if !is_absent_text(id) && self.last_id.as_deref() != Some(id.as_str()) {
-                    self.last_id = Some(id.clone());
-                }
-            }
-            if self.candidates.values().any(|c| c.finished) {
-                self.finished_id = self.last_id.take();
-            }
-        }
+        let candidates = &self.candidates;
+        self.finished_id.track(field(event, "responseId"), || {
+            candidates.values().any(|c| c.finished)
+        });
         Ok(leaves)
     }
 
@@ -1048,15 +1038,12 @@ impl common::Adapter for Adapter {
     /// A responseId other than the one a candidate finished with (a chunk after the finish,
     /// such as a last usage chunk, repeats it).
     fn new_response(&self, event: &Value) -> Option<String> {
-        let finished = self.finished_id.as_ref()?;
-        match field(event, "responseId") {
-            Some(Value::Str(id)) if !is_absent_text(id) && id != finished => Some(format!(
-                "responseId {} after a candidate finished with {}",
-                py_repr(&Value::Str(id.clone())),
-                py_repr(&Value::Str(finished.clone()))
-            )),
-            _ => None,
-        }
+        let (id, finished) = self.finished_id.other(field(event, "responseId"))?;
+        Some(format!(
+            "responseId {} after a candidate finished with {}",
+            py_repr(&s(id)),
+            py_repr(&s(finished))
+        ))
     }
 
     fn end(&mut self) -> Leaves {

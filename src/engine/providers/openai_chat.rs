@@ -9,7 +9,9 @@ use std::sync::Arc;
 
 use indexmap::IndexMap;
 
-use crate::engine::providers::common::{self, anomaly, list, s, text_field, Leaves, Obj};
+use crate::engine::providers::common::{
+    self, anomaly, list, s, text_field, FinishedId, Leaves, Obj,
+};
 use crate::engine::text::is_absent_text;
 use crate::engine::value::{py_repr, Value};
 
@@ -247,10 +249,8 @@ struct Top<'a> {
 pub struct Adapter {
     /// per choice index, in the order first seen
     choices: IndexMap<i64, Choice>,
-    /// the last non-absent chunk id
-    last_id: Option<String>,
     /// the chunk id when a choice first finished
-    finished_id: Option<String>,
+    finished_id: FinishedId,
 }
 
 impl Adapter {
@@ -808,18 +808,9 @@ impl common::Adapter for Adapter {
             let leaf = self.choice(&top, i, choice)?;
             leaves.push(leaf);
         }
-        if self.finished_id.is_none() {
-            // the id at the finish, which later chunks are compared with (copied only when it
-            // changes: every chunk repeats it)
-            if let Some(Value::Str(id)) = map.get("id") {
-                if !is_absent_text(id) && self.last_id.as_deref() != Some(id.as_str()) {
-                    self.last_id = Some(id.clone());
-                }
-            }
-            if self.choices.values().any(|c| c.finished) {
-                self.finished_id = self.last_id.take();
-            }
-        }
+        let choices_seen = &self.choices;
+        self.finished_id
+            .track(map.get("id"), || choices_seen.values().any(|c| c.finished));
         if choices.is_empty() {
             let mut leaf = Obj::new();
             Self::put_top(&mut leaf, &top, Map::default(), None);
@@ -855,15 +846,12 @@ impl common::Adapter for Adapter {
     /// An id other than the one a choice finished with (Groq compound changes the id on every
     /// chunk before the finish, so ids before it say nothing).
     fn new_response(&self, event: &Value) -> Option<String> {
-        let finished = self.finished_id.as_ref()?;
-        match common::get(event, "id") {
-            Some(Value::Str(id)) if !is_absent_text(id) && id != finished => Some(format!(
-                "id {} after a choice finished with id {}",
-                py_repr(&Value::Str(id.clone())),
-                py_repr(&Value::Str(finished.clone()))
-            )),
-            _ => None,
-        }
+        let (id, finished) = self.finished_id.other(common::get(event, "id"))?;
+        Some(format!(
+            "id {} after a choice finished with id {}",
+            py_repr(&s(id)),
+            py_repr(&s(finished))
+        ))
     }
 
     fn end(&mut self) -> Leaves {

@@ -78,7 +78,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..events import kind_name
-from ._common import AdapterError
+from ._common import AdapterError, FinishedId
 
 NAME = "gemini"
 
@@ -338,8 +338,7 @@ class Adapter:
 
     def __init__(self) -> None:
         self.candidates: dict[int, _Candidate] = {}
-        self.last_id: str | None = None  # the last non-absent responseId
-        self.finished_id: str | None = None  # the responseId when a candidate first finished
+        self.finished_id = FinishedId()  # the responseId when a candidate first finished
 
     def knows(self, event: dict[str, Any]) -> bool:
         """Whether the event has a key of a ``GenerateContentResponse`` (spec §8)."""
@@ -349,12 +348,10 @@ class Adapter:
         """Why the chunk starts another response, or None (spec §6): a ``responseId`` other
         than the one a candidate finished with (a chunk after the finish, such as a last
         usage chunk, repeats it)."""
-        rid = event.get("responseId")
-        if self.finished_id is None or not isinstance(rid, str) or _absent(rid):
+        rid = self.finished_id.other(event.get("responseId"))
+        if rid is None:
             return None
-        if rid == self.finished_id:
-            return None
-        return f"responseId {rid!r} after a candidate finished with {self.finished_id!r}"
+        return f"responseId {rid!r} after a candidate finished with {self.finished_id.finished!r}"
 
     def event(self, event: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
         candidates = event.get("candidates")
@@ -382,13 +379,9 @@ class Adapter:
         if not candidates and shared:
             for choice in sorted(self.candidates) or [0]:
                 leaves.append((choice, dict(shared)))
-        if self.finished_id is None:
-            # the id at the finish, which later chunks are compared with
-            rid = event.get("responseId")
-            if isinstance(rid, str) and not _absent(rid):
-                self.last_id = rid
-            if any(c.finished for c in self.candidates.values()):
-                self.finished_id = self.last_id
+        self.finished_id.track(
+            event.get("responseId"), lambda: any(c.finished for c in self.candidates.values())
+        )
         return leaves
 
     def end(self) -> list[tuple[int, dict[str, Any]]]:

@@ -61,7 +61,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._common import AdapterError, text_field
+from ._common import AdapterError, FinishedId, text_field
 
 NAME = "openai-chat"
 
@@ -205,8 +205,7 @@ class Adapter:
 
     def __init__(self) -> None:
         self.choices: dict[int, _Choice] = {}  # in the order first seen
-        self.last_id: str | None = None  # the last non-absent chunk id
-        self.finished_id: str | None = None  # the chunk id when a choice first finished
+        self.finished_id = FinishedId()  # the chunk id when a choice first finished
 
     # -- events
 
@@ -218,12 +217,10 @@ class Adapter:
         """Why the chunk starts another response, or None (spec §6): an id other than the
         one a choice finished with. Groq compound changes the id on every chunk before the
         finish, so ids before it say nothing."""
-        chunk_id = event.get("id")
-        if self.finished_id is None or not isinstance(chunk_id, str) or _absent(chunk_id):
+        chunk_id = self.finished_id.other(event.get("id"))
+        if chunk_id is None:
             return None
-        if chunk_id == self.finished_id:
-            return None
-        return f"id {chunk_id!r} after a choice finished with id {self.finished_id!r}"
+        return f"id {chunk_id!r} after a choice finished with id {self.finished_id.finished!r}"
 
     def event(self, event: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
         choices = event.get("choices")
@@ -246,13 +243,9 @@ class Adapter:
         leaves: list[tuple[int, dict[str, Any]]] = []
         for i, choice in enumerate(choices):
             leaves.append(self._choice(event, usage, i, choice))
-        if self.finished_id is None:
-            # the id at the finish, which later chunks are compared with
-            chunk_id = event.get("id")
-            if isinstance(chunk_id, str) and not _absent(chunk_id):
-                self.last_id = chunk_id
-            if any(c.finished for c in self.choices.values()):
-                self.finished_id = self.last_id
+        self.finished_id.track(
+            event.get("id"), lambda: any(c.finished for c in self.choices.values())
+        )
         if not choices:
             leaf = self._top(event, usage, None)
             if leaf:
