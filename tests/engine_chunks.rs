@@ -135,6 +135,7 @@ fn call_part(
         "payload": null,
         "response_item_id": null,
         "extra": null,
+        "call_index": null,
     })
 }
 
@@ -427,6 +428,44 @@ fn e57_usage_total_is_kept_before_finish() {
 }
 
 #[test]
+fn e78_per_chunk_totals_are_recomputed_at_finish() {
+    let leaves = [
+        leaf(json!({"usage": {"input_tokens": 50, "output_tokens": 0, "total_tokens": 50}})),
+        leaf(json!({"usage": {"input_tokens": 0, "output_tokens": 27, "total_tokens": 27}})),
+    ];
+    check_with(
+        options("replace"),
+        &leaves,
+        &message(json!({"usage": {"input_tokens": 50, "output_tokens": 27, "total_tokens": 27}})),
+        &message(json!({"usage": {"input_tokens": 50, "output_tokens": 27, "total_tokens": 77}})),
+    );
+    // the zero record keeps an earlier disagreeing total, which stays flagged
+    let leaves = [
+        leaf(json!({"usage": {"input_tokens": 10, "output_tokens": 5, "total_tokens": 99}})),
+        leaf(json!({"usage": {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}})),
+    ];
+    let state = fold(strict(), &leaves);
+    assert_eq!(
+        anomaly_code(chunks::materialize(&NativeHost, &state, true)),
+        "total_mismatch"
+    );
+}
+
+#[test]
+fn e79_final_usage_replaces_zeros_included() {
+    let leaves = [
+        leaf(json!({"usage": {"input_tokens": 12, "output_tokens": 1}})),
+        leaf(json!({"final_usage": {"output_tokens": 0}})),
+    ];
+    check_with(
+        options("replace"),
+        &leaves,
+        &message(json!({"usage": {"input_tokens": 12, "output_tokens": 0}})),
+        &message(json!({"usage": {"input_tokens": 12, "output_tokens": 0, "total_tokens": 12}})),
+    );
+}
+
+#[test]
 fn e57_total_mismatch_at_finish_and_missing_total_computed() {
     let reported = json!({"input_tokens": 10, "output_tokens": 5, "total_tokens": 99});
     let after = message(json!({
@@ -638,4 +677,21 @@ fn bare_text_shortcut_equals_fold() {
         convert(part_leaf(json!({"part": "text", "text": "x"}))),
     );
     assert!(base.bare_text(Family::Base).is_none());
+}
+
+/// The index a chunk's `tool_calls=` gave a call (`call_index`) reads back from that chunk
+/// alone; once a second leaf is folded in, every call reads by position (null here).
+#[test]
+fn call_index_shows_only_in_one_leaf() {
+    let given = |index: i64| json!({"part": "tool_call", "id": "c1", "name": "f", "arguments": "{", "provider_index": index, "call_index": index});
+    let mut one = call_part(json!("c1"), "f", "{", json!(5));
+    one["call_index"] = json!(5);
+    let state = fold(options("replace"), &[part_leaf(given(5))]);
+    assert_json(&read(&state, false)["parts"], &json!([one]));
+    let more = json!({"part": "tool_call", "arguments": "}", "provider_index": 5, "call_index": 5});
+    let state = fold(options("replace"), &[part_leaf(given(5)), part_leaf(more)]);
+    assert_json(
+        &read(&state, false)["parts"],
+        &json!([call_part(json!("c1"), "f", "{}", json!(5))]),
+    );
 }

@@ -31,7 +31,7 @@ fn message_events() {
             json!({"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": null, "stop_details": null}, "usage": {"output_tokens": 42}, "context_management": {"applied_edits": []}})
         ),
         text(
-            json!([[0, {"finish_reason": "end_turn", "usage": {"output_tokens": 42}, "provider_metadata": {"context_management": {"applied_edits": []}}}]])
+            json!([[0, {"finish_reason": "end_turn", "final_usage": {"output_tokens": 42}, "provider_metadata": {"context_management": {"applied_edits": []}}}]])
         )
     );
     assert_eq!(
@@ -113,6 +113,36 @@ fn blocks_and_deltas() {
 }
 
 #[test]
+fn fallback_block_names_the_model() {
+    let mut a = adapter();
+    let block = json!({"type": "fallback", "from": {"model": "a"}, "to": {"model": "b"}, "trigger": {"type": "refusal"}});
+    assert_eq!(
+        leaves(
+            a.as_mut(),
+            json!({"type": "content_block_start", "index": 0, "content_block": block})
+        ),
+        text(json!([[0, {"response_model": "b"}]]))
+    );
+    assert_eq!(
+        leaves(
+            a.as_mut(),
+            json!({"type": "content_block_stop", "index": 0})
+        ),
+        text(
+            json!([[0, {"parts": [{"part": "unknown", "provider": "anthropic", "kind": "fallback", "raw": block, "index": 0}]}]])
+        )
+    );
+    // no model name: the block alone
+    assert_eq!(
+        leaves(
+            a.as_mut(),
+            json!({"type": "content_block_start", "index": 1, "content_block": {"type": "fallback", "to": {"model": ""}}})
+        ),
+        "[]"
+    );
+}
+
+#[test]
 fn quirks() {
     let mut a = adapter();
     assert_eq!(
@@ -129,7 +159,7 @@ fn quirks() {
             a.as_mut(),
             json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})
         ),
-        text(json!([[0, {"parts": [{"part": "text", "text": "", "index": 0}]}]]))
+        text(json!([[0, {"parts": [{"part": "text", "text": "", "index": 0, "opened": true}]}]]))
     );
     assert_eq!(
         leaves(

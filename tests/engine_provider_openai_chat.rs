@@ -121,6 +121,32 @@ fn tool_call_anomalies_and_truncation() {
 }
 
 #[test]
+fn custom_body_without_type_is_a_custom_call() {
+    let mut a = adapter();
+    let chunk = |calls: serde_json::Value| json!({"id": "c", "model": "m", "choices": [{"index": 0, "delta": {"tool_calls": calls}}]});
+    assert_eq!(
+        leaves(
+            a.as_mut(),
+            chunk(
+                json!([{"index": 0, "id": "t", "custom": {"name": "ApplyPatch", "input": "*** Begin"}}])
+            )
+        ),
+        text(
+            json!([[0, {"parts": [{"part": "tool_call", "provider_index": 0, "id": "t", "type": "custom", "name": "ApplyPatch", "arguments": "*** Begin"}], "response_id": "c", "response_model": "m"}]])
+        )
+    );
+    assert_eq!(
+        leaves(
+            a.as_mut(),
+            chunk(json!([{"index": 0, "custom": {"input": " Patch"}}]))
+        ),
+        text(
+            json!([[0, {"parts": [{"part": "tool_call", "provider_index": 0, "type": "custom", "arguments": " Patch"}]}]])
+        )
+    );
+}
+
+#[test]
 fn errors_name_the_field() {
     let cases = [
         (json!({"choices": 1}), "choices is not a list"),

@@ -110,8 +110,9 @@ def test_api_names_are_public() -> None:
 def test_bind() -> None:
     namespace: dict[str, object] = {}
     _backend.bind(namespace, PYTHON)
-    assert set(namespace) == set(_backend.API)
+    assert set(namespace) == set(_backend.API) | set(_backend.ALIASES)
     assert all(namespace[n] is getattr(PYTHON, n) for n in _backend.API)
+    assert namespace["merge_parser_content"] is PYTHON.merge
 
 
 @pytest.mark.single_run

@@ -68,6 +68,7 @@ text_parts = _part(
         "index": indexes,
         "attributes": st.one_of(st.none(), st.dictionaries(keys, scalars, max_size=2)),
         "citations": st.one_of(st.none(), st.lists(json_like, max_size=2)),
+        "opened": st.one_of(st.booleans(), st.none()),
     },
 )
 bare_text = st.fixed_dictionaries(
@@ -155,6 +156,7 @@ ASSISTANT_FIELDS = {
     "metadata": st.one_of(st.none(), st.dictionaries(keys, json_like, max_size=3), st.just("m")),
     "provider_metadata": st.one_of(st.none(), st.dictionaries(keys, json_like, max_size=2)),
     "usage": usages,
+    "final_usage": usages,
     "finish_reason": finish_reasons,
     "parser_content": st.one_of(st.none(), json_like),
     "provider_content": st.one_of(st.none(), json_like),

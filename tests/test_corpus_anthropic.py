@@ -192,8 +192,8 @@ def _check_usage(
     events: list[dict[str, Any]], data: dict[str, Any], rendered: dict[str, Any]
 ) -> None:
     """Usage: message_start's counts, overwritten key by key by message_delta's cumulative
-    ones (a zero never overwrites, spec §5); the rendered usage has Anthropic's own keys; the
-    message keeps every key, cache reads under the normalized name."""
+    ones, which are final, zeros included (spec §5, the SDK's result); the rendered usage has
+    Anthropic's own keys; the message keeps every key, cache reads under the normalized name."""
     want: dict[str, Any] = {}
     for event in events:
         usage = (
@@ -202,7 +202,7 @@ def _check_usage(
         if event["type"] not in ("message_start", "message_delta") or not usage:
             continue
         for key, value in usage.items():
-            if value is None or (value == 0 and want.get(key)):
+            if value is None:
                 continue
             want[key] = value
     for key, value in want.items():

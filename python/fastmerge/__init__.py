@@ -7,9 +7,10 @@ one runs, :func:`backend_info` why.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Iterable, TypeVar, overload
 
-from . import _backend, errors
+from . import _backend, errors, message_chunk
+from ._types import ListMerge, MergeOptions, Policy, Provider, SignatureMerge, UsageMerge
 from ._version import __version__
 from .aggregate import PROVIDERS, Aggregator, aggregate, aggregate_choices
 from .errors import (
@@ -49,8 +50,37 @@ BACKEND: str = _backend.selected
 # The names in _backend.API, bound to the selected implementation.
 from ._backend import impl as _impl  # noqa: E402
 
-merge = _impl.merge
-merge_all = _impl.merge_all
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    _T = TypeVar("_T")
+    _L = TypeVar("_L")
+    _R = TypeVar("_R")
+
+    # The result is one of the inputs' types (spec §1): a None side gives the other side;
+    # str + str is a str, list + list a list, dict + dict a dict, chunk + chunk a chunk of
+    # that class, a same-type ``__add__`` that type; otherwise the right value. (No overload
+    # returns Any: mypy would then give Any for every argument that holds an Any, such as a
+    # ``dict[str, Any]``.) The implementations are the backend's, bound below.
+    @overload
+    def merge(left: None, right: _T, **options: Unpack[MergeOptions]) -> _T: ...
+    @overload
+    def merge(left: _T, right: None, **options: Unpack[MergeOptions]) -> _T: ...
+    @overload
+    def merge(left: _L, right: _R, **options: Unpack[MergeOptions]) -> _L | _R: ...
+    def merge(left: Any, right: Any, **options: Unpack[MergeOptions]) -> Any:
+        """Merge ``right`` into ``left`` (spec §1): a new value, inputs never mutated."""
+
+    def merge_all(items: Iterable[_T], **options: Unpack[MergeOptions]) -> _T | None:
+        """``functools.reduce(merge, items)`` in linear time, of the items' type; None for
+        no items (spec §1.3)."""
+
+else:
+    merge = _impl.merge
+    merge_all = _impl.merge_all
+#: openJiuwen's name of :func:`merge` (``message_chunk.merge_parser_content``): the same
+#: function (``_backend.ALIASES``).
+merge_parser_content = merge
 merge_dicts = _impl.merge_dicts
 concat_token_ids = _impl.concat_token_ids
 merge_logprobs = _impl.merge_logprobs
@@ -67,6 +97,14 @@ def backend_info() -> dict[str, Any]:
 
 __all__ = [
     "ATOMIC_KEYS",
+    "ListMerge",
+    "MergeOptions",
+    "Policy",
+    "Provider",
+    "SignatureMerge",
+    "UsageMerge",
+    "merge_parser_content",
+    "message_chunk",
     "AggregatorClosedError",
     "Aggregator",
     "EventError",

@@ -23,6 +23,7 @@ from typing import Any
 from ._version import __version__
 
 __all__ = [
+    "ALIASES",
     "API",
     "BACKENDS",
     "MESSAGE_API",
@@ -50,6 +51,10 @@ API = (
     "LIST_MERGES",
     "ATOMIC_KEYS",
 )
+
+#: Other names of functions in :data:`API`: openJiuwen's, so that changing an import is the
+#: whole migration (``fastmerge.message_chunk``).
+ALIASES = {"merge_parser_content": "merge"}
 
 #: The message names (``fastmerge.messages``), built on a backend's ``ChunkCore``.
 MESSAGE_API = (
@@ -118,9 +123,12 @@ impl, selected, _requested, _fallback_reason = _select()
 
 
 def bind(namespace: dict[str, Any], module: ModuleType) -> None:
-    """Point every name of :data:`API` in ``namespace`` at ``module``'s implementation."""
+    """Point every name of :data:`API` (and :data:`ALIASES`) in ``namespace`` at
+    ``module``'s implementation."""
     for name in API:
         namespace[name] = getattr(module, name)
+    for alias, name in ALIASES.items():
+        namespace[alias] = getattr(module, name)
 
 
 # module name -> backend name, for copies of fastmerge.messages / .aggregate on another backend

@@ -16,9 +16,10 @@ The module is loaded once per backend (:func:`fastmerge._backend.aggregate_modul
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, Literal
 
 from . import _backend
+from ._types import Provider, SignatureMerge, UsageMerge
 
 if TYPE_CHECKING:
     from ._pure.aggregate import AggregatorCore as _Core
@@ -73,11 +74,11 @@ class Aggregator:
 
     def __init__(
         self,
-        provider: str = "auto",
+        provider: Provider | Literal["auto"] = "auto",
         *,
         strict: bool = False,
-        signature_merge: str = "replace",
-        usage: str = "merge",
+        signature_merge: SignatureMerge = "replace",
+        usage: UsageMerge = "merge",
     ) -> None:
         self._core = _Core(provider, strict, signature_merge, usage)
         self._finished: list[AssistantMessage] | None = None
@@ -144,11 +145,11 @@ class Aggregator:
 
 def aggregate_choices(
     events: Iterable[Any] | str | bytes,
-    provider: str = "auto",
+    provider: Provider | Literal["auto"] = "auto",
     *,
     strict: bool = False,
-    signature_merge: str = "replace",
-    usage: str = "merge",
+    signature_merge: SignatureMerge = "replace",
+    usage: UsageMerge = "merge",
 ) -> list[AssistantMessage]:
     """One message per choice of a whole stream, in choice order. ``events`` is an iterable
     of events (see :meth:`Aggregator.add`) or a recorded stream as str / bytes (SSE, JSON
@@ -160,11 +161,11 @@ def aggregate_choices(
 
 def aggregate(
     events: Iterable[Any] | str | bytes,
-    provider: str = "auto",
+    provider: Provider | Literal["auto"] = "auto",
     *,
     strict: bool = False,
-    signature_merge: str = "replace",
-    usage: str = "merge",
+    signature_merge: SignatureMerge = "replace",
+    usage: UsageMerge = "merge",
 ) -> AssistantMessage:
     """The message of a whole stream (choice 0); see :func:`aggregate_choices`."""
     return aggregate_choices(

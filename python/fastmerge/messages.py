@@ -17,6 +17,7 @@ import sys
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence, TypeVar
 
 from . import _backend
+from ._types import Provider, SignatureMerge, UsageMerge
 from .parts import (
     OpaquePayload,
     Part,
@@ -80,7 +81,9 @@ def _content_parts(content: Any) -> list[dict[str, Any]]:
 
 def _tool_call_part(call: Any) -> dict[str, Any]:
     """One tool-call fragment as a part: a ToolCall, a ToolCallPart, an OpenAI-format dict
-    (nested ``function``, or ``custom`` [E38]) or openJiuwen's flat dict."""
+    (nested ``function``, or ``custom`` [E38]), openJiuwen's flat dict or its pydantic
+    ``ToolCall``. The index given is both the resolver's ``provider_index`` and the
+    ``call_index`` the flat view shows (openJiuwen reads back the index a call was given)."""
     if isinstance(call, ToolCallPart):
         return call.to_dict()
     if isinstance(call, ToolCall):
@@ -92,10 +95,16 @@ def _tool_call_part(call: Any) -> dict[str, Any]:
             "arguments": call.arguments,
             "provider_index": call.index,
             "response_item_id": call.response_item_id,
+            "call_index": call.index,
         }
+    dump = getattr(call, "model_dump", None)
+    if not isinstance(call, Mapping) and callable(dump):
+        # openJiuwen's pydantic ToolCall (or any model of its flat or OpenAI shape)
+        call = dump()
     if not isinstance(call, Mapping):
         raise TypeError(
-            f"a tool call must be a ToolCall, a ToolCallPart or a dict, not {type(call).__name__}"
+            "a tool call must be a ToolCall, a ToolCallPart, a dict or a pydantic model, "
+            f"not {type(call).__name__}"
         )
     kind = call.get("type")
     # the call's body: OpenAI's nested "function", or the object named by its type ("custom"
@@ -109,6 +118,8 @@ def _tool_call_part(call: Any) -> dict[str, Any]:
     part: dict[str, Any] = {"part": "tool_call", "id": call.get("id"), "type": kind}
     if isinstance(body, Mapping):
         known.add(body_key)
+        if kind is None and body_key == "custom":
+            part["type"] = "custom"  # a custom body without a type is a custom call (E83)
         part["name"] = body.get("name")
         part["arguments"] = body.get("arguments", body.get("input"))
         inner = {k: v for k, v in body.items() if k not in ("name", "arguments", "input")}
@@ -119,6 +130,7 @@ def _tool_call_part(call: Any) -> dict[str, Any]:
         part["arguments"] = call.get("arguments")
     part["provider_index"] = call.get("index")
     part["response_item_id"] = call.get("response_item_id")
+    part["call_index"] = call.get("index")
     extra = {k: v for k, v in call.items() if k not in known}
     if extra:
         part["extra"] = {**part.get("extra", {}), **extra}
@@ -161,7 +173,7 @@ def _check_part(d: dict[str, Any]) -> None:
             raise TypeError(
                 f"{kind} part field {key!r} must be {names}, not {type(value).__name__}"
             )
-    for key in ("index", "provider_index"):
+    for key in ("index", "provider_index", "call_index"):
         value = d.get(key)
         if value is not None and (type(value) is not int):
             raise TypeError(
@@ -350,8 +362,10 @@ class _BaseFields(_Fields):
     __slots__ = ()
 
     @property
-    def content(self) -> Any:
-        return _copy(self._view()["content"])
+    def content(self) -> str | list[Any]:
+        """The content as given: a str, or a list of items (openJiuwen's ``str | list``)."""
+        content: str | list[Any] = _copy(self._view()["content"])
+        return content
 
     def to_dict(self) -> dict[str, Any]:
         d = self._view()
@@ -406,7 +420,7 @@ class _AssistantFields(_Fields):
         return tuple(part_from_dict(_copy(p)) for p in self._view()["parts"])
 
     @property
-    def content(self) -> Any:
+    def content(self) -> str | list[Any]:
         """The text parts joined; a list of items if some chunk gave its content as a list."""
         d = self._view()
         if d["content_list"]:
@@ -428,8 +442,12 @@ class _AssistantFields(_Fields):
 
     @property
     def tool_calls(self) -> list[ToolCall] | None:
-        """The calls in order, ``index`` 0..n-1 [E43]; a fragment that never met a name or an
-        id is kept in :attr:`parts` only. None when there are none (openJiuwen)."""
+        """The calls in order. In a chunk built by its constructor (no ``+``), ``index`` is the
+        index each call was given (``tool_calls=``), as openJiuwen reads it, when every call
+        has one and no two share it; otherwise, and in every merged chunk or stream, the
+        position 0..n-1 (spec §4 [E43], one index for several calls [E27]). A fragment that
+        never met a name or an id is kept in :attr:`parts` only. None when there are none, as
+        openJiuwen gives (its code tests ``tool_calls is None``)."""
         calls = [
             p
             for p in self._view()["parts"]
@@ -437,16 +455,19 @@ class _AssistantFields(_Fields):
         ]
         if not calls:
             return None
+        given = [p["call_index"] for p in calls]
+        if None in given or len(set(given)) != len(given):
+            given = list(range(len(calls)))
         return [
             ToolCall(
                 id=p["id"],
                 type=p["type"],
                 name=p["name"] or "",
                 arguments=arguments_text(p["arguments"]),
-                index=i,
+                index=index,
                 response_item_id=p["response_item_id"],
             )
-            for i, p in enumerate(calls)
+            for index, p in zip(given, calls)
         ]
 
     @property
@@ -521,7 +542,7 @@ class _AssistantFields(_Fields):
         value: int | None = self._view()["choice_index"]
         return value
 
-    def to_provider(self, provider: str) -> dict[str, Any]:
+    def to_provider(self, provider: Provider) -> dict[str, Any]:
         """This message as ``provider``'s non-streaming response (``chat.completion``,
         Anthropic ``Message``, Responses ``response``, Gemini ``GenerateContentResponse``,
         Bedrock ``Converse`` output, Ollama's final object); opaque payloads are replayed only
@@ -569,6 +590,12 @@ class BaseMessageChunk(_BaseFields, _Core):
 
     def _view(self) -> dict[str, Any]:
         return self._data()
+
+    if TYPE_CHECKING:
+        # ChunkCore's ``+`` (the backend's, never shadowed here: it is the hot path) gives a
+        # chunk of the left operand's class; ``0 + chunk`` is the chunk (``sum``).
+        def __add__(self: _C, other: _C) -> _C: ...
+        def __radd__(self: _C, other: int) -> _C: ...
 
     @classmethod
     def from_dict(cls: type[_C], d: Mapping[str, Any]) -> _C:
@@ -692,7 +719,7 @@ def _leaf_from_dict(d: Mapping[str, Any]) -> dict[str, Any]:
     leaf: dict[str, Any] = {}
     for key, value in d.items():
         if key == "parts":
-            leaf["parts"] = [_part_dict(p) for p in value or ()]
+            leaf["parts"] = [_described(_part_dict(p)) for p in value or ()]
         elif key == "usage_metadata":
             _put(leaf, "usage", _usage_dict(value))
         elif key in ("metadata", "provider_metadata"):
@@ -709,6 +736,14 @@ def _leaf_from_dict(d: Mapping[str, Any]) -> dict[str, Any]:
     return leaf
 
 
+def _described(part: dict[str, Any]) -> dict[str, Any]:
+    """A part a ``to_dict()`` holds is kept even when its text is empty (an empty text block
+    a stream sent, E79): ``from_dict(m.to_dict()) == m``."""
+    if part["part"] in ("text", "reasoning"):
+        part["opened"] = True
+    return part
+
+
 def _from_dict(cls: type[Any], d: dict[str, Any]) -> Any:
     return cls.from_dict(d)
 
@@ -717,8 +752,8 @@ def fold_chunks(
     chunks: Iterable[_C],
     *,
     strict: bool = False,
-    signature_merge: str = "replace",
-    usage: str = "merge",
+    signature_merge: SignatureMerge = "replace",
+    usage: UsageMerge = "merge",
 ) -> _C | None:
     """Fold chunks left to right, like ``sum`` but with options: ``strict=True`` raises
     :class:`fastmerge.errors.AnomalyError` where ``+`` records an anomaly;

@@ -122,7 +122,10 @@ class ReasoningPart(_Part):
 @dataclass(frozen=True, slots=True)
 class ToolCallPart(_Part):
     """A tool call as streamed: ``arguments`` raw (a str exactly as streamed, or the object a
-    provider sent), ``provider_index`` the provider's index, ``extra`` any other fields."""
+    provider sent), ``provider_index`` the provider's index, ``extra`` any other fields,
+    ``call_index`` the index a chunk's ``tool_calls=`` gave it (openJiuwen's ``ToolCall.index``,
+    which the flat view of that chunk shows; None once chunks merge: a merged stream numbers
+    its calls by position)."""
 
     PART: ClassVar[str] = "tool_call"
     id: str | None = None
@@ -133,6 +136,7 @@ class ToolCallPart(_Part):
     payload: OpaquePayload | None = None
     response_item_id: str | None = None
     extra: dict[str, Any] | None = None
+    call_index: int | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "payload", _payload(self.payload))
@@ -201,7 +205,8 @@ def arguments_text(arguments: Any) -> str:
 
 @dataclass(frozen=True, slots=True)
 class ToolCall:
-    """openJiuwen's flat tool call: the view ``tool_calls`` gives, ``index`` numbered 0..n-1."""
+    """openJiuwen's flat tool call: the view ``tool_calls`` gives; ``index`` is the index the
+    call was given in an unmerged chunk, else its position (0..n-1, spec §4)."""
 
     id: str | None
     type: str = "function"

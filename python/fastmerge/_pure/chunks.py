@@ -193,6 +193,7 @@ class _State:
         "calls_by_index",
         "calls_by_id",
         "usage",
+        "per_chunk_total",
         "finish_reason",
         "parser_content",
         "prompt_token_ids",
@@ -206,6 +207,7 @@ class _State:
         "status",
         "anomalies",
         "choice_index",
+        "leaves",
     )
 
     def __init__(self, family: str, options: Options) -> None:
@@ -226,6 +228,8 @@ class _State:
         self.calls_by_index: dict[Any, _Call] = {}  # most recent call at a provider index
         self.calls_by_id: dict[str, _Call] = {}
         self.usage: dict[Any, Any] | None = None
+        # the kept total agreed with its own chunk's counts: recomputed at the finish (spec §5)
+        self.per_chunk_total = False
         self.finish_reason: Any = None
         self.parser_content: Any = None
         self.prompt_token_ids: Any = None
@@ -239,6 +243,9 @@ class _State:
         self.status: Any = None
         self.anomalies: list[dict[str, Any]] = []
         self.choice_index: Any = None
+        # how many leaves were folded: a chunk's given call indexes show only in one no ``+``
+        # merged (a merged stream numbers its calls by position, spec §4)
+        self.leaves = 0
 
     def anomaly(self, code: str, detail: str) -> None:
         if self.options.strict:
@@ -253,6 +260,7 @@ class _State:
 def _fold(state: _State, leaf: dict[str, Any]) -> None:
     """Fold one leaf's fields into ``state`` (which is private and changes in place)."""
     family = state.family
+    state.leaves += 1
     for key, value in leaf.items():
         if key == "parts":
             if family == "assistant":
@@ -278,7 +286,9 @@ def _fold(state: _State, leaf: dict[str, Any]) -> None:
         elif key == "tool_call_id":
             state.tool_call_id = _last(state.tool_call_id, value)
         elif key == "usage":
-            _fold_usage(state, value)
+            _fold_usage(state, value, False)
+        elif key == "final_usage":
+            _fold_usage(state, value, True)
         elif key == "finish_reason":
             state.finish_reason = _last(state.finish_reason, value)
         elif key == "parser_content":
@@ -371,12 +381,34 @@ def _fold_logprobs(left: Any, right: Any) -> Any:
 # Usage (spec §5)
 
 
-def _fold_usage(state: _State, right: Any) -> None:
+def _fold_usage(state: _State, right: Any, final: bool) -> None:
+    """``usage``, or ``final_usage``: counts the provider calls final (Anthropic's cumulative
+    ``message_delta``), which replace zeros included (spec §5)."""
     if not isinstance(right, dict):
         return
     if state.usage is None:
         state.usage = {}
-    _merge_usage(state.usage, right, state.options.usage)
+    mode = state.options.usage
+    if final and mode == "merge":
+        mode = "last"
+    _note_total(state, right, mode)
+    _merge_usage(state.usage, right, mode)
+
+
+def _note_total(state: _State, right: dict[Any, Any], mode: str) -> None:
+    """Whether the total ``right`` brings (when it is kept) is a per-chunk one: equal to its
+    own chunk's counts. A summed total stays per-chunk only while every summand was."""
+    total = right.get("total_tokens")
+    if total is None:
+        return
+    assert state.usage is not None
+    current = state.usage.get("total_tokens")
+    if current is not None and _keeps(mode, current, total):
+        return
+    own = _counts_total(right)
+    agrees = _is_number(total) and own is not None and total == own
+    summed = mode == "sum" and _is_number(current) and _is_number(total)
+    state.per_chunk_total = agrees and (state.per_chunk_total or not summed)
 
 
 def _merge_usage(left: dict[Any, Any], right: dict[Any, Any], mode: str) -> None:
@@ -390,12 +422,28 @@ def _merge_usage(left: dict[Any, Any], right: dict[Any, Any], mode: str) -> None
             left[key] = _own(value)
         elif mode == "sum" and _is_number(current) and _is_number(value):
             left[key] = current + value
-        elif mode == "merge" and _is_number(value) and value == 0 and _is_number(current):
-            continue  # a zero never overwrites an earlier count [E54]
-        elif mode == "merge" and isinstance(value, str) and not value:
-            continue  # nor does an empty string
+        elif _keeps(mode, current, value):
+            continue
         else:
             left[key] = _own(value)
+
+
+def _keeps(mode: str, current: Any, value: Any) -> bool:
+    """A zero never overwrites an earlier count [E54], nor does an empty string (``merge``)."""
+    if mode != "merge":
+        return False
+    if _is_number(value) and value == 0 and _is_number(current):
+        return True
+    return isinstance(value, str) and not value
+
+
+def _counts_total(usage: dict[Any, Any]) -> Any:
+    """input + output (absent or not a number counts 0); None when neither is given."""
+    inputs: Any = usage.get("input_tokens")
+    outputs: Any = usage.get("output_tokens")
+    if inputs is None and outputs is None:
+        return None
+    return (inputs if _is_number(inputs) else 0) + (outputs if _is_number(outputs) else 0)
 
 
 def _is_number(value: Any) -> bool:
@@ -464,7 +512,8 @@ def _fold_part(state: _State, part: dict[str, Any]) -> None:
 
 def _empty_extras(part: dict[str, Any]) -> bool:
     return not (
-        part.get("payload")
+        part.get("opened")  # a block the provider opened: kept even when empty [E79]
+        or part.get("payload")
         or part.get("citations")
         or part.get("summary")
         or part.get("redacted")
@@ -656,6 +705,10 @@ def _merge_into(
     item_id = fragment.get("response_item_id")
     if fields.get("response_item_id") is None and not absent(item_id):
         fields["response_item_id"] = item_id
+    # set once: a later fragment of the call keeps the index the first one gave
+    call_index = fragment.get("call_index")
+    if fields.get("call_index") is None and call_index is not None:
+        fields["call_index"] = call_index
     extra = fragment.get("extra")
     if extra:
         fields["extra"] = _deep_merge(fields.get("extra") or {}, extra)
@@ -706,6 +759,7 @@ def _materialize(state: _State, finish: bool) -> dict[str, Any]:
             }
             for key in ("payload", "response_item_id", "extra"):
                 out[key] = _thaw(part.fields.get(key))
+            out["call_index"] = _thaw(part.fields.get("call_index")) if state.leaves == 1 else None
         elif part.kind in ("text", "reasoning"):
             out = {"part": part.kind, "text": "".join(part.pieces)}
             if part.kind == "text":
@@ -747,15 +801,15 @@ def _materialize(state: _State, finish: bool) -> dict[str, Any]:
 
 
 def _finish_usage(state: _State, usage: dict[Any, Any], anomalies: list[dict[str, Any]]) -> None:
-    """A missing total is input + output (absent counts 0); a reported one is kept and checked."""
-    inputs: Any = usage.get("input_tokens")
-    outputs: Any = usage.get("output_tokens")
+    """A missing total, or a per-chunk one, is input + output (absent counts 0); another
+    reported one is kept and checked [E57, E78]."""
     total: Any = usage.get("total_tokens")
-    computed: Any = (inputs if _is_number(inputs) else 0) + (outputs if _is_number(outputs) else 0)
-    if total is None or (_is_number(total) and total == 0):
-        if inputs is not None or outputs is not None:
+    computed = _counts_total(usage)
+    if total is None or (_is_number(total) and (total == 0 or state.per_chunk_total)):
+        if computed is not None:
             usage["total_tokens"] = computed
-    elif _is_number(total) and total != computed and (inputs is not None or outputs is not None):
+    elif _is_number(total) and computed is not None and total != computed:
+        inputs, outputs = usage.get("input_tokens"), usage.get("output_tokens")
         detail = f"reported total_tokens {total!r} != input {inputs!r} + output {outputs!r}"
         if state.options.strict:
             raise errors.anomaly("total_mismatch", detail)
@@ -851,6 +905,7 @@ class ChunkCore:
                         last = state.parts[-1]
                         if last.kind == bare[0] and last.index is None:
                             last.pieces.append(bare[1])
+                            state.leaves += 1
                             acc.leaves.append(other._leaf)
                             return _view(type(self), acc.family, acc)
                     _fold_leaves(acc, [other._leaf])

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from . import anthropic, bedrock_converse, gemini, ollama, openai_chat, openai_responses
 
 if TYPE_CHECKING:
+    from .._types import Provider
     from ..messages import AssistantMessage
 
 __all__ = ["RENDERERS", "to_provider"]
@@ -28,7 +29,7 @@ RENDERERS: dict[str, Callable[[Sequence[Any]], dict[str, Any]]] = {
 
 
 def to_provider(
-    messages: AssistantMessage | Sequence[AssistantMessage], provider: str
+    messages: AssistantMessage | Sequence[AssistantMessage], provider: Provider
 ) -> dict[str, Any]:
     """The non-streaming response of ``provider`` holding ``messages`` (a message, or the
     choices of one response in order)."""

@@ -118,7 +118,7 @@ def _block(part: dict[str, Any], ours: bool) -> dict[str, Any] | None:
 
 def _usage(usage: dict[str, Any], ours: bool) -> dict[str, Any]:
     """Anthropic's usage: the stream's own keys in their order (an Anthropic stream), with the
-    four counts always present."""
+    input and output counts always present; cache counts only when they were received."""
     out: dict[str, Any] = {}
     if ours:
         for key, value in usage.items():
@@ -129,7 +129,9 @@ def _usage(usage: dict[str, Any], ours: bool) -> dict[str, Any]:
     out.setdefault("input_tokens", usage.get("input_tokens") or 0)
     out.setdefault("output_tokens", usage.get("output_tokens") or 0)
     write = usage.get("cache_creation_input_tokens", usage.get("cache_write_tokens"))
-    out.setdefault("cache_creation_input_tokens", write if write is not None else 0)
+    if write is not None:
+        out.setdefault("cache_creation_input_tokens", write)
     read = usage.get("cache_read_input_tokens", usage.get("cache_read_tokens"))
-    out.setdefault("cache_read_input_tokens", read if read is not None else 0)
+    if read is not None:
+        out.setdefault("cache_read_input_tokens", read)
     return out

@@ -78,6 +78,8 @@ def _content(parts: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if kind != "unknown":
             result = None
         if kind == "text":
+            if not (part["text"] or part.get("citations") or part.get("attributes")):
+                continue  # an empty text block (another provider's): Bedrock has no empty text
             if part.get("citations"):
                 blocks.append(
                     {

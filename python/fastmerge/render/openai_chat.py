@@ -114,7 +114,8 @@ def _message(d: dict[str, Any], pm: dict[str, Any]) -> dict[str, Any]:
     if d["content_list"]:
         message["content"] = items
     else:
-        message["content"] = "".join(texts) if texts else None
+        # null without text (an empty text block of another provider's stream included)
+        message["content"] = "".join(texts) or None
     message["refusal"] = d["refusal"]
     message["tool_calls"] = calls or None
     if legacy is not None:

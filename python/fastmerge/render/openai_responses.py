@@ -119,6 +119,9 @@ def _output(
             found_kind = _ITEM_KINDS.get(kind) if isinstance(kind, str) else None
             if found_kind is None:
                 continue  # tool results and media are not output items
+            empty = not (part.get("text") or part.get("citations") or part.get("attributes"))
+            if kind == "text" and empty:
+                continue  # an empty text block (another provider's) is no output text
             item_kind = found_kind
         found = by_index.get(index) if index is not None else None
         if found is not None and found.kind == item_kind and item_kind != "call":

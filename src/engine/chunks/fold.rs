@@ -41,6 +41,8 @@ pub(crate) struct PartFields<O> {
     pub(crate) redacted: bool,
     pub(crate) response_item_id: Option<O>,
     pub(crate) extra: Option<Val<O>>,
+    /// The index a tool call was given (openJiuwen's `ToolCall.index`), set once.
+    pub(crate) call_index: Option<O>,
 }
 
 pub(crate) struct Part<O> {
@@ -65,6 +67,7 @@ impl<O> Default for PartFields<O> {
             redacted: false,
             response_item_id: None,
             extra: None,
+            call_index: None,
         }
     }
 }
@@ -112,6 +115,8 @@ pub struct State<O> {
     pub(crate) calls_by_index: HMap<O, usize>,
     pub(crate) calls_by_id: HMap<O, usize>,
     pub(crate) usage: Option<HMap<O, Val<O>>>,
+    /// The kept total agreed with its own chunk's counts: recomputed at the finish (spec §5).
+    pub(crate) per_chunk_total: bool,
     pub(crate) finish_reason: Option<O>,
     pub(crate) parser_content: Option<O>,
     /// The value and its truthiness (None: testing it raises).
@@ -127,6 +132,9 @@ pub struct State<O> {
     pub(crate) status: Option<O>,
     pub(crate) anomalies: Vec<Anomaly<O>>,
     pub(crate) choice_index: Option<O>,
+    /// How many leaves were folded: a chunk's given call indexes show only in one no `+`
+    /// merged (a merged stream numbers its calls by position, spec §4).
+    pub(crate) leaves: usize,
 }
 
 impl<O: Clone> State<O> {
@@ -157,6 +165,7 @@ impl<O: Clone> State<O> {
             calls_by_index: HMap::default(),
             calls_by_id: HMap::default(),
             usage: None,
+            per_chunk_total: false,
             finish_reason: None,
             parser_content: None,
             prompt_token_ids: None,
@@ -171,6 +180,7 @@ impl<O: Clone> State<O> {
             status: None,
             anomalies: Vec::new(),
             choice_index: None,
+            leaves: 0,
         }
     }
 
@@ -214,6 +224,7 @@ pub fn fold<H: Host>(
     leaf: &Leaf<H::Obj, H::Err>,
 ) -> Result<(), H::Err> {
     let family = state.family;
+    state.leaves += 1;
     for field in &leaf.fields {
         match field {
             Field::Parts(ops) => {
@@ -250,16 +261,7 @@ pub fn fold<H: Host>(
                     Some(deep_merge(host, state.provider_metadata.take(), value, 0)?);
             }
             Field::ToolCallId(value) => state.tool_call_id = Some(value.clone()),
-            Field::Usage(value) => {
-                let mode = state.options.usage;
-                merge_usage(
-                    host,
-                    state.usage.get_or_insert_with(HMap::default),
-                    value,
-                    mode,
-                    0,
-                )?;
-            }
+            Field::Usage(value, is_final) => fold_usage(host, state, value, *is_final)?,
             Field::FinishReason(value) => state.finish_reason = Some(value.clone()),
             Field::ParserContent(value) => state.parser_content = Some(value.clone()),
             Field::ProviderContent(value) => state.provider_content = Some(value.clone()),
@@ -452,6 +454,57 @@ fn is_number<H: Host>(host: &H, value: &H::Obj) -> bool {
     matches!(host.class(value).kind, Kind::Int | Kind::Float)
 }
 
+/// `usage`, or `final_usage`: counts the provider calls final (Anthropic's cumulative
+/// `message_delta`), which replace zeros included (spec §5).
+fn fold_usage<H: Host>(
+    host: &H,
+    state: &mut State<H::Obj>,
+    right: &H::Obj,
+    is_final: bool,
+) -> Result<(), H::Err> {
+    let mut mode = state.options.usage;
+    if is_final && mode == UsageMode::Merge {
+        mode = UsageMode::Last;
+    }
+    let usage = state.usage.get_or_insert_with(HMap::default);
+    note_total(host, usage, &mut state.per_chunk_total, right, mode)?;
+    merge_usage(host, usage, right, mode, 0)
+}
+
+/// Whether the total `right` brings (when it is kept) is a per-chunk one: equal to its own
+/// chunk's counts. A summed total stays per-chunk only while every summand was.
+fn note_total<H: Host>(
+    host: &H,
+    usage: &HMap<H::Obj, Val<H::Obj>>,
+    per_chunk_total: &mut bool,
+    right: &H::Obj,
+    mode: UsageMode,
+) -> Result<(), H::Err> {
+    let total = match host.dict_get_str(right, "total_tokens")? {
+        Some(total) if !host.class(&total).is(Kind::Null) => total,
+        _ => return Ok(()),
+    };
+    let key = host.str_obj("total_tokens");
+    let hash = host.key_hash(&key)?;
+    let current_number = match usage.get(host, &key, hash)? {
+        Some(current) => {
+            let number = current.obj().is_some_and(|c| is_number(host, c));
+            if keeps(host, mode, number, &total)? {
+                return Ok(());
+            }
+            number
+        }
+        None => false,
+    };
+    let agrees = match counts_total(host, right)? {
+        Some(own) if is_number(host, &total) => host.eq(&total, &own)?,
+        _ => false,
+    };
+    let summed = mode == UsageMode::Sum && current_number && is_number(host, &total);
+    *per_chunk_total = agrees && (*per_chunk_total || !summed);
+    Ok(())
+}
+
 /// Usage (spec §5), per key.
 fn merge_usage<H: Host>(
     host: &H,
@@ -488,17 +541,45 @@ fn merge_usage<H: Host>(
                 continue;
             }
         }
-        if mode == UsageMode::Merge {
-            if value_number && current_number.is_some() && host.eq(&value, &host.int_obj(0))? {
-                continue; // a zero never overwrites an earlier count [E54]
-            }
-            if value_class.is(Kind::Str) && !host.truthy(&value)? {
-                continue; // nor does an empty string
-            }
+        if keeps(host, mode, current_number.is_some(), &value)? {
+            continue;
         }
         *current = Val::Obj(value);
     }
     Ok(())
+}
+
+/// A zero never overwrites an earlier count [E54], nor does an empty string (`merge`).
+fn keeps<H: Host>(
+    host: &H,
+    mode: UsageMode,
+    current_number: bool,
+    value: &H::Obj,
+) -> Result<bool, H::Err> {
+    if mode != UsageMode::Merge {
+        return Ok(false);
+    }
+    if is_number(host, value) && current_number && host.eq(value, &host.int_obj(0))? {
+        return Ok(true);
+    }
+    Ok(host.class(value).is(Kind::Str) && !host.truthy(value)?)
+}
+
+/// input + output (absent or not a number counts 0); None when neither is given.
+pub(crate) fn counts_total<H: Host>(host: &H, usage: &H::Obj) -> Result<Option<H::Obj>, H::Err> {
+    let given = |key: &str| -> Result<Option<H::Obj>, H::Err> {
+        let value = host.dict_get_str(usage, key)?;
+        Ok(value.filter(|v| !host.class(v).is(Kind::Null)))
+    };
+    let (inputs, outputs) = (given("input_tokens")?, given("output_tokens")?);
+    if inputs.is_none() && outputs.is_none() {
+        return Ok(None);
+    }
+    let term = |v: Option<H::Obj>| match v {
+        Some(v) if is_number(host, &v) => v,
+        _ => host.int_obj(0),
+    };
+    Ok(Some(host.add(&term(inputs), &term(outputs))?))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -566,6 +647,7 @@ pub fn append_bare_text<O: Clone>(state: &mut State<O>, text: &O, reasoning: boo
                 ) =>
         {
             last.pieces.push(text.clone());
+            state.leaves += 1;
             true
         }
         _ => false,
@@ -596,6 +678,7 @@ pub fn append_indexed_text<O: Clone + PartialEq>(
                 ) =>
         {
             last.pieces.push(text.clone());
+            state.leaves += 1;
             true
         }
         _ => false,
@@ -631,6 +714,7 @@ pub fn append_indexed_arguments<H: Host>(
     match state.parts.get_mut(part) {
         Some(part) => {
             part.pieces.push(arguments.clone());
+            state.leaves += 1;
             Ok(true)
         }
         None => Ok(false),
@@ -1105,6 +1189,12 @@ fn merge_into<H: Host>(
     if fields.response_item_id.is_none() {
         if let Some(item_id) = &fragment.item_id {
             fields.response_item_id = Some(item_id.clone());
+        }
+    }
+    // set once: a later fragment of the call keeps the index the first one gave
+    if fields.call_index.is_none() {
+        if let Some(call_index) = &fragment.call_index {
+            fields.call_index = Some(call_index.clone());
         }
     }
     if let Some(extra) = &fragment.extra {

@@ -73,8 +73,8 @@ pub(crate) enum Field<O, E> {
     ProviderMetadata(O),
     /// A non-absent `tool_call_id`.
     ToolCallId(O),
-    /// A dict `usage`.
-    Usage(O),
+    /// A dict `usage`, or `final_usage` (true: its counts replace, zeros included).
+    Usage(O, bool),
     /// A non-absent `finish_reason`.
     FinishReason(O),
     /// A non-None `parser_content`.
@@ -179,6 +179,8 @@ pub(crate) struct Fragment<O, E> {
     pub(crate) item_id: Option<O>,
     /// A truthy `extra`.
     pub(crate) extra: Option<O>,
+    /// A non-None `call_index`.
+    pub(crate) call_index: Option<O>,
     /// What `_merge_into` raises reading the payload.
     pub(crate) late: Option<E>,
 }
@@ -319,7 +321,8 @@ fn parse_field<H: Host>(
             .truthy(&value)?
             .then_some(Field::ProviderMetadata(value)),
         "tool_call_id" => (!absent(host, &value)).then_some(Field::ToolCallId(value)),
-        "usage" => class.is(Kind::Dict).then_some(Field::Usage(value)),
+        "usage" => class.is(Kind::Dict).then_some(Field::Usage(value, false)),
+        "final_usage" => class.is(Kind::Dict).then_some(Field::Usage(value, true)),
         "finish_reason" => (!absent(host, &value)).then_some(Field::FinishReason(value)),
         "parser_content" => (!is_none).then_some(Field::ParserContent(value)),
         "provider_content" => (!is_none).then_some(Field::ProviderContent(value)),
@@ -373,7 +376,9 @@ fn parse_part<H: Host>(host: &H, part: &H::Obj) -> Parsed<PartOp<H::Obj, H::Err>
             let summary = get(host, part, "summary")?;
             let redacted = get(host, part, "redacted")?;
             let attributes = get(host, part, "attributes")?;
-            let has_extras = truthy_opt(host, &payload)?
+            let opened = get(host, part, "opened")?; // a block the provider opened [E79]
+            let has_extras = truthy_opt(host, &opened)?
+                || truthy_opt(host, &payload)?
                 || truthy_opt(host, &citations)?
                 || truthy_opt(host, &summary)?
                 || truthy_opt(host, &redacted)?
@@ -540,6 +545,7 @@ fn parse_fragment<H: Host>(host: &H, part: &H::Obj) -> Result<Fragment<H::Obj, H
         payload: None,
         item_id: item_id.filter(|v| !absent(host, v)),
         extra,
+        call_index: get(host, part, "call_index")?,
         late: None,
     };
     if let Some(payload) = payload {

@@ -4,7 +4,9 @@
 use crate::engine::error::EngineError;
 use crate::engine::host::{Host, Kind};
 
-use super::fold::{detail, Anomaly, ContentKind, PartFields, PartKind, PayloadState, Piece, State};
+use super::fold::{
+    counts_total, detail, Anomaly, ContentKind, PartFields, PartKind, PayloadState, Piece, State,
+};
 use super::map::{own, HMap, Val};
 use super::{normalized_finish_reason, Family};
 
@@ -162,6 +164,13 @@ pub fn materialize<H: Host>(
                     },
                 );
                 out.put("extra", thaw_opt(host, &fields.extra)?);
+                out.put(
+                    "call_index",
+                    match &fields.call_index {
+                        Some(v) if state.leaves == 1 => own(host, v)?,
+                        _ => host.none(),
+                    },
+                );
             }
             PartKind::Text(kind) | PartKind::Reasoning(kind) => {
                 out.put("part", kind.clone());
@@ -301,36 +310,30 @@ fn is_number<H: Host>(host: &H, value: &H::Obj) -> bool {
     matches!(host.class(value).kind, Kind::Int | Kind::Float)
 }
 
-/// A missing total is input + output (absent counts 0); a reported one is kept and checked
-/// (the twin's `_finish_usage`).
+/// A missing total, or a per-chunk one, is input + output (absent counts 0); another
+/// reported one is kept and checked [E57, E78] (the twin's `_finish_usage`).
 fn return_usage<H: Host>(
     host: &H,
     state: &State<H::Obj>,
     mut usage: H::Obj,
     anomalies: &mut Vec<H::Obj>,
 ) -> Result<H::Obj, H::Err> {
-    let inputs = host.dict_get_str(&usage, "input_tokens")?;
-    let outputs = host.dict_get_str(&usage, "output_tokens")?;
     let total = host.dict_get_str(&usage, "total_tokens")?;
+    let computed = counts_total(host, &usage)?;
     let none = |v: &Option<H::Obj>| v.as_ref().is_none_or(|v| host.class(v).is(Kind::Null));
-    let zero = host.int_obj(0);
-    let term = |v: &Option<H::Obj>| match v {
-        Some(v) if is_number(host, v) => v.clone(),
-        _ => zero.clone(),
-    };
-    let computed = host.add(&term(&inputs), &term(&outputs))?;
-    let any_side = !none(&inputs) || !none(&outputs);
     let total_number = total.as_ref().filter(|t| is_number(host, t));
-    let total_is_zero = match total_number {
-        Some(t) => host.eq(t, &zero)?,
+    let recompute = match total_number {
+        Some(t) => state.per_chunk_total || host.eq(t, &host.int_obj(0))?,
         None => false,
     };
-    if none(&total) || total_is_zero {
-        if any_side {
+    if none(&total) || recompute {
+        if let Some(computed) = computed {
             host.set_item(&mut usage, host.str_obj("total_tokens"), computed)?;
         }
-    } else if let Some(t) = total_number {
-        if any_side && !host.eq(t, &computed)? {
+    } else if let (Some(t), Some(computed)) = (total_number, computed) {
+        if !host.eq(t, &computed)? {
+            let inputs = host.dict_get_str(&usage, "input_tokens")?;
+            let outputs = host.dict_get_str(&usage, "output_tokens")?;
             let repr = |v: &Option<H::Obj>| match v {
                 Some(v) => host.repr(v),
                 None => Ok(host.str_obj("None")),

@@ -9,7 +9,7 @@ use crate::engine::value::Map;
 
 use crate::engine::events::{kind_name, parse};
 use crate::engine::providers::common::{
-    self, anomaly, get, is_null, list, s, text_field, Leaves, Obj,
+    self, anomaly, get, get_str, is_null, list, s, text_field, Leaves, Obj,
 };
 use crate::engine::value::{py_repr, Value};
 
@@ -371,7 +371,8 @@ impl Adapter {
         }
         if let Some(u) = get(event, "usage") {
             if !matches!(u, Value::Null) {
-                leaf.put("usage", usage(u, "message_delta")?);
+                // cumulative counts: final for every field they carry, zeros included (spec §5)
+                leaf.put("final_usage", usage(u, "message_delta")?);
             }
         }
         if let Some(map) = dict(Some(event)) {
@@ -462,6 +463,14 @@ impl Adapter {
         if let Some(block) = self.order.get_mut(position) {
             if let Some(part) = start_part(block, raw)? {
                 rest.put("parts", list(vec![part]));
+            }
+        }
+        if type_ == "fallback" {
+            // another model served the reply from here on: the message's model (the SDK's)
+            if let Some(model) = get(raw, "to").and_then(|to| get_str(to, "model")) {
+                if !model.is_empty() {
+                    rest.put("response_model", s(model));
+                }
             }
         }
         Ok(with_anomalies(anomalies, rest))
@@ -626,6 +635,8 @@ fn start_part(block: &mut Block, raw: &Value) -> Result<Option<Value>, String> {
                 part.put("attributes", attributes.build());
             }
             part.put("index", index);
+            // a block the stream sent is kept even when empty (E79)
+            part.put("opened", Value::Bool(true));
         }
         Kind::Thinking => {
             let text = match map.get("thinking") {

@@ -678,8 +678,16 @@ fn tool_call(
     if let Some(id) = call_id {
         part.put("id", id.clone());
     }
-    if let Some(kind) = present(map.get("type")) {
-        part.put("type", kind.clone());
+    // a custom body without a type (and no function body) is a custom call (E83)
+    let custom = present(map.get("function")).is_none() && present(map.get("custom")).is_some();
+    match present(map.get("type")) {
+        Some(kind) => {
+            part.put("type", kind.clone());
+        }
+        None if custom => {
+            part.put("type", s("custom"));
+        }
+        None => {}
     }
     let mut name: Option<&Value> = None;
     let mut arguments: Option<&Value> = None;

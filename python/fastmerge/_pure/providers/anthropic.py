@@ -3,14 +3,16 @@ Messages streaming events to delta leaves.
 
 Events: ``message_start`` (id, model, role, usage with a placeholder ``output_tokens``),
 ``content_block_start`` / ``content_block_delta`` / ``content_block_stop`` by block ``index``,
-``message_delta`` (``stop_reason``, ``stop_sequence``, ``stop_details``, *cumulative* usage),
-``message_stop`` (the terminal signal), ``ping`` and ``error``.
+``message_delta`` (``stop_reason``, ``stop_sequence``, ``stop_details``, *cumulative* usage:
+the leaf key ``final_usage``, whose counts replace, zeros included), ``message_stop`` (the
+terminal signal), ``ping`` and ``error``.
 
 Blocks become parts whose part ``index`` is the block index, so the fold continues the right
 part:
 
-- ``text`` -> a text part (``text_delta`` appends, ``citations_delta`` appends a citation; other
-  keys of the block are kept as ``attributes``);
+- ``text`` -> a text part, made at the block start (``opened``: kept even when empty, E79;
+  ``text_delta`` appends, ``citations_delta`` appends a citation; other keys of the block are
+  kept as ``attributes``);
 - ``thinking`` -> a reasoning part (``thinking_delta`` appends; ``signature_delta`` is the
   payload ``{"provider": "anthropic", "kind": "signature", "data": ...}``, which replaces);
 - ``redacted_thinking`` -> a redacted reasoning part whose payload (kind
@@ -22,7 +24,8 @@ part:
   ...) -> an ``unknown`` part holding the block verbatim with its deltas applied
   (``input_json_delta`` strings parsed into ``input``; the string fields of another delta
   appended to the block's field of that name). It is emitted whole at its
-  ``content_block_stop`` (or when the stream ends without one).
+  ``content_block_stop`` (or when the stream ends without one). A ``fallback`` block's
+  ``to.model`` (the model that served the reply from there on) is the message's model.
 
 An event whose ``type`` is not one of :data:`EVENT_TYPES` is not read (``unrecognized_event``);
 a second ``message_start`` starts another response (``new_response``, spec §6).
@@ -243,7 +246,8 @@ class Adapter:
                     metadata[key] = value
         usage = event.get("usage")
         if usage is not None:
-            leaf["usage"] = _usage(usage, "message_delta")
+            # cumulative counts: final for every field they carry, zeros included (spec §5)
+            leaf["final_usage"] = _usage(usage, "message_delta")
         for key, value in event.items():
             if key not in ("type", "delta", "usage") and value is not None:
                 metadata[key] = value
@@ -298,6 +302,12 @@ class Adapter:
         part = self._start_part(current, block)
         if part is not None:
             leaf["parts"] = [part]
+        if type_ == "fallback":
+            # another model served the reply from here on: the message's model (the SDK's)
+            served = block.get("to")
+            model = served.get("model") if isinstance(served, dict) else None
+            if isinstance(model, str) and model:
+                leaf["response_model"] = model
         return leaf
 
     def _start_part(self, block: _Block, raw: dict[str, Any]) -> dict[str, Any] | None:
@@ -316,6 +326,7 @@ class Adapter:
             if attributes:
                 part["attributes"] = attributes
             part["index"] = index
+            part["opened"] = True  # a block the stream sent is kept even when empty (E79)
             return part
         if kind == "thinking":
             text = raw.get("thinking")

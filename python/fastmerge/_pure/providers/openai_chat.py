@@ -545,6 +545,8 @@ class Adapter:
         if call_id is not None:
             part["id"] = call_id
         kind = call.get("type")
+        if kind is None and call.get("function") is None and call.get("custom") is not None:
+            kind = "custom"  # a custom body without a type is a custom call (E83)
         if kind is not None:
             part["type"] = kind
         name: Any = None
