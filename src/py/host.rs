@@ -7,12 +7,25 @@ use std::os::raw::c_int;
 
 use pyo3::exceptions::{PyException, PyNotImplementedError, PyTypeError};
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use pyo3::{ffi, intern};
 
 use crate::engine::error::EngineError;
 use crate::engine::host::{Class, Host, Kind, Pairs};
 use crate::py::errors::engine_error;
+
+/// `key, value = item` as a Python function: the unpacking of the twin's
+/// `for key, value in d.items()`, with its errors and their messages (which vary by version).
+fn unpack_pair(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
+    static UNPACK: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    let function = UNPACK.get_or_try_init(py, || {
+        let code = c"def unpack_pair(item):\n    key, value = item\n    return key, value\n";
+        let module = PyModule::from_code(py, code, c"<fastmerge>", c"fastmerge._unpack")?;
+        Ok::<_, PyErr>(module.getattr("unpack_pair")?.unbind())
+    })?;
+    Ok(function.bind(py))
+}
 
 /// `hasattr(obj, name)` without creating the AttributeError a miss raises inside: that
 /// exception costs more than the whole merge of two small dicts.
@@ -289,13 +302,16 @@ impl<'py> Host for PyHost<'py> {
         let mut pairs = Vec::new();
         for item in dict.call_method0("items")?.try_iter()? {
             let item = item?;
-            let pair = item.cast::<PyTuple>()?;
-            if pair.len() != 2 {
-                return Err(PyTypeError::new_err(format!(
-                    "items() gave a tuple of length {}, expected 2",
-                    pair.len()
-                )));
+            if let Ok(pair) = item.cast_exact::<PyTuple>() {
+                if pair.len() == 2 {
+                    pairs.push((pair.get_item(0)?, pair.get_item(1)?));
+                    continue;
+                }
             }
+            // Anything else (a list, a 3-tuple, an int) is unpacked by Python itself, so that
+            // it works or fails exactly as the twin's `key, value` unpacking does.
+            let pair = unpack_pair(self.py)?.call1((item,))?;
+            let pair = pair.cast_into::<PyTuple>()?;
             pairs.push((pair.get_item(0)?, pair.get_item(1)?));
         }
         Ok(pairs)
