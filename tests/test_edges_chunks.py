@@ -9,6 +9,8 @@ import threading
 from types import ModuleType
 from typing import Any, Callable
 
+import pytest
+
 TIMEOUT = 30.0
 
 
@@ -76,3 +78,63 @@ def test_reentrant_read_from_hash(messages_module: ModuleType) -> None:
     assert ReentrantKey.action is None
     assert ReentrantKey.results == [("xy", {"k": {"n": "1"}})]
     assert merged.content == "xyz"
+
+
+# ---------------------------------------------------------------------------------------------
+# Metadata nesting: one documented limit, fastmerge.MAX_DEPTH, on both backends
+
+
+def nest(levels: int, leaf: Any = "x") -> Any:
+    """``levels`` nested dicts (the outermost is level 1) around ``leaf``."""
+    value = leaf
+    for _ in range(levels):
+        value = {"a": value}
+    return value
+
+
+def depth_error() -> str:
+    import fastmerge
+
+    return str(fastmerge.errors.DepthLimitError(fastmerge.MAX_DEPTH))
+
+
+@pytest.mark.parametrize("field", ["metadata", "provider_metadata"])
+def test_constructor_metadata_depth_limit(messages_module: ModuleType, field: str) -> None:
+    import fastmerge
+
+    chunk = messages_module.AssistantMessageChunk
+    limit = fastmerge.MAX_DEPTH
+    assert limit == 256
+    at_limit = chunk(content="x", **{field: nest(limit)})
+    assert getattr(at_limit, field) == nest(limit)
+    with pytest.raises(fastmerge.DepthLimitError) as caught:
+        chunk(content="x", **{field: nest(limit + 1)})
+    assert str(caught.value) == depth_error()
+
+
+def test_add_metadata_depth_limit(messages_module: ModuleType) -> None:
+    import fastmerge
+
+    chunk = messages_module.AssistantMessageChunk
+    limit = fastmerge.MAX_DEPTH
+    merged = chunk(content="x", metadata=nest(limit)) + chunk(
+        content="y", metadata=nest(limit, "z")
+    )
+    assert merged.metadata == nest(limit, "z")
+
+    def leaf_chunk(metadata: Any) -> Any:
+        # a leaf given to _init directly (no constructor copy): + and readers hold the limit
+        made = chunk.__new__(chunk)
+        made._init("assistant", {"role": "assistant", "content": "x", "metadata": metadata})
+        return made
+
+    for read in (
+        lambda: leaf_chunk(nest(limit + 1)).metadata,
+        lambda: (leaf_chunk(nest(limit + 1)) + leaf_chunk(nest(limit + 1, "y"))).metadata,
+        lambda: (chunk(content="q") + leaf_chunk(nest(limit + 1))).to_dict(),
+        lambda: (chunk(content="q") + leaf_chunk(nest(limit + 1)) + leaf_chunk(nest(3))).content,
+    ):
+        with pytest.raises(fastmerge.DepthLimitError) as caught:
+            read()
+        assert str(caught.value) == depth_error()
+    assert (leaf_chunk(nest(limit)) + leaf_chunk(nest(limit, "y"))).metadata == nest(limit, "y")

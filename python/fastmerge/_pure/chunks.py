@@ -21,6 +21,7 @@ import threading
 from typing import Any, Iterable
 
 from .. import errors
+from ..errors import MAX_DEPTH
 from ..parts import json_copy
 
 # A private copy of a value's dicts and lists (leaves shared): what a fold stores, so that
@@ -115,27 +116,32 @@ def _last(left: Any, right: Any) -> Any:
     return left if absent(right) else right
 
 
-def _deep_merge(left: Any, right: Any) -> Any:
+def _deep_merge(left: Any, right: Any, depth: int = 0) -> Any:
     """metadata, provider_metadata, a call's extra fields [E72]: dicts merge per key, the last
-    non-None leaf wins, strings never concatenate. ``left`` is private (ours to change)."""
+    non-None leaf wins, strings never concatenate. ``left`` is private (ours to change).
+    Dicts nested deeper than ``MAX_DEPTH`` levels raise ``DepthLimitError``."""
     if isinstance(left, dict) and isinstance(right, dict):
+        if depth >= MAX_DEPTH:
+            raise errors.DepthLimitError(MAX_DEPTH)
         for key, value in right.items():
             if value is None:
                 continue
             if key in left:
-                left[key] = _deep_merge(left[key], value)
+                left[key] = _deep_merge(left[key], value, depth + 1)
             else:
                 left[key] = _own(value)
         return left
     return left if right is None else _own(right)
 
 
-def _thaw(value: Any) -> Any:
+def _thaw(value: Any, depth: int = 0) -> Any:
     """A copy of what the state may still change, for reading: its dicts at every depth (deep
     merges fill them in place) and its lists (folds extend them), not the items of a list (a
     leaf's, never changed). Readers copy again before handing values to users."""
     if isinstance(value, dict):
-        return {k: _thaw(v) for k, v in value.items()}
+        if depth >= MAX_DEPTH:
+            raise errors.DepthLimitError(MAX_DEPTH)
+        return {k: _thaw(v, depth + 1) for k, v in value.items()}
     if isinstance(value, list):
         return list(value)
     return value
