@@ -113,3 +113,23 @@ def test_subclass_items_same_message_on_both(both: tuple[ModuleType, ModuleType]
         outcomes.append(row)
     assert outcomes[0] == outcomes[1]
     assert len(outcomes[0]) == 3
+
+
+class CountedKey(str):
+    """A str key that counts the calls of its ``__hash__`` (per key text)."""
+
+    calls: dict[str, int] = {}
+
+    def __hash__(self) -> int:
+        CountedKey.calls[str(self)] = CountedKey.calls.get(str(self), 0) + 1
+        return str.__hash__(self)
+
+
+def test_merge_all_hashes_the_first_items_keys_at_most_once(backend_module: ModuleType) -> None:
+    first = {CountedKey("a"): "x", CountedKey("b"): [1], CountedKey("c"): {"d": "e"}}
+    CountedKey.calls = {}  # building ``first`` hashed each key once
+    merged = backend_module.merge_all([first, {"a": "y", "c": {"d": "f"}}, {"b": [2]}])
+    assert merged == {"a": "xy", "b": [1, 2], "c": {"d": "ef"}}
+    # the dict stored their hashes: a merge may hash a key again once (for its result), not
+    # once to read it and once more to build the result
+    assert max(CountedKey.calls.values()) == 1, CountedKey.calls
