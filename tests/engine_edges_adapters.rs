@@ -88,7 +88,7 @@ fn a_stream_of_another_provider_is_an_error_at_finish() {
         Err(AggError::Event {
             event: 2,
             detail: "none of the stream's 2 events is an event of 'openai-chat'; they look like \
-                     events of 'anthropic': use provider 'anthropic'"
+                     events of 'anthropic': pass provider='anthropic'"
                 .to_owned()
         })
     );

@@ -21,6 +21,7 @@ import pytest
 from _corpus import KINDS, assert_backends_agree, path_of
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_cli import assert_fails, fastmerge_cli
 
 from fastmerge.errors import AnomalyError, EventError
 
@@ -65,7 +66,7 @@ def test_wrong_provider_is_an_event_error(
     count = len(events_of(data))
     want = (
         f"event {count}: none of the stream's {count} events is an event of {wrong!r}; they "
-        f"look like events of {right!r}: use provider {right!r}"
+        f"look like events of {right!r}: pass provider={right!r}"
     )
     for given_ in (data, events_of(data)):
         with pytest.raises(EventError) as info:
@@ -76,6 +77,17 @@ def test_wrong_provider_is_an_event_error(
     with pytest.raises(EventError) as info:
         agg.finish()
     assert (info.value.event, str(info.value)) == (count, want)
+
+
+def test_cli_names_the_provider_the_stream_looks_like(backend_name: str) -> None:
+    """The CLI said nothing and exited 0 with an empty message; the library's ``provider=``
+    is its ``--provider``."""
+    path = path_of("anthropic_messages", "sonnet45-text")
+    proc = fastmerge_cli(backend_name, "merge", "--provider", "openai-chat", path)
+    assert assert_fails(proc) == (
+        f"fastmerge: error: {path}: event 12: none of the stream's 12 events is an event of "
+        "'openai-chat'; they look like events of 'anthropic': pass --provider anthropic\n"
+    )
 
 
 def test_wrong_provider_of_no_known_provider(aggregate_module: ModuleType) -> None:

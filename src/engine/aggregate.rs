@@ -310,7 +310,7 @@ impl AggregatorCore {
             None => format!("{detail} (keys of the first: {keys})"),
             Some(looks) => {
                 let looks = py_repr(&common::s(looks));
-                format!("{detail}; they look like events of {looks}: use provider {looks}")
+                format!("{detail}; they look like events of {looks}: pass provider={looks}")
             }
         }
     }

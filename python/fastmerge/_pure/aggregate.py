@@ -244,7 +244,7 @@ class AggregatorCore:
         detail = f"none of the stream's {self.count} events is an event of {self.provider!r}"
         if looks is None:
             return f"{detail} (keys of the first: {keys})"
-        return f"{detail}; they look like events of {looks!r}: use provider {looks!r}"
+        return f"{detail}; they look like events of {looks!r}: pass provider={looks!r}"
 
     def _anomaly_everywhere(self, code: str, detail: str) -> None:
         """One anomaly for every choice seen so far (choice 0 if none)."""
