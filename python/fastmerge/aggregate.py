@@ -64,6 +64,12 @@ class Aggregator:
     aggregator closes. A stream with no readable event at all is an ``EventError`` at
     :meth:`finish` (``snapshot()`` before any event is an empty, incomplete message).
 
+    An event with no key the provider's format has is an ``unrecognized_event`` anomaly, and
+    a stream with no event of that provider raises ``EventError`` at :meth:`finish`, naming
+    the provider the events look like. One stream is one response: an event that starts
+    another (a second ``message_start``, a new chunk id after the finish, ...) is a
+    ``new_response`` anomaly, and neither it nor the events after it are merged.
+
     One aggregator reads one stream. Calls from several threads are serialized (one lock per
     aggregator), so events fed concurrently are each read once, whole, in the order the calls
     got the lock; messages it returns are immutable values that any thread may read.

@@ -4,14 +4,19 @@
 
     fastmerge merge [--policy openjiuwen|delta] [--list-merge concat|by_index] [--strict]
                     [--indent N] FILE|-
-    fastmerge merge --provider NAME|auto [--to PROVIDER] [--strict] [--indent N] FILE|-
+    fastmerge merge --provider NAME|auto [--to PROVIDER] [--strict] [--allow-incomplete]
+                    [--indent N] FILE|-
     fastmerge --version
 
 With ``--provider``, ``fastmerge merge`` reads a recorded provider stream (SSE, JSON lines, or a
 JSON array of events; see :class:`fastmerge.Aggregator`), feeds it to an aggregator block by
 block (the backend parses the bytes), and prints the message as JSON: ``message.to_dict()``
 (a list of them for a stream with several choices), or with ``--to PROVIDER`` the provider's
-non-streaming response (:func:`fastmerge.to_provider`).
+non-streaming response (:func:`fastmerge.to_provider`). ``--strict`` raises on the first
+anomaly (spec §8) instead of recording it. A stream that did not end complete (cut before its
+terminal event, or failed by the provider) is still printed, but exits 2 with one line on
+stderr, unless ``--allow-incomplete`` is given; a cut tool call is rendered with its raw
+arguments and a marker, never as a parsed, executable call (:mod:`fastmerge.render`).
 
 ``fastmerge merge`` reads JSON Lines (one JSON value a line; blank lines are skipped) from a
 file or, with ``-``, from standard input, and prints :func:`fastmerge.merge_all` of the values
@@ -25,9 +30,15 @@ writes back unchanged. Output is compact (``","`` and ``":"`` separators, as orj
 indented with ``--indent``, UTF-8, not ASCII-escaped; a result holding a lone surrogate, which
 UTF-8 cannot encode, is written with every non-ASCII character escaped instead.
 
-Exit status: 0 on success; 1 when the input cannot be read, a line is not JSON (the message
-names the file and the line number), or the merge fails (for example ``--strict``, or nesting
-deeper than :data:`fastmerge.MAX_DEPTH`); 2 for a usage error.
+Exit status (the ``EXIT_*`` constants): 0 on success; 1 when the input cannot be read, a line
+is not JSON (the message names the file and the line number), the merge fails (for example
+``--strict``, or nesting deeper than :data:`fastmerge.MAX_DEPTH`), or the output cannot be
+written; 2 when a provider stream is incomplete or failed (without ``--allow-incomplete``);
+64 for a usage error (``EX_USAGE``: argparse's own 2 is taken by the incomplete stream);
+130 on Ctrl-C; 141 when the reader of the output went away (``| head``), quietly, as a tool
+killed by ``SIGPIPE`` reports it in the shell. Every other failure writes one line on stderr
+(a usage error after the usage), in the command line's terms (``--provider``, not the
+library's ``provider=``).
 """
 
 from __future__ import annotations
@@ -37,8 +48,9 @@ import codecs
 import contextlib
 import json
 import os
+import re
 import sys
-from typing import IO, Any, BinaryIO, Iterator, Sequence
+from typing import IO, Any, BinaryIO, Iterator, NoReturn, Sequence
 
 from . import (
     BACKEND,
@@ -46,6 +58,7 @@ from . import (
     POLICIES,
     PROVIDERS,
     Aggregator,
+    AnomalyError,
     MergeError,
     __version__,
     merge_all,
@@ -56,7 +69,10 @@ __all__ = ["InputError", "build_parser", "dump_json", "main", "read_json_lines"]
 
 EXIT_OK = 0
 EXIT_DATA = 1
-EXIT_USAGE = 2
+EXIT_INCOMPLETE = 2
+EXIT_USAGE = 64  # sysexits.h EX_USAGE
+EXIT_INTERRUPT = 130  # 128 + SIGINT
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what the shell shows for a tool SIGPIPE ended
 PROG = "fastmerge"
 STDIN = "-"
 STDIN_NAME = "<stdin>"
@@ -140,10 +156,28 @@ def _open_input(path: str) -> contextlib.AbstractContextManager[IO[bytes]]:
         raise InputError(path, None, _os_reason(exc)) from None
 
 
-def _fail(message: str) -> int:
-    sys.stderr.write(f"{PROG}: error: {message}\n")
-    sys.stderr.flush()
-    return EXIT_DATA
+# A Python argument as the library's messages spell it (``provider=``, ``strict=True``,
+# ``list_merge='by_index'``), for the command line's spelling of the same option.
+_PY_ARGUMENT = re.compile(r"\b(provider|policy|list_merge|strict)=(?:'([^']*)'|True\b|(?=\s))")
+
+
+def _flags(message: str) -> str:
+    """``message`` with the library's Python arguments named as this command's flags:
+    ``list_merge='by_index' requires policy='delta'`` -> ``--list-merge by_index requires
+    --policy delta``."""
+
+    def flag(match: re.Match[str]) -> str:
+        name = "--" + match[1].replace("_", "-")
+        return name if match[2] is None else f"{name} {match[2]}"
+
+    return _PY_ARGUMENT.sub(flag, message)
+
+
+def _fail(message: str, status: int = EXIT_DATA) -> int:
+    with contextlib.suppress(OSError):  # nowhere left to report to
+        sys.stderr.write(f"{PROG}: error: {_flags(message)}\n")
+        sys.stderr.flush()
+    return status
 
 
 def _write_stdout(data: bytes) -> int:
@@ -151,11 +185,14 @@ def _write_stdout(data: bytes) -> int:
     try:
         out.write(data)
         out.flush()
-    except BrokenPipeError:
-        # The reader went away (``| head``): silence the flush at interpreter exit.
+    except OSError as exc:
+        # Unwritten bytes stay buffered: without this, the flush at interpreter exit fails
+        # again and prints a traceback after our line.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-        return EXIT_DATA
+        if isinstance(exc, BrokenPipeError):
+            return EXIT_BROKEN_PIPE  # the reader went away (``| head``): quietly
+        return _fail(f"cannot write the output: {_os_reason(exc)}")
     return EXIT_OK
 
 
@@ -169,9 +206,18 @@ def _non_negative(text: str) -> int:
     return value
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with usage errors on :data:`EXIT_USAGE` (argparse's 2 means an incomplete
+    stream here), in the command line's terms."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {_flags(message)}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``fastmerge`` command."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog=PROG,
         description="Merge streamed LLM output (chunks, deltas) back into complete messages.",
     )
@@ -209,7 +255,8 @@ def build_parser() -> argparse.ArgumentParser:
     merge.add_argument(
         "--strict",
         action="store_true",
-        help="fail when two values of different kinds meet (needs --policy delta)",
+        help="fail when two values of different kinds meet (needs --policy delta); with "
+        "--provider, fail on the first anomaly instead of recording it",
     )
     merge.add_argument(
         "--indent",
@@ -232,7 +279,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         metavar="PROVIDER",
         help="with --provider: print the provider's non-streaming response shape instead "
-        "of the message's fields",
+        "of the message's fields (a cut tool call keeps its raw arguments, marked as cut)",
+    )
+    merge.add_argument(
+        "--allow-incomplete",
+        action="store_true",
+        help="with --provider: exit 0 for a stream that is incomplete or failed (default: "
+        "print it, and exit 2 with one line on stderr)",
     )
     merge.set_defaults(parser=merge)
     return parser
@@ -255,15 +308,46 @@ def _stream_command(args: argparse.Namespace) -> int:
         return _fail(str(exc))
     except OSError as exc:
         return _fail(f"{source}: cannot read: {_os_reason(exc)}")
+    except AnomalyError as exc:
+        # --strict failed on the cut itself: the status of a cut stream, though nothing could
+        # be printed (so --allow-incomplete cannot accept it)
+        cut = exc.code == "truncated"
+        return _fail(f"{source}: {exc}", EXIT_INCOMPLETE if cut else EXIT_DATA)
     except MergeError as exc:
         return _fail(f"{source}: {exc}")
-    if args.to is not None:
-        result: Any = to_provider(messages, args.to)
-    elif len(messages) == 1:
-        result = messages[0].to_dict()
-    else:
-        result = [message.to_dict() for message in messages]
-    return _write_stdout(dump_json(result, args.indent))
+    try:
+        if args.to is not None:
+            result: Any = to_provider(messages, args.to)
+        elif len(messages) == 1:
+            result = messages[0].to_dict()
+        else:
+            result = [message.to_dict() for message in messages]
+    except ValueError as exc:  # a shape the target cannot hold (n choices for Anthropic)
+        return _fail(f"{source}: --to {args.to}: {exc}")
+    status = _write_stdout(dump_json(result, args.indent))
+    unfinished = _unfinished(messages)
+    if status != EXIT_OK or unfinished is None or args.allow_incomplete:
+        return status
+    return _fail(f"{source}: {unfinished} (--allow-incomplete accepts it)", EXIT_INCOMPLETE)
+
+
+def _unfinished(messages: Sequence[Any]) -> str | None:
+    """What is not complete about a stream's messages (spec §6), or None if they all are."""
+    states = [
+        (message.choice_index if message.choice_index is not None else position, message.status)
+        for position, message in enumerate(messages)
+    ]
+    bad = [(choice, _STATES.get(status, f"is {status}")) for choice, status in states]
+    bad = [(choice, state) for choice, state in bad if state]
+    if not bad:
+        return None
+    if len(states) == 1:
+        return f"the stream {bad[0][1]}"
+    return ", ".join(f"choice {choice} {state}" for choice, state in bad)
+
+
+# a message status (spec §6) as _unfinished says it; "" for a complete one
+_STATES = {"complete": "", "incomplete": "is incomplete", "failed": "failed"}
 
 
 def _merge_command(args: argparse.Namespace) -> int:
@@ -271,6 +355,8 @@ def _merge_command(args: argparse.Namespace) -> int:
         return _stream_command(args)
     if args.to is not None:
         args.parser.error("--to needs --provider")
+    if args.allow_incomplete:
+        args.parser.error("--allow-incomplete needs --provider")
     options = {"policy": args.policy, "list_merge": args.list_merge, "strict": args.strict}
     try:
         # An empty merge checks the combination of options, with the library's own message.
@@ -295,7 +381,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "merge":
             return _merge_command(args)
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPT
     raise AssertionError(f"unhandled command {args.command!r}")  # pragma: no cover
 
 

@@ -25,6 +25,13 @@ class MergeError(ValueError):
     """Base class for bad data met while merging (a ``ValueError``)."""
 
 
+#: How many dict levels one merge may descend, and how deep chunk and message fields may nest
+#: (their constructors, ``+`` and readers). Deeper input raises DepthLimitError. It is far
+#: below Python's recursion limit, so openJiuwen itself still answers at every depth we accept.
+#: (``fastmerge.MAX_DEPTH``; here, beside its error, so that every module can import it.)
+MAX_DEPTH = 256
+
+
 class DepthLimitError(MergeError):
     """The merge would recurse deeper than the documented nesting limit."""
 

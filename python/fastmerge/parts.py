@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar, Mapping, Union
 
-from .errors import MergeError
+from .errors import MAX_DEPTH, DepthLimitError, MergeError
 
 __all__ = [
     "ArgumentsError",
@@ -384,10 +384,17 @@ def _usage_from_dict(d: dict[str, Any]) -> UsageMetadata:
     return UsageMetadata(**d)
 
 
-def json_copy(value: Any) -> Any:
-    """A copy of the dict/list containers of ``value`` (leaves shared)."""
+def json_copy(value: Any, depth: int = 0) -> Any:
+    """A copy of the dict/list containers of ``value`` (leaves shared). Containers nested
+    deeper than :data:`fastmerge.MAX_DEPTH` levels (``value`` is level 1) raise
+    :class:`fastmerge.DepthLimitError`: the chunk and message constructors copy their fields
+    with it, and the twin's chunk state copies with it (the engine's ``own`` counts the same)."""
     if isinstance(value, dict):
-        return {k: json_copy(v) for k, v in value.items()}
+        if depth >= MAX_DEPTH:
+            raise DepthLimitError(MAX_DEPTH)
+        return {k: json_copy(v, depth + 1) for k, v in value.items()}
     if isinstance(value, list):
-        return [json_copy(v) for v in value]
+        if depth >= MAX_DEPTH:
+            raise DepthLimitError(MAX_DEPTH)
+        return [json_copy(v, depth + 1) for v in value]
     return value

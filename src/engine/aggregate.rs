@@ -48,6 +48,13 @@ pub struct AggregatorCore {
     pending: Vec<Value>,
     transport: Option<Transport>,
     closed: Option<String>,
+    /// events the adapter knew (spec §8)
+    recognized: usize,
+    /// the first event the adapter did not know: its keys, and the provider it looks like
+    foreign: Option<(String, Option<&'static str>)>,
+    /// the number of the event that started another response (spec §6): it and the events
+    /// after it are not merged; the batch engine splits the stream there
+    new_response_at: Option<usize>,
 }
 
 impl AggregatorCore {
@@ -65,6 +72,9 @@ impl AggregatorCore {
             pending: Vec::new(),
             transport: None,
             closed: None,
+            recognized: 0,
+            foreign: None,
+            new_response_at: None,
         }
     }
 
@@ -75,6 +85,11 @@ impl AggregatorCore {
     /// Events read so far.
     pub fn count(&self) -> usize {
         self.count
+    }
+
+    /// The number of the event that started another response, if one did (spec §6).
+    pub fn new_response_at(&self) -> Option<usize> {
+        self.new_response_at
     }
 
     pub fn check_open(&self) -> Result<(), AggError> {
@@ -169,6 +184,14 @@ impl AggregatorCore {
                 }
             }
         }
+        if let (Some((keys, looks)), 0) = (&self.foreign, self.recognized) {
+            let detail = self.foreign_stream(keys, *looks);
+            self.closed = Some("finish() was called".to_owned());
+            return Err(AggError::Event {
+                event: self.count,
+                detail,
+            });
+        }
         if self.read == 0 {
             // nothing to merge is an error, not an empty message (spec §6)
             self.closed = Some("no event could be read".to_owned());
@@ -244,32 +267,40 @@ impl AggregatorCore {
     fn event(&mut self, event: &Value) -> Result<(), AggError> {
         if self.adapter.is_none() {
             let Some(name) = providers::detect(event) else {
-                let keys: Vec<String> = match event {
-                    Value::Dict(map) => map
-                        .keys()
-                        .take(8)
-                        .map(|k| py_repr(&Value::Str(k.clone())))
-                        .collect(),
-                    _ => Vec::new(),
-                };
                 let names: Vec<String> = PROVIDERS
                     .iter()
                     .map(|p| py_repr(&Value::Str((*p).to_owned())))
                     .collect();
                 return self.unreadable(format!(
                     "cannot tell the provider from this event (keys: {}); pass provider= one of {}",
-                    keys.join(", "),
+                    keys_of(event),
                     names.join(", ")
                 ));
             };
             self.provider = Some(name);
             self.adapter = providers::adapter(name);
         }
+        if self.new_response_at.is_some() {
+            return Ok(()); // another response's event: not merged (its start is an anomaly)
+        }
         let provider = self.provider.unwrap_or("");
-        let result = match self.adapter.as_mut() {
-            Some(adapter) => adapter.event(event),
-            None => Ok(Vec::new()),
+        let Some(adapter) = self.adapter.as_mut() else {
+            return Ok(());
         };
+        if !adapter.knows(event) {
+            return self.unrecognized(event);
+        }
+        self.recognized += 1;
+        if let Some(reason) = adapter.new_response(event) {
+            self.new_response_at = Some(self.count);
+            let detail = format!(
+                "event {} starts another response ({reason}): it and the events after it are \
+                 not merged into this message",
+                self.count
+            );
+            return self.anomaly_everywhere("new_response", detail);
+        }
+        let result = adapter.event(event);
         match result {
             Ok(leaves) => {
                 self.read += 1;
@@ -277,6 +308,51 @@ impl AggregatorCore {
             }
             Err(detail) => self.unreadable(format!("{provider}: {detail}")),
         }
+    }
+
+    /// An event with no key the adapter knows: an anomaly, and not read (spec §8).
+    fn unrecognized(&mut self, event: &Value) -> Result<(), AggError> {
+        let keys = keys_of(event);
+        if self.foreign.is_none() {
+            let looks = providers::detect(event).filter(|p| Some(*p) != self.provider);
+            self.foreign = Some((keys.clone(), looks));
+        }
+        let detail = format!(
+            "event {} has no key the {} adapter reads (keys: {keys}); it was not read",
+            self.count,
+            self.provider.unwrap_or("")
+        );
+        self.anomaly_everywhere("unrecognized_event", detail)
+    }
+
+    /// The detail of the error for a stream of which no event was recognized (`keys` of the
+    /// first, and the provider it looks like).
+    fn foreign_stream(&self, keys: &str, looks: Option<&str>) -> String {
+        let provider = py_repr(&common::s(self.provider.unwrap_or("")));
+        let detail = format!(
+            "none of the stream's {} events is an event of {provider}",
+            self.count
+        );
+        match looks {
+            None => format!("{detail} (keys of the first: {keys})"),
+            Some(looks) => {
+                let looks = py_repr(&common::s(looks));
+                format!("{detail}; they look like events of {looks}: pass provider={looks}")
+            }
+        }
+    }
+
+    /// One anomaly for every choice seen so far (choice 0 if none).
+    fn anomaly_everywhere(&mut self, code: &str, detail: String) -> Result<(), AggError> {
+        self.ensure_choice();
+        let mut leaf = common::Obj::new();
+        leaf.put(
+            "anomalies",
+            common::list(vec![common::anomaly(code, detail)]),
+        );
+        let leaf = leaf.build();
+        let choices: Vec<i64> = self.states.keys().copied().collect();
+        self.fold_all(choices.into_iter().map(|c| (c, leaf.clone())).collect())
     }
 
     fn fold_all(&mut self, leaves: Leaves) -> Result<(), AggError> {
@@ -412,6 +488,19 @@ fn bare_arguments(leaf: &Value) -> Option<(&Value, &Value)> {
         }
         _ => None,
     }
+}
+
+/// The first keys of an event, as error and anomaly details name them.
+fn keys_of(event: &Value) -> String {
+    let keys: Vec<String> = match event {
+        Value::Dict(map) => map
+            .keys()
+            .take(8)
+            .map(|k| py_repr(&Value::Str(k.clone())))
+            .collect(),
+        _ => Vec::new(),
+    };
+    keys.join(", ")
 }
 
 /// An engine error met while folding or finishing event `event`.

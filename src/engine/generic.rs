@@ -522,7 +522,11 @@ impl<'h, H: Host> Walk<'h, H> {
             }),
             Node::Leaf(left) if host.class(&left).exact => {
                 self.descend(right, depth, |walk, right| {
-                    let acc = DictAcc::open(host, host.dict_items(&left)?)?;
+                    // with its stored hashes: the keys are hashed once, by the result at finish
+                    let acc = match host.dict_stored_hashes(&left)? {
+                        Some(entries) => DictAcc::open_hashed(entries),
+                        None => DictAcc::open(host, host.dict_items(&left)?)?,
+                    };
                     walk.merge_dict_entered(Box::new(acc), right, depth)
                 })
             }

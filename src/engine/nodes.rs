@@ -96,6 +96,21 @@ impl<O: Clone> DictAcc<O> {
         Ok(acc)
     }
 
+    /// The entries of an existing exact dict with their hashes ([`Host::dict_stored_hashes`]).
+    pub(crate) fn open_hashed(entries: Vec<(O, O, i64)>) -> Self {
+        let mut acc = DictAcc {
+            keys: Vec::with_capacity(entries.len()),
+            vals: Vec::with_capacity(entries.len()),
+            hashes: Vec::with_capacity(entries.len()),
+            by_hash: None,
+            hint: std::cell::Cell::new(0),
+        };
+        for (key, value, hash) in entries {
+            acc.push_hashed(key, hash, Node::Leaf(value));
+        }
+        acc
+    }
+
     /// The position of `key`, if present, and its hash (for a following `push`).
     pub(crate) fn find<H: Host<Obj = O>>(
         &self,

@@ -3,6 +3,7 @@
 //! `(accumulator, n)` on the leaves folded so far; `acc + chunk` on the newest view folds in
 //! place, anything else starts a new accumulator (see the twin's module docstring).
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use smallvec::{smallvec, SmallVec};
@@ -48,9 +49,9 @@ fn clone_refs(py: Python<'_>, leaves: &[LeafRef]) -> Vec<LeafRef> {
     leaves.iter().map(|leaf| leaf.clone_ref(py)).collect()
 }
 
-/// Leaves folded so far and the state after them (`None` after a failed fold).
+/// The state after the first `folded` leaves of an accumulator (`None` after a failed fold).
 struct AccData {
-    leaves: Vec<LeafRef>,
+    folded: usize,
     state: Option<State<PyObj>>,
 }
 
@@ -58,6 +59,49 @@ struct AccData {
 struct Shared {
     options: Options,
     acc: Mutex<AccData>,
+    /// The leaves, apart from the state: a `+` or a read re-entered from the Python code that
+    /// a fold runs (a key's `__hash__`) copies them while the fold holds `acc`.
+    leaves: Mutex<Vec<LeafRef>>,
+    /// The thread ([`thread_token`]) that holds `acc` while running Python code (a fold, a
+    /// read), 0 if none: that thread coming back must not wait for itself.
+    holder: AtomicU64,
+}
+
+impl Shared {
+    fn new(options: Options, leaves: Vec<LeafRef>, state: State<PyObj>) -> Shared {
+        Shared {
+            options,
+            acc: Mutex::new(AccData {
+                folded: leaves.len(),
+                state: Some(state),
+            }),
+            leaves: Mutex::new(leaves),
+            holder: AtomicU64::new(0),
+        }
+    }
+
+    /// Whether this thread holds `acc` further up its stack (the twin's `acc.busy`): a
+    /// re-entrant `+` or read then works on a copy, as the twin's does.
+    fn reentered(&self) -> bool {
+        self.holder.load(Ordering::Acquire) == thread_token()
+    }
+
+    /// `run` with `acc` marked as held by this thread.
+    fn holding<T>(&self, run: impl FnOnce() -> T) -> T {
+        self.holder.store(thread_token(), Ordering::Release);
+        let result = run();
+        self.holder.store(0, Ordering::Release);
+        result
+    }
+}
+
+/// A number unique to the calling thread (never 0).
+fn thread_token() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    thread_local! {
+        static TOKEN: u64 = NEXT.fetch_add(1, Ordering::Relaxed);
+    }
+    TOKEN.with(|token| *token)
 }
 
 enum View {
@@ -86,7 +130,7 @@ pub struct ChunkCore {
     finished: OnceLock<Py<PyAny>>,
 }
 
-fn lock<'a>(py: Python<'_>, mutex: &'a Mutex<AccData>) -> PyResult<MutexGuard<'a, AccData>> {
+fn lock<'a, T>(py: Python<'_>, mutex: &'a Mutex<T>) -> PyResult<MutexGuard<'a, T>> {
     // Waits with the GIL released, so a thread holding the lock can finish.
     mutex
         .lock_py_attached(py)
@@ -112,8 +156,8 @@ impl Inner {
             View::Leaf(_) => Ok(vec![LeafRef(chunk.clone().unbind())]),
             View::Acc(shared, n) => {
                 let py = chunk.py();
-                let data = lock(py, &shared.acc)?;
-                Ok(clone_refs(py, &data.leaves[..(*n).min(data.leaves.len())]))
+                let leaves = lock(py, &shared.leaves)?;
+                Ok(clone_refs(py, &leaves[..(*n).min(leaves.len())]))
             }
         }
     }
@@ -126,19 +170,36 @@ impl Inner {
     }
 }
 
-/// Fold `leaves` into `data`'s state; a failed fold leaves no state to read or extend.
-fn fold_leaves(host: &PyStoreHost<'_>, data: &mut AccData, leaves: &[LeafRef]) -> PyResult<()> {
+/// Fold `leaves` into the state of `shared` (`data`, its locked `acc`); a failed fold leaves
+/// no state to read or extend.
+fn fold_leaves(
+    host: &PyStoreHost<'_>,
+    shared: &Shared,
+    data: &mut AccData,
+    leaves: &[LeafRef],
+) -> PyResult<()> {
     let Some(state) = data.state.as_mut() else {
         return Err(PyRuntimeError::new_err("chunk accumulator has no state"));
     };
-    for leaf in leaves {
-        if let Err(err) = leaf.leaf().and_then(|leaf| chunks::fold(host, state, leaf)) {
-            data.state = None;
-            return Err(err);
-        }
+    if let Err(err) = shared.holding(|| fold_into(host, state, leaves)) {
+        data.state = None;
+        return Err(err);
     }
-    data.leaves
-        .extend(leaves.iter().map(|leaf| leaf.clone_ref(host.py)));
+    append(host.py, shared, data, leaves)
+}
+
+fn fold_into(host: &PyStoreHost<'_>, state: &mut State<PyObj>, leaves: &[LeafRef]) -> PyResult<()> {
+    for leaf in leaves {
+        chunks::fold(host, state, leaf.leaf()?)?;
+    }
+    Ok(())
+}
+
+/// Record `leaves` as folded into `data`, the locked `acc` of `shared`.
+fn append(py: Python<'_>, shared: &Shared, data: &mut AccData, leaves: &[LeafRef]) -> PyResult<()> {
+    let mut all = lock(py, &shared.leaves)?;
+    all.extend(leaves.iter().map(|leaf| leaf.clone_ref(py)));
+    data.folded = all.len();
     Ok(())
 }
 
@@ -206,9 +267,9 @@ fn add<'py>(
     let host = PyStoreHost { py };
     let options = options.unwrap_or_else(|| inner.options());
     if let View::Acc(shared, n) = &inner.view {
-        if shared.options == options {
+        if shared.options == options && !shared.reentered() {
             let mut data = lock(py, &shared.acc)?;
-            if data.state.is_some() && data.leaves.len() == *n {
+            if data.state.is_some() && data.folded == *n {
                 // the newest view: extend in place
                 let appended = match (&other_inner.bare_text, data.state.as_mut()) {
                     (Some((text, reasoning)), Some(state)) => {
@@ -217,53 +278,59 @@ fn add<'py>(
                     _ => false,
                 };
                 if appended {
-                    data.leaves.extend(new_leaves);
+                    append(py, shared, &mut data, &new_leaves)?;
                 } else {
-                    fold_leaves(&host, &mut data, &new_leaves)?;
+                    fold_leaves(&host, shared, &mut data, &new_leaves)?;
                 }
-                let n = data.leaves.len();
+                let n = data.folded;
                 drop(data);
                 return view(py, &cls, inner, shared.clone(), n);
             }
         }
     }
-    // a leaf, an older view, or other options: a new accumulator from this chunk's leaves
-    let mut data = start(slf, inner, options)?;
-    fold_leaves(&host, &mut data, &new_leaves)?;
-    share(py, &cls, inner, options, data)
+    // a leaf, an older view, other options, or a `+` re-entered from the fold of this
+    // accumulator: a new accumulator from this chunk's leaves
+    let (mut leaves, mut state) = start(slf, inner, options)?;
+    fold_into(&host, &mut state, &new_leaves)?;
+    leaves.extend(new_leaves.iter().map(|leaf| leaf.clone_ref(py)));
+    share(py, &cls, inner, options, leaves, state)
 }
 
 /// A view of `chunk`'s leaves folded with `options` (strict raises here).
 fn restart<'py>(chunk: &Bound<'py, ChunkCore>, options: Options) -> PyResult<Bound<'py, PyAny>> {
     let inner = chunk.get().inner.get().ok_or_else(not_initialised)?;
-    let data = start(chunk, inner, options)?;
-    share(chunk.py(), &chunk.get_type(), inner, options, data)
+    let (leaves, state) = start(chunk, inner, options)?;
+    share(chunk.py(), &chunk.get_type(), inner, options, leaves, state)
 }
 
 /// The leaves of `chunk` (whose `Inner` is `inner`) folded anew with `options`.
-fn start(chunk: &Bound<'_, ChunkCore>, inner: &Inner, options: Options) -> PyResult<AccData> {
+fn start(
+    chunk: &Bound<'_, ChunkCore>,
+    inner: &Inner,
+    options: Options,
+) -> PyResult<(Vec<LeafRef>, State<PyObj>)> {
     let leaves = inner.leaves(chunk)?;
     let state = replay(&PyStoreHost { py: chunk.py() }, inner, &leaves, options)?;
-    Ok(AccData {
-        leaves,
-        state: Some(state),
-    })
+    Ok((leaves, state))
 }
 
-/// A chunk of class `cls` reading all of `data`, a new accumulator.
+/// A chunk of class `cls` reading all of `leaves` folded into `state`, a new accumulator.
 fn share<'py>(
     py: Python<'py>,
     cls: &Bound<'py, PyType>,
     inner: &Inner,
     options: Options,
-    data: AccData,
+    leaves: Vec<LeafRef>,
+    state: State<PyObj>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let n = data.leaves.len();
-    let shared = Arc::new(Shared {
-        options,
-        acc: Mutex::new(data),
-    });
-    view(py, cls, inner, shared, n)
+    let n = leaves.len();
+    view(
+        py,
+        cls,
+        inner,
+        Arc::new(Shared::new(options, leaves, state)),
+        n,
+    )
 }
 
 #[pymethods]
@@ -360,10 +427,13 @@ impl ChunkCore {
         let host = PyStoreHost { py };
         let mut data = None;
         if let View::Acc(shared, n) = &inner.view {
-            let guard = lock(py, &shared.acc)?;
-            if let Some(state) = &guard.state {
-                if guard.leaves.len() == *n {
-                    data = Some(chunks::materialize(&host, state, finish)?);
+            if !shared.reentered() {
+                let guard = lock(py, &shared.acc)?;
+                if let Some(state) = &guard.state {
+                    if guard.folded == *n {
+                        let read = shared.holding(|| chunks::materialize(&host, state, finish));
+                        data = Some(read?);
+                    }
                 }
             }
         }

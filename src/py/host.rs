@@ -7,12 +7,46 @@ use std::os::raw::c_int;
 
 use pyo3::exceptions::{PyException, PyNotImplementedError, PyTypeError};
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use pyo3::{ffi, intern};
 
 use crate::engine::error::EngineError;
 use crate::engine::host::{Class, Host, Kind, Pairs};
 use crate::py::errors::engine_error;
+
+/// `key, value = item` as a Python function: the unpacking of the twin's
+/// `for key, value in d.items()`, with its errors and their messages (which vary by version).
+fn unpack_pair(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
+    static UNPACK: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    let function = UNPACK.get_or_try_init(py, || {
+        let code = c"def unpack_pair(item):\n    key, value = item\n    return key, value\n";
+        let module = PyModule::from_code(py, code, c"<fastmerge>", c"fastmerge._unpack")?;
+        Ok::<_, PyErr>(module.getattr("unpack_pair")?.unbind())
+    })?;
+    Ok(function.bind(py))
+}
+
+/// `PyDict_Next` with the hash the dict stored for the key (CPython's `_PyDict_Next`, exported
+/// by every CPython 3 and used by Cython).
+unsafe fn dict_next(
+    dict: *mut ffi::PyObject,
+    pos: *mut ffi::Py_ssize_t,
+    key: *mut *mut ffi::PyObject,
+    value: *mut *mut ffi::PyObject,
+    hash: *mut ffi::Py_hash_t,
+) -> c_int {
+    extern "C" {
+        fn _PyDict_Next(
+            dict: *mut ffi::PyObject,
+            pos: *mut ffi::Py_ssize_t,
+            key: *mut *mut ffi::PyObject,
+            value: *mut *mut ffi::PyObject,
+            hash: *mut ffi::Py_hash_t,
+        ) -> c_int;
+    }
+    _PyDict_Next(dict, pos, key, value, hash)
+}
 
 /// `hasattr(obj, name)` without creating the AttributeError a miss raises inside: that
 /// exception costs more than the whole merge of two small dicts.
@@ -289,16 +323,45 @@ impl<'py> Host for PyHost<'py> {
         let mut pairs = Vec::new();
         for item in dict.call_method0("items")?.try_iter()? {
             let item = item?;
-            let pair = item.cast::<PyTuple>()?;
-            if pair.len() != 2 {
-                return Err(PyTypeError::new_err(format!(
-                    "items() gave a tuple of length {}, expected 2",
-                    pair.len()
-                )));
+            if let Ok(pair) = item.cast_exact::<PyTuple>() {
+                if pair.len() == 2 {
+                    pairs.push((pair.get_item(0)?, pair.get_item(1)?));
+                    continue;
+                }
             }
+            // Anything else (a list, a 3-tuple, an int) is unpacked by Python itself, so that
+            // it works or fails exactly as the twin's `key, value` unpacking does.
+            let pair = unpack_pair(self.py)?.call1((item,))?;
+            let pair = pair.cast_into::<PyTuple>()?;
             pairs.push((pair.get_item(0)?, pair.get_item(1)?));
         }
         Ok(pairs)
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn dict_stored_hashes(
+        &self,
+        dict: &Self::Obj,
+    ) -> PyResult<Option<Vec<(Self::Obj, Self::Obj, i64)>>> {
+        let Ok(exact) = dict.cast_exact::<PyDict>() else {
+            return Ok(None);
+        };
+        let mut entries = Vec::with_capacity(exact.len());
+        let (mut pos, mut key, mut value, mut hash) =
+            (0, std::ptr::null_mut(), std::ptr::null_mut(), 0);
+        // SAFETY: `exact` is a live exact dict, the GIL is held and nothing runs Python code
+        // between the calls (so the dict cannot change); key and value are borrowed
+        // references, owned at once.
+        while unsafe { dict_next(exact.as_ptr(), &mut pos, &mut key, &mut value, &mut hash) } != 0 {
+            let (key, value) = unsafe {
+                (
+                    Bound::from_borrowed_ptr(self.py, key),
+                    Bound::from_borrowed_ptr(self.py, value),
+                )
+            };
+            entries.push((key, value, hash as i64));
+        }
+        Ok(Some(entries))
     }
 
     fn dict_get_str(&self, dict: &Self::Obj, key: &str) -> PyResult<Option<Self::Obj>> {

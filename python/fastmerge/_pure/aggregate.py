@@ -40,6 +40,9 @@ class AggregatorCore:
         "pending",
         "transport",
         "closed",
+        "recognized",
+        "foreign",
+        "new_response_at",
     )
 
     def __init__(
@@ -64,6 +67,12 @@ class AggregatorCore:
         self.pending: list[dict[str, Any]] = []
         self.transport: events.Transport | None = None
         self.closed: str | None = None  # why the aggregator takes no more events
+        self.recognized = 0  # events the adapter knew (spec §8)
+        # the first event the adapter did not know: its keys, and the provider it looks like
+        self.foreign: tuple[str, str | None] | None = None
+        # the number of the event that started another response (spec §6): it and the events
+        # after it are not merged; the batch engine splits the stream there
+        self.new_response_at: int | None = None
 
     # -- input
 
@@ -130,6 +139,9 @@ class AggregatorCore:
                     )
                 else:
                     self._event(event)
+        if self.foreign is not None and not self.recognized:
+            self.closed = "finish() was called"
+            raise errors.event_error(self.count, self._foreign_stream(*self.foreign))
         if self.read == 0:
             # nothing to merge is an error, not an empty message (spec §6)
             self.closed = "no event could be read"
@@ -204,14 +216,28 @@ class AggregatorCore:
         if self.adapter is None:
             name = detect(event)
             if name is None:
-                keys = ", ".join(repr(k) for k in list(event)[:8])
                 self._unreadable(
-                    f"cannot tell the provider from this event (keys: {keys}); "
+                    f"cannot tell the provider from this event (keys: {_keys(event)}); "
                     f"pass provider= one of {', '.join(repr(p) for p in PROVIDERS)}"
                 )
                 return
             self.provider = name
             self.adapter = ADAPTERS[name]()
+        if self.new_response_at is not None:
+            return  # another response's event: not merged (its start is an anomaly)
+        if not self.adapter.knows(event):
+            self._unrecognized(event)
+            return
+        self.recognized += 1
+        reason = self.adapter.new_response(event)
+        if reason is not None:
+            self.new_response_at = self.count
+            self._anomaly_everywhere(
+                "new_response",
+                f"event {self.count} starts another response ({reason}): it and the events "
+                "after it are not merged into this message",
+            )
+            return
         try:
             leaves = self.adapter.event(event)
         except AdapterError as exc:
@@ -219,6 +245,31 @@ class AggregatorCore:
             return
         self.read += 1
         self._fold_all(leaves)
+
+    def _unrecognized(self, event: dict[str, Any]) -> None:
+        """An event with no key the adapter knows: an anomaly, and not read (spec §8)."""
+        keys = _keys(event)
+        if self.foreign is None:
+            looks = detect(event)
+            self.foreign = (keys, None if looks == self.provider else looks)
+        self._anomaly_everywhere(
+            "unrecognized_event",
+            f"event {self.count} has no key the {self.provider} adapter reads "
+            f"(keys: {keys}); it was not read",
+        )
+
+    def _foreign_stream(self, keys: str, looks: str | None) -> str:
+        """The detail of the error for a stream of which no event was recognized (``keys``
+        of the first, and the provider it looks like)."""
+        detail = f"none of the stream's {self.count} events is an event of {self.provider!r}"
+        if looks is None:
+            return f"{detail} (keys of the first: {keys})"
+        return f"{detail}; they look like events of {looks!r}: pass provider={looks!r}"
+
+    def _anomaly_everywhere(self, code: str, detail: str) -> None:
+        """One anomaly for every choice seen so far (choice 0 if none)."""
+        anomaly = {"anomalies": [{"code": code, "detail": detail}]}
+        self._fold_all([(choice, anomaly) for choice, _ in self._choices()])
 
     def _fold_all(self, leaves: list[tuple[int, dict[str, Any]]]) -> None:
         for choice, leaf in leaves:
@@ -270,3 +321,8 @@ def _beyond_64(usage: Any) -> bool:
     if isinstance(usage, dict):
         return any(_beyond_64(value) for value in usage.values())
     return type(usage) is int and not -(2**63) <= usage < 2**63
+
+
+def _keys(event: dict[str, Any]) -> str:
+    """The first keys of an event, as error and anomaly details name them."""
+    return ", ".join(repr(k) for k in list(event)[:8])

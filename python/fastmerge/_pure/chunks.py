@@ -21,6 +21,7 @@ import threading
 from typing import Any, Iterable
 
 from .. import errors
+from ..errors import MAX_DEPTH
 from ..parts import json_copy
 
 # A private copy of a value's dicts and lists (leaves shared): what a fold stores, so that
@@ -40,6 +41,8 @@ ANOMALY_CODES = (
     "mismatched_delta",
     "truncated",
     "index_collision",
+    "unrecognized_event",
+    "new_response",
 )
 # finish_reason_normalized (spec §3)
 FINISH_REASONS = {
@@ -115,27 +118,32 @@ def _last(left: Any, right: Any) -> Any:
     return left if absent(right) else right
 
 
-def _deep_merge(left: Any, right: Any) -> Any:
+def _deep_merge(left: Any, right: Any, depth: int = 0) -> Any:
     """metadata, provider_metadata, a call's extra fields [E72]: dicts merge per key, the last
-    non-None leaf wins, strings never concatenate. ``left`` is private (ours to change)."""
+    non-None leaf wins, strings never concatenate. ``left`` is private (ours to change).
+    Dicts nested deeper than ``MAX_DEPTH`` levels raise ``DepthLimitError``."""
     if isinstance(left, dict) and isinstance(right, dict):
+        if depth >= MAX_DEPTH:
+            raise errors.DepthLimitError(MAX_DEPTH)
         for key, value in right.items():
             if value is None:
                 continue
             if key in left:
-                left[key] = _deep_merge(left[key], value)
+                left[key] = _deep_merge(left[key], value, depth + 1)
             else:
                 left[key] = _own(value)
         return left
     return left if right is None else _own(right)
 
 
-def _thaw(value: Any) -> Any:
+def _thaw(value: Any, depth: int = 0) -> Any:
     """A copy of what the state may still change, for reading: its dicts at every depth (deep
     merges fill them in place) and its lists (folds extend them), not the items of a list (a
     leaf's, never changed). Readers copy again before handing values to users."""
     if isinstance(value, dict):
-        return {k: _thaw(v) for k, v in value.items()}
+        if depth >= MAX_DEPTH:
+            raise errors.DepthLimitError(MAX_DEPTH)
+        return {k: _thaw(v, depth + 1) for k, v in value.items()}
     if isinstance(value, list):
         return list(value)
     return value
@@ -833,10 +841,14 @@ class _Acc:
     """Leaves folded so far and the state after them (``None`` after a failed fold); a new
     accumulator folds the leaves it starts from."""
 
-    __slots__ = ("leaves", "state", "options", "family", "lock")
+    __slots__ = ("leaves", "state", "options", "family", "lock", "busy")
 
     def __init__(self, family: str, leaves: list[Any], options: Options) -> None:
-        self.lock = threading.Lock()  # two threads extending one tip: the second copies
+        # two threads extending one tip: the second copies. Reentrant, and ``busy`` while a
+        # fold or a read runs Python code (a key's ``__hash__``): a ``+`` or a read that code
+        # makes on this accumulator works on a copy instead of waiting for itself.
+        self.lock = threading.RLock()
+        self.busy = False
         self.family = family
         self.options = options
         self.leaves = leaves
@@ -896,7 +908,7 @@ class ChunkCore:
             assert acc is not None
             with acc.lock:
                 state = acc.state
-                if state is not None and len(acc.leaves) == self._n:
+                if state is not None and not acc.busy and len(acc.leaves) == self._n:
                     bare = other._text
                     if bare is not None and state.role is not None and state.parts:
                         # a bare delta after a part of its kind: what _fold does, no walk
@@ -929,10 +941,11 @@ class ChunkCore:
             options = acc.options if acc is not None else DEFAULT
         if acc is not None and acc.options.key() == options.key():
             with acc.lock:
-                if acc.state is not None and len(acc.leaves) == self._n:
+                if acc.state is not None and not acc.busy and len(acc.leaves) == self._n:
                     _fold_leaves(acc, new_leaves)  # the newest view: extend in place
                     return _view(type(self), family, acc)
-        # a leaf, an older view, or other options: a new accumulator from this chunk's leaves
+        # a leaf, an older view, other options, or a ``+`` re-entered from the fold of this
+        # accumulator: a new accumulator from this chunk's leaves
         acc = _Acc(family, self._leaves(), options)
         _fold_leaves(acc, new_leaves)
         return _view(type(self), family, acc)
@@ -950,8 +963,12 @@ class ChunkCore:
         data = None
         if acc is not None:
             with acc.lock:
-                if acc.state is not None and len(acc.leaves) == self._n:
-                    data = _materialize(acc.state, finish)
+                if acc.state is not None and not acc.busy and len(acc.leaves) == self._n:
+                    acc.busy = True
+                    try:
+                        data = _materialize(acc.state, finish)
+                    finally:
+                        acc.busy = False
         if data is None:
             options = acc.options if acc is not None else DEFAULT
             data = _materialize(_replay(family, self._leaves(), options), finish)
@@ -965,12 +982,15 @@ class ChunkCore:
 def _fold_leaves(acc: _Acc, leaves: list[dict[str, Any]]) -> None:
     state = acc.state
     assert state is not None
+    acc.busy = True
     try:
         for leaf in leaves:
             _fold(state, leaf)
     except BaseException:
         acc.state = None  # a half-folded state is never read or extended again
         raise
+    finally:
+        acc.busy = False
     acc.leaves.extend(leaves)
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from ..errors import (
+    MAX_DEPTH,
     CycleError,
     DepthLimitError,
     MergeTypeError,
@@ -38,10 +39,6 @@ __all__ = [
     "merge_dicts",
     "merge_logprobs",
 ]
-
-#: How many dict levels one merge may descend. Deeper input raises DepthLimitError. It is far
-#: below Python's recursion limit, so openJiuwen itself still answers at every depth we accept.
-MAX_DEPTH = 256
 
 POLICIES = ("openjiuwen", "delta")
 LIST_MERGES = ("concat", "by_index")

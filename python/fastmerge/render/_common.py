@@ -1,5 +1,10 @@
-"""What several renderers share: reading the messages, and a tool call's arguments as an
-object."""
+"""What several renderers share: reading the messages, a tool call's arguments as an object,
+and which tool calls the stream cut.
+
+A cut tool call (spec §6: its stream ended before the call did) is never rendered as a
+complete, executable call: every renderer gives its raw arguments string where the provider's
+shape holds the arguments (``input``, ``args``, ``arguments``), unparsed, and sets
+:data:`CUT_MARKER` (``"truncated": true``) on the call's object."""
 
 from __future__ import annotations
 
@@ -16,6 +21,50 @@ def choice_data(messages: Sequence[Any]) -> list[dict[str, Any]]:
         data["finish_reason_normalized"] = message.finish_reason_normalized
         datas.append(data)
     return datas
+
+
+#: The key a renderer sets (to ``True``) on the object of a tool call that the stream cut.
+CUT_MARKER = "truncated"
+
+
+def cut_calls(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """The tool-call parts of a message's ``to_dict()`` that a ``truncated`` anomaly names.
+
+    An adapter names a cut call in its anomaly's detail by its id (OpenAI, Responses,
+    Bedrock) or, where the provider sent no id yet, by its name (Anthropic, Gemini): a detail
+    naming no call's id names the last call of that name, the one the stream ended in."""
+    calls = [part for part in data.get("parts") or () if part.get("part") == "tool_call"]
+    cut: list[dict[str, Any]] = []
+    for anomaly in data.get("anomalies") or ():
+        detail = anomaly.get("detail")
+        if anomaly.get("code") != "truncated" or not isinstance(detail, str):
+            continue
+        named = [call for call in calls if _named(call.get("id"), detail)]
+        if not named:
+            named = [call for call in calls if _named(call.get("name"), detail)][-1:]
+        cut.extend(call for call in named if not any(call is seen for seen in cut))
+    return cut
+
+
+def _named(value: Any, detail: str) -> bool:
+    # the adapters quote names with repr (as ``'get_weather'``): quotes keep ``'a'`` from
+    # matching inside ``'ab'``
+    return isinstance(value, str) and bool(value) and repr(value) in detail
+
+
+def is_cut(part: dict[str, Any], cut: list[dict[str, Any]]) -> bool:
+    """Whether ``part`` is one of the parts :func:`cut_calls` gave."""
+    return any(part is call for call in cut)
+
+
+def raw_arguments(arguments: Any) -> str:
+    """A cut call's arguments as streamed: the raw string (objects, which no adapter streams
+    in pieces, as compact JSON; absent as ``""``)."""
+    if isinstance(arguments, str):
+        return arguments
+    if arguments is None:
+        return ""
+    return json.dumps(arguments, ensure_ascii=False, separators=(",", ":"))
 
 
 def arguments_object(arguments: Any, *, partial: bool = False) -> Any:

@@ -4,17 +4,20 @@ stop_details, container, usage, ...}``.
 
 Blocks: ``text`` (with ``citations``, null when there are none, as the SDK's ``TextBlock``),
 ``thinking`` (with its ``signature``), ``redacted_thinking`` (``data``), ``tool_use`` (``input``
-parsed from the raw arguments; ``{}`` when empty; arguments cut short parse as far as they are
-complete, as the Anthropic SDK's accumulator does), and the blocks kept verbatim (server tools,
-tool results, compaction). Signatures, redacted data and verbatim blocks are replayed only from
-an Anthropic stream (``payload.provider`` / the message's provider).
+parsed from the raw arguments; ``{}`` when empty; a call that was cut (a ``truncated``
+anomaly names it: the stream ended, or ``max_tokens`` stopped it, before its
+``content_block_stop``) has its raw arguments string as ``input`` and ``"truncated": true``,
+never an object that would look whole, where the Anthropic SDK reads it as far as it is
+complete; other JSON that does not parse is read that far), and the blocks kept verbatim
+(server tools, tool results, compaction). Signatures, redacted data and verbatim blocks are
+replayed only from an Anthropic stream (``payload.provider`` / the message's provider).
 """
 
 from __future__ import annotations
 
 from typing import Any, Sequence
 
-from ._common import arguments_object
+from ._common import CUT_MARKER, arguments_object, cut_calls, is_cut, raw_arguments
 
 PROVIDER = "anthropic"
 
@@ -40,8 +43,9 @@ def render(messages: Sequence[Any]) -> dict[str, Any]:
     metadata = data.get("provider_metadata") or {}
     ours = metadata.get("provider") == PROVIDER
     content: list[dict[str, Any]] = []
+    cut = cut_calls(data)
     for part in data.get("parts") or ():
-        block = _block(part, ours)
+        block = _block(part, ours, is_cut(part, cut))
         if block is not None:
             content.append(block)
     finish = data.get("finish_reason")
@@ -66,7 +70,7 @@ def render(messages: Sequence[Any]) -> dict[str, Any]:
     return out
 
 
-def _block(part: dict[str, Any], ours: bool) -> dict[str, Any] | None:
+def _block(part: dict[str, Any], ours: bool, cut: bool) -> dict[str, Any] | None:
     kind = part.get("part")
     if kind == "text":
         block: dict[str, Any] = {"type": "text", "text": part.get("text") or ""}
@@ -91,6 +95,9 @@ def _block(part: dict[str, Any], ours: bool) -> dict[str, Any] | None:
             "name": part.get("name"),
             "input": arguments_object(part.get("arguments"), partial=True),
         }
+        if cut:
+            block["input"] = raw_arguments(part.get("arguments"))
+            block[CUT_MARKER] = True
         extra = part.get("extra")
         if ours and extra:
             for key, value in extra.items():

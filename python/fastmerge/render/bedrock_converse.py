@@ -11,7 +11,8 @@ Content blocks, in part order:
   ``{"reasoningContent": {"redactedContent"}}`` (another provider's redacted data cannot be
   replayed: left out);
 - tool call -> ``{"toolUse": {"toolUseId", "name", "input", ...extra}}``, ``input`` the parsed
-  arguments (raw text that is not JSON, e.g. cut mid-arguments, stays a string);
+  arguments (raw text that is not JSON stays a string; a call the stream cut has its raw
+  arguments string and ``"truncated": true``);
 - tool result -> ``{"toolResult": {"toolUseId", "content"}}``;
 - an unknown part Bedrock sent -> its JSON verbatim; a server tool's ``toolResult`` start and the
   ``toolResult`` delta parts after it become one ``toolResult`` block whose ``content`` is the
@@ -31,7 +32,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from ._common import arguments_object
+from ._common import CUT_MARKER, arguments_object, cut_calls, is_cut, raw_arguments
 
 NAME = "bedrock-converse"
 
@@ -70,7 +71,7 @@ def _mine(payload: Any, kind: str) -> Any:
     return None
 
 
-def _content(parts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _content(parts: list[dict[str, Any]], cut: list[dict[str, Any]]) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     result: dict[str, Any] | None = None  # the open server-tool toolResult block
     for part in parts:
@@ -109,6 +110,9 @@ def _content(parts: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 "name": part.get("name"),
                 "input": arguments_object(part.get("arguments")),
             }
+            if is_cut(part, cut):
+                tool["input"] = raw_arguments(part.get("arguments"))
+                tool[CUT_MARKER] = True
             extra = part.get("extra")
             if isinstance(extra, dict):
                 for key, value in extra.items():
@@ -158,7 +162,10 @@ def render(messages: Sequence[Any]) -> dict[str, Any]:
         reason = _STOP_REASONS.get(message.finish_reason_normalized, reason)
     out: dict[str, Any] = {
         "output": {
-            "message": {"role": data.get("role") or "assistant", "content": _content(data["parts"])}
+            "message": {
+                "role": data.get("role") or "assistant",
+                "content": _content(data["parts"], cut_calls(data)),
+            }
         },
         "stopReason": reason,
         "usage": _usage(data.get("usage_metadata"), mine),

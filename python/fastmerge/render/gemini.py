@@ -8,7 +8,8 @@
   empty text part is written only when it holds one; the ``citationMetadata`` of the chunks,
   kept on text parts, becomes the candidate's ``citationMetadata``), reasoning -> ``{"text",
   "thought": true}``, a tool call -> ``{"functionCall": {"id"?, "name", "args"}}`` (text
-  arguments parsed; an id fastmerge generated is left out, Gemini sent none), a Gemini
+  arguments parsed; an id fastmerge generated is left out, Gemini sent none; a call the stream
+  cut has its raw arguments string as ``args`` and ``"truncated": true``), a Gemini
   ``unknown`` part -> the part as Gemini sent it, media -> ``inlineData`` / ``fileData``.
 - ``thoughtSignature`` is replayed from payloads of kind ``thought_signature`` whose provider
   is ``"gemini"`` (or ``"google"``, as hand-built chunks name it), and from a tool call's
@@ -25,7 +26,7 @@ from __future__ import annotations
 import json
 from typing import Any, Sequence
 
-from ._common import choice_data
+from ._common import CUT_MARKER, choice_data, cut_calls, is_cut, raw_arguments
 
 NAME = "gemini"
 
@@ -103,8 +104,9 @@ def _candidate(data: dict[str, Any]) -> dict[str, Any]:
     ours = _ours(data)
     generated = _generated_ids(data)
     parts = []
+    cut = cut_calls(data)
     for part in data.get("parts") or []:
-        rendered = _part(part, ours, generated)
+        rendered = _part(part, ours, generated, is_cut(part, cut))
         if rendered is not None:
             parts.append(rendered)
     role = data.get("role")
@@ -167,7 +169,9 @@ def _generated_ids(data: dict[str, Any]) -> set[str]:
     return ids
 
 
-def _part(part: dict[str, Any], ours: bool, generated: set[str]) -> dict[str, Any] | None:
+def _part(
+    part: dict[str, Any], ours: bool, generated: set[str], cut: bool
+) -> dict[str, Any] | None:
     kind = part.get("part")
     if kind == "text":
         attributes = part.get("attributes") or {}
@@ -206,6 +210,9 @@ def _part(part: dict[str, Any], ours: bool, generated: set[str]) -> dict[str, An
                 call["args"] = json.loads(arguments)
             except ValueError:
                 call["args"] = arguments  # cut arguments stay raw (the message says so)
+        if cut:
+            call["args"] = raw_arguments(arguments)
+            call[CUT_MARKER] = True
         if ours and isinstance(part.get("extra"), dict):
             call.update(part["extra"])
         out = {"functionCall": call}

@@ -11,7 +11,8 @@ provider):
 Ollama's response has no ordered content: text parts are joined into ``response`` /
 ``message.content`` and reasoning parts into ``thinking`` (text is kept as it streamed, inline
 ``<think>`` tags included). Tool calls are ``{id?, function: {index?, name, arguments}}`` with
-object arguments (raw text is parsed; text that is not a JSON object stays a string). ``done``
+object arguments (raw text is parsed; text that is not a JSON object stays a string; a call the
+stream cut keeps its raw arguments string and has ``"truncated": true``). ``done``
 is true only for a complete message. Other keys an Ollama stream's objects carried
 (``provider_metadata``: ``error``, ``remote_model``, ...) are given back at the top level. A
 message from another provider gets its normalized finish reason as ``done_reason`` (``stop``,
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from ._common import arguments_object
+from ._common import CUT_MARKER, arguments_object, cut_calls, is_cut, raw_arguments
 
 _DURATIONS = ("total_duration", "load_duration", "prompt_eval_duration", "eval_duration")
 # another provider's finish reason, normalized (spec §3), as a done_reason (Ollama says
@@ -31,7 +32,7 @@ _DONE_REASONS = {"stop": "stop", "length": "length", "tool_calls": "stop"}
 _NOT_RETURNED = frozenset({"provider", "api", "created_at", "context", "message"})
 
 
-def _call(part: dict[str, Any]) -> dict[str, Any]:
+def _call(part: dict[str, Any], cut: bool) -> dict[str, Any]:
     found = part.get("extra")
     extra: dict[str, Any] = found if isinstance(found, dict) else {}
     function: dict[str, Any] = {}
@@ -40,10 +41,14 @@ def _call(part: dict[str, Any]) -> dict[str, Any]:
         function.update(rest)
     function["name"] = part.get("name")
     function["arguments"] = arguments_object(part.get("arguments"))
+    if cut:
+        function["arguments"] = raw_arguments(part.get("arguments"))
     call: dict[str, Any] = {}
     if part.get("id") is not None:
         call["id"] = part["id"]
     call["function"] = function
+    if cut:
+        call[CUT_MARKER] = True
     for key, value in extra.items():
         if key != "function":
             call.setdefault(key, value)
@@ -62,7 +67,8 @@ def render(messages: Sequence[Any]) -> dict[str, Any]:
     usage = data.get("usage_metadata") or {}
     text = "".join(p["text"] for p in data["parts"] if p["part"] == "text")
     thinking = "".join(p["text"] for p in data["parts"] if p["part"] == "reasoning")
-    calls = [_call(p) for p in data["parts"] if p["part"] == "tool_call"]
+    cut = cut_calls(data)
+    calls = [_call(p, is_cut(p, cut)) for p in data["parts"] if p["part"] == "tool_call"]
     out: dict[str, Any] = {
         "model": data.get("response_model"),
         "created_at": metadata.get("created_at"),

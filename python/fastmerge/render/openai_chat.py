@@ -10,7 +10,8 @@ keys of the chunks (``x_groq``, OpenRouter's ``provider``, Azure's
 ``prompt_filter_results``), the usage keys verbatim, and OpenRouter ``reasoning_details``
 rebuilt from the reasoning parts with their signatures / encrypted data. A message whose
 content came as Mistral's typed chunks gets its content back as that list (thinking and text
-items in part order). Opaque payloads of other providers are not replayed.
+items in part order). Opaque payloads of other providers are not replayed. A tool call the
+stream cut keeps its raw ``arguments`` (as always here) and gets ``"truncated": true``.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 import json
 from typing import Any, Sequence
 
-from ._common import choice_data
+from ._common import CUT_MARKER, choice_data, cut_calls, is_cut
 
 NAME = "openai-chat"
 # the normalized usage keys the adapter adds beside the provider's own
@@ -83,6 +84,7 @@ def _message(d: dict[str, Any], pm: dict[str, Any]) -> dict[str, Any]:
     reasoning: list[str] = []
     annotations: list[Any] = []
     calls: list[dict[str, Any]] = []
+    cut = cut_calls(d)
     legacy: dict[str, Any] | None = None
     audio: dict[str, Any] = {}
     items: list[Any] = []  # Mistral's typed content
@@ -102,9 +104,11 @@ def _message(d: dict[str, Any], pm: dict[str, Any]) -> dict[str, Any]:
                 )
         elif kind == "tool_call":
             if pm and part.get("provider_index") == -1:
-                legacy = _call(part, True)["function"]  # the deprecated single call
+                legacy = _call(part, True, False)["function"]  # the deprecated single call
+                if is_cut(part, cut):
+                    legacy[CUT_MARKER] = True
                 continue
-            calls.append(_call(part, bool(pm)))
+            calls.append(_call(part, bool(pm), is_cut(part, cut)))
         elif kind == "unknown" and part.get("provider") == NAME:
             if part.get("kind") == "audio" and pm and isinstance(part.get("raw"), dict):
                 _audio(audio, part["raw"])
@@ -171,7 +175,7 @@ def _audio(audio: dict[str, Any], piece: dict[str, Any]) -> None:
             audio[key] = value
 
 
-def _call(part: dict[str, Any], own: bool) -> dict[str, Any]:
+def _call(part: dict[str, Any], own: bool, cut: bool) -> dict[str, Any]:
     arguments = part["arguments"]
     if not isinstance(arguments, str):
         arguments = json.dumps(arguments, ensure_ascii=False, separators=(",", ":"))
@@ -181,6 +185,8 @@ def _call(part: dict[str, Any], own: bool) -> dict[str, Any]:
         call["custom"] = {"name": part["name"], "input": arguments}
     else:
         call["function"] = {"name": part["name"], "arguments": arguments}
+    if cut:
+        call[CUT_MARKER] = True
     if own:
         for key, value in (part.get("extra") or {}).items():
             if key not in call:

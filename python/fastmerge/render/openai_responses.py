@@ -6,13 +6,16 @@ text, reasoning and unknown parts as the adapter numbers them, a tool call's
 (``provider_metadata["output_items"]``: ids, status, role, phase, ...) give each item its
 provider fields; the response fields it kept (``provider_metadata["response"]``) give the
 rest of the object. Encrypted reasoning content is replayed only when it came from
-``"openai-responses"``.
+``"openai-responses"``. A call the stream cut keeps its raw ``arguments`` (as always here), has
+``status: "incomplete"`` and ``"truncated": true``.
 """
 
 from __future__ import annotations
 
 import json
 from typing import Any, Sequence
+
+from ._common import CUT_MARKER, cut_calls, is_cut
 
 NAME = "openai-responses"
 STRIDE = 1000  # the adapter's part index: output_index * 1000 + ...
@@ -46,6 +49,7 @@ def render(messages: Sequence[Any]) -> dict[str, Any]:
         envelopes if isinstance(envelopes, dict) else {},
         data.get("refusal"),
         status,
+        cut_calls(data),
     )
     usage = _usage(data.get("usage_metadata"))
     out: dict[str, Any]
@@ -95,7 +99,11 @@ _ITEM_KINDS = {"text": "message", "reasoning": "reasoning", "tool_call": "call"}
 
 
 def _output(
-    parts: list[dict[str, Any]], envelopes: dict[str, Any], refusal: Any, status: str
+    parts: list[dict[str, Any]],
+    envelopes: dict[str, Any],
+    refusal: Any,
+    status: str,
+    cut: list[dict[str, Any]],
 ) -> list[Any]:
     slots: list[_Slot] = []
     by_index: dict[int, _Slot] = {}
@@ -161,7 +169,7 @@ def _output(
         elif slot.kind == "reasoning":
             items.append(_reasoning(slot, envelope, status))
         else:
-            items.append(_call(slot.parts[0], envelope, status))
+            items.append(_call(slot.parts[0], envelope, status, cut))
     return items
 
 
@@ -235,7 +243,9 @@ def _reasoning(slot: _Slot, envelope: dict[str, Any] | None, status: str) -> dic
     return item
 
 
-def _call(part: dict[str, Any], envelope: dict[str, Any] | None, status: str) -> dict[str, Any]:
+def _call(
+    part: dict[str, Any], envelope: dict[str, Any] | None, status: str, cut: list[dict[str, Any]]
+) -> dict[str, Any]:
     custom = part.get("type") == "custom"
     arguments = part.get("arguments")
     if not isinstance(arguments, str):
@@ -257,6 +267,9 @@ def _call(part: dict[str, Any], envelope: dict[str, Any] | None, status: str) ->
     item["input" if custom else "arguments"] = arguments
     if "status" in item:
         item["status"] = _item_status(envelope, status)
+    if is_cut(part, cut):
+        item["status"] = "incomplete"
+        item[CUT_MARKER] = True
     return item
 
 

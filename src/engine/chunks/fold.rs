@@ -415,9 +415,7 @@ pub(crate) fn deep_merge<H: Host>(
     let right_is_dict = host.class(right).is(Kind::Dict);
     match left {
         Some(mut left) if right_is_dict && left.is_dict(host) => {
-            if depth > super::map::MAX_COPY_DEPTH {
-                return Err(host.error(EngineError::Recursion));
-            }
+            super::map::depth_limit(host, depth)?;
             let map = left.open_dict(host)?;
             for (key, value) in host.dict_items(right)? {
                 if host.class(&value).is(Kind::Null) {
@@ -435,7 +433,10 @@ pub(crate) fn deep_merge<H: Host>(
                             *slot = merged;
                         }
                     }
-                    None => map.push(key, hash, Val::Obj(value)),
+                    None => {
+                        super::map::check_depth(host, &value, 0)?;
+                        map.push(key, hash, Val::Obj(value))
+                    }
                 }
             }
             Ok(left)
@@ -444,6 +445,7 @@ pub(crate) fn deep_merge<H: Host>(
             if host.class(right).is(Kind::Null) {
                 Ok(left.unwrap_or(Val::Obj(right.clone())))
             } else {
+                super::map::check_depth(host, right, 0)?;
                 Ok(Val::Obj(right.clone()))
             }
         }

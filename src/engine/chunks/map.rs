@@ -8,14 +8,26 @@ use std::collections::HashMap;
 use smallvec::SmallVec;
 
 use crate::engine::error::EngineError;
+use crate::engine::generic::MAX_DEPTH;
 use crate::engine::host::{Host, Kind};
 
 /// Below this many keys a scan over the hashes beats a hash map.
 const SCAN_LIMIT: usize = 8;
 
-/// How deep `own` copies before it gives up like Python's recursion limit (also the guard
-/// against a container that contains itself).
+/// How deep the usage merge goes before it gives up like Python's recursion limit (also the
+/// guard against a container that contains itself). Copies and metadata merges stop at
+/// [`MAX_DEPTH`] instead ([`depth_limit`]).
 pub const MAX_COPY_DEPTH: usize = 900;
+
+/// The chunk state's limit, the generic merge's: a container at nesting level `depth + 1`
+/// (the value copied or merged is level 1) beyond [`MAX_DEPTH`] is a `DepthLimitError`, on
+/// both backends (the twin's `json_copy`, `_thaw` and `_deep_merge` count the same way).
+pub(crate) fn depth_limit<H: Host>(host: &H, depth: usize) -> Result<(), H::Err> {
+    if depth >= MAX_DEPTH {
+        return Err(host.error(EngineError::DepthLimit { limit: MAX_DEPTH }));
+    }
+    Ok(())
+}
 
 /// A dict the state owns: keys in first-insertion order; assigning an existing key keeps the
 /// key object and its position (Python `d[k] = v`).
@@ -225,9 +237,7 @@ fn thaw_at<H: Host>(host: &H, val: &Val<H::Obj>, depth: usize) -> Result<H::Obj,
         Val::Obj(obj) => Ok(obj.clone()),
         Val::List(items) => host.new_list(items.clone()),
         Val::Dict(map) => {
-            if depth > MAX_COPY_DEPTH {
-                return Err(host.error(EngineError::Recursion));
-            }
+            depth_limit(host, depth)?;
             let mut pairs = Vec::with_capacity(map.len());
             for (key, value) in map.iter() {
                 let value = stacker::maybe_grow(128 * 1024, 2 * 1024 * 1024, || {
@@ -238,6 +248,28 @@ fn thaw_at<H: Host>(host: &H, val: &Val<H::Obj>, depth: usize) -> Result<H::Obj,
             host.new_dict(pairs)
         }
     }
+}
+
+/// The depth check of the twin's `_own` (a copy, from level 1) where the fold keeps a leaf's
+/// value uncopied (it is copied when read): the same `DepthLimitError` at the same `+`.
+pub(crate) fn check_depth<H: Host>(host: &H, obj: &H::Obj, depth: usize) -> Result<(), H::Err> {
+    let kind = host.class(obj).kind;
+    if kind != Kind::Dict && kind != Kind::List {
+        return Ok(());
+    }
+    depth_limit(host, depth)?;
+    stacker::maybe_grow(128 * 1024, 2 * 1024 * 1024, || {
+        if kind == Kind::Dict {
+            for (_, value) in host.dict_items(obj)? {
+                check_depth(host, &value, depth + 1)?;
+            }
+        } else {
+            for item in host.list_items(obj)? {
+                check_depth(host, &item, depth + 1)?;
+            }
+        }
+        Ok(())
+    })
 }
 
 /// The twin's `_own`: a copy of the dicts and lists of `obj` (subclasses become the built-in
@@ -251,9 +283,7 @@ fn own_at<H: Host>(host: &H, obj: &H::Obj, depth: usize) -> Result<H::Obj, H::Er
     if kind != Kind::Dict && kind != Kind::List {
         return Ok(obj.clone());
     }
-    if depth > MAX_COPY_DEPTH {
-        return Err(host.error(EngineError::Recursion));
-    }
+    depth_limit(host, depth)?;
     stacker::maybe_grow(128 * 1024, 2 * 1024 * 1024, || {
         if kind == Kind::Dict {
             let mut pairs = Vec::new();

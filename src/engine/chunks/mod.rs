@@ -31,6 +31,8 @@ pub const ANOMALY_CODES: &[&str] = &[
     "mismatched_delta",
     "truncated",
     "index_collision",
+    "unrecognized_event",
+    "new_response",
 ];
 /// `finish_reason_normalized` (spec §3).
 pub const FINISH_REASONS: &[(&str, &str)] = &[

@@ -9,11 +9,22 @@ use crate::engine::value::Map;
 
 use crate::engine::events::{kind_name, parse};
 use crate::engine::providers::common::{
-    self, anomaly, get, get_str, is_null, list, s, Leaves, Obj,
+    self, anomaly, get, get_str, is_null, list, s, text_field, Leaves, Obj,
 };
 use crate::engine::value::{py_repr, Value};
 
 const NAME: &str = "anthropic";
+/// The event types of the Messages stream (an event of another `type` is not read: spec §8).
+pub const EVENT_TYPES: &[&str] = &[
+    "message_start",
+    "message_delta",
+    "message_stop",
+    "content_block_start",
+    "content_block_delta",
+    "content_block_stop",
+    "ping",
+    "error",
+];
 /// message keys read into message fields; the others go to provider_metadata
 const MESSAGE_FIELDS: &[&str] = &[
     "id",
@@ -104,6 +115,8 @@ pub struct Adapter {
     side: HashMap<(i64, Kind), i64>,
     /// message_stop or error seen
     terminal: bool,
+    /// message_start seen
+    started: bool,
 }
 
 fn dict(value: Option<&Value>) -> Option<&Arc<Map>> {
@@ -276,6 +289,7 @@ impl Adapter {
                 ))
             }
         };
+        self.started = true;
         let mut leaf = Obj::new();
         for (field, key) in [
             ("role", "role"),
@@ -283,9 +297,8 @@ impl Adapter {
             ("model", "response_model"),
         ] {
             let value = get(message, field);
-            if !is_null(value) {
-                leaf.put_opt(key, value.cloned());
-            }
+            let value = text_field(value, format_args!("message_start.message.{field}"))?;
+            leaf.put_opt(key, value.cloned());
         }
         let content = get(message, "content");
         if !is_null(content) {
@@ -314,10 +327,11 @@ impl Adapter {
                 leaf.put("usage", usage(u, "message_start")?);
             }
         }
-        let stop = get(message, "stop_reason");
-        if !is_null(stop) {
-            leaf.put_opt("finish_reason", stop.cloned());
-        }
+        let stop = text_field(
+            get(message, "stop_reason"),
+            "message_start.message.stop_reason",
+        )?;
+        leaf.put_opt("finish_reason", stop.cloned());
         let mut metadata = Obj::new();
         if let Some(map) = dict(Some(message)) {
             for (key, value) in map.iter() {
@@ -347,11 +361,8 @@ impl Adapter {
         let mut leaf = Obj::new();
         let mut metadata = Obj::new();
         if let Some(map) = delta {
-            if let Some(stop) = map.get("stop_reason") {
-                if !matches!(stop, Value::Null) {
-                    leaf.put("finish_reason", stop.clone());
-                }
-            }
+            let stop = text_field(map.get("stop_reason"), "message_delta.delta.stop_reason")?;
+            leaf.put_opt("finish_reason", stop.cloned());
             for (key, value) in map.iter() {
                 if key != "stop_reason" && !matches!(value, Value::Null) {
                     metadata.put(key, value.clone());
@@ -649,9 +660,11 @@ fn start_part(block: &mut Block, raw: &Value) -> Result<Option<Value>, String> {
             part.put("redacted", Value::Bool(true)).put("index", index);
         }
         Kind::ToolUse => {
-            block.name = map.get("name").cloned().unwrap_or(Value::Null);
+            let name = text_field(map.get("name"), "content_block_start.content_block.name")?;
+            block.name = name.cloned().unwrap_or(Value::Null);
+            let id = text_field(map.get("id"), "content_block_start.content_block.id")?;
             part.put("part", s("tool_call"));
-            part.put("id", map.get("id").cloned().unwrap_or(Value::Null));
+            part.put("id", id.cloned().unwrap_or(Value::Null));
             part.put("name", block.name.clone());
             part.put("provider_index", index);
             match map.get("input") {
@@ -742,7 +755,7 @@ impl common::Adapter for Adapter {
                 "message_delta" => self.message_delta(event)?,
                 "message_stop" => self.message_stop(event),
                 "error" => self.error(event),
-                _ => return Ok(Vec::new()),
+                _ => return Ok(Vec::new()), // ping (the aggregator reads no event of another type)
             },
             other => {
                 return Err(format!(
@@ -756,6 +769,15 @@ impl common::Adapter for Adapter {
         } else {
             vec![(0, leaf.build())]
         })
+    }
+
+    fn knows(&self, event: &Value) -> bool {
+        matches!(get(event, "type"), Some(Value::Str(kind)) if EVENT_TYPES.contains(&kind.as_str()))
+    }
+
+    fn new_response(&self, event: &Value) -> Option<String> {
+        let start = matches!(get(event, "type"), Some(Value::Str(kind)) if kind == "message_start");
+        (self.started && start).then(|| "a second message_start".to_owned())
     }
 
     fn end(&mut self) -> Leaves {

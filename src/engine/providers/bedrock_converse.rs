@@ -8,10 +8,25 @@ use std::sync::Arc;
 use indexmap::IndexMap;
 
 use crate::engine::events::kind_name;
-use crate::engine::providers::common::{self, anomaly, get, list, s, Leaves, Obj};
+use crate::engine::providers::common::{self, anomaly, get, list, s, text_field, Leaves, Obj};
 use crate::engine::value::{py_repr, Value};
 
 const NAME: &str = "bedrock-converse";
+/// The ConverseStream event types (and the exceptions it names), by which a stream is told to
+/// be Bedrock's.
+pub const EVENT_TYPES: &[&str] = &[
+    "messageStart",
+    "contentBlockStart",
+    "contentBlockDelta",
+    "contentBlockStop",
+    "messageStop",
+    "metadata",
+    "internalServerException",
+    "modelStreamErrorException",
+    "validationException",
+    "throttlingException",
+    "serviceUnavailableException",
+];
 
 /// Bedrock's usage keys and the normalized names the fold reads (spec §5).
 fn usage_key(key: &str) -> &str {
@@ -123,6 +138,8 @@ pub struct Adapter {
     call_ids: IndexMap<i64, Value>,
     /// messageStop or an exception was seen
     done: bool,
+    /// messageStop was seen
+    stopped: bool,
 }
 
 impl Adapter {
@@ -149,9 +166,12 @@ impl Adapter {
                 let tool = object("contentBlockStart", "start.toolUse", Some(value))?;
                 let mut call = Obj::new();
                 call.put("part", s("tool_call"));
-                let call_id = tool.get("toolUseId").filter(|v| !matches!(v, Value::Null));
+                let call_id = text_field(
+                    tool.get("toolUseId"),
+                    "contentBlockStart.start.toolUse.toolUseId",
+                )?;
                 call.put_opt("id", call_id.cloned());
-                let name = tool.get("name").filter(|v| !matches!(v, Value::Null));
+                let name = text_field(tool.get("name"), "contentBlockStart.start.toolUse.name")?;
                 call.put_opt("name", name.cloned());
                 call.put("provider_index", Value::Int(index));
                 let extra: Map = tool
@@ -262,15 +282,12 @@ impl Adapter {
         }
     }
 
-    fn stop(&mut self, payload: &Arc<Map>) -> Leaves {
+    fn stop(&mut self, payload: &Arc<Map>) -> Result<Leaves, String> {
         self.done = true;
+        self.stopped = true;
         let mut leaf = Obj::new();
-        if let Some(reason) = payload
-            .get("stopReason")
-            .filter(|v| !matches!(v, Value::Null))
-        {
-            leaf.put("finish_reason", reason.clone());
-        }
+        let reason = text_field(payload.get("stopReason"), "messageStop.stopReason")?;
+        leaf.put_opt("finish_reason", reason.cloned());
         leaf.put("status", s("complete"));
         let metadata: Map = payload
             .iter()
@@ -280,7 +297,7 @@ impl Adapter {
         if !metadata.is_empty() {
             leaf.put("provider_metadata", Value::Dict(Arc::new(metadata)));
         }
-        vec![(0, leaf.build())]
+        Ok(vec![(0, leaf.build())])
     }
 
     fn metadata(&mut self, payload: &Arc<Map>) -> Result<Leaves, String> {
@@ -378,13 +395,13 @@ impl common::Adapter for Adapter {
                 self.open.shift_remove(&index);
                 Ok(Vec::new())
             }
-            "messageStart" => Ok(match payload_map.get("role") {
-                Some(role) if !matches!(role, Value::Null) => {
-                    vec![(0, single("role", role.clone()))]
-                }
-                _ => Vec::new(),
-            }),
-            "messageStop" => Ok(self.stop(payload_map)),
+            "messageStart" => Ok(
+                match text_field(payload_map.get("role"), "messageStart.role")? {
+                    Some(role) => vec![(0, single("role", role.clone()))],
+                    None => Vec::new(),
+                },
+            ),
+            "messageStop" => self.stop(payload_map),
             "metadata" => self.metadata(payload_map),
             _ if kind.ends_with("Exception") => {
                 self.done = true;
@@ -407,6 +424,27 @@ impl common::Adapter for Adapter {
                 single("provider_metadata", single(kind, unpadded(payload_map))),
             )]),
         }
+    }
+
+    /// One key, its event type: one of [`EVENT_TYPES`] or an `*Exception`, or another type
+    /// whose payload is an object (kept in provider_metadata).
+    fn knows(&self, event: &Value) -> bool {
+        let Value::Dict(map) = event else {
+            return false;
+        };
+        match map.first() {
+            Some((kind, payload)) if map.len() == 1 => {
+                EVENT_TYPES.contains(&kind.as_str())
+                    || kind.ends_with("Exception")
+                    || matches!(payload, Value::Dict(_))
+            }
+            _ => false,
+        }
+    }
+
+    fn new_response(&self, event: &Value) -> Option<String> {
+        let start = get(event, "messageStart").is_some();
+        (self.stopped && start).then(|| "messageStart after messageStop".to_owned())
     }
 
     fn end(&mut self) -> Leaves {

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use crate::engine::text::is_absent_text;
 use crate::engine::value::Map;
 
 use crate::engine::value::Value;
@@ -16,6 +17,12 @@ pub trait Adapter: Send + Sync {
     /// The leaves one event contributes; `Err(detail)` for an event the adapter cannot map
     /// (the twin's `AdapterError(detail)`, same text).
     fn event(&mut self, event: &Value) -> Result<Leaves, String>;
+    /// Whether the event has a key (or a `type`) this wire format sends (spec §8): the
+    /// aggregator reads no other event, it records it as `unrecognized_event`.
+    fn knows(&self, event: &Value) -> bool;
+    /// Why the event starts another response, or None (spec §6): the aggregator then merges
+    /// none of the events from it on (`new_response`).
+    fn new_response(&self, event: &Value) -> Option<String>;
     /// Leaves at the end of the stream.
     fn end(&mut self) -> Leaves {
         Vec::new()
@@ -52,6 +59,26 @@ pub fn items(value: Option<&Value>) -> &[Value] {
         Some(Value::List(items)) => items,
         _ => &[],
     }
+}
+
+/// `value` when it is missing, null or a str (None for missing and null), else the error
+/// "`at` is not a string" (the twin's `text_field`): the check of ids, models, roles, stop
+/// reasons and tool names in every adapter (another kind there would fail later, in the fold).
+/// `at` is formatted only for the error (pass `format_args!` on a hot path).
+pub fn text_field(
+    value: Option<&Value>,
+    at: impl std::fmt::Display,
+) -> Result<Option<&Value>, String> {
+    match value {
+        None | Some(Value::Null) => Ok(None),
+        Some(text @ Value::Str(_)) => Ok(Some(text)),
+        Some(_) => Err(format!("{at} is not a string")),
+    }
+}
+
+/// Whether a dict value has one of `keys`.
+pub fn has_any(value: &Value, keys: &[&str]) -> bool {
+    matches!(value, Value::Dict(map) if keys.iter().any(|k| map.contains_key(*k)))
 }
 
 /// Missing or null.
@@ -105,4 +132,41 @@ pub fn anomaly(code: &str, detail: String) -> Value {
     let mut a = Obj::new();
     a.put("code", s(code)).put("detail", Value::Str(detail));
     a.build()
+}
+
+/// The id a response finished with (OpenAI chunk ids, Gemini `responseId`s; the twin's
+/// `FinishedId`): a later chunk with another id starts another response (spec §6). Ids before
+/// the finish say nothing (Groq compound sends a new id on every chunk).
+#[derive(Debug, Default)]
+pub struct FinishedId {
+    /// the last id before the finish
+    last: Option<String>,
+    finished: Option<String>,
+}
+
+impl FinishedId {
+    /// After a chunk: its id, and whether a choice has finished by now. The id is copied only
+    /// when it changes: every chunk repeats it.
+    pub fn track(&mut self, value: Option<&Value>, finished: impl FnOnce() -> bool) {
+        if self.finished.is_some() {
+            return;
+        }
+        if let Some(Value::Str(id)) = value {
+            if !is_absent_text(id) && self.last.as_deref() != Some(id.as_str()) {
+                self.last = Some(id.clone());
+            }
+        }
+        if finished() {
+            self.finished.clone_from(&self.last);
+        }
+    }
+
+    /// `value` if it is an id other than the finished one, with the finished one.
+    pub fn other<'a>(&'a self, value: Option<&'a Value>) -> Option<(&'a str, &'a str)> {
+        let finished = self.finished.as_deref()?;
+        match value {
+            Some(Value::Str(id)) if !is_absent_text(id) && id != finished => Some((id, finished)),
+            _ => None,
+        }
+    }
 }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use crate::engine::value::Map;
 
-use crate::engine::providers::common::{self, anomaly, get, list, s, Leaves, Obj};
+use crate::engine::providers::common::{self, anomaly, get, list, s, FinishedId, Leaves, Obj};
 use crate::engine::text::is_absent_text;
 use crate::engine::value::{py_float, py_repr, Value};
 
@@ -16,6 +16,16 @@ const NAME: &str = "gemini";
 const CANDIDATE_FIELDS: &[&str] = &["content", "index", "finishReason", "logprobsResult"];
 const RESPONSE_FIELDS: &[&str] = &["candidates", "usageMetadata", "modelVersion", "responseId"];
 const CALL_FIELDS: &[&str] = &["name", "id", "args", "partialArgs", "willContinue"];
+/// Keys that make an event a `GenerateContentResponse` chunk.
+const RECOGNIZED: &[&str] = &[
+    "candidates",
+    "usageMetadata",
+    "promptFeedback",
+    "modelVersion",
+    "responseId",
+    "createTime",
+    "error",
+];
 const VALUE_KEYS: &[&str] = &["stringValue", "numberValue", "boolValue", "nullValue"];
 
 type R<T> = Result<T, String>;
@@ -382,6 +392,8 @@ struct Candidate {
     last_signed: bool,
     calls: i64,
     streamed: Option<Streamed>,
+    /// its finishReason came
+    finished: bool,
 }
 
 impl Candidate {
@@ -762,6 +774,8 @@ fn usage(meta: &Value) -> Value {
 #[derive(Debug, Default)]
 pub struct Adapter {
     candidates: BTreeMap<i64, Candidate>,
+    /// the responseId when a candidate first finished
+    finished_id: FinishedId,
 }
 
 impl Adapter {
@@ -869,6 +883,7 @@ impl Adapter {
                 leaf.put("finish_reason", r.clone());
             }
             leaf.put("status", s("complete"));
+            state.finished = true;
         }
         let mut response_metadata: Option<&Value> = None;
         for (key, value) in shared {
@@ -957,7 +972,26 @@ impl common::Adapter for Adapter {
                 leaves.push((choice, leaf.build()));
             }
         }
+        let candidates = &self.candidates;
+        self.finished_id.track(field(event, "responseId"), || {
+            candidates.values().any(|c| c.finished)
+        });
         Ok(leaves)
+    }
+
+    fn knows(&self, event: &Value) -> bool {
+        common::has_any(event, RECOGNIZED)
+    }
+
+    /// A responseId other than the one a candidate finished with (a chunk after the finish,
+    /// such as a last usage chunk, repeats it).
+    fn new_response(&self, event: &Value) -> Option<String> {
+        let (id, finished) = self.finished_id.other(field(event, "responseId"))?;
+        Some(format!(
+            "responseId {} after a candidate finished with {}",
+            py_repr(&s(id)),
+            py_repr(&s(finished))
+        ))
     }
 
     fn end(&mut self) -> Leaves {

@@ -6,6 +6,9 @@
 //!   index, in order; a leaf is the dict the chunk fold reads (`parts` with a part `index`,
 //!   `usage`, `finish_reason`, `status`, `provider_metadata`, `anomalies`, ...).
 //! - [`Adapter::end`]: leaves at the end of the stream (a call cut mid-arguments is flagged).
+//! - [`Adapter::knows`]: whether an event is of this wire format (others are
+//!   `unrecognized_event`, spec §8); [`Adapter::new_response`]: why an event starts another
+//!   response (`new_response`, spec §6).
 //!
 //! Adapters keep per-stream state, never a merged value: merging is the fold's.
 
@@ -44,29 +47,6 @@ pub fn adapter(name: &str) -> Option<Box<dyn Adapter>> {
     })
 }
 
-const ANTHROPIC_TYPES: &[&str] = &[
-    "message_start",
-    "message_delta",
-    "message_stop",
-    "content_block_start",
-    "content_block_delta",
-    "content_block_stop",
-    "ping",
-];
-const BEDROCK_KEYS: &[&str] = &[
-    "messageStart",
-    "contentBlockStart",
-    "contentBlockDelta",
-    "contentBlockStop",
-    "messageStop",
-    "metadata",
-    "internalServerException",
-    "modelStreamErrorException",
-    "validationException",
-    "throttlingException",
-    "serviceUnavailableException",
-];
-
 /// The wire format of a stream's first event (the twin's `detect`, same order).
 pub fn detect(event: &Value) -> Option<&'static str> {
     let Value::Dict(map) = event else {
@@ -83,11 +63,13 @@ pub fn detect(event: &Value) -> Option<&'static str> {
                 "anthropic"
             });
         }
-        if ANTHROPIC_TYPES.contains(&kind.as_str()) {
+        if anthropic::EVENT_TYPES.contains(&kind.as_str()) {
             return Some("anthropic");
         }
     }
-    if map.len() == 1 && BEDROCK_KEYS.contains(&map.keys().next().map_or("", |k| k.as_str())) {
+    if map.len() == 1
+        && bedrock_converse::EVENT_TYPES.contains(&map.keys().next().map_or("", |k| k.as_str()))
+    {
         return Some("bedrock-converse");
     }
     if map.contains_key("candidates")

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use crate::engine::events::kind_name;
-use crate::engine::providers::common::{self, get, list, s, Leaves, Obj};
+use crate::engine::providers::common::{self, get, list, s, text_field, Leaves, Obj};
 use crate::engine::value::Value;
 
 use crate::engine::value::Map;
@@ -24,6 +24,8 @@ const READ: &[&str] = &[
     "logprobs",
     "error",
 ];
+/// Keys of [`READ`] that other providers' events have too: they do not make an event Ollama's.
+const SHARED: &[&str] = &["model", "created_at", "logprobs"];
 const MESSAGE_READ: &[&str] = &["role", "content", "thinking", "tool_calls"];
 
 /// `value` when present and not null.
@@ -59,6 +61,8 @@ pub struct Adapter {
     first: bool,
     /// tool calls so far (their provider_index)
     calls: i64,
+    /// the final object (done: true) was read
+    done: bool,
 }
 
 impl Default for Adapter {
@@ -68,6 +72,7 @@ impl Default for Adapter {
             model: None,
             first: true,
             calls: 0,
+            done: false,
         }
     }
 }
@@ -134,8 +139,10 @@ impl Adapter {
         };
         let mut part = Obj::new();
         part.put("part", s("tool_call"));
-        part.put_opt("id", present(call.get("id")).cloned());
-        part.put_opt("name", present(function.get("name")).cloned());
+        let id = text_field(call.get("id"), "message.tool_calls[].id")?;
+        part.put_opt("id", id.cloned());
+        let name = text_field(function.get("name"), "message.tool_calls[].function.name")?;
+        part.put_opt("name", name.cloned());
         if let Some(arguments) = present(function.get("arguments")) {
             if !matches!(arguments, Value::Dict(_) | Value::Str(_)) {
                 return Err(format!(
@@ -195,7 +202,7 @@ impl common::Adapter for Adapter {
                 ));
             };
             api = Some("chat");
-            role = present(message.get("role")).cloned();
+            role = text_field(message.get("role"), "message.role")?.cloned();
             self.message(message, &mut parts, &mut metadata)?;
         }
         if map.contains_key("response") || map.contains_key("thinking") {
@@ -222,14 +229,16 @@ impl common::Adapter for Adapter {
         if let Some(logprobs) = present(map.get("logprobs")) {
             leaf.put("logprobs", logprobs.clone());
         }
-        if let Some(model) = present(map.get("model")) {
+        if let Some(model) = text_field(map.get("model"), "model")? {
             if self.model.as_ref() != Some(model) {
                 self.model = Some(model.clone());
                 leaf.put("response_model", model.clone());
             }
         }
         if done {
-            leaf.put_opt("finish_reason", present(map.get("done_reason")).cloned());
+            self.done = true;
+            let reason = text_field(map.get("done_reason"), "done_reason")?;
+            leaf.put_opt("finish_reason", reason.cloned());
             let mut usage = Obj::new();
             usage.put_opt(
                 "input_tokens",
@@ -270,5 +279,18 @@ impl common::Adapter for Adapter {
         } else {
             vec![(0, leaf.build())]
         })
+    }
+
+    fn knows(&self, event: &Value) -> bool {
+        let Value::Dict(map) = event else {
+            return false;
+        };
+        map.keys()
+            .any(|k| READ.contains(&k.as_str()) && !SHARED.contains(&k.as_str()))
+    }
+
+    /// A response ends with its `done: true` object: any object after it is another's.
+    fn new_response(&self, _event: &Value) -> Option<String> {
+        self.done.then(|| "an object after done: true".to_owned())
     }
 }

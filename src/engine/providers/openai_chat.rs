@@ -9,7 +9,9 @@ use std::sync::Arc;
 
 use indexmap::IndexMap;
 
-use crate::engine::providers::common::{self, anomaly, list, s, Leaves, Obj};
+use crate::engine::providers::common::{
+    self, anomaly, list, s, text_field, FinishedId, Leaves, Obj,
+};
 use crate::engine::text::is_absent_text;
 use crate::engine::value::{py_repr, Value};
 
@@ -51,6 +53,17 @@ const DELTA_KNOWN: &[&str] = &[
     "annotations",
     "function_call",
     "audio",
+];
+/// Keys that make an event a chat chunk (not `model`, which Ollama's objects have, nor
+/// `usage`, which Anthropic's message_delta has).
+const RECOGNIZED: &[&str] = &[
+    "choices",
+    "id",
+    "object",
+    "created",
+    "system_fingerprint",
+    "prompt_token_ids",
+    "error",
 ];
 const CALL_KNOWN: &[&str] = &["index", "id", "type", "function", "custom"];
 const DETAIL_OPAQUE: &[&str] = &["text", "summary", "signature", "data", "index"];
@@ -236,6 +249,8 @@ struct Top<'a> {
 pub struct Adapter {
     /// per choice index, in the order first seen
     choices: IndexMap<i64, Choice>,
+    /// the chunk id when a choice first finished
+    finished_id: FinishedId,
 }
 
 impl Adapter {
@@ -340,12 +355,8 @@ impl Adapter {
         let mut anomalies: Vec<Value> = Vec::new();
         let mut pm = Map::default();
 
-        match present(delta_map.get("role")) {
-            None => {}
-            Some(role @ Value::Str(_)) => {
-                leaf.put("role", role.clone());
-            }
-            Some(_) => return Err(format!("{at}.delta.role is not a string")),
+        if let Some(role) = text_field(delta_map.get("role"), format_args!("{at}.delta.role"))? {
+            leaf.put("role", role.clone());
         }
         let content = present(delta_map.get("content"));
         if matches!(content, Some(Value::List(_))) {
@@ -432,9 +443,8 @@ impl Adapter {
         match present(delta_map.get("function_call")) {
             None => {}
             Some(Value::Dict(legacy)) => {
-                if !matches!(present(legacy.get("name")), None | Some(Value::Str(_))) {
-                    return Err(format!("{at}.delta.function_call.name is not a string"));
-                }
+                let name = legacy.get("name");
+                text_field(name, format_args!("{at}.delta.function_call.name"))?;
                 match present(legacy.get("arguments")) {
                     None | Some(Value::Str(_) | Value::Dict(_)) => {}
                     Some(_) => {
@@ -491,10 +501,8 @@ impl Adapter {
         } else if let Some(Value::Int(token)) = delta_map.get("token_id") {
             leaf.put("completion_token_ids", list(vec![Value::Int(*token)]));
         }
-        if let Some(finish) = present(choice.get("finish_reason")) {
-            if !matches!(finish, Value::Str(_)) {
-                return Err(format!("{at}.finish_reason is not a string"));
-            }
+        let finish = choice.get("finish_reason");
+        if let Some(finish) = text_field(finish, format_args!("{at}.finish_reason"))? {
             leaf.put("finish_reason", finish.clone());
             if !absent(finish) {
                 leaf.put("status", s("complete"));
@@ -664,9 +672,7 @@ fn tool_call(
         part.put("provider_index", Value::Int(index));
     }
     for key in ["id", "type"] {
-        if !matches!(present(map.get(key)), None | Some(Value::Str(_))) {
-            return Err(format!("{at}.{key} is not a string"));
-        }
+        text_field(map.get(key), format_args!("{at}.{key}"))?;
     }
     let call_id = present(map.get("id"));
     if let Some(id) = call_id {
@@ -691,10 +697,8 @@ fn tool_call(
             Some(Value::Dict(body)) => body,
             Some(_) => return Err(format!("{at}.{key} is not an object")),
         };
-        match present(body.get("name")) {
-            None => {}
-            Some(value @ Value::Str(_)) => name = Some(value),
-            Some(_) => return Err(format!("{at}.{key}.name is not a string")),
+        if let Some(value) = text_field(body.get("name"), format_args!("{at}.{key}.name"))? {
+            name = Some(value);
         }
         match present(body.get(field)) {
             None => {}
@@ -793,9 +797,7 @@ impl common::Adapter for Adapter {
             }
         }
         for key in ["id", "model"] {
-            if !matches!(present(map.get(key)), None | Some(Value::Str(_))) {
-                return Err(format!("{key} is not a string"));
-            }
+            text_field(map.get(key), key)?;
         }
         if !matches!(
             present(map.get("prompt_token_ids")),
@@ -814,6 +816,9 @@ impl common::Adapter for Adapter {
             let leaf = self.choice(&top, i, choice)?;
             leaves.push(leaf);
         }
+        let choices_seen = &self.choices;
+        self.finished_id
+            .track(map.get("id"), || choices_seen.values().any(|c| c.finished));
         if choices.is_empty() {
             let mut leaf = Obj::new();
             Self::put_top(&mut leaf, &top, Map::default(), None);
@@ -840,6 +845,21 @@ impl common::Adapter for Adapter {
             }
         }
         Ok(leaves)
+    }
+
+    fn knows(&self, event: &Value) -> bool {
+        common::has_any(event, RECOGNIZED)
+    }
+
+    /// An id other than the one a choice finished with (Groq compound changes the id on every
+    /// chunk before the finish, so ids before it say nothing).
+    fn new_response(&self, event: &Value) -> Option<String> {
+        let (id, finished) = self.finished_id.other(common::get(event, "id"))?;
+        Some(format!(
+            "id {} after a choice finished with id {}",
+            py_repr(&s(id)),
+            py_repr(&s(finished))
+        ))
     }
 
     fn end(&mut self) -> Leaves {

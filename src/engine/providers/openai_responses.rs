@@ -7,7 +7,7 @@ use foldhash::{HashMap, HashSet};
 use indexmap::IndexMap;
 
 use crate::engine::providers::common::{
-    self, anomaly, get, get_str, is_null, list, s, Leaves, Obj,
+    self, anomaly, get, get_str, is_null, list, s, text_field, Leaves, Obj,
 };
 use crate::engine::value::{py_repr, Map, Value};
 
@@ -94,6 +94,8 @@ pub struct Adapter {
     cited: HashSet<String>,
     terminal: bool,
     started: bool,
+    /// response.created seen
+    created: bool,
 }
 
 type Res = Result<(), String>;
@@ -374,6 +376,9 @@ impl Adapter {
         let Value::Dict(fields) = response else {
             return Ok(());
         };
+        if kind == "response.created" {
+            self.created = true;
+        }
         let terminal = matches!(
             kind,
             "response.completed" | "response.incomplete" | "response.failed"
@@ -406,17 +411,17 @@ impl Adapter {
         }
         if kind == "response.incomplete" {
             if let Some(details @ Value::Dict(_)) = fields.get("incomplete_details") {
-                if let Some(reason) = get_str(details, "reason") {
-                    leaf.put("finish_reason", s(reason));
-                }
+                let reason = text_field(
+                    get(details, "reason"),
+                    format_args!("{kind}.response.incomplete_details.reason"),
+                )?;
+                leaf.put_opt("finish_reason", reason.cloned());
             }
         }
-        if let Some(Value::Str(rid)) = fields.get("id") {
-            leaf.put("response_id", s(rid));
-        }
-        if let Some(Value::Str(model)) = fields.get("model") {
-            leaf.put("response_model", s(model));
-        }
+        let rid = text_field(fields.get("id"), format_args!("{kind}.response.id"))?;
+        leaf.put_opt("response_id", rid.cloned());
+        let model = text_field(fields.get("model"), format_args!("{kind}.response.model"))?;
+        leaf.put_opt("response_model", model.cloned());
         let mut meta = Obj::new();
         for (key, value) in fields.iter() {
             let value = match key.as_str() {
@@ -561,17 +566,17 @@ impl Adapter {
     ) -> Result<Value, String> {
         let mut part = Obj::new();
         part.put("part", s("tool_call"));
+        let given_id = text_field(get(item, "call_id"), format_args!("{kind}.item.call_id"))?;
+        let name = text_field(get(item, "name"), format_args!("{kind}.item.name"))?;
         let call_id = {
             let Some(state) = self.items.get_mut(&index) else {
                 return Err(format!("{kind}: no item at output_index {index}"));
             };
             if state.call_id.is_none() {
-                if let Some(call_id) = get_str(item, "call_id") {
-                    state.call_id = Some(call_id.to_owned());
+                if let Some(Value::Str(call_id)) = given_id {
+                    state.call_id = Some(call_id.clone());
                     part.put("id", s(call_id));
-                    if let Some(name) = get(item, "name").filter(|n| !matches!(n, Value::Null)) {
-                        part.put("name", name.clone());
-                    }
+                    part.put_opt("name", name.cloned());
                     if item_kind == "custom_tool_call" {
                         part.put("type", s("custom"));
                     }
@@ -1267,6 +1272,18 @@ impl common::Adapter for Adapter {
             }
         }
         Ok(leaves)
+    }
+
+    /// A `type` of `response.*` or `error` (a `response.*` type without a handler, such as
+    /// `response.content_part.added`, is read and adds nothing).
+    fn knows(&self, event: &Value) -> bool {
+        matches!(get(event, "type"), Some(Value::Str(kind)) if kind.starts_with("response.") || kind == "error")
+    }
+
+    fn new_response(&self, event: &Value) -> Option<String> {
+        let created =
+            matches!(get(event, "type"), Some(Value::Str(kind)) if kind == "response.created");
+        (self.created && created).then(|| "a second response.created".to_owned())
     }
 
     fn end(&mut self) -> Leaves {

@@ -10,6 +10,15 @@ An adapter is a class with:
   adapter cannot map raises :class:`AdapterError`.
 - ``end() -> list[(choice_index, leaf)]``: leaves at the end of the stream (a tool call cut
   mid-arguments gets its ``truncated`` anomaly here).
+- ``knows(event) -> bool``: whether the event has a key (or a ``type``) of this wire format;
+  the aggregator hands the adapter no other event and records it as ``unrecognized_event``
+  (spec §8), and a stream of which the adapter knew no event is an ``EventError`` naming the
+  provider the events look like (:func:`detect`);
+- ``new_response(event) -> str | None``: why the event starts another response (a second
+  Anthropic ``message_start`` or Responses ``response.created``, a Bedrock ``messageStart``
+  after ``messageStop``, an OpenAI chunk id or a Gemini ``responseId`` other than the one a
+  choice finished with, an Ollama object after ``done: true``), else None; the aggregator
+  records ``new_response`` and merges none of the events from there on (spec §6).
 
 Adapters keep per-stream state (which block is open at an index, ...), never a merged value:
 merging is the fold's. ``status`` is ``"complete"`` on the stream's terminal signal, ``"failed"``
@@ -36,33 +45,6 @@ ADAPTERS: dict[str, Callable[[], Any]] = {
 }
 PROVIDERS = tuple(ADAPTERS)
 
-_ANTHROPIC_TYPES = frozenset(
-    {
-        "message_start",
-        "message_delta",
-        "message_stop",
-        "content_block_start",
-        "content_block_delta",
-        "content_block_stop",
-        "ping",
-    }
-)
-_BEDROCK_KEYS = frozenset(
-    {
-        "messageStart",
-        "contentBlockStart",
-        "contentBlockDelta",
-        "contentBlockStop",
-        "messageStop",
-        "metadata",
-        "internalServerException",
-        "modelStreamErrorException",
-        "validationException",
-        "throttlingException",
-        "serviceUnavailableException",
-    }
-)
-
 
 def detect(event: dict[str, Any]) -> str | None:
     """The wire format of a stream's first event, or None. Read in this order:
@@ -77,9 +59,9 @@ def detect(event: dict[str, Any]) -> str | None:
             return "openai-responses"
         if kind == "error":
             return "openai-responses" if "sequence_number" in event else "anthropic"
-        if kind in _ANTHROPIC_TYPES:
+        if kind in anthropic.EVENT_TYPES:
             return "anthropic"
-    if len(event) == 1 and next(iter(event)) in _BEDROCK_KEYS:
+    if len(event) == 1 and next(iter(event)) in bedrock_converse.EVENT_TYPES:
         return "bedrock-converse"
     if "candidates" in event or "usageMetadata" in event or "promptFeedback" in event:
         return "gemini"

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any, Callable
+
+from ..chunks import absent
+
 
 class AdapterError(Exception):
     """An event its adapter cannot map; ``detail`` says what is wrong (the aggregator adds the
@@ -10,3 +14,38 @@ class AdapterError(Exception):
     def __init__(self, detail: str) -> None:
         super().__init__(detail)
         self.detail = detail
+
+
+def text_field(value: Any, where: str) -> Any:
+    """``value`` when it is None or a str, else ``AdapterError("<where> is not a string")``:
+    the check of ids, models, roles, stop reasons and tool names in every adapter (a value of
+    another kind there would fail later, in the fold or in ``to_dict``)."""
+    if value is not None and not isinstance(value, str):
+        raise AdapterError(f"{where} is not a string")
+    return value
+
+
+class FinishedId:
+    """The id a response finished with (OpenAI chunk ids, Gemini ``responseId``s): a later
+    chunk with another id starts another response (spec §6). Ids before the finish say nothing
+    (Groq compound sends a new id on every chunk)."""
+
+    __slots__ = ("last", "finished")
+
+    def __init__(self) -> None:
+        self.last: str | None = None  # the last id before the finish
+        self.finished: str | None = None
+
+    def track(self, value: Any, finished: Callable[[], bool]) -> None:
+        """After a chunk: its id, and whether a choice has finished by now."""
+        if self.finished is None:
+            if isinstance(value, str) and not absent(value):
+                self.last = value
+            if finished():
+                self.finished = self.last
+
+    def other(self, value: Any) -> str | None:
+        """``value`` if it is an id other than the finished one, else None."""
+        if self.finished is None or not isinstance(value, str) or absent(value):
+            return None
+        return None if value == self.finished else value

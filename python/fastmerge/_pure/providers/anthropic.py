@@ -27,6 +27,9 @@ part:
   ``content_block_stop`` (or when the stream ends without one). A ``fallback`` block's
   ``to.model`` (the model that served the reply from there on) is the message's model.
 
+An event whose ``type`` is not one of :data:`EVENT_TYPES` is not read (``unrecognized_event``);
+a second ``message_start`` starts another response (``new_response``, spec §6).
+
 Quirks are anomalies, never exceptions: a delta for an index with no block start
 (``delta_before_start``: the block is opened from the delta's kind), a block start at an index
 already used (``index_collision``: the new block gets a part index of its own, -1, -2, ...), a
@@ -40,9 +43,23 @@ from __future__ import annotations
 from typing import Any
 
 from .. import events
-from ._common import AdapterError
+from ._common import AdapterError, text_field
 
 NAME = "anthropic"
+
+#: the event types of the Messages stream (an event of another ``type`` is not read: spec §8)
+EVENT_TYPES = frozenset(
+    {
+        "message_start",
+        "message_delta",
+        "message_stop",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_stop",
+        "ping",
+        "error",
+    }
+)
 
 # message keys read into message fields; the others go to provider_metadata
 _MESSAGE_FIELDS = ("id", "type", "role", "model", "content", "stop_reason", "usage")
@@ -128,8 +145,20 @@ class Adapter:
         self.spare = 0  # part indexes handed out for collisions and mismatches: -1, -2, ...
         self.side: dict[tuple[int, str], int] = {}  # (part index, delta kind) -> its own part
         self.terminal = False  # message_stop or error seen
+        self.started = False  # message_start seen
 
     # -- events
+
+    def knows(self, event: dict[str, Any]) -> bool:
+        """Whether the event's ``type`` is one of :data:`EVENT_TYPES` (spec §8)."""
+        kind = event.get("type")
+        return isinstance(kind, str) and kind in EVENT_TYPES
+
+    def new_response(self, event: dict[str, Any]) -> str | None:
+        """Why the event starts another response, or None (spec §6)."""
+        if self.started and event.get("type") == "message_start":
+            return "a second message_start"
+        return None
 
     def event(self, event: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
         kind = event.get("type")
@@ -150,7 +179,7 @@ class Adapter:
         elif kind == "error":
             leaf = self._error(event)
         else:
-            return []  # ping, and event types this adapter does not know
+            return []  # ping (the aggregator reads no event of another type)
         return [(0, leaf)] if leaf else []
 
     def end(self) -> list[tuple[int, dict[str, Any]]]:
@@ -167,14 +196,15 @@ class Adapter:
             raise AdapterError(
                 f"message_start: 'message' must be an object, not {events.kind_name(message)}"
             )
+        self.started = True
         leaf: dict[str, Any] = {}
-        role = message.get("role")
+        role = text_field(message.get("role"), "message_start.message.role")
         if role is not None:
             leaf["role"] = role
-        value = message.get("id")
+        value = text_field(message.get("id"), "message_start.message.id")
         if value is not None:
             leaf["response_id"] = value
-        value = message.get("model")
+        value = text_field(message.get("model"), "message_start.message.model")
         if value is not None:
             leaf["response_model"] = value
         content = message.get("content")
@@ -191,7 +221,7 @@ class Adapter:
         usage = message.get("usage")
         if usage is not None:
             leaf["usage"] = _usage(usage, "message_start")
-        value = message.get("stop_reason")
+        value = text_field(message.get("stop_reason"), "message_start.message.stop_reason")
         if value is not None:
             leaf["finish_reason"] = value
         metadata = {k: v for k, v in message.items() if k not in _MESSAGE_FIELDS and v is not None}
@@ -208,7 +238,7 @@ class Adapter:
         leaf: dict[str, Any] = {}
         metadata: dict[str, Any] = {}
         if delta is not None:
-            value = delta.get("stop_reason")
+            value = text_field(delta.get("stop_reason"), "message_delta.delta.stop_reason")
             if value is not None:
                 leaf["finish_reason"] = value
             for key, value in delta.items():
@@ -318,10 +348,10 @@ class Adapter:
                 "index": index,
             }
         if kind == "tool_use":
-            block.name = raw.get("name")
+            block.name = text_field(raw.get("name"), "content_block_start.content_block.name")
             part = {
                 "part": "tool_call",
-                "id": raw.get("id"),
+                "id": text_field(raw.get("id"), "content_block_start.content_block.id"),
                 "name": block.name,
                 "provider_index": index,
             }

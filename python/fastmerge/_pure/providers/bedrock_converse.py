@@ -28,6 +28,8 @@ Amazon Bedrock ConverseStream, one event per line, each wrapped as ``{"<eventTyp
   (``{"type": <event type>, ...payload}``);
 - another event type -> ``provider_metadata[<event type>]``, verbatim.
 
+A ``messageStart`` after ``messageStop`` starts another response (``new_response``, spec §6).
+
 The ``p`` field of every payload is padding: it is never kept. Quirks are anomalies: a tool
 delta before its ``contentBlockStart`` (``delta_before_start``), a delta of another kind than
 the block its start opened (``mismatched_delta``), a block started twice
@@ -40,9 +42,27 @@ from __future__ import annotations
 from typing import Any
 
 from ..events import kind_name
-from ._common import AdapterError
+from ._common import AdapterError, text_field
 
 NAME = "bedrock-converse"
+
+#: the ConverseStream event types (and the exceptions it names), by which a stream is told to be
+#: Bedrock's
+EVENT_TYPES = frozenset(
+    {
+        "messageStart",
+        "contentBlockStart",
+        "contentBlockDelta",
+        "contentBlockStop",
+        "messageStop",
+        "metadata",
+        "internalServerException",
+        "modelStreamErrorException",
+        "validationException",
+        "throttlingException",
+        "serviceUnavailableException",
+    }
+)
 
 # Bedrock's usage keys and the normalized names the fold reads (spec §5)
 _USAGE_KEYS = {
@@ -102,8 +122,24 @@ class Adapter:
         self.open: dict[int, str] = {}
         self.call_ids: dict[int, Any] = {}  # block index -> toolUseId of its toolUse start
         self.done = False  # messageStop or an exception was seen
+        self.stopped = False  # messageStop was seen
 
     # -- events
+
+    def knows(self, event: dict[str, Any]) -> bool:
+        """Whether the event is one key, its event type (spec §8): one of
+        :data:`EVENT_TYPES` or an ``*Exception``, or another type whose payload is an object
+        (kept in ``provider_metadata``)."""
+        if len(event) != 1:
+            return False
+        kind, payload = next(iter(event.items()))
+        return kind in EVENT_TYPES or kind.endswith("Exception") or isinstance(payload, dict)
+
+    def new_response(self, event: dict[str, Any]) -> str | None:
+        """Why the event starts another response, or None (spec §6)."""
+        if self.stopped and "messageStart" in event:
+            return "messageStart after messageStop"
+        return None
 
     def event(self, event: dict[str, Any]) -> Leaves:
         if len(event) != 1:
@@ -121,7 +157,7 @@ class Adapter:
             self.open.pop(index, None)
             return []
         if kind == "messageStart":
-            role = payload.get("role")
+            role = text_field(payload.get("role"), "messageStart.role")
             return [(0, {"role": role})] if role is not None else []
         if kind == "messageStop":
             return self._stop(payload)
@@ -149,10 +185,12 @@ class Adapter:
             if key == "toolUse":
                 tool = _object("contentBlockStart", "start.toolUse", value)
                 call: dict[str, Any] = {"part": "tool_call"}
-                call_id = tool.get("toolUseId")
+                call_id = text_field(
+                    tool.get("toolUseId"), "contentBlockStart.start.toolUse.toolUseId"
+                )
                 if call_id is not None:
                     call["id"] = call_id
-                name = tool.get("name")
+                name = text_field(tool.get("name"), "contentBlockStart.start.toolUse.name")
                 if name is not None:
                     call["name"] = name
                 call["provider_index"] = index
@@ -263,8 +301,9 @@ class Adapter:
 
     def _stop(self, payload: dict[str, Any]) -> Leaves:
         self.done = True
+        self.stopped = True
         leaf: dict[str, Any] = {}
-        reason = payload.get("stopReason")
+        reason = text_field(payload.get("stopReason"), "messageStop.stopReason")
         if reason is not None:
             leaf["finish_reason"] = reason
         leaf["status"] = "complete"

@@ -63,6 +63,10 @@ An event of a shape the adapter cannot map raises :class:`AdapterError` naming t
 ``name`` / ``id`` / ``responseId`` / ``modelVersion`` not strings, ``args`` not an object, a
 ``jsonPath`` that is not a JSON path, a value of the wrong type, ...).
 
+A chunk whose ``responseId`` differs from the one a candidate finished with starts another
+response (``new_response``, spec §6); chunks after the finish that repeat it (a last usage
+chunk) are the same response, and a stream without ``responseId`` is never split.
+
 Quirks are anomalies: streamed arguments without a call (``delta_before_start``: a call
 without a name is opened), a JSON path that does not fit what was written
 (``mismatched_delta``), and a streamed call still open at ``finishReason`` or at the end of a
@@ -74,7 +78,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..events import kind_name
-from ._common import AdapterError
+from ._common import AdapterError, FinishedId
 
 NAME = "gemini"
 
@@ -83,6 +87,16 @@ _CANDIDATE_FIELDS = ("content", "index", "finishReason", "logprobsResult")
 # the chunk keys read into message fields; the others go to provider_metadata
 _RESPONSE_FIELDS = ("candidates", "usageMetadata", "modelVersion", "responseId")
 _CALL_FIELDS = ("name", "id", "args", "partialArgs", "willContinue")
+# keys that make an event a GenerateContentResponse chunk
+_RECOGNIZED = (
+    "candidates",
+    "usageMetadata",
+    "promptFeedback",
+    "modelVersion",
+    "responseId",
+    "createTime",
+    "error",
+)
 _VALUE_KEYS = ("stringValue", "numberValue", "boolValue", "nullValue")
 
 
@@ -294,9 +308,18 @@ class _Streamed:
 
 class _Candidate:
     """What one candidate has open: the last part (its kind, part index, call number and
-    whether it holds a signature), the number of calls, and a streamed call."""
+    whether it holds a signature), the number of calls, a streamed call, and whether it
+    finished."""
 
-    __slots__ = ("next_index", "last_kind", "last_index", "last_signed", "calls", "streamed")
+    __slots__ = (
+        "next_index",
+        "last_kind",
+        "last_index",
+        "last_signed",
+        "calls",
+        "streamed",
+        "finished",
+    )
 
     def __init__(self) -> None:
         self.next_index = 0
@@ -305,6 +328,7 @@ class _Candidate:
         self.last_signed = False
         self.calls = 0
         self.streamed: _Streamed | None = None
+        self.finished = False  # its finishReason came
 
 
 class Adapter:
@@ -314,6 +338,20 @@ class Adapter:
 
     def __init__(self) -> None:
         self.candidates: dict[int, _Candidate] = {}
+        self.finished_id = FinishedId()  # the responseId when a candidate first finished
+
+    def knows(self, event: dict[str, Any]) -> bool:
+        """Whether the event has a key of a ``GenerateContentResponse`` (spec §8)."""
+        return any(key in event for key in _RECOGNIZED)
+
+    def new_response(self, event: dict[str, Any]) -> str | None:
+        """Why the chunk starts another response, or None (spec §6): a ``responseId`` other
+        than the one a candidate finished with (a chunk after the finish, such as a last
+        usage chunk, repeats it)."""
+        rid = self.finished_id.other(event.get("responseId"))
+        if rid is None:
+            return None
+        return f"responseId {rid!r} after a candidate finished with {self.finished_id.finished!r}"
 
     def event(self, event: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
         candidates = event.get("candidates")
@@ -341,6 +379,9 @@ class Adapter:
         if not candidates and shared:
             for choice in sorted(self.candidates) or [0]:
                 leaves.append((choice, dict(shared)))
+        self.finished_id.track(
+            event.get("responseId"), lambda: any(c.finished for c in self.candidates.values())
+        )
         return leaves
 
     def end(self) -> list[tuple[int, dict[str, Any]]]:
@@ -416,6 +457,7 @@ class Adapter:
                 state.streamed = None
             leaf["finish_reason"] = reason
             leaf["status"] = "complete"
+            state.finished = True
         for key, value in shared.items():
             if key != "provider_metadata":
                 leaf[key] = value  # a failed status overrides "complete" in place

@@ -21,6 +21,9 @@ Ollama's native streams, one JSON object per line, from ``/api/generate`` or ``/
   final one (the time of the response, as the non-streaming object gives it);
 - ``error`` -> ``status: "failed"`` and ``provider_metadata["error"]``.
 
+A response ends with its ``done: true`` object: any object after it starts another response
+(``new_response``, spec §6).
+
 ``provider_metadata["api"]`` records which endpoint the stream came from (``"generate"`` or
 ``"chat"``) so the renderer gives that endpoint's final object. Ollama streams have no blocks,
 so nothing is open when a stream is cut: a stream without its ``done`` object is simply
@@ -32,7 +35,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..events import kind_name
-from ._common import AdapterError
+from ._common import AdapterError, text_field
 
 NAME = "ollama"
 
@@ -52,6 +55,8 @@ _READ = frozenset(
         "error",
     }
 )
+# keys of _READ that other providers' events have too: they do not make an event Ollama's
+_SHARED = frozenset({"model", "created_at", "logprobs"})
 _MESSAGE_READ = frozenset({"role", "content", "thinking", "tool_calls"})
 
 Leaves = list[tuple[int, dict[str, Any]]]
@@ -73,6 +78,16 @@ class Adapter:
         self.model: Any = None  # the last model sent to the fold
         self.first = True  # no object read yet
         self.calls = 0  # tool calls so far (their provider_index)
+        self.done = False  # the final object (done: true) was read
+
+    def knows(self, event: dict[str, Any]) -> bool:
+        """Whether the event has a key of an Ollama object (spec §8)."""
+        return any(key in _READ and key not in _SHARED for key in event)
+
+    def new_response(self, event: dict[str, Any]) -> str | None:
+        """Why the object starts another response, or None (spec §6): a response ends with
+        its ``done: true`` object, so any object after it is another response's."""
+        return "an object after done: true" if self.done else None
 
     def event(self, event: dict[str, Any]) -> Leaves:
         done = event.get("done")
@@ -88,7 +103,7 @@ class Adapter:
             if not isinstance(message, dict):
                 raise AdapterError(f"message must be an object, got {kind_name(message)}")
             api = "chat"
-            role = message.get("role")
+            role = text_field(message.get("role"), "message.role")
             self._message(message, parts, metadata)
         if "response" in event or "thinking" in event:
             if api is None:
@@ -106,12 +121,13 @@ class Adapter:
         logprobs = event.get("logprobs")
         if logprobs is not None:
             leaf["logprobs"] = logprobs
-        model = event.get("model")
+        model = text_field(event.get("model"), "model")
         if model is not None and model != self.model:
             self.model = model
             leaf["response_model"] = model
         if done:
-            reason = event.get("done_reason")
+            self.done = True
+            reason = text_field(event.get("done_reason"), "done_reason")
             if reason is not None:
                 leaf["finish_reason"] = reason
             usage: dict[str, Any] = {}
@@ -170,10 +186,10 @@ class Adapter:
                 f"message.tool_calls[].function must be an object, got {kind_name(function)}"
             )
         part: dict[str, Any] = {"part": "tool_call"}
-        call_id = call.get("id")
+        call_id = text_field(call.get("id"), "message.tool_calls[].id")
         if call_id is not None:
             part["id"] = call_id
-        name = function.get("name")
+        name = text_field(function.get("name"), "message.tool_calls[].function.name")
         if name is not None:
             part["name"] = name
         arguments = function.get("arguments")

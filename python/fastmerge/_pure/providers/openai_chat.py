@@ -48,6 +48,10 @@ when they differ from what was last sent for that choice (folding an equal value
 changes nothing), so the common chunk is a bare text delta. Usage is always sent (with
 ``usage="sum"`` a repeated usage would count again, as the caller asked).
 
+A chunk with an id other than the one a choice finished with starts another response
+(``new_response``, spec §6); ids before the finish say nothing (Groq compound sends a new id
+on every chunk), nor do chunks after it that repeat the id (usage, moderation trailers).
+
 Quirks are anomalies: a second call at a used tool-call index (``index_collision``),
 arguments at a new index before its id and name (``delta_before_start``), and a stream that
 ends inside a tool call without ``finish_reason`` (``truncated``, from :meth:`Adapter.end`).
@@ -57,7 +61,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._common import AdapterError
+from ._common import AdapterError, FinishedId, text_field
 
 NAME = "openai-chat"
 
@@ -90,6 +94,17 @@ _DELTA_KNOWN = frozenset(
         "function_call",
         "audio",
     }
+)
+# keys that make an event a chat chunk (not ``model``, which Ollama's objects have, nor
+# ``usage``, which Anthropic's message_delta has)
+_RECOGNIZED = (
+    "choices",
+    "id",
+    "object",
+    "created",
+    "system_fingerprint",
+    "prompt_token_ids",
+    "error",
 )
 _CALL_KNOWN = frozenset({"index", "id", "type", "function", "custom"})
 _DETAIL_OPAQUE = frozenset({"text", "summary", "signature", "data", "index"})
@@ -190,8 +205,22 @@ class Adapter:
 
     def __init__(self) -> None:
         self.choices: dict[int, _Choice] = {}  # in the order first seen
+        self.finished_id = FinishedId()  # the chunk id when a choice first finished
 
     # -- events
+
+    def knows(self, event: dict[str, Any]) -> bool:
+        """Whether the event has a key of a chat chunk (spec §8)."""
+        return any(key in event for key in _RECOGNIZED)
+
+    def new_response(self, event: dict[str, Any]) -> str | None:
+        """Why the chunk starts another response, or None (spec §6): an id other than the
+        one a choice finished with. Groq compound changes the id on every chunk before the
+        finish, so ids before it say nothing."""
+        chunk_id = self.finished_id.other(event.get("id"))
+        if chunk_id is None:
+            return None
+        return f"id {chunk_id!r} after a choice finished with id {self.finished_id.finished!r}"
 
     def event(self, event: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
         choices = event.get("choices")
@@ -203,8 +232,7 @@ class Adapter:
         if usage is not None and not isinstance(usage, dict):
             raise AdapterError("usage is not an object")
         for key in ("id", "model"):
-            if event.get(key) is not None and not isinstance(event[key], str):
-                raise AdapterError(f"{key} is not a string")
+            text_field(event.get(key), key)
         ids = event.get("prompt_token_ids")
         if ids is not None and not isinstance(ids, list):
             raise AdapterError("prompt_token_ids is not a list")
@@ -215,6 +243,9 @@ class Adapter:
         leaves: list[tuple[int, dict[str, Any]]] = []
         for i, choice in enumerate(choices):
             leaves.append(self._choice(event, usage, i, choice))
+        self.finished_id.track(
+            event.get("id"), lambda: any(c.finished for c in self.choices.values())
+        )
         if not choices:
             leaf = self._top(event, usage, None)
             if leaf:
@@ -299,9 +330,7 @@ class Adapter:
         anomalies: list[dict[str, str]] = []
         pm: dict[str, Any] = {}
 
-        role = delta.get("role")
-        if role is not None and not isinstance(role, str):
-            raise AdapterError(f"{where}.delta.role is not a string")
+        role = text_field(delta.get("role"), f"{where}.delta.role")
         if role is not None:
             leaf["role"] = role
         content = delta.get("content")
@@ -359,8 +388,7 @@ class Adapter:
         if legacy is not None:
             if not isinstance(legacy, dict):
                 raise AdapterError(f"{where}.delta.function_call is not an object")
-            if legacy.get("name") is not None and not isinstance(legacy["name"], str):
-                raise AdapterError(f"{where}.delta.function_call.name is not a string")
+            text_field(legacy.get("name"), f"{where}.delta.function_call.name")
             arguments = legacy.get("arguments")
             if arguments is not None and not isinstance(arguments, (str, dict)):
                 raise AdapterError(
@@ -399,9 +427,7 @@ class Adapter:
             leaf["completion_token_ids"] = ids
         elif _is_int(token_id):  # Together: one token per chunk
             leaf["completion_token_ids"] = [token_id]
-        finish = choice.get("finish_reason")
-        if finish is not None and not isinstance(finish, str):
-            raise AdapterError(f"{where}.finish_reason is not a string")
+        finish = text_field(choice.get("finish_reason"), f"{where}.finish_reason")
         if finish is not None:
             leaf["finish_reason"] = finish
             if not _absent(finish):
@@ -514,8 +540,7 @@ class Adapter:
         if index is not None:
             part["provider_index"] = index
         for key in ("id", "type"):
-            if call.get(key) is not None and not isinstance(call[key], str):
-                raise AdapterError(f"{where}.{key} is not a string")
+            text_field(call.get(key), f"{where}.{key}")
         call_id = call.get("id")
         if call_id is not None:
             part["id"] = call_id
@@ -533,9 +558,7 @@ class Adapter:
             if not isinstance(body, dict):
                 raise AdapterError(f"{where}.{key} is not an object")
             if body.get("name") is not None:
-                if not isinstance(body["name"], str):
-                    raise AdapterError(f"{where}.{key}.name is not a string")
-                name = body["name"]
+                name = text_field(body["name"], f"{where}.{key}.name")
             value = body.get(field)
             if value is not None:
                 if not isinstance(value, (str, dict)):

@@ -27,6 +27,9 @@ refused). The mapping:
   no status (``incomplete``) and ``finish_reason`` = ``incomplete_details.reason``;
   ``response.failed`` / ``error`` -> ``failed`` with ``provider_metadata["error"]``.
 
+An event is read when its ``type`` is ``response.*`` or ``error``; a second
+``response.created`` starts another response (``new_response``, spec §6).
+
 The ``*.done`` events (and the terminal response's ``output``) are authoritative: a done text
 is emitted when no delta was seen for its part, its missing tail when the deltas were a prefix
 (``mismatched_delta``), and a ``mismatched_delta`` anomaly (the streamed text is kept) when
@@ -37,7 +40,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._common import AdapterError
+from ._common import AdapterError, text_field
 
 NAME = "openai-responses"
 Leaves = list[tuple[int, dict[str, Any]]]
@@ -94,8 +97,22 @@ class Adapter:
         self.cited: set[str] = set()  # text parts that got annotation events
         self.terminal = False
         self.started = False
+        self.created = False  # response.created seen
 
     # -- entry points
+
+    def knows(self, event: dict[str, Any]) -> bool:
+        """Whether the event's ``type`` is ``response.*`` or ``error`` (spec §8; a
+        ``response.*`` type without a handler, such as ``response.content_part.added``, is
+        read and adds nothing)."""
+        kind = event.get("type")
+        return isinstance(kind, str) and (kind.startswith("response.") or kind == "error")
+
+    def new_response(self, event: dict[str, Any]) -> str | None:
+        """Why the event starts another response, or None (spec §6)."""
+        if self.created and event.get("type") == "response.created":
+            return "a second response.created"
+        return None
 
     def event(self, event: dict[str, Any]) -> Leaves:
         kind = event.get("type")
@@ -230,6 +247,8 @@ class Adapter:
         response = event.get("response")
         if not isinstance(response, dict):
             raise AdapterError(f"{kind}: 'response' must be a dict, not {_type_name(response)}")
+        if kind == "response.created":
+            self.created = True
         terminal = kind in ("response.completed", "response.incomplete", "response.failed")
         if terminal:
             output = response.get("output")
@@ -251,14 +270,16 @@ class Adapter:
         if kind == "response.incomplete":
             details = response.get("incomplete_details")
             if isinstance(details, dict):
-                reason = details.get("reason")
-                if type(reason) is str:
+                reason = text_field(
+                    details.get("reason"), f"{kind}.response.incomplete_details.reason"
+                )
+                if reason is not None:
                     leaf["finish_reason"] = reason
-        rid = response.get("id")
-        if type(rid) is str:
+        rid = text_field(response.get("id"), f"{kind}.response.id")
+        if rid is not None:
             leaf["response_id"] = rid
-        model = response.get("model")
-        if type(model) is str:
+        model = text_field(response.get("model"), f"{kind}.response.model")
+        if model is not None:
             leaf["response_model"] = model
         meta: dict[str, Any] = {}
         for key, value in response.items():
@@ -349,11 +370,11 @@ class Adapter:
     ) -> dict[str, Any]:
         """A call item's tool-call part: identity once, arguments (settled when ``done``)."""
         part: dict[str, Any] = {"part": "tool_call"}
-        call_id = item.get("call_id")
-        if state.call_id is None and type(call_id) is str:
+        call_id = text_field(item.get("call_id"), f"{kind}.item.call_id")
+        name = text_field(item.get("name"), f"{kind}.item.name")
+        if state.call_id is None and call_id is not None:
             state.call_id = call_id
             part["id"] = call_id
-            name = item.get("name")
             if name is not None:
                 part["name"] = name
             if item_kind == "custom_tool_call":
