@@ -27,27 +27,6 @@ fn unpack_pair(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
     Ok(function.bind(py))
 }
 
-/// `PyDict_Next` with the hash the dict stored for the key (CPython's `_PyDict_Next`, exported
-/// by every CPython 3 and used by Cython).
-unsafe fn dict_next(
-    dict: *mut ffi::PyObject,
-    pos: *mut ffi::Py_ssize_t,
-    key: *mut *mut ffi::PyObject,
-    value: *mut *mut ffi::PyObject,
-    hash: *mut ffi::Py_hash_t,
-) -> c_int {
-    extern "C" {
-        fn _PyDict_Next(
-            dict: *mut ffi::PyObject,
-            pos: *mut ffi::Py_ssize_t,
-            key: *mut *mut ffi::PyObject,
-            value: *mut *mut ffi::PyObject,
-            hash: *mut ffi::Py_hash_t,
-        ) -> c_int;
-    }
-    _PyDict_Next(dict, pos, key, value, hash)
-}
-
 /// `hasattr(obj, name)` without creating the AttributeError a miss raises inside: that
 /// exception costs more than the whole merge of two small dicts.
 #[cfg(Py_3_13)]
@@ -336,32 +315,6 @@ impl<'py> Host for PyHost<'py> {
             pairs.push((pair.get_item(0)?, pair.get_item(1)?));
         }
         Ok(pairs)
-    }
-
-    #[allow(clippy::type_complexity)]
-    fn dict_stored_hashes(
-        &self,
-        dict: &Self::Obj,
-    ) -> PyResult<Option<Vec<(Self::Obj, Self::Obj, i64)>>> {
-        let Ok(exact) = dict.cast_exact::<PyDict>() else {
-            return Ok(None);
-        };
-        let mut entries = Vec::with_capacity(exact.len());
-        let (mut pos, mut key, mut value, mut hash) =
-            (0, std::ptr::null_mut(), std::ptr::null_mut(), 0);
-        // SAFETY: `exact` is a live exact dict, the GIL is held and nothing runs Python code
-        // between the calls (so the dict cannot change); key and value are borrowed
-        // references, owned at once.
-        while unsafe { dict_next(exact.as_ptr(), &mut pos, &mut key, &mut value, &mut hash) } != 0 {
-            let (key, value) = unsafe {
-                (
-                    Bound::from_borrowed_ptr(self.py, key),
-                    Bound::from_borrowed_ptr(self.py, value),
-                )
-            };
-            entries.push((key, value, hash as i64));
-        }
-        Ok(Some(entries))
     }
 
     fn dict_get_str(&self, dict: &Self::Obj, key: &str) -> PyResult<Option<Self::Obj>> {
