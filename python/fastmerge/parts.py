@@ -1,4 +1,4 @@
-"""The parts of a message (spec §2), the flat tool-call view, and usage.
+"""The parts of a message (rules §2), the flat tool-call view, and usage.
 
 Every class here is an immutable value: equality by fields, a readable repr, and
 ``to_dict()`` / ``from_dict()`` that round-trip losslessly. A part's ``to_dict()`` is the plain
