@@ -124,6 +124,12 @@ impl<'py> Host for PyHost<'py> {
         if a.is(b) {
             return Ok(true);
         }
+        if a.is_exact_instance_of::<PyString>() && b.is_exact_instance_of::<PyString>() {
+            // What `str.__eq__` computes, without the rich comparison's dispatch and bool
+            // object (equal map keys from separate json.loads calls are distinct objects).
+            // SAFETY: both are exact, live str objects, so the comparison cannot fail.
+            return Ok(unsafe { ffi::PyUnicode_Compare(a.as_ptr(), b.as_ptr()) } == 0);
+        }
         // `PyObject_RichCompareBool`: identity first, then `==`, as dict lookups compare.
         // SAFETY: both pointers are live objects held by `a` and `b`.
         match unsafe { ffi::PyObject_RichCompareBool(a.as_ptr(), b.as_ptr(), ffi::Py_EQ) } {
