@@ -37,12 +37,17 @@ def test_help_starts_with_an_example_that_runs(backend_name: str) -> None:
 
 
 _NAMES = """
-import json, fastmerge
+import json, types, fastmerge
+print(json.dumps({
+    name: getattr(getattr(fastmerge, name), "__name__", None)
+    for name in dir(fastmerge)
+    if not name.startswith("__") and isinstance(getattr(fastmerge, name), types.ModuleType)
+}))
 print(json.dumps(sorted(n for n in dir(fastmerge) if not n.startswith("__"))))
 """
 
-#: The package's submodules a plain ``import fastmerge`` binds (``aggregate`` is the function).
-_MODULES = {"errors", "messages", "parts", "render", "_backend", "_version"}
+#: The public submodules a plain ``import fastmerge`` binds (``aggregate`` is the function).
+_MODULES = {"errors", "messages", "parts", "render"}
 
 
 @pytest.mark.single_run
@@ -50,10 +55,16 @@ _MODULES = {"errors", "messages", "parts", "render", "_backend", "_version"}
 def test_the_namespace_is_the_public_names(backend: str) -> None:
     if backend == "rust" and not EXTENSION_INSTALLED:
         pytest.skip("the extension is not installed")
-    names = json.loads(assert_isolated_ok(backend, _NAMES).splitlines()[-1])
-    backend_module = "_fastmerge" if backend == "rust" else "_pure"
+    modules_line, names_line = assert_isolated_ok(backend, _NAMES).splitlines()[-2:]
+    modules, names = json.loads(modules_line), json.loads(names_line)
     public = {n for n in fastmerge.__all__ if not n.startswith("__")}
-    assert names == sorted(public | _MODULES | {backend_module})
+    assert [n for n in names if not n.startswith("_")] == sorted(public | _MODULES)
+    # the private names are the package's own submodules, under their own names (no alias
+    # such as ``_impl`` for the backend module)
+    private = [n for n in names if n.startswith("_")]
+    assert {n: modules.get(n) for n in private} == {n: f"fastmerge.{n}" for n in private}
+    backend_module = "_fastmerge" if backend == "rust" else "_pure"
+    assert {"_backend", "_version", backend_module} <= set(private)
 
 
 def _public_docstrings() -> dict[str, str]:
