@@ -39,28 +39,38 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 
 $(VENV)/.build-deps: $(PY) pyproject.toml
-	$(requirements) build > $(VENV)/requirements-build.txt
-	$(PY) -m pip install -q -r $(VENV)/requirements-build.txt
-	touch $@
+	@echo "pip install: the build requirements (maturin) into $(VENV)"
+	@$(requirements) build > $(VENV)/requirements-build.txt
+	@$(PY) -m pip install -q -r $(VENV)/requirements-build.txt
+	@touch $@
 
 $(VENV)/.dev-deps: $(VENV)/.build-deps pyproject.toml Makefile
-	$(requirements) test lint > $(VENV)/requirements-dev.txt
-	$(PY) -m pip install -q -r $(VENV)/requirements-dev.txt
-	$(PY) -m pip install -q --no-deps '$(OPENJIUWEN)'
-	touch $@
+	@echo "pip install: the test and lint tools into $(VENV) (pyproject.toml's [test] and [lint])"
+	@$(requirements) test lint > $(VENV)/requirements-dev.txt
+	@$(PY) -m pip install -q -r $(VENV)/requirements-dev.txt
+	@$(PY) -m pip install -q --no-deps '$(OPENJIUWEN)'
+	@touch $@
 
 .PHONY: venv
 venv: $(VENV)/.dev-deps ## create the venv (.venv) with maturin and the test and lint tools
 
 # --- build --------------------------------------------------------------------------------------
 
+# maturin develop, quietly: its report and pip's are shown only when the build fails. A
+# leftover extension of a per-version tag (_fastmerge.cpython-3XX-*.so, from before the abi3
+# build) is removed first: the interpreter would import it before the new _fastmerge.abi3.so.
+develop = @echo "maturin develop: the $(1) extension into $(VENV) (a first build takes minutes)"; \
+	rm -f python/fastmerge/_fastmerge.cpython-*.so; \
+	PIP_QUIET=1 $(BIN)/maturin develop -q $(2) > $(VENV)/maturin.log 2>&1 \
+		|| { cat $(VENV)/maturin.log; exit 1; }
+
 .PHONY: build-dev
 build-dev: $(VENV)/.build-deps ## build the extension (debug) and install fastmerge into the venv
-	$(BIN)/maturin develop -q
+	$(call develop,debug)
 
 .PHONY: build-prod
 build-prod: $(VENV)/.build-deps ## build the extension in release mode (for benchmarks)
-	$(BIN)/maturin develop -q --release
+	$(call develop,release,--release)
 
 .PHONY: demo
 demo: build-dev ## aggregate the bundled Anthropic SSE stream (examples/anthropic_tool_use.sse)

@@ -1,20 +1,25 @@
-"""The recorded provider streams of ``../shared/corpus`` and how the conformance tests read
-them: aggregate a stream on both backends, compare the results byte for byte, compare a
-rendered message with the ``.expected.json`` subset and the ``.nonstream.json`` shape."""
+"""The recorded provider streams of ``tests/corpus`` and how the conformance tests read them:
+aggregate a stream on both backends, compare the results byte for byte, compare a rendered
+message with the ``.expected.json`` subset and the ``.nonstream.json`` shape.
+
+``tests/corpus`` is a byte-for-byte copy of the project's conformance corpus
+(``../shared/corpus``, recorded by third parties: see ``tests/corpus/SOURCES.md`` for every
+source and its license), in the repository so that a clone's tests need nothing beside it.
+``test_corpus_sync.py`` keeps the copy equal to ``../shared/corpus`` where that folder exists.
+"""
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import orjson
-import pytest
 from conftest import AGGREGATES, BACKENDS
 
-ROOT = Path(__file__).resolve().parent.parent
-CORPUS = (ROOT / ".." / "shared" / "corpus").resolve()
+CORPUS = Path(__file__).resolve().parent / "corpus"
+#: The upstream corpus the copy follows (absent in a plain clone).
+SHARED_CORPUS = (Path(__file__).resolve().parent.parent / ".." / "shared" / "corpus").resolve()
 
 # corpus folder -> wire format
 KINDS = {
@@ -29,29 +34,19 @@ KINDS = {
 
 
 def streams(kind: str) -> list[Path]:
-    """The ``.jsonl`` streams of one corpus folder; the test is skipped (with the reason) when
-    the corpus is not beside the checkout."""
+    """The ``.jsonl`` streams of one corpus folder."""
     folder = CORPUS / kind
-    if not folder.is_dir():
-        reason = f"corpus not found at {folder} (tests read ../shared/corpus)"
-        if os.environ.get("FASTMERGE_REQUIRE_CORPUS"):
-            pytest.fail(reason + "; FASTMERGE_REQUIRE_CORPUS is set (.ci/run)")
-        pytest.skip(reason)
+    assert folder.is_dir(), f"no corpus folder {folder}"
     return sorted(folder.glob("*.jsonl"))
 
 
 def stream_ids(kind: str) -> list[str]:
-    """Names of the streams of ``kind`` for parametrize ids; without the corpus, one id
-    ``"missing"`` whose test skips (or fails in CI) through :func:`streams`."""
-    folder = CORPUS / kind
-    if not folder.is_dir():
-        return ["missing"]
-    return sorted(p.stem for p in folder.glob("*.jsonl"))
+    """Names of the streams of ``kind``, for parametrize ids."""
+    return [p.stem for p in streams(kind)]
 
 
 def path_of(kind: str, name: str) -> Path:
-    """The stream ``name`` of ``kind`` (skips, or fails in CI, when the corpus is absent)."""
-    streams(kind)
+    """The stream ``name`` of ``kind``."""
     return CORPUS / kind / f"{name}.jsonl"
 
 

@@ -97,13 +97,11 @@ fn errors() {
 
 #[test]
 fn recorded_stream() {
-    let Some(messages) = common::recorded(
+    let messages = common::recorded(
         "ollama",
         "ollama/generate-qwen3-8b-local-inline-think.jsonl",
         5,
-    ) else {
-        return;
-    };
+    );
     let message = &messages[0];
     assert_eq!(message["status"], "complete");
     assert_eq!(message["finish_reason"], "stop");

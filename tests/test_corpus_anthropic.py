@@ -1,5 +1,5 @@
 """Conformance of the ``"anthropic"`` adapter and renderer on the recorded Anthropic Messages
-streams (``../shared/corpus/anthropic_messages``): every stream aggregates on every backend
+streams (``tests/corpus/anthropic_messages``): every stream aggregates on every backend
 (byte-identical, from bytes and from dicts), with ``provider="auto"`` and ``"anthropic"``;
 anomalies only where the stream explains them; the rendered ``Message`` holds every field of
 the ``.expected.json`` files and has the shape of the ``.nonstream.json`` files; signatures,

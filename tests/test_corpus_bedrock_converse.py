@@ -1,4 +1,4 @@
-"""Conformance on the recorded Bedrock ConverseStream streams (``../shared/corpus/
+"""Conformance on the recorded Bedrock ConverseStream streams (``tests/corpus/
 bedrock_converse``): every stream aggregates on both backends byte-identically, with the
 provider named and detected, no anomaly, status complete, and the rendered Converse response
 equal to what the raw events say block by block (text, reasoning text with its signature,

@@ -1,4 +1,4 @@
-"""Conformance on the recorded Gemini streams (``../shared/corpus/gemini``): every stream
+"""Conformance on the recorded Gemini streams (``tests/corpus/gemini``): every stream
 aggregates on both backends byte for byte (from raw bytes and from dict events, with
 ``provider="auto"`` and ``"gemini"``), with its status and exactly the anomalies it explains;
 the rendered ``GenerateContentResponse`` holds every ``.expected.json`` field and has the shape

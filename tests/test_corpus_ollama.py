@@ -1,4 +1,4 @@
-"""Conformance on the recorded Ollama ``/api/generate`` NDJSON streams (``../shared/corpus/
+"""Conformance on the recorded Ollama ``/api/generate`` NDJSON streams (``tests/corpus/
 ollama``): every stream aggregates on both backends byte-identically, with the provider named
 and detected, no anomaly, status complete, and the rendered final object equal to the stream's
 own final object with ``response`` / ``thinking`` replaced by the concatenation of every

@@ -1,5 +1,5 @@
 """Conformance of the ``"openai-chat"`` adapter and renderer on the recorded streams of
-``../shared/corpus/openai_chat`` and ``../shared/corpus/mistral``: every stream aggregates on
+``tests/corpus/openai_chat`` and ``tests/corpus/mistral``: every stream aggregates on
 both backends byte-identically (from bytes and from dict events), with ``provider="auto"``
 and the explicit provider; anomalies and status are what the stream explains; rendered
 messages equal the ``.expected.json`` subsets and have the ``.nonstream.json`` shapes; and what

@@ -1,4 +1,4 @@
-"""Conformance on the recorded OpenAI Responses streams (``../shared/corpus/openai_responses``):
+"""Conformance on the recorded OpenAI Responses streams (``tests/corpus/openai_responses``):
 every stream aggregates on both backends byte for byte (from raw bytes and from dict events,
 with ``provider="auto"`` and ``"openai-responses"``), with its status and exactly the anomalies
 it explains; the rendered ``response`` holds every field of the ``.expected.json`` (the

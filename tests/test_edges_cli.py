@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _corpus import CORPUS
 from test_cli import ROOT, _env, fastmerge_cli
 
 import fastmerge
 
-CORPUS = ROOT.parent / "shared" / "corpus"
 INCOMPLETE = "the stream is incomplete (--allow-incomplete accepts it)"
 # provider -> (corpus file, number of its lines kept: the stream ends inside a tool call)
 CUTS = {

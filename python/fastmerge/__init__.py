@@ -1,11 +1,29 @@
 """fastmerge: turn streamed LLM output back into complete messages, fast and exactly.
 
+A provider stream (here two OpenAI Chat chunks, as dicts) into one message, chunk objects
+added up, and the generic merge of JSON deltas:
+
+>>> import fastmerge
+>>> events = [
+...     {"choices": [{"index": 0, "delta": {"role": "assistant", "content": "Hel"}}]},
+...     {"choices": [{"index": 0, "delta": {"content": "lo!"}, "finish_reason": "stop"}]},
+... ]
+>>> message = fastmerge.aggregate(events)
+>>> message.content, message.status, message.finish_reason
+('Hello!', 'complete', 'stop')
+>>> Chunk = fastmerge.AssistantMessageChunk
+>>> (Chunk(content="Hel") + Chunk(content="lo!")).to_message().content
+'Hello!'
+>>> fastmerge.merge_all([{"id": "c1", "text": "Hel"}, {"id": "c1", "text": "lo!"}], policy="delta")
+{'id': 'c1', 'text': 'Hello!'}
+
 The merge functions come from the Rust extension (``fastmerge._fastmerge``) or from its
 pure-Python twin (``fastmerge._pure``); both give byte-identical results. ``BACKEND`` says which
 one runs, :func:`backend_info` why.
-"""
 
-from __future__ import annotations
+The docstrings cite the merge rules as "rules §3" and the edge cases as "[E38]": those are
+``docs/merge-rules.md`` and ``docs/edge-cases.md`` in the source repository.
+"""
 
 from typing import TYPE_CHECKING, Any, Iterable, TypeVar, overload
 
@@ -47,8 +65,8 @@ from .render import to_provider
 #: ``"rust"`` or ``"python"``: the implementation behind the functions below.
 BACKEND: str = _backend.selected
 
-# The names in _backend.API, bound to the selected implementation.
-from ._backend import impl as _impl  # noqa: E402
+# The names in _backend.API, bound to the selected implementation (read through _backend, so
+# that no alias of it shows in the package's namespace).
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -57,7 +75,7 @@ if TYPE_CHECKING:
     _L = TypeVar("_L")
     _R = TypeVar("_R")
 
-    # The result is one of the inputs' types (spec §1): a None side gives the other side;
+    # The result is one of the inputs' types (rules §1): a None side gives the other side;
     # str + str is a str, list + list a list, dict + dict a dict, chunk + chunk a chunk of
     # that class, a same-type ``__add__`` that type; otherwise the right value. (No overload
     # returns Any: mypy would then give Any for every argument that holds an Any, such as a
@@ -69,30 +87,34 @@ if TYPE_CHECKING:
     @overload
     def merge(left: _L, right: _R, **options: Unpack[MergeOptions]) -> _L | _R: ...
     def merge(left: Any, right: Any, **options: Unpack[MergeOptions]) -> Any:
-        """Merge ``right`` into ``left`` (spec §1): a new value, inputs never mutated."""
+        """Merge ``right`` into ``left`` (rules §1): a new value, inputs never mutated."""
 
     def merge_all(items: Iterable[_T], **options: Unpack[MergeOptions]) -> _T | None:
         """``functools.reduce(merge, items)`` in linear time, of the items' type; None for
-        no items (spec §1.3)."""
+        no items (rules §1.3)."""
 
 else:
-    merge = _impl.merge
-    merge_all = _impl.merge_all
+    merge = _backend.impl.merge
+    merge_all = _backend.impl.merge_all
 #: openJiuwen's name of :func:`merge` (``message_chunk.merge_parser_content``): the same
 #: function (``_backend.ALIASES``).
 merge_parser_content = merge
-merge_dicts = _impl.merge_dicts
-concat_token_ids = _impl.concat_token_ids
-merge_logprobs = _impl.merge_logprobs
-MAX_DEPTH: int = _impl.MAX_DEPTH
-POLICIES: tuple[str, ...] = _impl.POLICIES
-LIST_MERGES: tuple[str, ...] = _impl.LIST_MERGES
-ATOMIC_KEYS: frozenset[str] = _impl.ATOMIC_KEYS
+merge_dicts = _backend.impl.merge_dicts
+concat_token_ids = _backend.impl.concat_token_ids
+merge_logprobs = _backend.impl.merge_logprobs
+MAX_DEPTH: int = _backend.impl.MAX_DEPTH
+POLICIES: tuple[str, ...] = _backend.impl.POLICIES
+LIST_MERGES: tuple[str, ...] = _backend.impl.LIST_MERGES
+ATOMIC_KEYS: frozenset[str] = _backend.impl.ATOMIC_KEYS
 
 
 def backend_info() -> dict[str, Any]:
     """Which backend runs, the versions, and why a fallback happened (``None`` if none)."""
     return _backend.info()
+
+
+# typing helpers for the annotations above, not names of the package
+del TYPE_CHECKING, Any, Iterable, TypeVar, overload
 
 
 __all__ = [

@@ -14,6 +14,7 @@ namespace (the ``fastmerge`` package, or a test fixture switching backends).
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import warnings
@@ -84,7 +85,10 @@ def load(name: str) -> ModuleType:
 
         return _pure
     if name == "rust":
-        from . import _fastmerge
+        # import_module, not ``from . import _fastmerge``: an absent submodule then raises
+        # ModuleNotFoundError naming it, which _select() tells apart from a broken extension
+        # (``from . import`` turns absence into a plain ImportError about a circular import).
+        _fastmerge = importlib.import_module(f"{__package__}._fastmerge")
 
         ext_version = getattr(_fastmerge, "__version__", None)
         if ext_version != __version__:
@@ -149,7 +153,6 @@ def chunk_core(module_name: str) -> Any:
 def _copy(base: str, name: str) -> ModuleType:
     """``fastmerge.<base>`` built on backend ``name``: the package's own module for the
     selected backend, else a second copy of the same source (for tests and comparisons)."""
-    import importlib
     import importlib.util
 
     own = importlib.import_module(f"{__package__}.{base}")
@@ -182,9 +185,9 @@ def info() -> dict[str, Any]:
     """What runs, and why: see :func:`fastmerge.backend_info`."""
     ext_version = None
     try:
-        from . import _fastmerge
-
-        ext_version = getattr(_fastmerge, "__version__", None)
+        ext_version = getattr(
+            importlib.import_module(f"{__package__}._fastmerge"), "__version__", None
+        )
     except ImportError:
         pass
     return {

@@ -1,7 +1,7 @@
 """Stub of the compiled extension ``fastmerge._fastmerge``; checked against it by stubtest.
 
 The names and signatures are those of the pure-Python twin (``fastmerge._pure``): see its
-docstrings and ``spec/merge-rules.md`` §1 for the rules.
+docstrings and ``docs/merge-rules.md`` §1 for the rules.
 """
 
 from typing import Any, Iterable, final

@@ -10,9 +10,9 @@ from typing import Literal, TypedDict
 
 __all__ = ["ListMerge", "MergeOptions", "Policy", "Provider", "SignatureMerge", "UsageMerge"]
 
-#: ``merge`` / ``merge_all`` ``policy=`` (spec §1).
+#: ``merge`` / ``merge_all`` ``policy=`` (rules §1).
 Policy = Literal["openjiuwen", "delta"]
-#: ``merge`` / ``merge_all`` ``list_merge=`` (spec §1.2).
+#: ``merge`` / ``merge_all`` ``list_merge=`` (rules §1.2).
 ListMerge = Literal["concat", "by_index"]
 
 
@@ -29,7 +29,7 @@ class MergeOptions(TypedDict, total=False):
 Provider = Literal[
     "openai-chat", "openai-responses", "anthropic", "gemini", "bedrock-converse", "ollama"
 ]
-#: ``usage=`` of ``fold_chunks`` and the aggregators (spec §5).
+#: ``usage=`` of ``fold_chunks`` and the aggregators (rules §5).
 UsageMerge = Literal["merge", "sum", "last"]
-#: ``signature_merge=`` of ``fold_chunks`` and the aggregators (spec §3).
+#: ``signature_merge=`` of ``fold_chunks`` and the aggregators (rules §3).
 SignatureMerge = Literal["replace", "concat"]

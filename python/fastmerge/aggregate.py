@@ -1,4 +1,4 @@
-"""Provider streams back into messages (spec §6, §7): :class:`Aggregator`, :func:`aggregate`,
+"""Provider streams back into messages (rules §6, §7): :class:`Aggregator`, :func:`aggregate`,
 :func:`aggregate_choices`.
 
 One aggregator takes every wire format fastmerge knows (``provider="auto"`` reads it from the
@@ -8,7 +8,7 @@ can be dicts, provider SDK objects (anything with ``to_dict()`` or ``model_dump(
 of one event, SSE lines, or raw transport bytes split anywhere (:meth:`Aggregator.feed`).
 
 Bytes and text are parsed by the backend: on the Rust backend no Python object is made for an
-event, only for the messages that come out. The merge rules are the chunk rules of spec §3–§5,
+event, only for the messages that come out. The merge rules are the chunk rules of rules §3–§5,
 applied by the backend's ``AggregatorCore``; this module only shapes inputs and outputs.
 
 The module is loaded once per backend (:func:`fastmerge._backend.aggregate_module`).

@@ -13,7 +13,7 @@ JSON array of events; see :class:`fastmerge.Aggregator`), feeds it to an aggrega
 block (the backend parses the bytes), and prints the message as JSON: ``message.to_dict()``
 (a list of them for a stream with several choices), or with ``--to PROVIDER`` the provider's
 non-streaming response (:func:`fastmerge.to_provider`). ``--strict`` raises on the first
-anomaly (spec §8) instead of recording it. A stream that did not end complete (cut before its
+anomaly (rules §8) instead of recording it. A stream that did not end complete (cut before its
 terminal event, or failed by the provider) is still printed, but exits 2 with one line on
 stderr, unless ``--allow-incomplete`` is given; a cut tool call is rendered with its raw
 arguments and a marker, never as a parsed, executable call (:mod:`fastmerge.render`).
@@ -332,7 +332,7 @@ def _stream_command(args: argparse.Namespace) -> int:
 
 
 def _unfinished(messages: Sequence[Any]) -> str | None:
-    """What is not complete about a stream's messages (spec §6), or None if they all are."""
+    """What is not complete about a stream's messages (rules §6), or None if they all are."""
     states = [
         (message.choice_index if message.choice_index is not None else position, message.status)
         for position, message in enumerate(messages)
@@ -346,7 +346,7 @@ def _unfinished(messages: Sequence[Any]) -> str | None:
     return ", ".join(f"choice {choice} {state}" for choice, state in bad)
 
 
-# a message status (spec §6) as _unfinished says it; "" for a complete one
+# a message status (rules §6) as _unfinished says it; "" for a complete one
 _STATES = {"complete": "", "incomplete": "is incomplete", "failed": "failed"}
 
 

@@ -76,7 +76,7 @@ class MergeTypeError(MergeError):
 
 class AnomalyError(MergeError):
     """``strict=True``: a provider quirk that a chunk merge would otherwise record as an anomaly
-    (spec §8); ``code`` is the anomaly's code (``ambiguous_fragment``, ``name_conflict``, ...)."""
+    (rules §8); ``code`` is the anomaly's code (``ambiguous_fragment``, ``name_conflict``, ...)."""
 
     def __init__(self, code: str, detail: str) -> None:
         self.code = code

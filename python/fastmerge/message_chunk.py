@@ -7,7 +7,7 @@ it imports for its users (``ToolCall``, ``AssistantMessage``, ``ToolMessage``) a
 ``UsageMetadata`` (openJiuwen's ``message`` module), plus its two token helpers under their
 private names. fastmerge has no ``merge_pydantic_models``, ``BaseMessage``, ``UserMessage``
 or ``SystemMessage``; ``merge_parser_content`` merges pydantic models field by field itself
-(spec §1.1). Each name is the package's (:mod:`fastmerge`), so it follows the selected
+(rules §1.1). Each name is the package's (:mod:`fastmerge`), so it follows the selected
 backend.
 """
 

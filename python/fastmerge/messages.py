@@ -1,4 +1,4 @@
-"""Message chunks and messages with openJiuwen's names and fields (spec §2, §3).
+"""Message chunks and messages with openJiuwen's names and fields (rules §2, §3).
 
 ``acc = acc + chunk`` folds in amortized O(size of chunk) and every older ``acc`` keeps reading
 as it did: the chunk classes derive from the selected backend's ``ChunkCore`` (the Rust
@@ -230,7 +230,7 @@ def _assistant_leaf(
     choice_index: Any,
 ) -> dict[str, Any]:
     """The leaf of an assistant chunk: the given fields, and parts built from the flat ones in
-    the order reasoning, text, tool calls, then ``parts`` (spec §2)."""
+    the order reasoning, text, tool calls, then ``parts`` (rules §2)."""
     leaf: dict[str, Any] = {}
     _put(leaf, "role", role)
     _put(leaf, "name", name)
@@ -416,7 +416,7 @@ class _AssistantFields(_Fields):
 
     @property
     def parts(self) -> tuple[Part, ...]:
-        """The ordered parts (spec §2)."""
+        """The ordered parts (rules §2)."""
         return tuple(part_from_dict(_copy(p)) for p in self._view()["parts"])
 
     @property
@@ -445,7 +445,7 @@ class _AssistantFields(_Fields):
         """The calls in order. In a chunk built by its constructor (no ``+``), ``index`` is the
         index each call was given (``tool_calls=``), as openJiuwen reads it, when every call
         has one and no two share it; otherwise, and in every merged chunk or stream, the
-        position 0..n-1 (spec §4 [E43], one index for several calls [E27]). A fragment that
+        position 0..n-1 (rules §4 [E43], one index for several calls [E27]). A fragment that
         never met a name or an id is kept in :attr:`parts` only. None when there are none, as
         openJiuwen gives (its code tests ``tool_calls is None``)."""
         calls = [
@@ -534,7 +534,7 @@ class _AssistantFields(_Fields):
 
     @property
     def anomalies(self) -> list[dict[str, Any]]:
-        """Provider quirks met while merging: ``{"code", "detail"}`` (spec §8)."""
+        """Provider quirks met while merging: ``{"code", "detail"}`` (rules §8)."""
         return _copy(self._view()["anomalies"])  # type: ignore[no-any-return]
 
     @property
@@ -571,7 +571,7 @@ class _AssistantFields(_Fields):
 
 class BaseMessageChunk(_BaseFields, _Core):
     """openJiuwen's ``BaseMessageChunk``: ``+`` concatenates str or list content, keeps the
-    left role and the first name (spec §3.1), and deep-merges metadata."""
+    left role and the first name (rules §3.1), and deep-merges metadata."""
 
     __slots__ = ()
 
@@ -608,7 +608,7 @@ class BaseMessageChunk(_BaseFields, _Core):
 
 class AssistantMessageChunk(_AssistantFields, BaseMessageChunk):
     """A streamed piece of an assistant message; ``acc + chunk`` is the stream-aware merge of
-    spec §3 (parts, the tool-call resolver, usage, finish reason, logprobs, token ids, ids).
+    rules §3 (parts, the tool-call resolver, usage, finish reason, logprobs, token ids, ids).
 
     Construct it with openJiuwen's flat fields (``content=``, ``reasoning_content=``,
     ``tool_calls=`` as :class:`ToolCall` s or OpenAI-format dicts) and/or ``parts=``.
@@ -684,7 +684,7 @@ class AssistantMessageChunk(_AssistantFields, BaseMessageChunk):
 
 class ToolMessageChunk(_ToolFields, BaseMessageChunk):
     """openJiuwen's ``ToolMessageChunk``: content concatenates, ``tool_call_id`` is the last
-    non-absent one (spec §3.1)."""
+    non-absent one (rules §3.1)."""
 
     __slots__ = ()
 
@@ -758,7 +758,7 @@ def fold_chunks(
     """Fold chunks left to right, like ``sum`` but with options: ``strict=True`` raises
     :class:`fastmerge.errors.AnomalyError` where ``+`` records an anomaly;
     ``signature_merge="concat"`` joins reasoning signatures instead of replacing them [E65];
-    ``usage="sum"`` adds counts, ``usage="last"`` keeps the last non-None (spec §5).
+    ``usage="sum"`` adds counts, ``usage="last"`` keeps the last non-None (rules §5).
     None if ``chunks`` is empty. The result keeps its options for later ``+``."""
     result: _C | None = _FOLD(chunks, strict=strict, signature_merge=signature_merge, usage=usage)
     return result

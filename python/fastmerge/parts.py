@@ -1,4 +1,4 @@
-"""The parts of a message (spec §2), the flat tool-call view, and usage.
+"""The parts of a message (rules §2), the flat tool-call view, and usage.
 
 Every class here is an immutable value: equality by fields, a readable repr, and
 ``to_dict()`` / ``from_dict()`` that round-trip losslessly. A part's ``to_dict()`` is the plain
@@ -206,7 +206,7 @@ def arguments_text(arguments: Any) -> str:
 @dataclass(frozen=True, slots=True)
 class ToolCall:
     """openJiuwen's flat tool call: the view ``tool_calls`` gives; ``index`` is the index the
-    call was given in an unmerged chunk, else its position (0..n-1, spec §4)."""
+    call was given in an unmerged chunk, else its position (0..n-1, rules §4)."""
 
     id: str | None
     type: str = "function"

@@ -238,6 +238,22 @@ impl<'h, H: Host> Walk<'h, H> {
                 self.host.new_list(items)
             }
             Node::Dict(acc) => {
+                let acc = *acc;
+                if let Some(mut result) = acc.base {
+                    // The copy holds every unchanged entry already: set the changed ones
+                    // (under the key that changed them) and append the new ones.
+                    let mut changed = acc.changed.into_iter();
+                    for (key, value) in acc.keys.into_iter().zip(acc.vals) {
+                        match changed.next() {
+                            Some(None) => {}
+                            Some(Some(by)) => {
+                                self.host.set_item(&mut result, by, self.finish(value)?)?
+                            }
+                            None => self.host.set_item(&mut result, key, self.finish(value)?)?,
+                        }
+                    }
+                    return Ok(result);
+                }
                 let mut pairs = Vec::with_capacity(acc.keys.len());
                 for (key, value) in acc.keys.into_iter().zip(acc.vals) {
                     pairs.push((key, self.finish(value)?));
@@ -522,11 +538,8 @@ impl<'h, H: Host> Walk<'h, H> {
             }),
             Node::Leaf(left) if host.class(&left).exact => {
                 self.descend(right, depth, |walk, right| {
-                    // with its stored hashes: the keys are hashed once, by the result at finish
-                    let acc = match host.dict_stored_hashes(&left)? {
-                        Some(entries) => DictAcc::open_hashed(entries),
-                        None => DictAcc::open(host, host.dict_items(&left)?)?,
-                    };
+                    // a copy that becomes the result: its keys are hashed once, to find them
+                    let acc = DictAcc::open_copy(host, &left)?;
                     walk.merge_dict_entered(Box::new(acc), right, depth)
                 })
             }
@@ -548,7 +561,8 @@ impl<'h, H: Host> Walk<'h, H> {
             match acc.find(host, &key)? {
                 (Some(i), _) => {
                     let left_value = std::mem::replace(&mut acc.vals[i], Node::placeholder());
-                    acc.vals[i] = self.fold(Some(key), left_value, right_value, depth)?;
+                    let merged = self.fold(Some(key.clone()), left_value, right_value, depth)?;
+                    acc.replace(i, key, merged);
                 }
                 (None, hash) => acc.push_hashed(key, hash, Node::Leaf(right_value)),
             }

@@ -121,16 +121,6 @@ pub trait Host {
     fn dict_of(&self, dict: &Self::Obj) -> Result<Self::Obj, Self::Err>;
     /// `hash(key)`, as a dict uses it.
     fn key_hash(&self, key: &Self::Obj) -> Result<i64, Self::Err>;
-    /// The entries of an exact dict with the hash the dict stored for each key, where the
-    /// host can read them (`None` where it cannot): the dict hashed its keys once already, so
-    /// a key's `__hash__` need not run again.
-    #[allow(clippy::type_complexity)]
-    fn dict_stored_hashes(
-        &self,
-        _dict: &Self::Obj,
-    ) -> Result<Option<Vec<(Self::Obj, Self::Obj, i64)>>, Self::Err> {
-        Ok(None)
-    }
 
     // The mapping protocol, as openJiuwen's merge_dicts uses it (any dict, subclasses too).
     /// `m.copy()`.

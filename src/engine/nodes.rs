@@ -77,6 +77,13 @@ pub(crate) struct DictAcc<O> {
     /// Where the scan starts: just after the last key found. Deltas of one stream repeat
     /// their keys in one order, so the next key is usually the next entry.
     hint: std::cell::Cell<usize>,
+    /// For an accumulator opened from an existing dict: a private copy of it (`dict(d)`,
+    /// which keeps the hashes the dict stored). It becomes the result, so finishing sets only
+    /// the entries a merge changed or added and never hashes the copied keys a second time.
+    pub(crate) base: Option<O>,
+    /// Per copied entry, the key a merge changed it under (the right side's key, already
+    /// hashed by that lookup), or `None` while it is unchanged.
+    pub(crate) changed: Vec<Option<O>>,
 }
 
 impl<O: Clone> DictAcc<O> {
@@ -88,6 +95,8 @@ impl<O: Clone> DictAcc<O> {
             hashes: Vec::with_capacity(pairs.len()),
             by_hash: None,
             hint: std::cell::Cell::new(0),
+            base: None,
+            changed: Vec::new(),
         };
         for (key, value) in pairs {
             let hash = host.key_hash(&key)?;
@@ -96,19 +105,21 @@ impl<O: Clone> DictAcc<O> {
         Ok(acc)
     }
 
-    /// The entries of an existing exact dict with their hashes ([`Host::dict_stored_hashes`]).
-    pub(crate) fn open_hashed(entries: Vec<(O, O, i64)>) -> Self {
-        let mut acc = DictAcc {
-            keys: Vec::with_capacity(entries.len()),
-            vals: Vec::with_capacity(entries.len()),
-            hashes: Vec::with_capacity(entries.len()),
-            by_hash: None,
-            hint: std::cell::Cell::new(0),
-        };
-        for (key, value, hash) in entries {
-            acc.push_hashed(key, hash, Node::Leaf(value));
+    /// An existing exact dict, to be extended: its copy is the result to be (see `base`).
+    pub(crate) fn open_copy<H: Host<Obj = O>>(host: &H, dict: &O) -> Result<Self, H::Err> {
+        let copy = host.dict_of(dict)?;
+        let mut acc = Self::open(host, host.dict_items(&copy)?)?;
+        acc.changed = vec![None; acc.keys.len()];
+        acc.base = Some(copy);
+        Ok(acc)
+    }
+
+    /// Entry `i` now holds `value`, merged under `key`.
+    pub(crate) fn replace(&mut self, i: usize, key: O, value: Node<O>) {
+        if let Some(slot) = self.changed.get_mut(i) {
+            *slot = Some(key);
         }
-        acc
+        self.vals[i] = value;
     }
 
     /// The position of `key`, if present, and its hash (for a following `push`).

@@ -6,7 +6,7 @@ use crate::engine::{chunks, generic};
 use crate::py::args::{config, Arg};
 use crate::py::host::PyHost;
 
-/// Merge two values (spec §1): `policy="openjiuwen"` is a drop-in for openJiuwen's
+/// Merge two values (rules §1): `policy="openjiuwen"` is a drop-in for openJiuwen's
 /// `merge_parser_content`; `policy="delta"` keeps a left value against a right None, never
 /// concatenates the atomic keys, can merge list elements by `index`
 /// (`list_merge="by_index"`) and refuses mismatched kinds with `strict=True`.

@@ -3,7 +3,6 @@
 //! backends run the same operations on the same objects. No merge rule lives here.
 
 use std::borrow::Cow;
-use std::os::raw::c_int;
 
 use pyo3::exceptions::{PyException, PyNotImplementedError, PyTypeError};
 use pyo3::prelude::*;
@@ -25,69 +24,6 @@ fn unpack_pair(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
         Ok::<_, PyErr>(module.getattr("unpack_pair")?.unbind())
     })?;
     Ok(function.bind(py))
-}
-
-/// `PyDict_Next` with the hash the dict stored for the key (CPython's `_PyDict_Next`, exported
-/// by every CPython 3 and used by Cython).
-unsafe fn dict_next(
-    dict: *mut ffi::PyObject,
-    pos: *mut ffi::Py_ssize_t,
-    key: *mut *mut ffi::PyObject,
-    value: *mut *mut ffi::PyObject,
-    hash: *mut ffi::Py_hash_t,
-) -> c_int {
-    extern "C" {
-        fn _PyDict_Next(
-            dict: *mut ffi::PyObject,
-            pos: *mut ffi::Py_ssize_t,
-            key: *mut *mut ffi::PyObject,
-            value: *mut *mut ffi::PyObject,
-            hash: *mut ffi::Py_hash_t,
-        ) -> c_int;
-    }
-    _PyDict_Next(dict, pos, key, value, hash)
-}
-
-/// `hasattr(obj, name)` without creating the AttributeError a miss raises inside: that
-/// exception costs more than the whole merge of two small dicts.
-#[cfg(Py_3_13)]
-unsafe fn has_attr_raw(obj: *mut ffi::PyObject, name: *mut ffi::PyObject) -> c_int {
-    ffi::PyObject_HasAttrWithError(obj, name)
-}
-
-#[cfg(not(Py_3_13))]
-unsafe fn has_attr_raw(obj: *mut ffi::PyObject, name: *mut ffi::PyObject) -> c_int {
-    extern "C" {
-        // CPython 3.7-3.12; 3.13 made it public as PyObject_GetOptionalAttr.
-        fn _PyObject_LookupAttr(
-            obj: *mut ffi::PyObject,
-            name: *mut ffi::PyObject,
-            result: *mut *mut ffi::PyObject,
-        ) -> c_int;
-    }
-    let mut found: *mut ffi::PyObject = std::ptr::null_mut();
-    let rc = _PyObject_LookupAttr(obj, name, &mut found);
-    ffi::Py_XDECREF(found);
-    rc
-}
-
-/// `a == b` for two exact `str`: what `str.__eq__` computes. CPython keeps every str in its
-/// narrowest kind, so equal strings have equal kinds and equal bytes.
-unsafe fn exact_str_eq(a: *mut ffi::PyObject, b: *mut ffi::PyObject) -> bool {
-    let len = ffi::PyUnicode_GET_LENGTH(a);
-    if len != ffi::PyUnicode_GET_LENGTH(b) {
-        return false;
-    }
-    let kind = ffi::PyUnicode_KIND(a);
-    if kind != ffi::PyUnicode_KIND(b) {
-        return false;
-    }
-    let bytes = len as usize * kind as usize;
-    let (x, y) = (
-        ffi::PyUnicode_DATA(a) as *const u8,
-        ffi::PyUnicode_DATA(b) as *const u8,
-    );
-    std::slice::from_raw_parts(x, bytes) == std::slice::from_raw_parts(y, bytes)
 }
 
 pub struct PyHost<'py> {
@@ -202,8 +138,10 @@ impl<'py> Host for PyHost<'py> {
             return Ok(true);
         }
         if a.is_exact_instance_of::<PyString>() && b.is_exact_instance_of::<PyString>() {
-            // SAFETY: both are exact, live str objects.
-            return Ok(unsafe { exact_str_eq(a.as_ptr(), b.as_ptr()) });
+            // What `str.__eq__` computes, without the rich comparison's dispatch and bool
+            // object (equal map keys from separate json.loads calls are distinct objects).
+            // SAFETY: both are exact, live str objects, so the comparison cannot fail.
+            return Ok(unsafe { ffi::PyUnicode_Compare(a.as_ptr(), b.as_ptr()) } == 0);
         }
         // `PyObject_RichCompareBool`: identity first, then `==`, as dict lookups compare.
         // SAFETY: both pointers are live objects held by `a` and `b`.
@@ -225,12 +163,10 @@ impl<'py> Host for PyHost<'py> {
             "model_dump" => intern!(py, "model_dump").clone(),
             other => PyString::new(py, other),
         };
-        // SAFETY: `obj` and `name` are live objects; `has_attr_raw` returns -1 only with an
-        // exception set.
-        match unsafe { has_attr_raw(obj.as_ptr(), name.as_ptr()) } {
-            -1 => Err(PyErr::fetch(py)),
-            rc => Ok(rc == 1),
-        }
+        // Python's `hasattr`: the limited API (abi3) has no lookup that skips the AttributeError
+        // of a miss before 3.13, and only the rules for values that are not str, list or dict
+        // (merge_objects) ask.
+        obj.hasattr(name)
     }
 
     fn same_type(&self, a: &Self::Obj, b: &Self::Obj) -> bool {
@@ -336,32 +272,6 @@ impl<'py> Host for PyHost<'py> {
             pairs.push((pair.get_item(0)?, pair.get_item(1)?));
         }
         Ok(pairs)
-    }
-
-    #[allow(clippy::type_complexity)]
-    fn dict_stored_hashes(
-        &self,
-        dict: &Self::Obj,
-    ) -> PyResult<Option<Vec<(Self::Obj, Self::Obj, i64)>>> {
-        let Ok(exact) = dict.cast_exact::<PyDict>() else {
-            return Ok(None);
-        };
-        let mut entries = Vec::with_capacity(exact.len());
-        let (mut pos, mut key, mut value, mut hash) =
-            (0, std::ptr::null_mut(), std::ptr::null_mut(), 0);
-        // SAFETY: `exact` is a live exact dict, the GIL is held and nothing runs Python code
-        // between the calls (so the dict cannot change); key and value are borrowed
-        // references, owned at once.
-        while unsafe { dict_next(exact.as_ptr(), &mut pos, &mut key, &mut value, &mut hash) } != 0 {
-            let (key, value) = unsafe {
-                (
-                    Bound::from_borrowed_ptr(self.py, key),
-                    Bound::from_borrowed_ptr(self.py, value),
-                )
-            };
-            entries.push((key, value, hash as i64));
-        }
-        Ok(Some(entries))
     }
 
     fn dict_get_str(&self, dict: &Self::Obj, key: &str) -> PyResult<Option<Self::Obj>> {

@@ -453,7 +453,7 @@ def merge(
     list_merge: str = "concat",
     strict: bool = False,
 ) -> Any:
-    """Merge two values (spec §1).
+    """Merge two values (rules §1).
 
     ``policy="openjiuwen"`` returns what openJiuwen's ``merge_parser_content`` returns;
     ``policy="delta"`` keeps a left value against a right ``None``, never concatenates the

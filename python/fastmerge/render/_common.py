@@ -1,7 +1,7 @@
 """What several renderers share: reading the messages, a tool call's arguments as an object,
 and which tool calls the stream cut.
 
-A cut tool call (spec §6: its stream ended before the call did) is never rendered as a
+A cut tool call (rules §6: its stream ended before the call did) is never rendered as a
 complete, executable call: every renderer gives its raw arguments string where the provider's
 shape holds the arguments (``input``, ``args``, ``arguments``), unparsed, and sets
 :data:`CUT_MARKER` (``"truncated": true``) on the call's object."""

@@ -44,7 +44,7 @@ _USAGE_NAMES = {
     "cache_write_tokens": "cacheWriteInputTokens",
 }
 _USAGE_ORDER = ("inputTokens", "outputTokens", "totalTokens")
-# another provider's finish reason, normalized (spec §3), as a Converse stopReason
+# another provider's finish reason, normalized (rules §3), as a Converse stopReason
 _STOP_REASONS = {
     "stop": "end_turn",
     "length": "max_tokens",

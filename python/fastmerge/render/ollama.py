@@ -26,7 +26,7 @@ from typing import Any, Sequence
 from ._common import CUT_MARKER, arguments_object, cut_calls, is_cut, raw_arguments
 
 _DURATIONS = ("total_duration", "load_duration", "prompt_eval_duration", "eval_duration")
-# another provider's finish reason, normalized (spec §3), as a done_reason (Ollama says
+# another provider's finish reason, normalized (rules §3), as a done_reason (Ollama says
 # "stop" after tool calls too)
 _DONE_REASONS = {"stop": "stop", "length": "length", "tool_calls": "stop"}
 _NOT_RETURNED = frozenset({"provider", "api", "created_at", "context", "message"})
