@@ -518,3 +518,18 @@ def test_numbers_and_text_read_the_same_on_both_backends(
     results = {name: _outcome(name, [data], strict) for name in BACKENDS}
     assert results["rust"] == results["python"]
     assert results["rust"][0] == "ok" or results["rust"][1] in (EventError, AnomalyError)
+
+
+def test_e81_an_unreadable_event_in_the_middle() -> None:
+    data = jsonl([chunk("A")]) + b'{"choices": x}\n' + jsonl([chunk("B"), chunk("C")])
+    expected = dump([fastmerge.aggregate(data, P)])
+    message = fastmerge.aggregate(data, P)
+    assert message.content == "ABC"
+    assert message.anomalies == [unreadable(2, NOT_JSON)]
+    for cut in range(len(data) + 1):
+        agg = fastmerge.Aggregator(P)
+        agg.feed(data[:cut])
+        agg.feed(data[cut:])
+        assert dump(agg.finish_choices()) == expected
+    with pytest.raises(EventError, match="^event 2: not valid JSON$"):
+        fastmerge.aggregate(data, P, strict=True)
