@@ -23,6 +23,13 @@ pub trait Adapter: Send + Sync {
     /// Why the event starts another response, or None (spec §6): the aggregator then merges
     /// none of the events from it on (`new_response`).
     fn new_response(&self, event: &Value) -> Option<String>;
+    /// The leaves of an event read straight from its JSON bytes, when the adapter has a typed
+    /// fast path for its shape: then the same leaves [`Self::event`] gives for the parsed
+    /// event (which the adapter knows and which starts no other response), with the same
+    /// state changes. None, with the adapter untouched, for any other event.
+    fn fast_event(&mut self, _raw: &[u8]) -> Option<Leaves> {
+        None
+    }
     /// Leaves at the end of the stream.
     fn end(&mut self) -> Leaves {
         Vec::new()
@@ -159,6 +166,26 @@ impl FinishedId {
         if finished() {
             self.finished.clone_from(&self.last);
         }
+    }
+
+    /// [`Self::track`] of an id read as a str (the typed fast path).
+    pub fn track_str(&mut self, id: Option<&str>, finished: bool) {
+        if self.finished.is_some() {
+            return;
+        }
+        if let Some(id) = id {
+            if !is_absent_text(id) && self.last.as_deref() != Some(id) {
+                self.last = Some(id.to_owned());
+            }
+        }
+        if finished {
+            self.finished.clone_from(&self.last);
+        }
+    }
+
+    /// The id a choice finished with, if one has.
+    pub fn finished(&self) -> Option<&str> {
+        self.finished.as_deref()
     }
 
     /// `value` if it is an id other than the finished one, with the finished one.

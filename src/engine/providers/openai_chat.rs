@@ -17,6 +17,8 @@ use crate::engine::value::{py_repr, Value};
 
 use crate::engine::value::Map;
 
+mod fast;
+
 const NAME: &str = "openai-chat";
 const TOP_METADATA: &[&str] = &["created", "object", "system_fingerprint", "service_tier"];
 const TOP_KNOWN: &[&str] = &[
@@ -845,6 +847,10 @@ impl common::Adapter for Adapter {
             }
         }
         Ok(leaves)
+    }
+
+    fn fast_event(&mut self, raw: &[u8]) -> Option<Leaves> {
+        fast::fast_event(self, raw)
     }
 
     fn knows(&self, event: &Value) -> bool {

@@ -1,0 +1,230 @@
+//! The typed fast path of the openai-chat adapter: the hot shape of a chat chunk (choices
+//! whose delta carries only role / content / reasoning / refusal / arguments fragments of
+//! known calls, a finish_reason, and the usual top-level scalars) read with a borrowed serde
+//! parse straight from the event's bytes, to the leaves [`Adapter::event`] builds from the
+//! parsed tree. Only the texts a leaf keeps are copied. Anything else (another key, another
+//! type, a null where the generic path would error, a duplicate key, an escape it cannot
+//! borrow around, a state the generic path would flag) makes [`fast_event`] answer None and
+//! the caller reads the event the generic way: the exact-shape check is what keeps both paths
+//! byte-identical (tests/engine_fastpath.rs runs both on the corpus).
+
+use std::borrow::Cow;
+
+use serde::{Deserialize, Deserializer};
+
+use super::{delta, Adapter, Choice};
+use crate::engine::providers::common::{list, s, Leaves, Obj};
+use crate::engine::text::is_absent_text;
+use crate::engine::value::{Map, Value};
+
+/// A field that may only be missing or null (`Option<OnlyNull>`): any other value fails the
+/// typed parse, so the event takes the generic path.
+struct OnlyNull;
+
+impl<'de> Deserialize<'de> for OnlyNull {
+    fn deserialize<D: Deserializer<'de>>(_: D) -> Result<Self, D::Error> {
+        Err(serde::de::Error::custom("not the fast shape"))
+    }
+}
+
+type Text<'a> = Option<Cow<'a, str>>;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Chunk<'a> {
+    #[serde(borrow, default)]
+    id: Text<'a>,
+    #[serde(borrow, default)]
+    model: Text<'a>,
+    #[serde(default)]
+    created: Option<i64>,
+    #[serde(borrow, default)]
+    object: Text<'a>,
+    #[serde(borrow, default)]
+    system_fingerprint: Text<'a>,
+    #[serde(borrow, default)]
+    service_tier: Text<'a>,
+    #[serde(borrow)]
+    choices: Vec<ChunkChoice<'a>>,
+    #[serde(default)]
+    usage: Option<OnlyNull>,
+    /// read and not kept, as the generic path (a known top-level key)
+    #[serde(borrow, default)]
+    #[allow(dead_code)]
+    obfuscation: Text<'a>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ChunkChoice<'a> {
+    /// missing: 0; null fails (the generic path's error)
+    #[serde(default)]
+    index: i64,
+    #[serde(borrow, default)]
+    delta: Option<Delta<'a>>,
+    #[serde(borrow, default)]
+    finish_reason: Text<'a>,
+    #[serde(default)]
+    logprobs: Option<OnlyNull>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Delta<'a> {
+    #[serde(borrow, default)]
+    role: Text<'a>,
+    #[serde(borrow, default)]
+    content: Text<'a>,
+    #[serde(borrow, default)]
+    reasoning_content: Text<'a>,
+    #[serde(borrow, default)]
+    reasoning: Text<'a>,
+    #[serde(borrow, default)]
+    refusal: Text<'a>,
+    #[serde(borrow, default)]
+    tool_calls: Option<Vec<Call<'a>>>,
+}
+
+/// An arguments fragment of a call already started at this index (no id, type or name).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Call<'a> {
+    index: i64,
+    #[serde(default)]
+    #[allow(dead_code)]
+    id: Option<OnlyNull>,
+    #[serde(default, rename = "type")]
+    #[allow(dead_code)]
+    kind: Option<OnlyNull>,
+    #[serde(borrow)]
+    function: Function<'a>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Function<'a> {
+    #[serde(borrow)]
+    arguments: Cow<'a, str>,
+    #[serde(default)]
+    #[allow(dead_code)]
+    name: Option<OnlyNull>,
+}
+
+/// What `Choice::fresh` does for a str, without building the value unless it is sent.
+fn fresh_str(state: &mut Choice, key: &str, text: &str) -> Option<Value> {
+    if matches!(state.sent.get(key), Some(Value::Str(sent)) if sent == text) {
+        return None;
+    }
+    let value = s(text);
+    state.sent.insert(key.to_owned(), value.clone());
+    Some(value)
+}
+
+/// The leaves of `raw` when it is the hot shape (see the module docs), else None with the
+/// adapter untouched.
+pub(super) fn fast_event(adapter: &mut Adapter, raw: &[u8]) -> Option<Leaves> {
+    let chunk: Chunk = serde_json::from_slice(raw).ok()?;
+    if chunk.choices.is_empty() {
+        return None; // a chunk for every choice: the generic path
+    }
+    let id = chunk.id.as_deref();
+    if let (Some(finished), Some(id)) = (adapter.finished_id.finished(), id) {
+        if !is_absent_text(id) && id != finished {
+            return None; // another response: the generic path reports it
+        }
+    }
+    // a fragment of a call not seen yet is an anomaly (delta_before_start): the generic path
+    for choice in &chunk.choices {
+        let calls = choice.delta.as_ref().and_then(|d| d.tool_calls.as_deref());
+        for call in calls.unwrap_or(&[]) {
+            let known = adapter.choices.get(&choice.index);
+            if !known.is_some_and(|state| state.calls.contains_key(&call.index)) {
+                return None;
+            }
+        }
+    }
+    let _ = chunk.usage;
+    let mut leaves: Leaves = Vec::with_capacity(chunk.choices.len());
+    for choice in &chunk.choices {
+        let _ = &choice.logprobs;
+        let state = adapter.choices.entry(choice.index).or_default();
+        let mut leaf = Obj::new();
+        let mut parts: Vec<Value> = Vec::new();
+        let mut refusal = None;
+        if let Some(d) = &choice.delta {
+            if let Some(role) = &d.role {
+                leaf.put("role", s(role));
+            }
+            let plain = [&d.reasoning_content, &d.reasoning]
+                .into_iter()
+                .flatten()
+                .find(|text| !text.is_empty());
+            if let Some(plain) = plain {
+                parts.push(delta("reasoning", plain));
+                state.open_call = None;
+            }
+            if let Some(text) = d.content.as_deref().filter(|t| !t.is_empty()) {
+                parts.push(delta("text", text));
+                state.open_call = None;
+            }
+            for call in d.tool_calls.as_deref().unwrap_or(&[]) {
+                let mut part = Obj::new();
+                part.put("part", s("tool_call"))
+                    .put("provider_index", Value::Int(call.index))
+                    .put("arguments", s(&call.function.arguments));
+                parts.push(part.build());
+                // a known call, no new id or name: its identity stays (checked above)
+                state.open_call = state.calls.get(&call.index).cloned();
+            }
+            refusal = d.refusal.as_deref().filter(|t| !t.is_empty());
+        }
+        if !parts.is_empty() {
+            leaf.put("parts", list(parts));
+        }
+        if let Some(text) = refusal {
+            leaf.put("refusal", s(text));
+        }
+        if let Some(finish) = &choice.finish_reason {
+            leaf.put("finish_reason", s(finish));
+            if !is_absent_text(finish) {
+                leaf.put("status", s("complete"));
+                state.finished = true;
+            }
+        }
+        // put_top: only what changed since it was last sent to this choice
+        for (key, value) in [
+            ("response_id", id),
+            ("response_model", chunk.model.as_deref()),
+        ] {
+            if let Some(value) = value.and_then(|v| fresh_str(state, key, v)) {
+                leaf.put(key, value);
+            }
+        }
+        let mut meta = Map::default();
+        if let Some(created) = chunk.created {
+            let value = Value::Int(created);
+            if state.fresh("created", &value) {
+                meta.insert("created".to_owned(), value);
+            }
+        }
+        for (key, value) in [
+            ("object", &chunk.object),
+            ("system_fingerprint", &chunk.system_fingerprint),
+            ("service_tier", &chunk.service_tier),
+        ] {
+            let Some(text) = value.as_deref().filter(|t| !t.is_empty()) else {
+                continue;
+            };
+            if let Some(value) = fresh_str(state, key, text) {
+                meta.insert(key.to_owned(), value);
+            }
+        }
+        if !meta.is_empty() {
+            leaf.put("provider_metadata", Value::Dict(std::sync::Arc::new(meta)));
+        }
+        leaves.push((choice.index, leaf.build()));
+    }
+    let finished = adapter.choices.values().any(|c| c.finished);
+    adapter.finished_id.track_str(id, finished);
+    Some(leaves)
+}
