@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 N = 20_000
 
 PROGRAM = r"""
-import json, sys
+import json, os, sys
 sys.path.insert(0, {tests!r})
 import _openjiuwen
 import fastmerge._fastmerge as rust
@@ -38,6 +38,15 @@ if case == "merge":
            "openjiuwen": _openjiuwen.load().merge_parser_content}}[impl]
     for _ in range(n if run else 0):
         fn(left, right)
+elif case == "aggregate":
+    # from bytes; rust-generic: every event parsed into values first (no typed fast path)
+    if impl == "rust-generic":
+        os.environ["FASTMERGE_GENERIC_EVENTS"] = "1"
+    data = "".join(CHUNK % ("tok%d" % i) + "\n" for i in range(n)).encode()
+    if run:
+        core = rust.AggregatorCore("openai-chat")
+        core.feed(data)
+        core.finish()
 else:
     items = [json.loads(CHUNK % ("tok%d" % i)) for i in range(n)]
     if run:
@@ -76,6 +85,7 @@ def main() -> None:
     print(f"instructions per call (callgrind, N = {N}, PYTHONHASHSEED=0)")
     cases = [("merge", impl) for impl in ("openjiuwen", "twin", "rust")]
     cases += [("merge_all", impl) for impl in ("twin", "rust")]
+    cases += [("aggregate", impl) for impl in ("rust-generic", "rust")]
     for case, impl in cases:
         base = count(program, case, impl, str(N), "skip")
         total = count(program, case, impl, str(N), "run")
