@@ -42,7 +42,9 @@ elif case == "aggregate":
     # from bytes; rust-generic: every event parsed into values first (no typed fast path)
     if impl == "rust-generic":
         os.environ["FASTMERGE_GENERIC_EVENTS"] = "1"
-    data = "".join(CHUNK % ("tok%d" % i) + "\n" for i in range(n)).encode()
+    # a stream starts with the role, as every OpenAI stream does
+    first = CHUNK.replace('{{"content":"%s"}}', '{{"role":"assistant","content":""}}')
+    data = (first + "\n" + "".join(CHUNK % ("tok%d" % i) + "\n" for i in range(n))).encode()
     if run:
         core = rust.AggregatorCore("openai-chat")
         core.feed(data)

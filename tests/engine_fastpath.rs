@@ -244,12 +244,15 @@ fn generated_chunk(g: &mut Gen) -> String {
                     "null",
                     "\"stop\"",
                     "\"\"",
+                    "\"null\"",
+                    "\" \"",
                     "\"tool_calls\"",
                     "|",
                     "1",
                 ][..],
             ),
             ("logprobs", &["", "null", "|", "{\"content\":[]}"][..]),
+            ("token_ids", &["", "", "null", "|", "[1]", "[]"][..]),
         ] {
             let value = g.pick(h, values);
             if !value.is_empty() {

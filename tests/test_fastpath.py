@@ -55,6 +55,7 @@ _choice = _dict(
     delta=st.none() | _delta,
     finish_reason=st.none() | st.sampled_from(["stop", "", "tool_calls"]),
     logprobs=st.none() | st.just({"content": []}),
+    token_ids=st.none() | st.just([1]),
 )
 _chunk = _dict(
     id=st.none() | st.sampled_from(["c", "c", "d", ""]),

@@ -66,6 +66,10 @@ struct ChunkChoice<'a> {
     finish_reason: Text<'a>,
     #[serde(default)]
     logprobs: Option<OnlyNull>,
+    /// vLLM's `"token_ids": null` on every chunk
+    #[serde(default)]
+    #[allow(dead_code)]
+    token_ids: Option<OnlyNull>,
 }
 
 #[derive(Deserialize)]
@@ -123,7 +127,9 @@ fn fresh_str(state: &mut Choice, key: &str, text: &str) -> Option<Value> {
 /// The leaves of `raw` when it is the hot shape (see the module docs), else None with the
 /// adapter untouched.
 pub(super) fn fast_event(adapter: &mut Adapter, raw: &[u8]) -> Option<Leaves> {
-    let chunk: Chunk = serde_json::from_slice(raw).ok()?;
+    // one UTF-8 check of the whole event, not one per string (invalid text: the generic path)
+    let text = std::str::from_utf8(raw).ok()?;
+    let chunk: Chunk = serde_json::from_str(text).ok()?;
     if chunk.choices.is_empty() {
         return None; // a chunk for every choice: the generic path
     }
