@@ -51,7 +51,8 @@ fn lockstep(bytes: &[u8]) -> usize {
         let got = match fast.fast_event(line) {
             Some(leaves) => {
                 hits += 1;
-                Ok(show_leaves(&leaves))
+                let built: Vec<_> = leaves.into_iter().map(|(c, l)| (c, l.build())).collect();
+                Ok(show_leaves(&built))
             }
             None => fast.event(&event).map(|l| show_leaves(&l)),
         };

@@ -274,7 +274,7 @@ impl AggregatorCore {
                 if let Some(leaves) = fast {
                     self.recognized += 1;
                     self.read += 1;
-                    self.fold_all(leaves)?;
+                    self.fold_fast(leaves)?;
                     continue;
                 }
             }
@@ -414,6 +414,22 @@ impl AggregatorCore {
                 self.closed = Some(format!("event {} raised while folding", self.count));
                 return Err(native_error(err, self.count));
             }
+        }
+        Ok(())
+    }
+
+    /// `fold_all` of a fast path's leaves: a bare text delta is appended to its choice's last
+    /// part without being built as a leaf, when that is what `fold_all` would do with it.
+    fn fold_fast(&mut self, leaves: common::FastLeaves) -> Result<(), AggError> {
+        for (choice, leaf) in leaves {
+            if let common::FastLeaf::Text { text, reasoning } = &leaf {
+                if let Some(state) = self.states.get_mut(&choice) {
+                    if append_bare_text(state, text, *reasoning) {
+                        continue;
+                    }
+                }
+            }
+            self.fold_all(vec![(choice, leaf.build())])?;
         }
         Ok(())
     }

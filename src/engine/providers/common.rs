@@ -11,6 +11,35 @@ use crate::engine::value::Value;
 /// The leaves of one event, each with its choice index, in order.
 pub type Leaves = Vec<(i64, Value)>;
 
+/// A leaf of a typed fast path ([`Adapter::fast_event`]): a leaf, or one that would be nothing
+/// but one text or reasoning delta (`{"parts": [{"part": "text" | "reasoning", "text": text}]}`,
+/// most events of a stream), left unbuilt: the fold appends its text without walking a leaf.
+#[derive(Debug, Clone)]
+pub enum FastLeaf {
+    Leaf(Value),
+    Text { text: Value, reasoning: bool },
+}
+
+impl FastLeaf {
+    /// The leaf itself.
+    pub fn build(self) -> Value {
+        match self {
+            FastLeaf::Leaf(leaf) => leaf,
+            FastLeaf::Text { text, reasoning } => {
+                let mut part = Obj::new();
+                let kind = if reasoning { "reasoning" } else { "text" };
+                part.put("part", s(kind)).put("text", text);
+                let mut leaf = Obj::new();
+                leaf.put("parts", list(vec![part.build()]));
+                leaf.build()
+            }
+        }
+    }
+}
+
+/// The leaves of a typed fast path, each with its choice index, in order.
+pub type FastLeaves = Vec<(i64, FastLeaf)>;
+
 /// One wire format: provider events in, delta leaves out (see the module docs of
 /// [`crate::engine::providers`]). The twin's adapter classes, method for method.
 pub trait Adapter: Send + Sync {
@@ -27,7 +56,7 @@ pub trait Adapter: Send + Sync {
     /// fast path for its shape: then the same leaves [`Self::event`] gives for the parsed
     /// event (which the adapter knows and which starts no other response), with the same
     /// state changes. None, with the adapter untouched, for any other event.
-    fn fast_event(&mut self, _raw: &[u8]) -> Option<Leaves> {
+    fn fast_event(&mut self, _raw: &[u8]) -> Option<FastLeaves> {
         None
     }
     /// Leaves at the end of the stream.

@@ -849,7 +849,7 @@ impl common::Adapter for Adapter {
         Ok(leaves)
     }
 
-    fn fast_event(&mut self, raw: &[u8]) -> Option<Leaves> {
+    fn fast_event(&mut self, raw: &[u8]) -> Option<common::FastLeaves> {
         fast::fast_event(self, raw)
     }
 

@@ -13,7 +13,7 @@ use std::borrow::Cow;
 use serde::{Deserialize, Deserializer};
 
 use super::{delta, Adapter, Choice};
-use crate::engine::providers::common::{list, s, Leaves, Obj};
+use crate::engine::providers::common::{list, s, FastLeaf, FastLeaves, Obj};
 use crate::engine::text::is_absent_text;
 use crate::engine::value::{Map, Value};
 
@@ -126,7 +126,7 @@ fn fresh_str(state: &mut Choice, key: &str, text: &str) -> Option<Value> {
 
 /// The leaves of `raw` when it is the hot shape (see the module docs), else None with the
 /// adapter untouched.
-pub(super) fn fast_event(adapter: &mut Adapter, raw: &[u8]) -> Option<Leaves> {
+pub(super) fn fast_event(adapter: &mut Adapter, raw: &[u8]) -> Option<FastLeaves> {
     // one UTF-8 check of the whole event, not one per string (invalid text: the generic path)
     let text = std::str::from_utf8(raw).ok()?;
     let chunk: Chunk = serde_json::from_str(text).ok()?;
@@ -150,27 +150,29 @@ pub(super) fn fast_event(adapter: &mut Adapter, raw: &[u8]) -> Option<Leaves> {
         }
     }
     let _ = chunk.usage;
-    let mut leaves: Leaves = Vec::with_capacity(chunk.choices.len());
+    let mut leaves: FastLeaves = Vec::with_capacity(chunk.choices.len());
     for choice in &chunk.choices {
         let _ = &choice.logprobs;
         let state = adapter.choices.entry(choice.index).or_default();
-        let mut leaf = Obj::new();
-        let mut parts: Vec<Value> = Vec::new();
+        // the leaf's entries, in the generic path's order of work (state changes included);
+        // built at the end, so that a bare text delta is never built as a leaf
+        let mut role = None;
+        let mut reasoning = None;
+        let mut content = None;
+        let mut calls: Vec<Value> = Vec::new();
         let mut refusal = None;
         if let Some(d) = &choice.delta {
-            if let Some(role) = &d.role {
-                leaf.put("role", s(role));
-            }
-            let plain = [&d.reasoning_content, &d.reasoning]
+            role = d.role.as_deref();
+            reasoning = [&d.reasoning_content, &d.reasoning]
                 .into_iter()
                 .flatten()
+                .map(|text| text.as_ref())
                 .find(|text| !text.is_empty());
-            if let Some(plain) = plain {
-                parts.push(delta("reasoning", plain));
+            if reasoning.is_some() {
                 state.open_call = None;
             }
-            if let Some(text) = d.content.as_deref().filter(|t| !t.is_empty()) {
-                parts.push(delta("text", text));
+            content = d.content.as_deref().filter(|t| !t.is_empty());
+            if content.is_some() {
                 state.open_call = None;
             }
             for call in d.tool_calls.as_deref().unwrap_or(&[]) {
@@ -178,32 +180,25 @@ pub(super) fn fast_event(adapter: &mut Adapter, raw: &[u8]) -> Option<Leaves> {
                 part.put("part", s("tool_call"))
                     .put("provider_index", Value::Int(call.index))
                     .put("arguments", s(&call.function.arguments));
-                parts.push(part.build());
+                calls.push(part.build());
                 // a known call, no new id or name: its identity stays (checked above)
                 state.open_call = state.calls.get(&call.index).cloned();
             }
             refusal = d.refusal.as_deref().filter(|t| !t.is_empty());
         }
-        if !parts.is_empty() {
-            leaf.put("parts", list(parts));
-        }
-        if let Some(text) = refusal {
-            leaf.put("refusal", s(text));
-        }
-        if let Some(finish) = &choice.finish_reason {
-            leaf.put("finish_reason", s(finish));
-            if !is_absent_text(finish) {
-                leaf.put("status", s("complete"));
-                state.finished = true;
-            }
+        let finish = choice.finish_reason.as_deref();
+        let complete = finish.is_some_and(|f| !is_absent_text(f));
+        if complete {
+            state.finished = true;
         }
         // put_top: only what changed since it was last sent to this choice
+        let mut fields: Vec<(&str, Value)> = Vec::new();
         for (key, value) in [
             ("response_id", id),
             ("response_model", chunk.model.as_deref()),
         ] {
             if let Some(value) = value.and_then(|v| fresh_str(state, key, v)) {
-                leaf.put(key, value);
+                fields.push((key, value));
             }
         }
         let mut meta = Map::default();
@@ -225,10 +220,58 @@ pub(super) fn fast_event(adapter: &mut Adapter, raw: &[u8]) -> Option<Leaves> {
                 meta.insert(key.to_owned(), value);
             }
         }
+        let alone = role.is_none()
+            && calls.is_empty()
+            && refusal.is_none()
+            && finish.is_none()
+            && fields.is_empty()
+            && meta.is_empty();
+        let bare = match (reasoning, content) {
+            (Some(text), None) if alone => Some((text, true)),
+            (None, Some(text)) if alone => Some((text, false)),
+            _ => None,
+        };
+        if let Some((text, reasoning)) = bare {
+            leaves.push((
+                choice.index,
+                FastLeaf::Text {
+                    text: s(text),
+                    reasoning,
+                },
+            ));
+            continue;
+        }
+        let mut leaf = Obj::new();
+        if let Some(role) = role {
+            leaf.put("role", s(role));
+        }
+        let mut parts: Vec<Value> = Vec::new();
+        if let Some(text) = reasoning {
+            parts.push(delta("reasoning", text));
+        }
+        if let Some(text) = content {
+            parts.push(delta("text", text));
+        }
+        parts.extend(calls);
+        if !parts.is_empty() {
+            leaf.put("parts", list(parts));
+        }
+        if let Some(text) = refusal {
+            leaf.put("refusal", s(text));
+        }
+        if let Some(finish) = finish {
+            leaf.put("finish_reason", s(finish));
+            if complete {
+                leaf.put("status", s("complete"));
+            }
+        }
+        for (key, value) in fields {
+            leaf.put(key, value);
+        }
         if !meta.is_empty() {
             leaf.put("provider_metadata", Value::Dict(std::sync::Arc::new(meta)));
         }
-        leaves.push((choice.index, leaf.build()));
+        leaves.push((choice.index, FastLeaf::Leaf(leaf.build())));
     }
     let finished = adapter.choices.values().any(|c| c.finished);
     adapter.finished_id.track_str(id, finished);
