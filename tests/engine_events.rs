@@ -46,9 +46,12 @@ fn a_transport_reads_on_after_a_bad_event() {
     let mut out = Vec::new();
     let data = b"{\"a\": 1}\n7\n{\"b\": \"cut\n{\"c\": 2}\nx";
     for byte in data.chunks(1) {
-        transport.feed(byte, &mut out);
+        transport.feed(byte, &mut |payload| out.push(payload.to_vec()));
     }
-    assert_eq!(transport.finish(&mut out), None);
+    assert_eq!(
+        transport.finish(&mut |payload| out.push(payload.to_vec())),
+        None
+    );
     let texts: Vec<&[u8]> = out.iter().map(Vec::as_slice).collect();
     assert_eq!(
         texts,
