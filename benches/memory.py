@@ -6,10 +6,11 @@ blocks ≤ 0.3×).
     python benches/memory.py --mb 20 --backend python
 
 Rust allocations are invisible to tracemalloc, so each measurement is its own process reading
-its peak resident set (``VmHWM``; ``ru_maxrss`` where there is no ``/proc``): it reads the stream file into one bytes object, imports fastmerge and merges a
-small stream (so neither counts), takes the peak RSS so far as the baseline, merges the
-stream, and reports (peak − baseline) / input size. The stream is the benchmarks' generated
-``openai_text`` stream (``_streams.py``), its content chunks repeated up to the size asked.
+its peak resident set (``VmHWM``; ``ru_maxrss`` where there is no ``/proc``): it reads the
+stream file into one bytes object, imports fastmerge and merges a small stream (so neither
+counts), takes the peak so far as the baseline, merges the stream, and reports
+(peak − baseline) / input size. The stream is the benchmarks' generated ``openai_text``
+stream (``_streams.py``), its content chunks repeated up to the size asked.
 """
 
 from __future__ import annotations
@@ -115,13 +116,16 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "stream.jsonl"
         text = write_stream(path, int(args.mb * 1e6))
-        print(f"| {args.backend} backend, {args.mb:g} MB stream | baseline | peak − baseline | ×input |")
+        print(
+            f"| {args.backend} backend, {args.mb:g} MB stream "
+            "| baseline | peak − baseline | ×input |"
+        )
         print("|---|---:|---:|---:|")
         for mode in args.mode or MODES:
             r = measure(path, mode, args.backend, text)
+            above = (r["peak"] - r["base"]) / 1e6
             print(
-                f"| {MODES[mode]} | {r['base'] / 1e6:.1f} MB | {(r['peak'] - r['base']) / 1e6:.1f} MB"
-                f" | {r['ratio']:.2f}× |"
+                f"| {MODES[mode]} | {r['base'] / 1e6:.1f} MB | {above:.1f} MB | {r['ratio']:.2f}× |"
             )
 
 

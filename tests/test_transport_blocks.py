@@ -65,7 +65,7 @@ def test_sse_events_read_the_same_cut_anywhere(data: bytes) -> None:
 
 
 def test_an_sse_event_with_joined_lines_that_are_not_json_is_one_unreadable_event() -> None:
-    data = b"data: {\"id\": \ndata: oops}\n\n" + SSE
+    data = b'data: {"id": \ndata: oops}\n\n' + SSE
     message = fastmerge.aggregate(data, P)
     assert message.content == "Hello world"
     assert [a["code"] for a in message.anomalies] == ["unreadable_event"]
