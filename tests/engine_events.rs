@@ -46,9 +46,12 @@ fn a_transport_reads_on_after_a_bad_event() {
     let mut out = Vec::new();
     let data = b"{\"a\": 1}\n7\n{\"b\": \"cut\n{\"c\": 2}\nx";
     for byte in data.chunks(1) {
-        transport.feed(byte, &mut out);
+        transport.feed(byte, &mut |payload| out.push(payload.to_vec()));
     }
-    assert_eq!(transport.finish(&mut out), None);
+    assert_eq!(
+        transport.finish(&mut |payload| out.push(payload.to_vec())),
+        None
+    );
     let texts: Vec<&[u8]> = out.iter().map(Vec::as_slice).collect();
     assert_eq!(
         texts,
@@ -78,4 +81,31 @@ fn an_input_with_no_event_says_what_it_was() {
         diagnose(b"true", 4),
         "an event must be a JSON object, not boolean"
     );
+}
+
+#[test]
+fn a_transport_hands_over_events_where_they_lie_in_the_block() {
+    // a block is read in place: each payload of one data: line or JSON value is a slice of
+    // it (no copy), and only an event cut by the block's end is kept for the next block
+    for stream in [
+        &b"data: {\"a\": 1}\n\ndata: {\"b\": 2}\r\n\r\ndata: {\"c\""[..],
+        b"{\"a\": 1}\n{\"b\": 2}\n{\"c\"",
+        b"[{\"a\": 1}, {\"b\": 2}, {\"c\"",
+    ] {
+        let mut transport = Transport::new();
+        let range = stream.as_ptr_range();
+        let mut seen = Vec::new();
+        transport.feed(stream, &mut |payload| {
+            assert!(range.contains(&payload.as_ptr()), "{payload:?} was copied");
+            seen.push(payload.to_vec());
+        });
+        assert_eq!(seen, [b"{\"a\": 1}".to_vec(), b"{\"b\": 2}".to_vec()]);
+        transport.feed(b": 3}\n\n", &mut |payload| seen.push(payload.to_vec()));
+        assert_eq!(seen.last().map(Vec::as_slice), Some(&b"{\"c\": 3}"[..]));
+        assert_eq!(
+            transport.finish(&mut |payload| seen.push(payload.to_vec())),
+            None
+        );
+        assert_eq!(seen.len(), 3);
+    }
 }

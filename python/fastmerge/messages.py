@@ -502,6 +502,10 @@ class _AssistantFields(_Fields):
 
     @property
     def logprobs(self) -> Any:
+        """The merged logprobs in the shape the chunks gave them (OpenAI's ``{"content": [...]}``
+        usually), or None: a fresh copy on each read, so changing it never changes the message
+        (a cheap one on the Rust backend: its ``copy_tree`` clones each exact dict and list
+        whole)."""
         return _copy(self._view()["logprobs"])
 
     @property

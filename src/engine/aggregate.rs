@@ -131,15 +131,18 @@ impl AggregatorCore {
             .map(|i| raw[i]);
         let sse = matches!(&self.transport, Some(t) if t.kind == Some(TransportKind::Sse));
         if head == Some(b'{') {
-            self.read_all(vec![raw.to_vec()])
+            self.read(raw)
         } else if head == Some(b'[') && !sse {
             let mut transport = Transport::new();
-            let mut payloads = Vec::new();
-            transport.feed(raw, &mut payloads);
+            let mut result = Ok(());
+            transport.feed(raw, &mut |payload| self.read_into(&mut result, payload));
             // an item is given whole: an array not closed is one more unreadable event
-            let tail = transport.finish(&mut payloads);
-            payloads.extend(tail);
-            self.read_all(payloads)
+            if let Some(tail) =
+                transport.finish(&mut |payload| self.read_into(&mut result, payload))
+            {
+                self.read_into(&mut result, &tail);
+            }
+            result
         } else if raw.ends_with(b"\n") {
             self.feed(raw)
         } else {
@@ -152,10 +155,12 @@ impl AggregatorCore {
     /// Raw transport bytes, split anywhere.
     pub fn feed(&mut self, data: &[u8]) -> Result<(), AggError> {
         self.check_open()?;
-        let transport = self.transport.get_or_insert_with(Transport::new);
-        let mut payloads = Vec::new();
-        transport.feed(data, &mut payloads);
-        self.read_all(payloads)
+        // out of `self` while it hands over payloads, which are read as they are found
+        let mut transport = self.transport.take().unwrap_or_default();
+        let mut result = Ok(());
+        transport.feed(data, &mut |payload| self.read_into(&mut result, payload));
+        self.transport = Some(transport);
+        result
     }
 
     // -- output
@@ -175,10 +180,11 @@ impl AggregatorCore {
     pub fn finish(&mut self) -> Result<Vec<Value>, AggError> {
         self.check_open()?;
         let mut cut = None;
-        if let Some(transport) = self.transport.as_mut() {
-            let mut payloads = Vec::new();
-            let tail = transport.finish(&mut payloads);
-            self.read_all(payloads)?;
+        if let Some(mut transport) = self.transport.take() {
+            let mut result = Ok(());
+            let tail = transport.finish(&mut |payload| self.read_into(&mut result, payload));
+            self.transport = Some(transport);
+            result?;
             if let Some(tail) = tail {
                 // the stream ended inside its last event: read it if it is whole, else flag it
                 self.count += 1;
@@ -264,26 +270,31 @@ impl AggregatorCore {
         self.fold_all(choices.into_iter().map(|c| (c, leaf.clone())).collect())
     }
 
-    fn read_all(&mut self, payloads: Vec<Vec<u8>>) -> Result<(), AggError> {
-        for payload in payloads {
-            self.count += 1;
-            if self.fast_events && self.new_response_at.is_none() {
-                // the adapter's typed reading of the bytes, when the event is of its hot shape:
-                // the same leaves as `event` below, without building the event's tree
-                let fast = self.adapter.as_mut().and_then(|a| a.fast_event(&payload));
-                if let Some(leaves) = fast {
-                    self.recognized += 1;
-                    self.read += 1;
-                    self.fold_fast(leaves)?;
-                    continue;
-                }
-            }
-            match events::parse(&payload) {
-                Ok(event) => self.event(&event)?,
-                Err(err) => self.unreadable(err.0)?,
+    /// One event payload from bytes.
+    fn read(&mut self, payload: &[u8]) -> Result<(), AggError> {
+        self.count += 1;
+        if self.fast_events && self.new_response_at.is_none() {
+            // the adapter's typed reading of the bytes, when the event is of its hot shape:
+            // the same leaves as `event` below, without building the event's tree
+            let fast = self.adapter.as_mut().and_then(|a| a.fast_event(payload));
+            if let Some(leaves) = fast {
+                self.recognized += 1;
+                self.read += 1;
+                return self.fold_fast(leaves);
             }
         }
-        Ok(())
+        match events::parse(payload) {
+            Ok(event) => self.event(&event),
+            Err(err) => self.unreadable(err.0),
+        }
+    }
+
+    /// A transport's sink: reads `payload` unless an earlier payload of the same call failed
+    /// (the call's error, in `result`; the payloads after it are not read).
+    fn read_into(&mut self, result: &mut Result<(), AggError>, payload: &[u8]) {
+        if result.is_ok() {
+            *result = self.read(payload);
+        }
     }
 
     fn event(&mut self, event: &Value) -> Result<(), AggError> {

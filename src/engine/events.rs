@@ -233,12 +233,20 @@ const HEAD: usize = 512;
 /// Raw stream bytes in, complete event payloads out (the twin's `Transport`). It never fails:
 /// bytes that are not an event become a payload of their own, which [`parse`] rejects, so the
 /// aggregator can skip it and read on.
+///
+/// Payloads are handed to a sink as slices of the bytes being read: a fed block is read where
+/// it lies and only its unfinished last event is copied (into `buf`, which the next block is
+/// appended to), so a whole stream given at once is never copied and no complete event is
+/// copied out of it (an SSE event of several `data:` lines is joined, as it must be).
 #[derive(Debug, Default)]
 pub struct Transport {
     pub kind: Option<TransportKind>,
+    /// The unfinished end of what was fed (the start of an event still arriving).
     buf: Vec<u8>,
     pos: usize,
-    data: Vec<Vec<u8>>,
+    /// The SSE event being read, when it cannot be a slice of the bytes being read: its
+    /// `data:` lines joined, once it has two of them or outlives the block it started in.
+    data: Vec<u8>,
     has_data: bool,
     depth: i64,
     in_str: bool,
@@ -272,67 +280,56 @@ fn trim_ws(mut s: &[u8]) -> &[u8] {
     s
 }
 
+/// Whether a read event is a payload: not empty, not `[DONE]` (the twin's `_take`).
+fn is_payload(payload: &[u8]) -> bool {
+    let stripped = trim_ws(payload);
+    !stripped.is_empty() && stripped != b"[DONE]"
+}
+
 impl Transport {
     pub fn new() -> Self {
         Self::default()
     }
 
-    /// Bytes as they arrive; complete payloads are appended to `out`.
-    pub fn feed(&mut self, data: &[u8], out: &mut Vec<Vec<u8>>) {
+    /// Bytes as they arrive; each complete payload goes to `sink`, in order.
+    pub fn feed(&mut self, data: &[u8], sink: &mut dyn FnMut(&[u8])) {
         if self.head.len() < HEAD {
             let room = HEAD - self.head.len();
             self.head.extend_from_slice(&data[..data.len().min(room)]);
         }
         self.total += data.len();
-        self.buf.extend_from_slice(data);
-        if !self.bom_checked {
-            if self.buf.len() < 3 && BOM.starts_with(&self.buf) {
-                return;
-            }
-            self.bom_checked = true;
-            if self.buf.starts_with(BOM) {
-                self.buf.drain(..3);
-            }
-        }
-        if self.kind.is_none() {
-            let Some(first) = self.buf.iter().copied().find(|c| !is_ws(*c)) else {
-                return;
-            };
-            self.kind = Some(match first {
-                // a JSON value that is not an object is still JSON (and an unreadable event),
-                // never an SSE field name
-                b'{' | b'"' | b'-' | b'0'..=b'9' => TransportKind::Json,
-                b'[' => TransportKind::Array,
-                _ => TransportKind::Sse,
-            });
-        }
-        if self.kind == Some(TransportKind::Sse) {
-            self.sse(out, false);
+        if self.buf.is_empty() {
+            // nothing left over: read the block where it lies, keep only its unfinished end
+            let used = self.read(data, sink, false);
+            self.buf.extend_from_slice(&data[used..]);
         } else {
-            self.scan(out, false);
+            let mut buf = std::mem::take(&mut self.buf);
+            buf.extend_from_slice(data);
+            let used = self.read(&buf, sink, false);
+            buf.drain(..used);
+            self.buf = buf;
         }
     }
 
-    /// The end of the stream: the events still in the buffer go to `out`; the result is the
+    /// The end of the stream: the events still in the buffer go to `sink`; the result is the
     /// *tail*, the last event when the stream ended inside it (an SSE event without its blank
     /// line, a JSON object not closed), or None (the twin's `finish`).
-    pub fn finish(&mut self, out: &mut Vec<Vec<u8>>) -> Option<Vec<u8>> {
+    pub fn finish(&mut self, sink: &mut dyn FnMut(&[u8])) -> Option<Vec<u8>> {
+        let buf = std::mem::take(&mut self.buf);
         let tail = match self.kind {
             Some(TransportKind::Sse) => {
-                self.sse(out, true);
-                if self.has_data {
-                    self.take()
-                } else {
-                    None
-                }
+                self.sse(&buf, sink, true);
+                let payload = std::mem::take(&mut self.data);
+                std::mem::replace(&mut self.has_data, false)
+                    .then_some(payload)
+                    .filter(|p| is_payload(p))
             }
             Some(_) => {
-                self.scan(out, true);
-                self.start.is_some().then(|| self.buf.clone())
+                let used = self.scan(&buf, sink, true);
+                self.start.is_some().then(|| buf[used..].to_vec())
             }
             None => None,
         };
-        self.buf.clear();
         self.pos = 0;
         tail
     }
@@ -342,19 +339,54 @@ impl Transport {
         diagnose(&self.head, self.total)
     }
 
+    /// Reads the events of `buf` (what was left over, then the new block); the result is how
+    /// many of its bytes are done with (the rest is kept for the next block).
+    fn read(&mut self, buf: &[u8], sink: &mut dyn FnMut(&[u8]), last: bool) -> usize {
+        let mut skip = 0;
+        if !self.bom_checked {
+            if buf.len() < 3 && BOM.starts_with(buf) {
+                return 0;
+            }
+            self.bom_checked = true;
+            if buf.starts_with(BOM) {
+                skip = BOM.len();
+            }
+        }
+        let buf = &buf[skip..];
+        if self.kind.is_none() {
+            let Some(first) = buf.iter().copied().find(|c| !is_ws(*c)) else {
+                return skip;
+            };
+            self.kind = Some(match first {
+                // a JSON value that is not an object is still JSON (and an unreadable event),
+                // never an SSE field name
+                b'{' | b'"' | b'-' | b'0'..=b'9' => TransportKind::Json,
+                b'[' => TransportKind::Array,
+                _ => TransportKind::Sse,
+            });
+        }
+        skip + if self.kind == Some(TransportKind::Sse) {
+            self.sse(buf, sink, last)
+        } else {
+            self.scan(buf, sink, last)
+        }
+    }
+
     // -- server-sent events
 
-    /// The whole lines in the buffer. `pos` is how far the buffer's first (unfinished) line
-    /// was already searched for its end, so a long line fed in pieces is searched once.
-    fn sse(&mut self, out: &mut Vec<Vec<u8>>, last: bool) {
-        let mut buf = std::mem::take(&mut self.buf);
+    /// The whole lines of `buf`; the result is where the first unfinished line starts. `pos`
+    /// is how far that line was already searched for its end, so a long line fed in pieces is
+    /// searched once.
+    fn sse(&mut self, buf: &[u8], sink: &mut dyn FnMut(&[u8]), last: bool) -> usize {
         let n = buf.len();
         let mut start = 0;
         let mut from = self.pos;
+        // the event being read while it is one `data:` line of `buf` (else it is in `data`)
+        let mut event: Option<&[u8]> = None;
         loop {
             let Some(end) = memchr::memchr2(b'\n', b'\r', &buf[from..]).map(|i| from + i) else {
                 if last && start < n {
-                    self.line(&buf[start..n], out);
+                    self.line(&buf[start..n], &mut event, sink);
                     start = n;
                 }
                 from = n;
@@ -364,7 +396,7 @@ impl Transport {
                 from = end; // a \r at the end: maybe the first half of \r\n
                 break;
             }
-            self.line(&buf[start..end], out);
+            self.line(&buf[start..end], &mut event, sink);
             start = if buf[end] == b'\r' && end + 1 < n && buf[end + 1] == b'\n' {
                 end + 2
             } else {
@@ -372,15 +404,27 @@ impl Transport {
             };
             from = start;
         }
-        buf.drain(..start);
-        self.buf = buf;
+        if let Some(event) = event {
+            self.data.extend_from_slice(event); // outlives this block: owned from here
+        }
         self.pos = from - start;
+        start
     }
 
-    fn line(&mut self, line: &[u8], out: &mut Vec<Vec<u8>>) {
+    fn line<'b>(
+        &mut self,
+        line: &'b [u8],
+        event: &mut Option<&'b [u8]>,
+        sink: &mut dyn FnMut(&[u8]),
+    ) {
         if line.is_empty() {
             if self.has_data {
-                self.dispatch(out);
+                self.has_data = false;
+                let payload = event.take().unwrap_or(&self.data);
+                if is_payload(payload) {
+                    sink(payload);
+                }
+                self.data.clear();
             }
             return;
         }
@@ -395,35 +439,30 @@ impl Transport {
             }
         };
         if field == b"data" {
-            self.data.push(value.to_vec());
-            self.has_data = true;
+            if !self.has_data {
+                *event = Some(value);
+                self.has_data = true;
+                return;
+            }
+            // the event's lines are joined with newlines
+            if let Some(first) = event.take() {
+                self.data.extend_from_slice(first);
+            }
+            self.data.push(b'\n');
+            self.data.extend_from_slice(value);
         }
-    }
-
-    fn dispatch(&mut self, out: &mut Vec<Vec<u8>>) {
-        if let Some(payload) = self.take() {
-            out.push(payload);
-        }
-    }
-
-    /// The event being read, or None for an empty one or `[DONE]` (the twin's `_take`).
-    fn take(&mut self) -> Option<Vec<u8>> {
-        let payload = std::mem::take(&mut self.data).join(&b'\n');
-        self.has_data = false;
-        let stripped = trim_ws(&payload);
-        (!stripped.is_empty() && stripped != b"[DONE]").then_some(payload)
     }
 
     // -- JSON values one after another, or the elements of one array
 
-    /// The whole values in the buffer. Where the next event starts is known even after a bad
-    /// one: a value that does not open with `{` runs to the end of its line (in an array, to
-    /// the next `,` or `]`), and a raw newline inside a string (never valid JSON) ends the
-    /// value it is in. Unbalanced brackets cannot be told apart from a value still arriving:
-    /// the rest of the stream is then read as that value, cut by the end (`truncated`).
-    fn scan(&mut self, out: &mut Vec<Vec<u8>>, last: bool) {
+    /// The whole values of `buf`; the result is where the value still arriving starts (or
+    /// where scanning stopped). Where the next event starts is known even after a bad one: a
+    /// value that does not open with `{` runs to the end of its line (in an array, to the
+    /// next `,` or `]`), and a raw newline inside a string (never valid JSON) ends the value
+    /// it is in. Unbalanced brackets cannot be told apart from a value still arriving: the
+    /// rest of the stream is then read as that value, cut by the end (`truncated`).
+    fn scan(&mut self, buf: &[u8], sink: &mut dyn FnMut(&[u8]), last: bool) -> usize {
         let array = self.kind == Some(TransportKind::Array);
-        let buf = &self.buf;
         let n = buf.len();
         // the scanner's state in locals (the loop runs per byte outside strings)
         let (mut pos, mut depth, mut in_str, mut esc, mut junk, mut start) = (
@@ -455,7 +494,7 @@ impl Transport {
                 match end {
                     Some(i) => {
                         pos += i;
-                        out.push(buf[first..pos].to_vec());
+                        sink(&buf[first..pos]);
                         start = None;
                         junk = false;
                     }
@@ -480,7 +519,7 @@ impl Transport {
                         b'"' => in_str = false,
                         _ => {
                             // a raw newline: this value is broken, the next starts after it
-                            out.push(buf[first..pos].to_vec());
+                            sink(&buf[first..pos]);
                             start = None;
                             in_str = false;
                         }
@@ -493,7 +532,7 @@ impl Transport {
                     b'}' | b']' => {
                         depth -= 1;
                         if depth == 0 {
-                            out.push(buf[first..=pos].to_vec());
+                            sink(&buf[first..=pos]);
                             start = None;
                         }
                     }
@@ -505,18 +544,18 @@ impl Transport {
         if last && junk {
             // a value that is not an object, ended by the end of the stream: whole, and bad
             if let Some(first) = start.take() {
-                out.push(buf[first..].to_vec());
+                sink(&buf[first..]);
             }
             junk = false;
         }
         let keep = start.unwrap_or(pos);
-        self.buf.drain(..keep);
         self.pos = pos - keep;
         self.start = start.map(|_| 0);
         self.depth = depth;
         self.in_str = in_str;
         self.esc = esc;
         self.junk = junk;
+        keep
     }
 }
 

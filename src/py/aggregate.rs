@@ -229,13 +229,20 @@ pub struct AggregatorCore {
 }
 
 impl AggregatorCore {
-    fn text_bytes(py: Python<'_>, core: &Core, data: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
+    /// The bytes of `data`, borrowed, not copied: a `bytes` object (and a `str`'s UTF-8
+    /// form, which the `str` keeps) is immutable and lives as long as the call's argument, so
+    /// the engine may read it with the GIL released.
+    fn text_bytes<'a>(
+        py: Python<'_>,
+        core: &Core,
+        data: &'a Bound<'_, PyAny>,
+    ) -> PyResult<&'a [u8]> {
         if let Ok(bytes) = data.cast::<PyBytes>() {
-            return Ok(bytes.as_bytes().to_vec());
+            return Ok(bytes.as_bytes());
         }
         if let Ok(text) = data.cast::<PyString>() {
             return match text.to_str() {
-                Ok(text) => Ok(text.as_bytes().to_vec()),
+                Ok(text) => Ok(text.as_bytes()),
                 Err(_) => Err(agg_error(
                     py,
                     AggError::Event {
@@ -330,7 +337,7 @@ impl AggregatorCore {
     fn add_text(&mut self, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<()> {
         self.core.check_open().map_err(|e| agg_error(py, e))?;
         let raw = Self::text_bytes(py, &self.core, data)?;
-        self.core.add_text(&raw).map_err(|e| agg_error(py, e))
+        self.core.add_text(raw).map_err(|e| agg_error(py, e))
     }
 
     /// Raw transport bytes (SSE, JSON lines or a JSON array), split anywhere.
@@ -338,7 +345,7 @@ impl AggregatorCore {
         self.core.check_open().map_err(|e| agg_error(py, e))?;
         let raw = Self::text_bytes(py, &self.core, data)?;
         let core = &mut self.core;
-        let result = py.detach(|| core.feed(&raw));
+        let result = py.detach(|| core.feed(raw));
         result.map_err(|e| agg_error(py, e))
     }
 

@@ -1,7 +1,10 @@
 //! The module's functions: check arguments, run the engine on Python objects.
 
+use pyo3::ffi;
 use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
 
+use crate::engine::host::{Host, Kind};
 use crate::engine::{chunks, generic};
 use crate::py::args::{config, Arg};
 use crate::py::host::PyHost;
@@ -91,5 +94,58 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 #[pyfunction]
 fn copy_tree<'py>(py: Python<'py>, value: Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     let _pause = crate::py::aggregate::GcPause::new(py);
-    chunks::map::own(&PyHost { py }, &value)
+    copy_at(&PyHost { py }, &value, 0)
+}
+
+/// `own` for readers of large fields (20,000 logprobs entries): an exact dict or list is
+/// cloned whole by CPython (`PyDict_Copy`, `PyList_GetSlice`: one table copy, no per-key
+/// work) and only its containers are replaced by their copies; anything else, a subclass
+/// included, takes the engine's `own_at`, so the result and the errors are the same.
+fn copy_at<'py>(
+    host: &PyHost<'py>,
+    obj: &Bound<'py, PyAny>,
+    depth: usize,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = host.py;
+    let is_dict = obj.is_exact_instance_of::<PyDict>();
+    if !is_dict && !obj.is_exact_instance_of::<PyList>() {
+        return chunks::map::own_at(host, obj, depth);
+    }
+    chunks::map::depth_limit(host, depth)?;
+    // The copy is fresh and nobody else holds it, so replacing its values in place is safe
+    // even if copying a value runs user code (a subclass's `items()`).
+    let nested =
+        |value: &Bound<'py, PyAny>| matches!(host.class(value).kind, Kind::Dict | Kind::List);
+    let deeper = |value: &Bound<'py, PyAny>| {
+        stacker::maybe_grow(128 * 1024, 2 * 1024 * 1024, || {
+            copy_at(host, value, depth + 1)
+        })
+    };
+    if is_dict {
+        let copy = obj.cast::<PyDict>()?.copy()?;
+        let mut pos: ffi::Py_ssize_t = 0;
+        let mut key: *mut ffi::PyObject = std::ptr::null_mut();
+        let mut value: *mut ffi::PyObject = std::ptr::null_mut();
+        // SAFETY: `copy` is a dict; PyDict_Next lends `key` and `value`, which are taken as
+        // new references before use; assigning an existing key's value while iterating is
+        // allowed (the set of keys does not change).
+        while unsafe { ffi::PyDict_Next(copy.as_ptr(), &mut pos, &mut key, &mut value) } != 0 {
+            let value = unsafe { Bound::from_borrowed_ptr(py, value) };
+            if nested(&value) {
+                let key = unsafe { Bound::from_borrowed_ptr(py, key) };
+                copy.set_item(key, deeper(&value)?)?;
+            }
+        }
+        Ok(copy.into_any())
+    } else {
+        let list = obj.cast::<PyList>()?;
+        let copy = list.get_slice(0, list.len());
+        for index in 0..copy.len() {
+            let item = copy.get_item(index)?;
+            if nested(&item) {
+                copy.set_item(index, deeper(&item)?)?;
+            }
+        }
+        Ok(copy.into_any())
+    }
 }

@@ -278,7 +278,7 @@ pub fn own<H: Host>(host: &H, obj: &H::Obj) -> Result<H::Obj, H::Err> {
     own_at(host, obj, 0)
 }
 
-fn own_at<H: Host>(host: &H, obj: &H::Obj, depth: usize) -> Result<H::Obj, H::Err> {
+pub(crate) fn own_at<H: Host>(host: &H, obj: &H::Obj, depth: usize) -> Result<H::Obj, H::Err> {
     let kind = host.class(obj).kind;
     if kind != Kind::Dict && kind != Kind::List {
         return Ok(obj.clone());
