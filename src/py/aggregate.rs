@@ -304,9 +304,11 @@ impl AggregatorCore {
         }
         let options = parse_options(py, &strict, &signature_merge, &usage)?;
         let provider = (name != "auto").then_some(name.as_str());
-        Ok(AggregatorCore {
-            core: Core::new(provider, options),
-        })
+        let mut core = Core::new(provider, options);
+        // a hidden switch for the differential tests from Python (tests/test_fastpath.py): the
+        // fast and the generic path must agree
+        core.set_fast_events(std::env::var_os("FASTMERGE_GENERIC_EVENTS").is_none());
+        Ok(AggregatorCore { core })
     }
 
     /// The wire format being read (None until "auto" has seen an event).
