@@ -502,44 +502,77 @@ impl Transport {
                 }
                 continue;
             }
-            if in_str {
-                if esc {
-                    esc = false;
-                } else {
-                    // to the string's next quote, backslash or raw newline (provider strings
-                    // are short: a plain loop beats a SIMD search's set-up)
-                    while pos < n && !matches!(buf[pos], b'"' | b'\\' | b'\n') {
+            // inside the value: a string to its end, then the brackets between it and the
+            // next string, and so on (without going back through the checks above)
+            loop {
+                if in_str {
+                    if esc {
+                        esc = false;
                         pos += 1;
                     }
-                    if pos == n {
+                    // to the string's next quote, backslash or raw newline, a word at a time;
+                    // an escape skips the byte after it
+                    loop {
+                        pos = string_stop(buf, pos);
+                        if pos >= n {
+                            break;
+                        }
+                        match buf[pos] {
+                            b'\\' => {
+                                pos += 2;
+                                if pos > n {
+                                    // the escaped byte is in the next block
+                                    pos = n;
+                                    esc = true;
+                                    break;
+                                }
+                            }
+                            b'"' => {
+                                in_str = false;
+                                pos += 1;
+                                break;
+                            }
+                            _ => {
+                                // a raw newline: this value is broken, the next starts after it
+                                sink(&buf[first..pos]);
+                                start = None;
+                                in_str = false;
+                                pos += 1;
+                                break;
+                            }
+                        }
+                    }
+                    if in_str || start.is_none() {
                         break;
                     }
-                    match buf[pos] {
-                        b'\\' => esc = true,
-                        b'"' => in_str = false,
+                }
+                // between strings: brackets counted, to the next quote
+                while pos < n {
+                    let c = buf[pos];
+                    pos += 1;
+                    if !STRUCTURAL[usize::from(c)] {
+                        continue;
+                    }
+                    match c {
+                        b'"' => {
+                            in_str = true;
+                            break;
+                        }
+                        b'{' | b'[' => depth += 1,
                         _ => {
-                            // a raw newline: this value is broken, the next starts after it
-                            sink(&buf[first..pos]);
-                            start = None;
-                            in_str = false;
+                            depth -= 1;
+                            if depth == 0 {
+                                sink(&buf[first..pos]);
+                                start = None;
+                                break;
+                            }
                         }
                     }
                 }
-            } else {
-                match c {
-                    b'"' => in_str = true,
-                    b'{' | b'[' => depth += 1,
-                    b'}' | b']' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            sink(&buf[first..=pos]);
-                            start = None;
-                        }
-                    }
-                    _ => {}
+                if !in_str {
+                    break;
                 }
             }
-            pos += 1;
         }
         if last && junk {
             // a value that is not an object, ended by the end of the stream: whole, and bad
@@ -557,6 +590,46 @@ impl Transport {
         self.junk = junk;
         keep
     }
+}
+
+/// The bytes the scan looks at between strings: a quote and the brackets.
+static STRUCTURAL: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut i = 0;
+    while i < 5 {
+        table[b"\"{}[]"[i] as usize] = true;
+        i += 1;
+    }
+    table
+};
+
+/// The first position from `pos` on of a quote, a backslash or a raw newline in `buf` (or
+/// `buf.len()`): eight bytes per step while eight are left, as provider strings are too short
+/// for a SIMD search's set-up to pay (a step may read past the string's end, never past
+/// `buf`'s).
+fn string_stop(buf: &[u8], mut pos: usize) -> usize {
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
+    // the bytes of `word` equal to `byte` have their high bit set (and no byte before the
+    // first of them does: a lower false positive needs a true match below it)
+    let equal = |word: u64, byte: u8| {
+        let x = word ^ (ONES * u64::from(byte));
+        x.wrapping_sub(ONES) & !x & HIGHS
+    };
+    while let Some(bytes) = buf.get(pos..pos + 8) {
+        let mut eight = [0u8; 8];
+        eight.copy_from_slice(bytes);
+        let word = u64::from_le_bytes(eight);
+        let found = equal(word, b'"') | equal(word, b'\\') | equal(word, b'\n');
+        if found != 0 {
+            return pos + (found.trailing_zeros() / 8) as usize;
+        }
+        pos += 8;
+    }
+    while pos < buf.len() && !matches!(buf[pos], b'"' | b'\\' | b'\n') {
+        pos += 1;
+    }
+    pos
 }
 
 /// What an input with no event in it was, from its first bytes (`head`) and its length: the
