@@ -1,7 +1,8 @@
-//! The openai-chat adapter's typed fast path against its generic path (`cargo test
-//! --no-default-features --test engine_fastpath`): on every openai-chat and Mistral corpus
-//! stream and on generated chunk streams, event by event (the same leaves from the bytes as
-//! from the parsed event) and whole (the same messages, anomalies and errors, however split).
+//! The typed fast paths (openai-chat, anthropic) against their generic paths (`cargo test
+//! --no-default-features --test engine_fastpath`): on every openai-chat, Mistral and
+//! Anthropic corpus stream and on generated streams, event by event (the same leaves from the
+//! bytes as from the parsed event) and whole (the same messages, anomalies and errors, however
+//! split).
 
 mod common;
 use common::*;
@@ -10,10 +11,10 @@ use fastmerge::engine::aggregate::AggregatorCore;
 use fastmerge::engine::chunks::Options;
 use fastmerge::engine::events;
 
-fn corpus_streams() -> Vec<(String, Vec<u8>)> {
+fn corpus_streams(dirs: &[&str]) -> Vec<(String, Vec<u8>)> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus");
     let mut out = Vec::new();
-    for dir in ["openai_chat", "mistral"] {
+    for dir in dirs {
         let mut paths: Vec<_> = std::fs::read_dir(root.join(dir))
             .expect("corpus dir")
             .map(|e| e.expect("entry").path())
@@ -32,8 +33,12 @@ fn corpus_streams() -> Vec<(String, Vec<u8>)> {
 /// `fast_event` (the generic `event` where it declines), one always through `event`: the
 /// same leaves after every event. Returns how many events the fast path read.
 fn lockstep(bytes: &[u8]) -> usize {
-    let mut fast = adapter_for("openai-chat");
-    let mut generic = adapter_for("openai-chat");
+    lockstep_of("openai-chat", bytes)
+}
+
+fn lockstep_of(provider: &str, bytes: &[u8]) -> usize {
+    let mut fast = adapter_for(provider);
+    let mut generic = adapter_for(provider);
     let mut hits = 0;
     for line in bytes.split(|b| *b == b'\n') {
         let Ok(event) = events::parse(line) else {
@@ -64,9 +69,13 @@ fn lockstep(bytes: &[u8]) -> usize {
 
 /// The messages (or the error) of `bytes` fed `piece` bytes at a time.
 fn aggregated(bytes: &[u8], piece: usize, fast: bool, strict: bool) -> String {
+    aggregated_of("openai-chat", bytes, piece, fast, strict)
+}
+
+fn aggregated_of(provider: &str, bytes: &[u8], piece: usize, fast: bool, strict: bool) -> String {
     let mut options = Options::DEFAULT;
     options.strict = strict;
-    let mut core = AggregatorCore::new(Some("openai-chat"), options);
+    let mut core = AggregatorCore::new(Some(provider), options);
     core.set_fast_events(fast);
     for chunk in bytes.chunks(piece.max(1)) {
         if let Err(err) = core.feed(chunk) {
@@ -82,11 +91,15 @@ fn aggregated(bytes: &[u8], piece: usize, fast: bool, strict: bool) -> String {
 }
 
 fn assert_same_whole(name: &str, bytes: &[u8]) {
+    assert_same_whole_of("openai-chat", name, bytes);
+}
+
+fn assert_same_whole_of(provider: &str, name: &str, bytes: &[u8]) {
     for piece in [bytes.len(), 7] {
         for strict in [false, true] {
             assert_eq!(
-                aggregated(bytes, piece, true, strict),
-                aggregated(bytes, piece, false, strict),
+                aggregated_of(provider, bytes, piece, true, strict),
+                aggregated_of(provider, bytes, piece, false, strict),
                 "{name} piece {piece} strict {strict}"
             );
         }
@@ -96,7 +109,7 @@ fn assert_same_whole(name: &str, bytes: &[u8]) {
 #[test]
 fn corpus_fast_path_equals_generic_path() {
     let mut total = 0;
-    for (name, bytes) in corpus_streams() {
+    for (name, bytes) in corpus_streams(&["openai_chat", "mistral"]) {
         total += lockstep(&bytes);
         assert_same_whole(&name, &bytes);
     }
@@ -288,4 +301,127 @@ fn generated_streams_fast_path_equals_generic_path() {
         assert_same_whole("generated", stream.as_bytes());
     }
     assert!(hits > 100, "fast path read only {hits} generated events");
+}
+
+#[test]
+fn anthropic_corpus_fast_path_equals_generic_path() {
+    let mut total = 0;
+    for (name, bytes) in corpus_streams(&["anthropic_messages"]) {
+        total += lockstep_of("anthropic", &bytes);
+        assert_same_whole_of("anthropic", &name, &bytes);
+    }
+    // most events of a stream are block deltas: the fast path reads them
+    assert!(total > 300, "fast path read only {total} corpus events");
+}
+
+/// An Anthropic stream whose deltas vary around the fast path's shape: every delta type, for
+/// its own block, another block kind, a block not started, with null or extra fields,
+/// escapes, an empty text, a duplicate key.
+fn generated_anthropic(g: &mut Gen) -> String {
+    let mut out = String::from(
+        r#"{"type":"message_start","message":{"id":"m","type":"message","role":"assistant","model":"c","content":[],"usage":{"input_tokens":1,"output_tokens":1}}}"#,
+    );
+    out.push('\n');
+    let starts = [
+        r#"{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}"#,
+        r#"{"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}}"#,
+        r#"{"type":"content_block_start","index":2,"content_block":{"type":"tool_use","id":"t","name":"f","input":{}}}"#,
+        r#"{"type":"content_block_start","index":3,"content_block":{"type":"server_thing","x":1}}"#,
+    ];
+    for start in starts {
+        out.push_str(start);
+        out.push('\n');
+    }
+    let deltas = [
+        r#"{"type":"text_delta","text":"Hi"}"#,
+        r#"{"type":"text_delta","text":"\u00e9\n\"q\""}"#,
+        r#"{"type":"text_delta","text":""}"#,
+        r#"{"type":"thinking_delta","thinking":"why"}"#,
+        r#"{"type":"signature_delta","signature":"sig"}"#,
+        r#"{"type":"input_json_delta","partial_json":"{\"a\":"}"#,
+        r#"{"type":"input_json_delta","partial_json":""}"#,
+        r#"{"type":"citations_delta","citation":{"type":"x"}}"#,
+        r#"{"type":"text_delta","text":null}"#,
+        r#"{"type":"text_delta","text":"a","extra":1}"#,
+        r#"{"type":"text_delta","thinking":"a"}"#,
+        r#"{"type":"text_delta","text":"a","text":"b"}"#,
+        r#"{"type":"other_delta","text":"a"}"#,
+        r#"{"type":1,"text":"a"}"#,
+    ];
+    for _ in 0..(1 + g.next() % 16) {
+        let index = ["0", "1", "2", "3", "4", "1.0", "null"][(g.next() % 7) as usize];
+        let delta = deltas[(g.next() % deltas.len() as u64) as usize];
+        let extra = if g.next() % 12 == 0 { r#","x":1"# } else { "" };
+        out.push_str(&format!(
+            r#"{{"type":"content_block_delta","index":{index},"delta":{delta}{extra}}}"#
+        ));
+        out.push('\n');
+        if g.next() % 10 == 0 {
+            out.push_str(&format!(
+                r#"{{"type":"content_block_stop","index":{index}}}"#
+            ));
+            out.push('\n');
+        }
+    }
+    out.push_str(r#"{"type":"message_stop"}"#);
+    out.push('\n');
+    out
+}
+
+#[test]
+fn generated_anthropic_streams_fast_path_equals_generic_path() {
+    let mut g = Gen(0x2545_f491_4f6c_dd1d);
+    let mut hits = 0;
+    for _ in 0..300 {
+        let stream = generated_anthropic(&mut g);
+        hits += lockstep_of("anthropic", stream.as_bytes());
+        assert_same_whole_of("anthropic", "generated", stream.as_bytes());
+    }
+    assert!(hits > 100, "fast path read only {hits} generated events");
+}
+
+/// The payloads of a JSON-values stream fed in `pieces` (and what `finish` leaves).
+fn payloads(pieces: &[&[u8]]) -> Vec<Vec<u8>> {
+    let mut transport = events::Transport::new();
+    let mut seen = Vec::new();
+    for piece in pieces {
+        transport.feed(piece, &mut |payload| seen.push(payload.to_vec()));
+    }
+    let tail = transport.finish(&mut |payload| seen.push(payload.to_vec()));
+    seen.extend(tail);
+    seen
+}
+
+#[test]
+fn the_json_scan_word_at_a_time_finds_every_quote_backslash_and_newline() {
+    // strings whose quotes, escapes and raw newlines fall at every offset of an 8-byte word,
+    // with brackets, quotes and non-ASCII text inside them
+    let mut stream = Vec::new();
+    let mut expected = Vec::new();
+    for pad in 0..17 {
+        let fill = "é{[x".repeat(pad).chars().take(pad).collect::<String>();
+        for body in [
+            format!(r#"{{"a":"{fill}"}}"#),
+            format!(r#"{{"a":"{fill}\"}}","b":[{{"c":"\\"}}]}}"#),
+            format!(r#"{{"a":["{fill}\\\\",{{}}]}}"#),
+        ] {
+            stream.extend_from_slice(body.as_bytes());
+            stream.push(b'\n');
+            expected.push(body.into_bytes());
+        }
+        // a raw newline inside a string ends its value there; the next starts after it
+        let broken = format!(r#"{{"a":"{fill}"#);
+        stream.extend_from_slice(broken.as_bytes());
+        stream.extend_from_slice(b"\n{\"b\":1}\n");
+        expected.push(broken.into_bytes());
+        expected.push(b"{\"b\":1}".to_vec());
+    }
+    assert_eq!(payloads(&[&stream]), expected);
+    // however it is split (an escape's backslash at a block's end included)
+    for cut in 0..stream.len() {
+        let (head, rest) = stream.split_at(cut);
+        assert_eq!(payloads(&[head, rest]), expected, "cut at {cut}");
+    }
+    let bytes: Vec<&[u8]> = stream.chunks(1).collect();
+    assert_eq!(payloads(&bytes), expected);
 }

@@ -1,6 +1,7 @@
-"""The Rust engine's typed fast path for openai-chat chunks read from bytes, against its
-generic path (the hidden ``FASTMERGE_GENERIC_EVENTS`` switch) and against the twin, on
-hypothesis streams of chunks near the hot shape: the same messages, anomalies and errors.
+"""The Rust engine's typed fast paths for events read from bytes (openai-chat chunks,
+Anthropic block deltas), against its generic path (the hidden ``FASTMERGE_GENERIC_EVENTS``
+switch) and against the twin, on hypothesis streams of events near the hot shapes: the same
+messages, anomalies and errors.
 tests/engine_fastpath.rs does the same on the corpus, event by event.
 """
 
@@ -78,9 +79,11 @@ def _stream(chunks: list[dict[str, Any]], ascii_only: bool) -> bytes:
     return b"\n".join(lines) + b"\n"
 
 
-def _run(backend: str, data: bytes, strict: bool) -> tuple[Any, ...]:
+def _run(
+    backend: str, data: bytes, strict: bool, provider: str = "openai-chat"
+) -> tuple[Any, ...]:
     def go() -> bytes:
-        agg = AGGREGATES[backend].Aggregator("openai-chat", strict=strict)
+        agg = AGGREGATES[backend].Aggregator(provider, strict=strict)
         agg.feed(data)
         return orjson.dumps([m.to_dict() for m in agg.finish_choices()])
 
@@ -103,3 +106,61 @@ def test_fast_path_equals_generic_path_and_twin(
         generic = _run("rust", data, strict)
     assert fast == generic
     assert fast == _run("python", data, strict)
+
+
+# Anthropic: content_block_delta events around the fast path's shape, for blocks of each kind
+_anthropic_starts = [
+    {"type": "content_block_start", "index": 0, "content_block": {"type": "thinking"}},
+    {"type": "content_block_start", "index": 1, "content_block": {"type": "text", "text": ""}},
+    {
+        "type": "content_block_start",
+        "index": 2,
+        "content_block": {"type": "tool_use", "id": "t", "name": "f", "input": {}},
+    },
+    {"type": "content_block_start", "index": 3, "content_block": {"type": "server_x"}},
+]
+_delta_body = st.sampled_from(
+    [
+        ("text_delta", "text"),
+        ("thinking_delta", "thinking"),
+        ("signature_delta", "signature"),
+        ("input_json_delta", "partial_json"),
+        ("text_delta", "thinking"),
+        ("other_delta", "text"),
+    ]
+).flatmap(
+    lambda kind: st.fixed_dictionaries(
+        {"type": st.just(kind[0]), kind[1]: _text | _odd},
+        optional={"extra": st.just(1)},
+    )
+)
+_anthropic_delta = st.fixed_dictionaries(
+    {
+        "type": st.just("content_block_delta"),
+        "index": st.sampled_from([0, 1, 2, 3, 4]) | _odd,
+        "delta": _delta_body,
+    },
+    optional={"x": st.just(1)},
+)
+_anthropic_event = _anthropic_delta | st.sampled_from(
+    [{"type": "content_block_stop", "index": i} for i in range(4)] + [{"type": "ping"}]
+)
+
+
+@pytest.mark.differential
+@given(st.lists(_anthropic_event, max_size=12), st.booleans(), st.booleans())
+def test_anthropic_fast_path_equals_generic_path_and_twin(
+    both: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    events: list[dict[str, Any]],
+    ascii_only: bool,
+    strict: bool,
+) -> None:
+    start = {"type": "message_start", "message": {"id": "m", "role": "assistant", "content": []}}
+    data = _stream([start, *_anthropic_starts, *events, {"type": "message_stop"}], ascii_only)
+    fast = _run("rust", data, strict, "anthropic")
+    with monkeypatch.context() as patch:
+        patch.setenv("FASTMERGE_GENERIC_EVENTS", "1")
+        generic = _run("rust", data, strict, "anthropic")
+    assert fast == generic
+    assert fast == _run("python", data, strict, "anthropic")

@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::engine::chunks::{
-    append_bare_text, append_indexed_arguments, append_indexed_text, fold, materialize, Family,
-    Leaf, Options, State,
+    append_bare_str, append_bare_text, append_indexed_arguments, append_indexed_arguments_str,
+    append_indexed_str, append_indexed_text, fold, materialize, Family, Leaf, Options, State,
 };
 use crate::engine::error::EngineError;
 use crate::engine::events::{self, EventDataError, Transport, TransportKind};
@@ -428,15 +428,29 @@ impl AggregatorCore {
         Ok(())
     }
 
-    /// `fold_all` of a fast path's leaves: a bare text delta is appended to its choice's last
-    /// part without being built as a leaf, when that is what `fold_all` would do with it.
+    /// `fold_all` of a fast path's leaves: a bare delta is appended to its part without being
+    /// built as a leaf, when that is what `fold_all` would do with it.
     fn fold_fast(&mut self, leaves: common::FastLeaves) -> Result<(), AggError> {
         for (choice, leaf) in leaves {
-            if let common::FastLeaf::Text { text, reasoning } = &leaf {
-                if let Some(state) = self.states.get_mut(&choice) {
-                    if append_bare_text(state, text, *reasoning) {
-                        continue;
+            if let Some(state) = self.states.get_mut(&choice) {
+                // the checks of `bare_text` / `bare_arguments`: an empty text is folded
+                let appended = match &leaf {
+                    common::FastLeaf::Text {
+                        text,
+                        reasoning,
+                        index,
+                    } if !text.is_empty() => match index {
+                        None => append_bare_str(state, text, *reasoning),
+                        Some(index) => append_indexed_str(state, text, *reasoning, *index),
+                    },
+                    common::FastLeaf::Arguments { arguments, index } if !arguments.is_empty() => {
+                        append_indexed_arguments_str(state, arguments, *index)
+                            .map_err(|err| native_error(err, self.count))?
                     }
+                    _ => false,
+                };
+                if appended {
+                    continue;
                 }
             }
             self.fold_all(vec![(choice, leaf.build())])?;

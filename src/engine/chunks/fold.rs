@@ -3,6 +3,7 @@
 
 use crate::engine::error::EngineError;
 use crate::engine::host::{Host, Kind};
+use crate::engine::value::{NativeError, NativeHost, Value};
 
 use super::leaf::{
     Args, Content, Field, Fragment, Key, Leaf, OtherPart, PartOp, Payload, TextPart,
@@ -643,23 +644,55 @@ fn kind_change<H: Host>(
 /// leaf. False (and nothing done) otherwise: then fold the leaf. The twin's shortcut in
 /// `ChunkCore.__add__`.
 pub fn append_bare_text<O: Clone>(state: &mut State<O>, text: &O, reasoning: bool) -> bool {
+    push_to(bare_text_part(state, reasoning), state, |pieces| {
+        pieces.push(text.clone())
+    })
+}
+
+/// The part [`append_bare_text`] appends to, if any.
+fn bare_text_part<O>(state: &State<O>, reasoning: bool) -> Option<usize> {
     if state.family != Family::Assistant || state.role.is_none() {
-        return false;
+        return None;
     }
-    match state.parts.last_mut() {
-        Some(last)
-            if last.index.is_none()
-                && matches!(
-                    (&last.kind, reasoning),
-                    (PartKind::Text(_), false) | (PartKind::Reasoning(_), true)
-                ) =>
-        {
-            last.pieces.push(text.clone());
+    let last = state.parts.last()?;
+    (last.index.is_none() && is_kind(&last.kind, reasoning)).then(|| state.parts.len() - 1)
+}
+
+/// Whether a part kind is text (or reasoning, if `reasoning`).
+fn is_kind<O>(kind: &PartKind<O>, reasoning: bool) -> bool {
+    matches!(
+        (kind, reasoning),
+        (PartKind::Text(_), false) | (PartKind::Reasoning(_), true)
+    )
+}
+
+/// Appends to the pieces of part `part` (if any) and counts the leaf: whether it did.
+fn push_to<O>(part: Option<usize>, state: &mut State<O>, push: impl FnOnce(&mut Vec<O>)) -> bool {
+    match part.and_then(|p| state.parts.get_mut(p)) {
+        Some(part) => {
+            push(&mut part.pieces);
             state.leaves += 1;
             true
         }
-        _ => false,
+        None => false,
     }
+}
+
+/// A text the engine read itself, appended to the last piece when that is a str (else a
+/// piece of its own): a run of deltas grows one string, so each delta is copied once and
+/// allocates nothing of its own. The pieces join to the same text.
+fn push_str(pieces: &mut Vec<Value>, text: &str) {
+    match pieces.last_mut() {
+        Some(Value::Str(last)) => last.push_str(text),
+        _ => pieces.push(Value::Str(text.to_owned())),
+    }
+}
+
+/// [`append_bare_text`] of a text borrowed from an event's bytes (a typed fast path's).
+pub fn append_bare_str(state: &mut State<Value>, text: &str, reasoning: bool) -> bool {
+    push_to(bare_text_part(state, reasoning), state, |pieces| {
+        push_str(pieces, text)
+    })
 }
 
 /// `fold` of a leaf that is one text or reasoning delta with a part index (`{"parts":
@@ -674,23 +707,32 @@ pub fn append_indexed_text<O: Clone + PartialEq>(
     reasoning: bool,
     index: &O,
 ) -> bool {
+    push_to(
+        indexed_text_part(state, reasoning, index),
+        state,
+        |pieces| pieces.push(text.clone()),
+    )
+}
+
+/// The part [`append_indexed_text`] appends to, if any.
+fn indexed_text_part<O: PartialEq>(state: &State<O>, reasoning: bool, index: &O) -> Option<usize> {
     if state.family != Family::Assistant {
-        return false;
+        return None;
     }
-    match state.parts.last_mut() {
-        Some(last)
-            if last.index.as_ref() == Some(index)
-                && matches!(
-                    (&last.kind, reasoning),
-                    (PartKind::Text(_), false) | (PartKind::Reasoning(_), true)
-                ) =>
-        {
-            last.pieces.push(text.clone());
-            state.leaves += 1;
-            true
-        }
-        _ => false,
-    }
+    let last = state.parts.last()?;
+    (last.index.as_ref() == Some(index) && is_kind(&last.kind, reasoning))
+        .then(|| state.parts.len() - 1)
+}
+
+/// [`append_indexed_text`] of a text borrowed from an event's bytes (a typed fast path's).
+pub fn append_indexed_str(
+    state: &mut State<Value>,
+    text: &str,
+    reasoning: bool,
+    index: i64,
+) -> bool {
+    let part = indexed_text_part(state, reasoning, &Value::Int(index));
+    push_to(part, state, |pieces| push_str(pieces, text))
 }
 
 /// `fold` of a leaf that is one tool-call fragment holding only a provider index and text
@@ -704,29 +746,41 @@ pub fn append_indexed_arguments<H: Host>(
     arguments: &H::Obj,
     index: &H::Obj,
 ) -> Result<bool, H::Err> {
+    let part = arguments_part(host, state, index)?;
+    Ok(push_to(part, state, |pieces| {
+        pieces.push(arguments.clone())
+    }))
+}
+
+/// The part [`append_indexed_arguments`] appends to, if any.
+fn arguments_part<H: Host>(
+    host: &H,
+    state: &State<H::Obj>,
+    index: &H::Obj,
+) -> Result<Option<usize>, H::Err> {
     if state.family != Family::Assistant {
-        return Ok(false);
+        return Ok(None);
     }
     let hash = host.key_hash(index)?;
     let Some(&call) = state.calls_by_index.get(host, index, hash)? else {
-        return Ok(false);
+        return Ok(None);
     };
-    let Some(part) = state
+    Ok(state
         .calls
         .get(call)
         .filter(|c| c.args_dict.is_none())
-        .map(|c| c.part)
-    else {
-        return Ok(false);
-    };
-    match state.parts.get_mut(part) {
-        Some(part) => {
-            part.pieces.push(arguments.clone());
-            state.leaves += 1;
-            Ok(true)
-        }
-        None => Ok(false),
-    }
+        .map(|c| c.part))
+}
+
+/// [`append_indexed_arguments`] of arguments borrowed from an event's bytes (a typed fast
+/// path's).
+pub fn append_indexed_arguments_str(
+    state: &mut State<Value>,
+    arguments: &str,
+    index: i64,
+) -> Result<bool, NativeError> {
+    let part = arguments_part(&NativeHost, state, &Value::Int(index))?;
+    Ok(push_to(part, state, |pieces| push_str(pieces, arguments)))
 }
 
 /// The `mismatched_delta` anomaly of a call whose arguments change from text to an object or

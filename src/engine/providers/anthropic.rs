@@ -9,7 +9,8 @@ use crate::engine::value::Map;
 
 use crate::engine::events::{kind_name, parse};
 use crate::engine::providers::common::{
-    self, anomaly, get, get_str, is_null, list, s, text_field, Leaves, Obj,
+    self, anomaly, arguments_part, get, get_str, is_null, list, s, text_field, text_part,
+    FastLeaves, Leaves, Obj,
 };
 use crate::engine::value::{py_repr, Value};
 
@@ -209,39 +210,43 @@ fn strip_delta(type_: &str) -> &str {
 
 /// The part one text, citation, thinking, signature or input JSON delta gives.
 fn delta_part(delta: &Value, type_: &str, index: i64) -> Result<Value, String> {
-    let mut part = Obj::new();
-    match type_ {
-        "text_delta" => {
-            let text = string(get(delta, "text"), type_, "text")?;
-            part.put("part", s("text")).put("text", s(text));
-            part.put("index", Value::Int(index));
-        }
-        "citations_delta" => {
-            let citation = get(delta, "citation").cloned().unwrap_or(Value::Null);
-            part.put("part", s("text")).put("text", s(""));
-            part.put("citations", list(vec![citation]));
-            part.put("index", Value::Int(index));
-        }
-        "thinking_delta" => {
-            let text = string(get(delta, "thinking"), type_, "thinking")?;
-            part.put("part", s("reasoning")).put("text", s(text));
-            part.put("index", Value::Int(index));
-        }
-        "signature_delta" => {
-            let signature = string(get(delta, "signature"), type_, "signature")?;
-            part.put("part", s("reasoning")).put("text", s(""));
-            part.put("payload", payload("signature", s(signature)));
-            part.put("index", Value::Int(index));
-        }
-        _ => {
-            // input_json_delta
-            let arguments = string(get(delta, "partial_json"), type_, "partial_json")?;
-            part.put("part", s("tool_call"));
-            part.put("provider_index", Value::Int(index));
-            part.put("arguments", s(arguments));
-        }
+    if type_ == "citations_delta" {
+        let citation = get(delta, "citation").cloned().unwrap_or(Value::Null);
+        let mut part = Obj::new();
+        part.put("part", s("text")).put("text", s(""));
+        part.put("citations", list(vec![citation]));
+        part.put("index", Value::Int(index));
+        return Ok(part.build());
     }
-    Ok(part.build())
+    let field = delta_field(type_);
+    let text = string(get(delta, field), type_, field)?;
+    Ok(string_delta_part(type_, text, index))
+}
+
+/// The field of a delta type that carries its string (input_json_delta for any other).
+fn delta_field(type_: &str) -> &'static str {
+    match type_ {
+        "text_delta" => "text",
+        "thinking_delta" => "thinking",
+        "signature_delta" => "signature",
+        _ => "partial_json",
+    }
+}
+
+/// The part of a text, thinking, signature or input JSON delta (`type_`) carrying `text`.
+fn string_delta_part(type_: &str, text: &str, index: i64) -> Value {
+    match type_ {
+        "text_delta" => text_part(text, false, Some(index)),
+        "thinking_delta" => text_part(text, true, Some(index)),
+        "signature_delta" => {
+            let mut part = Obj::new();
+            part.put("part", s("reasoning")).put("text", s(""));
+            part.put("payload", payload("signature", s(text)));
+            part.put("index", Value::Int(index));
+            part.build()
+        }
+        _ => arguments_part(text, index),
+    }
 }
 
 /// A leaf with `anomalies` first, then the other keys.
@@ -771,6 +776,10 @@ impl common::Adapter for Adapter {
         })
     }
 
+    fn fast_event<'a>(&mut self, raw: &'a [u8]) -> Option<FastLeaves<'a>> {
+        fast::fast_event(self, raw)
+    }
+
     fn knows(&self, event: &Value) -> bool {
         matches!(get(event, "type"), Some(Value::Str(kind)) if EVENT_TYPES.contains(&kind.as_str()))
     }
@@ -792,5 +801,104 @@ impl common::Adapter for Adapter {
         } else {
             vec![(0, leaf.build())]
         }
+    }
+}
+
+/// The typed fast path: a `content_block_delta` of a text, thinking, signature or input JSON
+/// delta for a block already started with the delta's kind, read with a borrowed serde parse
+/// straight from the event's bytes, to the leaf [`Adapter::delta`] builds from the parsed
+/// tree. Any other event or shape (another key, another type, a block not started or of
+/// another kind, a duplicate key, invalid text) makes [`fast::fast_event`] answer None, and
+/// the event is read the generic way; tests/engine_fastpath.rs runs both on the corpus.
+mod fast {
+    use std::borrow::Cow;
+
+    use serde::Deserialize;
+
+    use super::{delta_kind, string_delta_part, Adapter};
+    use crate::engine::providers::common::{list, FastLeaf, FastLeaves, Obj};
+
+    /// A str of the event, borrowed from its bytes unless it holds an escape (a newtype: serde
+    /// reads a bare `Option<Cow<str>>` as an owned copy).
+    #[derive(Deserialize)]
+    struct Str<'a>(#[serde(borrow)] Cow<'a, str>);
+
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Event<'a> {
+        #[serde(borrow, rename = "type")]
+        type_: Str<'a>,
+        index: i64,
+        #[serde(borrow)]
+        delta: Delta<'a>,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Delta<'a> {
+        #[serde(borrow, rename = "type")]
+        type_: Str<'a>,
+        #[serde(borrow, default)]
+        text: Option<Str<'a>>,
+        #[serde(borrow, default)]
+        thinking: Option<Str<'a>>,
+        #[serde(borrow, default)]
+        signature: Option<Str<'a>>,
+        #[serde(borrow, default)]
+        partial_json: Option<Str<'a>>,
+    }
+
+    pub(super) fn fast_event<'a>(adapter: &mut Adapter, raw: &'a [u8]) -> Option<FastLeaves<'a>> {
+        // one UTF-8 check of the whole event, not one per string (invalid text: generic)
+        let text = std::str::from_utf8(raw).ok()?;
+        let event: Event<'a> = serde_json::from_str(text).ok()?;
+        if event.type_.0 != "content_block_delta" {
+            return None;
+        }
+        let delta = event.delta;
+        let type_ = delta.type_.0.as_ref();
+        // exactly the field of its type (null is the generic path's error)
+        let fields = [
+            ("text_delta", delta.text),
+            ("thinking_delta", delta.thinking),
+            ("signature_delta", delta.signature),
+            ("input_json_delta", delta.partial_json),
+        ];
+        let mut text = None;
+        for (of, field) in fields {
+            match (of == type_, field) {
+                (true, Some(field)) => text = Some(field.0),
+                (false, None) => {}
+                _ => return None,
+            }
+        }
+        let text = text?;
+        // a block started with this delta's kind (else: an anomaly, the generic path's)
+        let (kind, _) = delta_kind(type_)?;
+        let block = adapter.order.get(*adapter.blocks.get(&event.index)?)?;
+        if block.kind != kind {
+            return None;
+        }
+        let index = block.part_index;
+        let leaf = match type_ {
+            "text_delta" | "thinking_delta" => FastLeaf::Text {
+                text,
+                reasoning: type_ == "thinking_delta",
+                index: Some(index),
+            },
+            "input_json_delta" => FastLeaf::Arguments {
+                arguments: text,
+                index,
+            },
+            _ => {
+                let mut leaf = Obj::new();
+                let part = string_delta_part(type_, &text, index);
+                leaf.put("parts", list(vec![part]));
+                FastLeaf::Leaf(leaf.build())
+            }
+        };
+        let mut leaves = FastLeaves::with_capacity(1);
+        leaves.push((0, leaf));
+        Some(leaves)
     }
 }

@@ -1,6 +1,7 @@
 //! What every adapter shares (the twin's `_pure/providers/_common.py`): the [`Adapter`]
 //! trait, and small readers and builders of [`Value`]s.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use crate::engine::text::is_absent_text;
@@ -12,33 +13,66 @@ use crate::engine::value::Value;
 pub type Leaves = Vec<(i64, Value)>;
 
 /// A leaf of a typed fast path ([`Adapter::fast_event`]): a leaf, or one that would be nothing
-/// but one text or reasoning delta (`{"parts": [{"part": "text" | "reasoning", "text": text}]}`,
-/// most events of a stream), left unbuilt: the fold appends its text without walking a leaf.
+/// but one delta (most events of a stream), left unbuilt with its text borrowed from the
+/// event's bytes: the fold appends the text without walking a leaf, and copies it once.
 #[derive(Debug, Clone)]
-pub enum FastLeaf {
+pub enum FastLeaf<'a> {
     Leaf(Value),
-    Text { text: Value, reasoning: bool },
+    /// `{"parts": [{"part": "text" | "reasoning", "text": text, "index"?: index}]}`
+    Text {
+        text: Cow<'a, str>,
+        reasoning: bool,
+        index: Option<i64>,
+    },
+    /// `{"parts": [{"part": "tool_call", "provider_index": index, "arguments": arguments}]}`
+    Arguments {
+        arguments: Cow<'a, str>,
+        index: i64,
+    },
 }
 
-impl FastLeaf {
+impl FastLeaf<'_> {
     /// The leaf itself.
     pub fn build(self) -> Value {
-        match self {
-            FastLeaf::Leaf(leaf) => leaf,
-            FastLeaf::Text { text, reasoning } => {
-                let mut part = Obj::new();
-                let kind = if reasoning { "reasoning" } else { "text" };
-                part.put("part", s(kind)).put("text", text);
-                let mut leaf = Obj::new();
-                leaf.put("parts", list(vec![part.build()]));
-                leaf.build()
-            }
-        }
+        let part = match self {
+            FastLeaf::Leaf(leaf) => return leaf,
+            FastLeaf::Text {
+                text,
+                reasoning,
+                index,
+            } => text_part(&text, reasoning, index),
+            FastLeaf::Arguments { arguments, index } => arguments_part(&arguments, index),
+        };
+        let mut leaf = Obj::new();
+        leaf.put("parts", list(vec![part]));
+        leaf.build()
     }
 }
 
+/// A text or reasoning delta's part: `{"part": "text" | "reasoning", "text": text, "index"?:
+/// index}`.
+pub fn text_part(text: &str, reasoning: bool, index: Option<i64>) -> Value {
+    let mut part = Obj::new();
+    let kind = if reasoning { "reasoning" } else { "text" };
+    part.put("part", s(kind)).put("text", s(text));
+    if let Some(index) = index {
+        part.put("index", Value::Int(index));
+    }
+    part.build()
+}
+
+/// A tool call's arguments fragment: `{"part": "tool_call", "provider_index": index,
+/// "arguments": arguments}`.
+pub fn arguments_part(arguments: &str, index: i64) -> Value {
+    let mut part = Obj::new();
+    part.put("part", s("tool_call"))
+        .put("provider_index", Value::Int(index))
+        .put("arguments", s(arguments));
+    part.build()
+}
+
 /// The leaves of a typed fast path, each with its choice index, in order.
-pub type FastLeaves = Vec<(i64, FastLeaf)>;
+pub type FastLeaves<'a> = Vec<(i64, FastLeaf<'a>)>;
 
 /// One wire format: provider events in, delta leaves out (see the module docs of
 /// [`crate::engine::providers`]). The twin's adapter classes, method for method.
@@ -56,7 +90,7 @@ pub trait Adapter: Send + Sync {
     /// fast path for its shape: then the same leaves [`Self::event`] gives for the parsed
     /// event (which the adapter knows and which starts no other response), with the same
     /// state changes. None, with the adapter untouched, for any other event.
-    fn fast_event(&mut self, _raw: &[u8]) -> Option<FastLeaves> {
+    fn fast_event<'a>(&mut self, _raw: &'a [u8]) -> Option<FastLeaves<'a>> {
         None
     }
     /// Leaves at the end of the stream.

@@ -849,7 +849,7 @@ impl common::Adapter for Adapter {
         Ok(leaves)
     }
 
-    fn fast_event(&mut self, raw: &[u8]) -> Option<common::FastLeaves> {
+    fn fast_event<'a>(&mut self, raw: &'a [u8]) -> Option<common::FastLeaves<'a>> {
         fast::fast_event(self, raw)
     }
 

@@ -13,7 +13,7 @@ use std::borrow::Cow;
 use serde::{Deserialize, Deserializer};
 
 use super::{delta, Adapter, Choice};
-use crate::engine::providers::common::{list, s, FastLeaf, FastLeaves, Obj};
+use crate::engine::providers::common::{arguments_part, list, s, FastLeaf, FastLeaves, Obj};
 use crate::engine::text::is_absent_text;
 use crate::engine::value::{Map, Value};
 
@@ -27,7 +27,20 @@ impl<'de> Deserialize<'de> for OnlyNull {
     }
 }
 
-type Text<'a> = Option<Cow<'a, str>>;
+/// A str of the event, borrowed from its bytes unless it holds an escape. (serde reads an
+/// `Option<Cow<str>>` field as an owned copy, whatever `borrow` says; a newtype of a borrowed
+/// `Cow` inside the `Option` is read in place.)
+#[derive(Deserialize)]
+struct Str<'a>(#[serde(borrow)] Cow<'a, str>);
+
+impl std::ops::Deref for Str<'_> {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+type Text<'a> = Option<Str<'a>>;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -114,6 +127,14 @@ struct Function<'a> {
     name: Option<OnlyNull>,
 }
 
+/// A text of the event, borrowed from its bytes where it lies there (no escape in it).
+fn keep<'a>(text: &Cow<'a, str>) -> Cow<'a, str> {
+    match text {
+        Cow::Borrowed(text) => Cow::Borrowed(text),
+        Cow::Owned(text) => Cow::Owned(text.clone()),
+    }
+}
+
 /// What `Choice::fresh` does for a str, without building the value unless it is sent.
 fn fresh_str(state: &mut Choice, key: &str, text: &str) -> Option<Value> {
     if matches!(state.sent.get(key), Some(Value::Str(sent)) if sent == text) {
@@ -126,10 +147,10 @@ fn fresh_str(state: &mut Choice, key: &str, text: &str) -> Option<Value> {
 
 /// The leaves of `raw` when it is the hot shape (see the module docs), else None with the
 /// adapter untouched.
-pub(super) fn fast_event(adapter: &mut Adapter, raw: &[u8]) -> Option<FastLeaves> {
+pub(super) fn fast_event<'a>(adapter: &mut Adapter, raw: &'a [u8]) -> Option<FastLeaves<'a>> {
     // one UTF-8 check of the whole event, not one per string (invalid text: the generic path)
     let text = std::str::from_utf8(raw).ok()?;
-    let chunk: Chunk = serde_json::from_str(text).ok()?;
+    let chunk: Chunk<'a> = serde_json::from_str(text).ok()?;
     if chunk.choices.is_empty() {
         return None; // a chunk for every choice: the generic path
     }
@@ -150,7 +171,7 @@ pub(super) fn fast_event(adapter: &mut Adapter, raw: &[u8]) -> Option<FastLeaves
         }
     }
     let _ = chunk.usage;
-    let mut leaves: FastLeaves = Vec::with_capacity(chunk.choices.len());
+    let mut leaves = FastLeaves::with_capacity(chunk.choices.len());
     for choice in &chunk.choices {
         let _ = &choice.logprobs;
         let state = adapter.choices.entry(choice.index).or_default();
@@ -159,28 +180,23 @@ pub(super) fn fast_event(adapter: &mut Adapter, raw: &[u8]) -> Option<FastLeaves
         let mut role = None;
         let mut reasoning = None;
         let mut content = None;
-        let mut calls: Vec<Value> = Vec::new();
+        let mut calls: Vec<(i64, &Cow<'a, str>)> = Vec::new();
         let mut refusal = None;
         if let Some(d) = &choice.delta {
             role = d.role.as_deref();
             reasoning = [&d.reasoning_content, &d.reasoning]
                 .into_iter()
                 .flatten()
-                .map(|text| text.as_ref())
                 .find(|text| !text.is_empty());
             if reasoning.is_some() {
                 state.open_call = None;
             }
-            content = d.content.as_deref().filter(|t| !t.is_empty());
+            content = d.content.as_ref().filter(|t| !t.is_empty());
             if content.is_some() {
                 state.open_call = None;
             }
             for call in d.tool_calls.as_deref().unwrap_or(&[]) {
-                let mut part = Obj::new();
-                part.put("part", s("tool_call"))
-                    .put("provider_index", Value::Int(call.index))
-                    .put("arguments", s(&call.function.arguments));
-                calls.push(part.build());
+                calls.push((call.index, &call.function.arguments));
                 // a known call, no new id or name: its identity stays (checked above)
                 state.open_call = state.calls.get(&call.index).cloned();
             }
@@ -221,24 +237,29 @@ pub(super) fn fast_event(adapter: &mut Adapter, raw: &[u8]) -> Option<FastLeaves
             }
         }
         let alone = role.is_none()
-            && calls.is_empty()
             && refusal.is_none()
             && finish.is_none()
             && fields.is_empty()
             && meta.is_empty();
-        let bare = match (reasoning, content) {
-            (Some(text), None) if alone => Some((text, true)),
-            (None, Some(text)) if alone => Some((text, false)),
+        let bare = match (reasoning, content, calls.as_slice()) {
+            (Some(text), None, []) if alone => Some(FastLeaf::Text {
+                text: keep(&text.0),
+                reasoning: true,
+                index: None,
+            }),
+            (None, Some(text), []) if alone => Some(FastLeaf::Text {
+                text: keep(&text.0),
+                reasoning: false,
+                index: None,
+            }),
+            (None, None, [(index, arguments)]) if alone => Some(FastLeaf::Arguments {
+                arguments: keep(arguments),
+                index: *index,
+            }),
             _ => None,
         };
-        if let Some((text, reasoning)) = bare {
-            leaves.push((
-                choice.index,
-                FastLeaf::Text {
-                    text: s(text),
-                    reasoning,
-                },
-            ));
+        if let Some(leaf) = bare {
+            leaves.push((choice.index, leaf));
             continue;
         }
         let mut leaf = Obj::new();
@@ -252,7 +273,11 @@ pub(super) fn fast_event(adapter: &mut Adapter, raw: &[u8]) -> Option<FastLeaves
         if let Some(text) = content {
             parts.push(delta("text", text));
         }
-        parts.extend(calls);
+        parts.extend(
+            calls
+                .into_iter()
+                .map(|(index, arguments)| arguments_part(arguments, index)),
+        );
         if !parts.is_empty() {
             leaf.put("parts", list(parts));
         }
