@@ -136,6 +136,45 @@ fn hot_chunks_take_the_fast_path() {
     );
 }
 
+#[test]
+fn logprobs_chunks_take_the_fast_path() {
+    // the logprobs are read into values in place; a negative zero leaves the event to the
+    // generic path (which tells -0 from -0.0)
+    let entry = r#"{"token":"Hi","logprob":-0.25,"bytes":[72,105],"top_logprobs":[{"token":"Hi","logprob":-0.25,"bytes":[72,105]}]}"#;
+    let chunk = |delta: &str, logprobs: &str| {
+        format!(
+            r#"{{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{{"index":0,"delta":{delta},"logprobs":{logprobs},"finish_reason":null}}]}}"#
+        ) + "\n"
+    };
+    let stream = [
+        chunk(
+            r#"{"role":"assistant","content":""}"#,
+            r#"{"content":[],"refusal":null}"#,
+        ),
+        chunk(
+            r#"{"content":"Hi"}"#,
+            &format!(r#"{{"content":[{entry}],"refusal":null}}"#),
+        ),
+        chunk(
+            r#"{"content":" there"}"#,
+            &format!(r#"{{"content":[{entry},{entry}]}}"#),
+        ),
+    ]
+    .concat();
+    assert_eq!(lockstep(stream.as_bytes()), 3);
+    assert_same_whole("logprobs", stream.as_bytes());
+    let zeros = [
+        chunk(
+            r#"{"role":"assistant","content":"a"}"#,
+            r#"{"content":[{"logprob":-0}]}"#,
+        ),
+        chunk(r#"{"content":"b"}"#, r#"{"content":[{"logprob":-0.0}]}"#),
+    ]
+    .concat();
+    assert_eq!(lockstep(zeros.as_bytes()), 0);
+    assert_same_whole("negative zeros", zeros.as_bytes());
+}
+
 /// A small deterministic generator (xorshift): chunks that vary every field the fast path
 /// reads between its hot shape and the shapes it must leave to the generic path.
 struct Gen(u64);
@@ -265,7 +304,21 @@ fn generated_chunk(g: &mut Gen) -> String {
                     "1",
                 ][..],
             ),
-            ("logprobs", &["", "null", "|", "{\"content\":[]}"][..]),
+            (
+                "logprobs",
+                &[
+                    "",
+                    "null",
+                    "{\"content\":[]}",
+                    r#"{"content":[{"token":"a","logprob":-0.5,"bytes":[97],"top_logprobs":[{"token":"a","logprob":-0.5,"bytes":[97]}]}],"refusal":null}"#,
+                    "|",
+                    r#"{"content":[{"token":"a","logprob":-0,"bytes":null}]}"#,
+                    r#"{"content":[{"token":"a","logprob":-0.0}]}"#,
+                    r#"{"content":[{"logprob":1e400}]}"#,
+                    "[1,{\"a\":\"\\ud800\"}]",
+                    "7",
+                ][..],
+            ),
             ("token_ids", &["", "", "null", "|", "[1]", "[]"][..]),
         ] {
             let value = g.pick(h, values);

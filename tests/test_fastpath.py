@@ -55,7 +55,12 @@ _choice = _dict(
     index=st.sampled_from([0, 0, 1]) | _odd,
     delta=st.none() | _delta,
     finish_reason=st.none() | st.sampled_from(["stop", "", "tool_calls"]),
-    logprobs=st.none() | st.just({"content": []}),
+    logprobs=st.none()
+    | st.just({"content": []})
+    | st.fixed_dictionaries(
+        {"content": st.lists(_dict(token=_text, logprob=st.just(-0.5) | _odd), max_size=2)}
+    )
+    | _odd,
     token_ids=st.none() | st.just([1]),
 )
 _chunk = _dict(

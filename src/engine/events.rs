@@ -136,6 +136,27 @@ fn negative_zero_ints(data: &[u8]) -> Vec<bool> {
     out
 }
 
+/// A JSON value nested `DEPTH` levels deep in an event (the top-level object is level 1),
+/// read into [`Value`]s as [`parse`] reads it: for a typed reading of an event that keeps
+/// this value whole (a fast path's `logprobs`). A negative zero fails it (only [`parse`] tells
+/// `-0` from `-0.0`), as does nesting deeper than [`MAX_JSON_DEPTH`] in all.
+pub struct Nested<const DEPTH: usize>(pub Value);
+
+impl<'de, const DEPTH: usize> serde::Deserialize<'de> for Nested<DEPTH> {
+    fn deserialize<D: serde::Deserializer<'de>>(de: D) -> Result<Self, D::Error> {
+        let zeros = NegativeZeros::default();
+        let value = Seed {
+            depth: DEPTH,
+            zeros: &zeros,
+        }
+        .deserialize(de)?;
+        if zeros.seen.get() {
+            return Err(D::Error::custom("a negative zero"));
+        }
+        Ok(Nested(value))
+    }
+}
+
 #[derive(Clone, Copy)]
 struct Seed<'z> {
     depth: usize,

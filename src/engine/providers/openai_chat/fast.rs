@@ -1,8 +1,9 @@
 //! The typed fast path of the openai-chat adapter: the hot shape of a chat chunk (choices
 //! whose delta carries only role / content / reasoning / refusal / arguments fragments of
-//! known calls, a finish_reason, and the usual top-level scalars) read with a borrowed serde
-//! parse straight from the event's bytes, to the leaves [`Adapter::event`] builds from the
-//! parsed tree. Only the texts a leaf keeps are copied. Anything else (another key, another
+//! known calls, a finish_reason, `logprobs`, and the usual top-level scalars) read with a
+//! borrowed serde parse straight from the event's bytes, to the leaves [`Adapter::event`]
+//! builds from the parsed tree. Only what a leaf keeps is copied: its texts, and the logprobs,
+//! read into values where they lie (events::Nested). Anything else (another key, another
 //! type, a null where the generic path would error, a duplicate key, an escape it cannot
 //! borrow around, a state the generic path would flag) makes [`fast_event`] answer None and
 //! the caller reads the event the generic way: the exact-shape check is what keeps both paths
@@ -13,6 +14,7 @@ use std::borrow::Cow;
 use serde::{Deserialize, Deserializer};
 
 use super::{delta, Adapter, Choice};
+use crate::engine::events::Nested;
 use crate::engine::providers::common::{arguments_part, list, s, FastLeaf, FastLeaves, Obj};
 use crate::engine::text::is_absent_text;
 use crate::engine::value::{Map, Value};
@@ -77,8 +79,9 @@ struct ChunkChoice<'a> {
     delta: Option<Delta<'a>>,
     #[serde(borrow, default)]
     finish_reason: Text<'a>,
+    /// kept whole (the leaf's `logprobs`), read into values in place: level 4 of the event
     #[serde(default)]
-    logprobs: Option<OnlyNull>,
+    logprobs: Option<Nested<4>>,
     /// vLLM's `"token_ids": null` on every chunk
     #[serde(default)]
     #[allow(dead_code)]
@@ -172,8 +175,7 @@ pub(super) fn fast_event<'a>(adapter: &mut Adapter, raw: &'a [u8]) -> Option<Fas
     }
     let _ = chunk.usage;
     let mut leaves = FastLeaves::with_capacity(chunk.choices.len());
-    for choice in &chunk.choices {
-        let _ = &choice.logprobs;
+    for choice in chunk.choices {
         let state = adapter.choices.entry(choice.index).or_default();
         // the leaf's entries, in the generic path's order of work (state changes included);
         // built at the end, so that a bare text delta is never built as a leaf
@@ -238,6 +240,7 @@ pub(super) fn fast_event<'a>(adapter: &mut Adapter, raw: &'a [u8]) -> Option<Fas
         }
         let alone = role.is_none()
             && refusal.is_none()
+            && choice.logprobs.is_none()
             && finish.is_none()
             && fields.is_empty()
             && meta.is_empty();
@@ -283,6 +286,9 @@ pub(super) fn fast_event<'a>(adapter: &mut Adapter, raw: &'a [u8]) -> Option<Fas
         }
         if let Some(text) = refusal {
             leaf.put("refusal", s(text));
+        }
+        if let Some(Nested(logprobs)) = choice.logprobs {
+            leaf.put("logprobs", logprobs);
         }
         if let Some(finish) = finish {
             leaf.put("finish_reason", s(finish));
