@@ -1,8 +1,9 @@
 """Provider streams for the fast-path benchmarks (test_bench_streams.py): generated real-shaped
 streams as raw JSON lines, the implementations that merge them, and what each must produce.
 
-Streams (``STREAMS``), each at 1,000 and 20,000 events, each line the compact JSON of one event
-as the provider sends it (``data:`` payloads of the SSE stream):
+Streams (``STREAMS``), each at 1,000 and 20,000 events (and the text stream at 200,000 with
+``FASTMERGE_BENCH_LARGE=1``), each line the compact JSON of one event as the provider sends it
+(``data:`` payloads of the SSE stream):
 
 - ``openai_text``: OpenAI Chat ``chat.completion.chunk`` s with token-sized ``content`` deltas;
 - ``openai_logprobs``: the same, each chunk with its ``logprobs.content`` entry (3
@@ -24,6 +25,8 @@ Implementations (``STREAM_IMPLS``), each timed from the same lines, parse includ
   the whole stream as one bytes object, parsed in Rust); ``rust_lines``: the same with the list
   of line bytes (one ``add`` per line);
 - ``twin``: ``aggregate(jsonl_bytes, provider)`` on the pure-Python backend;
+- ``baseline``: the least a pure-Python merge does, ``json.loads`` of every line, list appends
+  of the delta strings and ``"".join`` (about ten lines per provider), checked like the others;
 - ``orjson``: ``orjson.loads`` of every line, no merging, each result dropped as the next line
   is parsed (the least a Python consumer of the stream pays: keeping all the parsed events
   alive, as LiteLLM's builder needs, costs several times more at 20,000 events, mostly in
@@ -69,12 +72,18 @@ with warnings.catch_warnings():
 
 #: The sizes of every stream, in events (lines).
 SIZES = (1_000, 20_000)
+#: The on-demand size of the OpenAI text stream (``FASTMERGE_BENCH_LARGE=1``): timed for
+#: ``LARGE_IMPLS`` only, and never in a smoke run.
+LARGE = 200_000
+LARGE_IMPLS = ("rust", "orjson", "baseline")
 #: The implementations, in report order.
-STREAM_IMPLS = ("rust", "rust_lines", "twin", "orjson", "openai", "anthropic", "litellm")
+STREAM_IMPLS = (
+    "rust", "rust_lines", "twin", "orjson", "baseline", "openai", "anthropic", "litellm"
+)  # fmt: skip
 #: The implementations that merge each provider's streams (besides ``orjson``, which parses).
 FOR_PROVIDER = {
-    "openai-chat": ("rust", "rust_lines", "twin", "orjson", "openai", "litellm"),
-    "anthropic": ("rust", "rust_lines", "twin", "orjson", "anthropic"),
+    "openai-chat": ("rust", "rust_lines", "twin", "orjson", "baseline", "openai", "litellm"),
+    "anthropic": ("rust", "rust_lines", "twin", "orjson", "baseline", "anthropic"),
 }
 #: The SDK accumulators: slow, so one round above SIZES[0] events and none in a smoke run.
 SLOW = ("openai", "anthropic", "litellm")
@@ -445,6 +454,16 @@ STREAMS = [
     )
     for n in SIZES
 ]
+if os.environ.get("FASTMERGE_BENCH_LARGE") == "1":
+    STREAMS.append(
+        Stream(
+            "openai_text",
+            "openai-chat",
+            f"streams: OpenAI Chat text, {LARGE:,} events",
+            LARGE,
+            functools.partial(_openai_text, False),
+        )
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -518,6 +537,70 @@ def _orjson_run(stream: Stream, like: Merged) -> Merged:
         loads(line)
         count += 1
     return Merged(events=count)
+
+
+def _baseline_openai(stream: Stream, like: Merged) -> Merged:
+    """The least a Python merge of chat chunks does: ``json.loads``, list appends, joins."""
+    text, calls, logprobs = [], {}, []
+    for line in stream.lines:
+        for choice in json.loads(line)["choices"]:
+            delta = choice["delta"]
+            if delta.get("content"):
+                text.append(delta["content"])
+            for call in delta.get("tool_calls") or ():
+                fn = call["function"]
+                calls.setdefault(call["index"], [call.get("id"), fn.get("name"), []])[2].append(
+                    fn["arguments"]
+                )
+            if choice.get("logprobs"):
+                logprobs += choice["logprobs"]["content"]
+    return Merged(
+        content=None if like.content is None else "".join(text),
+        tool_calls=None
+        if like.tool_calls is None
+        else tuple((i, n, "".join(a)) for i, n, a in calls.values()),
+        logprobs=None if like.logprobs is None else logprobs,
+    )
+
+
+def _baseline_anthropic(stream: Stream, like: Merged) -> Merged:
+    """The least a Python merge of Anthropic events does: ``json.loads``, list appends, joins
+    (each block's strings by delta type)."""
+    blocks: dict[int, tuple[dict[str, Any], dict[str, list[str]]]] = {}
+    for line in stream.lines:
+        event = json.loads(line)
+        if event["type"] == "content_block_start":
+            blocks[event["index"]] = (event["content_block"], {})
+        elif event["type"] == "content_block_delta":
+            delta = event["delta"]
+            field = _DELTA_FIELDS[delta["type"]]
+            blocks[event["index"]][1].setdefault(field, []).append(delta[field])
+    joined = [(b, {k: "".join(v) for k, v in pieces.items()}) for b, pieces in blocks.values()]
+    thinking = [j for b, j in joined if b["type"] == "thinking"]
+    return Merged(
+        content="".join(j.get("text", "") for b, j in joined if b["type"] == "text"),
+        reasoning="".join(j.get("thinking", "") for j in thinking),
+        signature=thinking[0].get("signature") if thinking else None,
+        tool_calls=tuple(
+            (b["id"], b["name"], j.get("partial_json", ""))
+            for b, j in joined
+            if b["type"] == "tool_use"
+        ),
+    )
+
+
+_DELTA_FIELDS = {
+    "text_delta": "text",
+    "thinking_delta": "thinking",
+    "signature_delta": "signature",
+    "input_json_delta": "partial_json",
+}
+
+
+def _baseline_run(stream: Stream, like: Merged) -> Merged:
+    if stream.provider == "anthropic":
+        return _baseline_anthropic(stream, like)
+    return _baseline_openai(stream, like)
 
 
 def _openai_impl() -> StreamImpl:
@@ -621,6 +704,8 @@ def load_stream_impl(name: str) -> StreamImpl:
         return _fastmerge_impl(name)
     if name == "orjson":
         return StreamImpl("orjson", _orjson_run)
+    if name == "baseline":
+        return StreamImpl("baseline", _baseline_run)
     if name == "openai":
         return _openai_impl()
     if name == "anthropic":

@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_JSON = ROOT / ".benchmarks" / "latest.json"
 IMPLS = ("rust", "twin", "openjiuwen")
 #: The benchmark kinds with their own sections (the generic merge is every other kind).
-OTHER_KINDS = ("chunks", "streams")
+OTHER_KINDS = ("chunks", "streams", "reads")
 
 
 def run_benchmarks(json_path: Path, extra: list[str]) -> None:
@@ -324,14 +324,17 @@ STREAM_LABELS = {
     "rust_feed": "rust feed",
     "twin": "twin",
     "orjson": "orjson",
+    "baseline": "baseline",
     "openai": "openai",
     "anthropic": "anthropic",
     "litellm": "LiteLLM",
 }
 #: Compared with the fast path in the ratio columns (``impl / rust``).
-STREAM_RATIOS = ("rust_lines", "twin", "orjson", "openai", "anthropic", "litellm")
+STREAM_RATIOS = ("rust_lines", "twin", "orjson", "baseline", "openai", "anthropic", "litellm")
 
 StreamKey = tuple[str, int, str]  # shape, size, impl
+#: The largest size of the linearity tables (the on-demand 200,000-event stream is left out).
+LINEAR_MAX = 20_000
 
 
 def stream_medians(
@@ -380,7 +383,9 @@ def stream_report(benchmarks: list[dict[str, Any]]) -> str:
         " lines** the same from the list of line bytes; **rust feed** only "
         "`Aggregator.feed(jsonl_bytes)` (the Rust parse and merge, no message built); **twin** "
         "`aggregate(jsonl_bytes)` on the pure-Python backend; **orjson** `orjson.loads` of every "
-        "line, no merge, each result dropped (the least parsing in Python costs); **openai** the "
+        "line, no merge, each result dropped (the least parsing in Python costs); **baseline** "
+        "the least a pure-Python merge does (`json.loads` of every line, list appends, joins); "
+        "**openai** the "
         "SDK's `ChatCompletionStreamState.handle_chunk` of "
         "`ChatCompletionChunk.model_validate(orjson.loads(line))`, then `get_final_completion()`;"
         " **anthropic** the SDK's `accumulate_event` of "
@@ -413,6 +418,8 @@ def stream_report(benchmarks: list[dict[str, Any]]) -> str:
             cells = " | ".join(per_event(v, size) for v in row)
             cells += "".join(f" | {ratio(t(shape, size, i), rust)}" for i in ratios)
             lines.append(f"| {size:,} | {cells} |")
+    lines += ["", *parse_table(t, shapes, sizes)]
+    sizes = [n for n in sizes if n <= LINEAR_MAX]
     if len(sizes) >= 2:
         small, large = min(sizes), max(sizes)
         linear = ("rust", "rust_lines", "rust_feed", "twin", "orjson")
@@ -430,6 +437,51 @@ def stream_report(benchmarks: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def parse_table(
+    t: Callable[[str, int, str], float | None], shapes: list[str], sizes: list[int]
+) -> list[str]:
+    """The fast path against parsing alone: rust, ``orjson.loads`` of the lines, the
+    pure-Python baseline, and rust's time over each (below 1× the fast path is faster)."""
+    lines = [
+        "`aggregate(bytes)` against parsing alone (rust / orjson ≤ 1× and rust / baseline < 1×: "
+        "merging from bytes costs less than parsing the lines in Python):",
+        "",
+        "| stream | events | rust | orjson | baseline | rust / orjson | rust / baseline |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for shape in shapes:
+        for size in sizes:
+            rust, parse, base = (t(shape, size, i) for i in ("rust", "orjson", "baseline"))
+            if rust is None:
+                continue
+            lines.append(
+                f"| {shape} | {size:,} | {seconds(rust)} | {seconds(parse)} | {seconds(base)} "
+                f"| {ratio(rust, parse)} | {ratio(rust, base)} |"
+            )
+    return lines
+
+
+def reads_report(benchmarks: list[dict[str, Any]]) -> str:
+    """One read of a large field of a complete message (test_bench_reads.py)."""
+    rows: dict[str, dict[str, float]] = {}
+    titles: dict[str, str] = {}
+    for bench in benchmarks:
+        info = bench.get("extra_info") or {}
+        if info.get("kind") != "reads":
+            continue
+        rows.setdefault(info["shape"], {})[info["impl"]] = bench["stats"]["median"]
+        titles[info["shape"]] = bench["group"]
+    if not rows:
+        return ""
+    lines = ["## Reads", "", "| read | rust | twin | twin / rust |", "|---|---:|---:|---:|"]
+    for shape, t in sorted(rows.items()):
+        rust, twin = t.get("rust"), t.get("twin")
+        lines.append(
+            f"| {titles[shape]} | {seconds(rust)} | {seconds(twin)} | {ratio(twin, rust)} |"
+        )
+    return "\n".join(lines)
+
+
 def stream_targets(
     t: Callable[[str, int, str], float | None], shapes: list[str], sizes: list[int]
 ) -> list[str]:
@@ -441,6 +493,10 @@ def stream_targets(
             measured = None if rust is None or parse is None or rust == 0 else parse / rust
             what = f"rust faster than `orjson.loads` of the lines alone, {shape} × {size:,}"
             rows.append((what + ": orjson / rust", measured, 1, False))
+            base = t(shape, size, "baseline")
+            measured = None if rust is None or base is None or rust == 0 else base / rust
+            what = f"rust faster than the pure-Python baseline, {shape} × {size:,}"
+            rows.append((what + ": baseline / rust", measured, 1, False))
     for shape in shapes:
         for size in sizes:
             rust, sdk = t(shape, size, "rust"), t(shape, size, "openai")
@@ -449,6 +505,7 @@ def stream_targets(
             measured = None if rust is None or sdk is None or rust == 0 else sdk / rust
             what = f"rust vs openai's ChatCompletionStreamState, {shape} × {size:,}"
             rows.append((what + ": openai / rust", measured, 30, False))
+    sizes = [n for n in sizes if n <= LINEAR_MAX]
     if len(sizes) >= 2:
         small, large = min(sizes), max(sizes)
         for shape in shapes:
@@ -484,7 +541,13 @@ def main(argv: list[str] | None = None) -> int:
     print(f"# fastmerge benchmark ratios ({os.path.relpath(args.json, ROOT)})")
     print()
     print(run_line(data))
-    for section in (report(data, benchmarks), chunk_report(benchmarks), stream_report(benchmarks)):
+    sections = (
+        report(data, benchmarks),
+        chunk_report(benchmarks),
+        stream_report(benchmarks),
+        reads_report(benchmarks),
+    )
+    for section in sections:
         if section:
             print()
             print(section)

@@ -25,6 +25,7 @@ from typing import Any, Iterator
 import pytest
 from _streams import (
     FOR_PROVIDER,
+    LARGE_IMPLS,
     SIZES,
     SLOW,
     STREAMS,
@@ -45,6 +46,7 @@ PARAMS = [
     pytest.param(name, stream, id=f"{name}-{stream.id}")
     for stream in STREAMS
     for name in (*FOR_PROVIDER[stream.provider], "rust_feed")
+    if stream.size in SIZES or name in LARGE_IMPLS
 ]
 
 
