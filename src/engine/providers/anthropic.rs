@@ -897,8 +897,6 @@ mod fast {
                 FastLeaf::Leaf(leaf.build())
             }
         };
-        let mut leaves = FastLeaves::with_capacity(1);
-        leaves.push((0, leaf));
-        Some(leaves)
+        Some(vec![(0, leaf)])
     }
 }
