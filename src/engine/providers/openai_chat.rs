@@ -206,14 +206,46 @@ struct Choice {
     calls: HashMap<i64, Identity>,
     open_call: Option<Identity>,
     finished: bool,
-    /// the id, model and provider_metadata entries last sent to the fold
+    /// the id, model and provider_metadata entries last sent to the fold, but those of
+    /// [`TOP_KEYS`]: in `top`, by position
     sent: HashMap<String, Value>,
+    /// what was last sent under each of [`TOP_KEYS`]: the fast path checks them on every
+    /// chunk, by position rather than by hashing the key
+    top: [Option<Value>; TOP_KEYS.len()],
 }
 
+/// The entries every chunk carries, in [`Choice::top`].
+const TOP_KEYS: [&str; 6] = [
+    "response_id",
+    "response_model",
+    "created",
+    "object",
+    "system_fingerprint",
+    "service_tier",
+];
+
 impl Choice {
+    /// What was last sent under `key`, where it is kept.
+    fn sent_at(&mut self, key: &str) -> Option<&mut Option<Value>> {
+        let slot = TOP_KEYS.iter().position(|k| *k == key)?;
+        self.top.get_mut(slot)
+    }
+
+    fn set(&mut self, key: &str, value: &Value) {
+        match self.sent_at(key) {
+            Some(slot) => *slot = Some(value.clone()),
+            None => {
+                self.sent.insert(key.to_owned(), value.clone());
+            }
+        }
+    }
+
     /// Whether `value` differs from what was last sent under `key` (and remember it if so):
     /// the twin's `_Choice.changed`, entry by entry.
     fn fresh(&mut self, key: &str, value: &Value) -> bool {
+        if let Some(slot) = TOP_KEYS.iter().position(|k| *k == key) {
+            return self.fresh_top(slot, value);
+        }
         if self.sent.get(key) == Some(value) {
             return false;
         }
@@ -221,15 +253,38 @@ impl Choice {
         true
     }
 
+    /// [`Self::fresh`] under `TOP_KEYS[slot]`.
+    fn fresh_top(&mut self, slot: usize, value: &Value) -> bool {
+        match self.top.get_mut(slot) {
+            Some(last) if last.as_ref() != Some(value) => {
+                *last = Some(value.clone());
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// [`Self::fresh`] of a str under `TOP_KEYS[slot]`, without building the value unless it
+    /// is sent: the value to send, or None.
+    fn fresh_top_str(&mut self, slot: usize, text: &str) -> Option<Value> {
+        let last = self.top.get_mut(slot)?;
+        if matches!(last, Some(Value::Str(sent)) if sent == text) {
+            return None;
+        }
+        let value = s(text);
+        *last = Some(value.clone());
+        Some(value)
+    }
+
     /// Record what a leaf sent whole (a chunk without choices): the twin's `remember`.
     fn remember(&mut self, top: &Top) {
         for (key, value) in top.fields.iter().chain(top.meta.iter()) {
             if *key != "prompt_token_ids" {
-                self.sent.insert((*key).to_owned(), (*value).clone());
+                self.set(key, value);
             }
         }
         if let Some(response) = &top.response {
-            self.sent.insert("response".to_owned(), response.clone());
+            self.set("response", response);
         }
     }
 }

@@ -13,7 +13,7 @@ use std::borrow::Cow;
 
 use serde::{Deserialize, Deserializer};
 
-use super::{delta, Adapter, Choice};
+use super::{delta, Adapter, TOP_KEYS};
 use crate::engine::events::Nested;
 use crate::engine::providers::common::{arguments_part, list, s, FastLeaf, FastLeaves, Obj};
 use crate::engine::text::is_absent_text;
@@ -138,16 +138,6 @@ fn keep<'a>(text: &Cow<'a, str>) -> Cow<'a, str> {
     }
 }
 
-/// What `Choice::fresh` does for a str, without building the value unless it is sent.
-fn fresh_str(state: &mut Choice, key: &str, text: &str) -> Option<Value> {
-    if matches!(state.sent.get(key), Some(Value::Str(sent)) if sent == text) {
-        return None;
-    }
-    let value = s(text);
-    state.sent.insert(key.to_owned(), value.clone());
-    Some(value)
-}
-
 /// The leaves of `raw` when it is the hot shape (see the module docs), else None with the
 /// adapter untouched.
 pub(super) fn fast_event<'a>(adapter: &mut Adapter, raw: &'a [u8]) -> Option<FastLeaves<'a>> {
@@ -211,31 +201,29 @@ pub(super) fn fast_event<'a>(adapter: &mut Adapter, raw: &'a [u8]) -> Option<Fas
         }
         // put_top: only what changed since it was last sent to this choice
         let mut fields: Vec<(&str, Value)> = Vec::new();
-        for (key, value) in [
-            ("response_id", id),
-            ("response_model", chunk.model.as_deref()),
-        ] {
-            if let Some(value) = value.and_then(|v| fresh_str(state, key, v)) {
-                fields.push((key, value));
+        // (TOP_KEYS by position)
+        for (slot, value) in [(0, id), (1, chunk.model.as_deref())] {
+            if let Some(value) = value.and_then(|v| state.fresh_top_str(slot, v)) {
+                fields.push((TOP_KEYS[slot], value));
             }
         }
         let mut meta = Map::default();
         if let Some(created) = chunk.created {
             let value = Value::Int(created);
-            if state.fresh("created", &value) {
+            if state.fresh_top(2, &value) {
                 meta.insert("created".to_owned(), value);
             }
         }
-        for (key, value) in [
-            ("object", &chunk.object),
-            ("system_fingerprint", &chunk.system_fingerprint),
-            ("service_tier", &chunk.service_tier),
+        for (slot, value) in [
+            (3, &chunk.object),
+            (4, &chunk.system_fingerprint),
+            (5, &chunk.service_tier),
         ] {
             let Some(text) = value.as_deref().filter(|t| !t.is_empty()) else {
                 continue;
             };
-            if let Some(value) = fresh_str(state, key, text) {
-                meta.insert(key.to_owned(), value);
+            if let Some(value) = state.fresh_top_str(slot, text) {
+                meta.insert(TOP_KEYS[slot].to_owned(), value);
             }
         }
         let alone = role.is_none()
