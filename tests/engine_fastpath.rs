@@ -478,3 +478,34 @@ fn the_json_scan_word_at_a_time_finds_every_quote_backslash_and_newline() {
     let bytes: Vec<&[u8]> = stream.chunks(1).collect();
     assert_eq!(payloads(&bytes), expected);
 }
+
+#[test]
+fn json_lines_read_whole_give_what_the_scan_gives() {
+    // a hot chunk is read whole from its line (the transport only finds the newline); a line
+    // that is not exactly one object of the hot shape is scanned as always: the same
+    // messages, anomalies and errors as with the fast path off, however the line ends
+    let hot = r#"{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":null}]}"#;
+    let first = r#"{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}"#;
+    let lines = [
+        format!("{hot}\n"),
+        format!("{hot}  \r\n"),
+        format!("{hot}{hot}\n"),
+        format!("{hot} {hot}\n"),
+        format!("{hot}}}\n"),
+        format!("{hot}x\n"),
+        format!("{hot}\n\n"),
+        format!("{{\"a\":\n{hot}}}\n"),
+        format!("{}\n{}\n", &hot[..40], &hot[40..]),
+        "{\"id\":\"c\",\n\"choices\":[]}\n".to_owned(),
+        "{\"a\":\"}\n".to_owned(),
+        "{\"a\":1} {\"b\":\n".to_owned(),
+        format!("{hot}\n"),
+    ];
+    for (i, line) in lines.iter().enumerate() {
+        let stream = format!("{first}\n{line}{hot}\n");
+        assert_same_whole(&format!("line {i}"), stream.as_bytes());
+    }
+    let stream: String = [first.to_owned() + "\n"].into_iter().chain(lines).collect();
+    assert_same_whole("all lines", stream.as_bytes());
+    assert!(lockstep(stream.as_bytes()) > 0);
+}

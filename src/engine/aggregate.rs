@@ -156,8 +156,13 @@ impl AggregatorCore {
         self.check_open()?;
         // out of `self` while it hands over payloads, which are read as they are found
         let mut transport = self.transport.take().unwrap_or_default();
-        let mut result = Ok(());
-        transport.feed(data, &mut |payload| self.read_into(&mut result, payload));
+        let mut reader = Reader {
+            core: self,
+            result: Ok(()),
+            declined: None,
+        };
+        transport.feed_to(data, &mut reader);
+        let result = reader.result;
         self.transport = Some(transport);
         result
     }
@@ -271,17 +276,29 @@ impl AggregatorCore {
 
     /// One event payload from bytes.
     fn read(&mut self, payload: &[u8]) -> Result<(), AggError> {
-        self.count += 1;
-        if self.fast_events && self.new_response_at.is_none() {
-            // the adapter's typed reading of the bytes, when the event is of its hot shape:
-            // the same leaves as `event` below, without building the event's tree
-            let fast = self.adapter.as_mut().and_then(|a| a.fast_event(payload));
-            if let Some(leaves) = fast {
-                self.recognized += 1;
-                self.read += 1;
-                return self.fold_fast(leaves);
-            }
+        match self.read_fast(payload) {
+            Some(result) => result,
+            None => self.read_generic(payload),
         }
+    }
+
+    /// The adapter's typed reading of an event's bytes, when the event is of its hot shape:
+    /// the same leaves as `event`, without building the event's tree. None, with nothing
+    /// done, for any other event.
+    fn read_fast(&mut self, payload: &[u8]) -> Option<Result<(), AggError>> {
+        if !self.fast_events || self.new_response_at.is_some() {
+            return None;
+        }
+        let leaves = self.adapter.as_mut()?.fast_event(payload)?;
+        self.count += 1;
+        self.recognized += 1;
+        self.read += 1;
+        Some(self.fold_fast(leaves))
+    }
+
+    /// An event payload parsed into values first.
+    fn read_generic(&mut self, payload: &[u8]) -> Result<(), AggError> {
+        self.count += 1;
         match events::parse(payload) {
             Ok(event) => self.event(&event),
             Err(err) => self.unreadable(err.0),
@@ -489,6 +506,45 @@ impl AggregatorCore {
         if self.states.is_empty() {
             // no event at all: one empty, incomplete message (cannot fail: a fixed leaf)
             let _ = self.new_state(0);
+        }
+    }
+}
+
+/// The sink of [`AggregatorCore::feed`]: reads each payload unless an earlier one of the same
+/// call failed (the call's error, in `result`; the payloads after it are not read).
+struct Reader<'a> {
+    core: &'a mut AggregatorCore,
+    result: Result<(), AggError>,
+    /// the line the fast path just declined (where it lies): when the scan hands over that
+    /// very payload, it is not offered to the fast path again
+    declined: Option<(*const u8, usize)>,
+}
+
+impl events::Sink for Reader<'_> {
+    fn payload(&mut self, payload: &[u8]) {
+        if self.result.is_err() {
+            return;
+        }
+        let declined = self.declined.take() == Some((payload.as_ptr(), payload.len()));
+        self.result = match declined {
+            true => self.core.read_generic(payload),
+            false => self.core.read(payload),
+        };
+    }
+
+    fn whole_line(&mut self, line: &[u8]) -> bool {
+        if self.result.is_err() {
+            return false; // scanned as always, and not read
+        }
+        match self.core.read_fast(line) {
+            Some(result) => {
+                self.result = result;
+                true
+            }
+            None => {
+                self.declined = Some((line.as_ptr(), line.len()));
+                false
+            }
         }
     }
 }

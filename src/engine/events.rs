@@ -240,6 +240,30 @@ impl<'de> Visitor<'de> for Seed<'_> {
 // ---------------------------------------------------------------------------------------------
 // Transports
 
+/// Where a [`Transport`] hands its payloads ([`Transport::feed_to`]; [`Transport::feed`]
+/// takes a closure).
+pub trait Sink {
+    /// One complete payload, in order.
+    fn payload(&mut self, payload: &[u8]);
+    /// A JSON line offered whole before it is scanned: the line of a JSON-values stream
+    /// that starts with `{` and ends with `}` (trailing whitespace cut). True if the sink read
+    /// it as one valid JSON object (then the scan would have found that very payload: in
+    /// valid JSON its bracket count is exact) and the transport goes on after it; false,
+    /// with nothing done, and the line is scanned as always. The default declines.
+    fn whole_line(&mut self, _line: &[u8]) -> bool {
+        false
+    }
+}
+
+/// A closure as a [`Sink`] (it reads no line whole).
+struct FnSink<'s>(&'s mut dyn FnMut(&[u8]));
+
+impl Sink for FnSink<'_> {
+    fn payload(&mut self, payload: &[u8]) {
+        (self.0)(payload)
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TransportKind {
     Sse,
@@ -314,6 +338,11 @@ impl Transport {
 
     /// Bytes as they arrive; each complete payload goes to `sink`, in order.
     pub fn feed(&mut self, data: &[u8], sink: &mut dyn FnMut(&[u8])) {
+        self.feed_to(data, &mut FnSink(sink));
+    }
+
+    /// [`Self::feed`] to a [`Sink`], which may read JSON lines whole.
+    pub fn feed_to(&mut self, data: &[u8], sink: &mut dyn Sink) {
         if self.head.len() < HEAD {
             let room = HEAD - self.head.len();
             self.head.extend_from_slice(&data[..data.len().min(room)]);
@@ -336,6 +365,7 @@ impl Transport {
     /// *tail*, the last event when the stream ended inside it (an SSE event without its blank
     /// line, a JSON object not closed), or None (the twin's `finish`).
     pub fn finish(&mut self, sink: &mut dyn FnMut(&[u8])) -> Option<Vec<u8>> {
+        let sink = &mut FnSink(sink);
         let buf = std::mem::take(&mut self.buf);
         let tail = match self.kind {
             Some(TransportKind::Sse) => {
@@ -362,7 +392,7 @@ impl Transport {
 
     /// Reads the events of `buf` (what was left over, then the new block); the result is how
     /// many of its bytes are done with (the rest is kept for the next block).
-    fn read(&mut self, buf: &[u8], sink: &mut dyn FnMut(&[u8]), last: bool) -> usize {
+    fn read(&mut self, buf: &[u8], sink: &mut dyn Sink, last: bool) -> usize {
         let mut skip = 0;
         if !self.bom_checked {
             if buf.len() < 3 && BOM.starts_with(buf) {
@@ -398,7 +428,7 @@ impl Transport {
     /// The whole lines of `buf`; the result is where the first unfinished line starts. `pos`
     /// is how far that line was already searched for its end, so a long line fed in pieces is
     /// searched once.
-    fn sse(&mut self, buf: &[u8], sink: &mut dyn FnMut(&[u8]), last: bool) -> usize {
+    fn sse(&mut self, buf: &[u8], sink: &mut dyn Sink, last: bool) -> usize {
         let n = buf.len();
         let mut start = 0;
         let mut from = self.pos;
@@ -432,18 +462,13 @@ impl Transport {
         start
     }
 
-    fn line<'b>(
-        &mut self,
-        line: &'b [u8],
-        event: &mut Option<&'b [u8]>,
-        sink: &mut dyn FnMut(&[u8]),
-    ) {
+    fn line<'b>(&mut self, line: &'b [u8], event: &mut Option<&'b [u8]>, sink: &mut dyn Sink) {
         if line.is_empty() {
             if self.has_data {
                 self.has_data = false;
                 let payload = event.take().unwrap_or(&self.data);
                 if is_payload(payload) {
-                    sink(payload);
+                    sink.payload(payload);
                 }
                 self.data.clear();
             }
@@ -482,7 +507,7 @@ impl Transport {
     /// next `,` or `]`), and a raw newline inside a string (never valid JSON) ends the value
     /// it is in. Unbalanced brackets cannot be told apart from a value still arriving: the
     /// rest of the stream is then read as that value, cut by the end (`truncated`).
-    fn scan(&mut self, buf: &[u8], sink: &mut dyn FnMut(&[u8]), last: bool) -> usize {
+    fn scan(&mut self, buf: &[u8], sink: &mut dyn Sink, last: bool) -> usize {
         let array = self.kind == Some(TransportKind::Array);
         let n = buf.len();
         // the scanner's state in locals (the loop runs per byte outside strings)
@@ -501,6 +526,17 @@ impl Transport {
                     pos += 1;
                     continue;
                 }
+                if c == b'{' && !array {
+                    // a whole line in the buffer: offered to the sink first, whose reading
+                    // of it finds its end (no byte scanned here but the newline search)
+                    if let Some(end) = memchr::memchr(b'\n', &buf[pos..]) {
+                        let line = trim_ws(&buf[pos..pos + end]);
+                        if line.ends_with(b"}") && sink.whole_line(line) {
+                            pos += end + 1;
+                            continue;
+                        }
+                    }
+                }
                 start = Some(pos);
                 depth = 0;
                 junk = c != b'{';
@@ -515,7 +551,7 @@ impl Transport {
                 match end {
                     Some(i) => {
                         pos += i;
-                        sink(&buf[first..pos]);
+                        sink.payload(&buf[first..pos]);
                         start = None;
                         junk = false;
                     }
@@ -555,7 +591,7 @@ impl Transport {
                             }
                             _ => {
                                 // a raw newline: this value is broken, the next starts after it
-                                sink(&buf[first..pos]);
+                                sink.payload(&buf[first..pos]);
                                 start = None;
                                 in_str = false;
                                 pos += 1;
@@ -583,7 +619,7 @@ impl Transport {
                         _ => {
                             depth -= 1;
                             if depth == 0 {
-                                sink(&buf[first..pos]);
+                                sink.payload(&buf[first..pos]);
                                 start = None;
                                 break;
                             }
@@ -598,7 +634,7 @@ impl Transport {
         if last && junk {
             // a value that is not an object, ended by the end of the stream: whole, and bad
             if let Some(first) = start.take() {
-                sink(&buf[first..]);
+                sink.payload(&buf[first..]);
             }
             junk = false;
         }
