@@ -84,9 +84,7 @@ def _stream(chunks: list[dict[str, Any]], ascii_only: bool) -> bytes:
     return b"\n".join(lines) + b"\n"
 
 
-def _run(
-    backend: str, data: bytes, strict: bool, provider: str = "openai-chat"
-) -> tuple[Any, ...]:
+def _run(backend: str, data: bytes, strict: bool, provider: str = "openai-chat") -> tuple[Any, ...]:
     def go() -> bytes:
         agg = AGGREGATES[backend].Aggregator(provider, strict=strict)
         agg.feed(data)
