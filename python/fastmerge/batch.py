@@ -356,7 +356,7 @@ def _row(result: StreamResult, to: Provider | None) -> dict[str, Any]:
     record = result.record(to)
     message = result.message
     data = None if message is None else message.to_dict()
-    usage = None if data is None else data["usage"]
+    usage = None if data is None else data["usage_metadata"]
     return {
         "key": result.key,
         "provider": result.provider,
