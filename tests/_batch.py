@@ -13,6 +13,7 @@ from typing import Any, Iterable
 
 import orjson
 import zstandard
+
 from fastmerge import _backend
 
 COMPRESSORS = {

@@ -40,7 +40,9 @@ def batch(backend_name: str) -> ModuleType:
 
 def two_streams() -> list[dict[str, Any]]:
     """Wrapper records of two interleaved streams: ``a`` (3 words) ends before ``b`` (4)."""
-    return wrap(interleave(("a", chat("a", ["x", "y", "z"])), ("b", chat("b", ["1", "2", "3", "4"]))))
+    return wrap(
+        interleave(("a", chat("a", ["x", "y", "z"])), ("b", chat("b", ["1", "2", "3", "4"])))
+    )
 
 
 def run(batch: ModuleType, paths: Any, **options: Any) -> list[tuple[Any, ...]]:
@@ -104,7 +106,9 @@ def test_streams_without_an_end_event_end_at_the_end_of_input_in_first_record_or
 ) -> None:
     b = chat("b", ["b"], usage=False)
     a = chat("a", ["a"], usage=False)
-    records = wrap([("b", b[0]), ("a", a[0]), *(("a", e) for e in a[1:]), *(("b", e) for e in b[1:])])
+    records = wrap(
+        [("b", b[0]), ("a", a[0]), *(("a", e) for e in a[1:]), *(("b", e) for e in b[1:])]
+    )
     path = write(tmp_path / "log.jsonl", lines(records))
     assert run(batch, path) == [
         ("b", "openai-chat", "complete", "b"),
@@ -164,9 +168,7 @@ def test_order_by_sorts_each_stream_by_its_sequence_number(
 
 
 def test_order_by_a_timestamp_string(batch: ModuleType, tmp_path: Path) -> None:
-    records = [
-        {**r, "ts": f"2026-12-01T10:00:{i:02d}Z"} for i, r in enumerate(two_streams())
-    ]
+    records = [{**r, "ts": f"2026-12-01T10:00:{i:02d}Z"} for i, r in enumerate(two_streams())]
     records.reverse()
     path = write(tmp_path / "log.jsonl", lines(records))
     assert run(batch, path, order_by="ts") == TWO[::-1]
@@ -553,9 +555,27 @@ def _pyarrow() -> Any:
 def test_to_arrow_has_typed_columns(batch: ModuleType, tmp_path: Path) -> None:
     pa = _pyarrow()
     a = chat("a", ["x"])
-    a.insert(1, chunk("a", choices=[{"index": 0, "delta": {"tool_calls": [
-        {"index": 0, "id": "call_1", "type": "function",
-         "function": {"name": "f", "arguments": "{}"}}]}}]))
+    a.insert(
+        1,
+        chunk(
+            "a",
+            choices=[
+                {
+                    "index": 0,
+                    "delta": {
+                        "tool_calls": [
+                            {
+                                "index": 0,
+                                "id": "call_1",
+                                "type": "function",
+                                "function": {"name": "f", "arguments": "{}"},
+                            }
+                        ]
+                    },
+                }
+            ],
+        ),
+    )
     records = wrap([("a", e) for e in a]) + wrap([("c", {"hello": 1})])
     path = write(tmp_path / "log.jsonl", lines(records))
     table = batch.to_arrow(batch.merge_logs(path, group_by="stream_id", event="event"))
