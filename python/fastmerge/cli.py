@@ -6,6 +6,7 @@
                     [--indent N] FILE|-
     fastmerge merge --provider NAME|auto [--to PROVIDER] [--strict] [--allow-incomplete]
                     [--indent N] FILE|-
+    fastmerge batch PATHS... [--group-by ...] [--event PATH] ...   (see fastmerge.cli_batch)
     fastmerge --version
 
 With ``--provider``, ``fastmerge merge`` reads a recorded provider stream (SSE, JSON lines, or a
@@ -288,6 +289,9 @@ def build_parser() -> argparse.ArgumentParser:
         "print it, and exit 2 with one line on stderr)",
     )
     merge.set_defaults(parser=merge)
+    from . import cli_batch  # here: it imports this module
+
+    cli_batch.add_parser(commands)
     return parser
 
 
@@ -380,6 +384,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "merge":
             return _merge_command(args)
+        if args.command == "batch":
+            from . import cli_batch
+
+            return cli_batch.run(args)
     except KeyboardInterrupt:
         return EXIT_INTERRUPT
     raise AssertionError(f"unhandled command {args.command!r}")  # pragma: no cover
