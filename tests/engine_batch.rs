@@ -439,7 +439,7 @@ fn bad_lines_come_at_their_place_and_lose_no_good_line() {
         bad(
             &path,
             6,
-            "the stream key at /k is a boolean, not a string or a number"
+            "the stream key at /k is boolean, not a string or number"
         )
     );
     assert_eq!(got[4], bad(&path, 7, "no event at e"));
@@ -477,7 +477,7 @@ fn nested_paths_and_mixed_order_values() {
         bad(
             &path,
             5,
-            "the order_by value at w.o is an array, not a number or a string"
+            "the order-by value at w.o is array, not a number or string"
         )
     );
     assert_eq!(
@@ -513,25 +513,24 @@ fn options_and_limits_are_typed_errors() {
     assert_eq!(
         run(options).1,
         Some(BatchError::Option(
-            "order_by sorts the records of a stream: pass group_by (e.g. --group-by stream_id); \
-             a file read as one stream is read in its order"
+            "group_by='file' cannot be used with event= or order_by=: a file holds one stream"
                 .to_owned()
         ))
     );
     for (group_by, why) in [
-        (
-            "",
-            "group_by is empty: pass a dotted path or a JSON pointer",
-        ),
-        ("a..b", "group_by 'a..b' has an empty segment"),
-        (
-            "/a~2",
-            "group_by '/a~2' is not a valid JSON pointer: '~' must be followed by 0 or 1",
-        ),
+        ("", "empty"),
+        ("a..b", "a dotted path has an empty segment"),
+        ("/a~2", "a JSON pointer segment has a bad ~ escape"),
     ] {
         let mut options = wrapper(vec![path.clone()], 1);
         options.group_by = group_by.to_owned();
-        assert_eq!(run(options).1, Some(BatchError::Option(why.to_owned())));
+        let value = group_by.to_owned();
+        let expected = BatchError::BadPath {
+            option: "group_by",
+            value,
+            why,
+        };
+        assert_eq!(run(options).1, Some(expected));
     }
     // at most 5 open: the 7th line opens a 6th stream (gen_log keeps 6 in flight)
     let mut options = wrapper(vec![path.clone()], 2);
@@ -554,10 +553,10 @@ fn options_and_limits_are_typed_errors() {
     let mut options = wrapper(vec![path.clone()], 2);
     options.max_open_streams = 6;
     assert_eq!(items(options).len(), 20);
-    // inputs are checked at the start: missing (ENOENT), a directory (EISDIR)
+    // inputs are reported when reached: missing (ENOENT), a directory (EISDIR)
     let missing = dir.join("missing.jsonl").display().to_string();
     let (got, err) = run(wrapper(vec![path.clone(), missing.clone()], 2));
-    assert!(got.is_empty());
+    assert_eq!(got.len(), 20);
     assert_eq!(
         err,
         Some(BatchError::File {

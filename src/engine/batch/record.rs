@@ -28,7 +28,7 @@ pub enum Feed {
     Owned(String),
     /// The `[DONE]` sentinel: not an event, the end of the stream.
     Done,
-    /// A number, boolean or array: given to the aggregator as an event that is not an
+    /// A null, number, boolean or array: given to the aggregator as an event that is not an
     /// object (an `unreadable_event`, as `Aggregator.add` makes of it); its JSON kind.
     NotObject(&'static str),
 }
@@ -77,18 +77,6 @@ pub struct Record {
     pub order: Option<OrderKey>,
 }
 
-/// A raw value's JSON kind with its article, for reasons ("an array").
-fn a_kind(raw: &RawValue) -> &'static str {
-    match kind(raw) {
-        "null" => "a null",
-        "boolean" => "a boolean",
-        "string" => "a string",
-        "array" => "an array",
-        "object" => "an object",
-        _ => "a number",
-    }
-}
-
 /// The JSON name of the kind of a raw value.
 fn kind(raw: &RawValue) -> &'static str {
     match raw.get().trim_start().as_bytes().first() {
@@ -118,10 +106,9 @@ fn key_text(raw: &RawValue, path: &Path) -> Result<String, String> {
             )),
         },
         "null" => Err(format!("no stream key at {}", path.text)),
-        _ => Err(format!(
-            "the stream key at {} is {}, not a string or a number",
-            path.text,
-            a_kind(raw)
+        other => Err(format!(
+            "the stream key at {} is {other}, not a string or number",
+            path.text
         )),
     }
 }
@@ -145,18 +132,17 @@ fn order_key(raw: &RawValue, path: &Path) -> Result<OrderKey, String> {
             .map(OrderKey::Str)
             .map_err(|_| NOT_JSON.to_owned()),
         "number" => number(text),
-        "null" => Err(format!("no order_by value at {}", path.text)),
-        _ => Err(format!(
-            "the order_by value at {} is {}, not a number or a string",
-            path.text,
-            a_kind(raw)
+        "null" => Err(format!("no order-by value at {}", path.text)),
+        other => Err(format!(
+            "the order-by value at {} is {other}, not a number or string",
+            path.text
         )),
     }
 }
 
-/// Whether a string event is the `[DONE]` sentinel (whitespace around it allowed).
+/// Whether a string event is the `[DONE]` sentinel (ASCII whitespace around it allowed).
 fn is_done(text: &str) -> bool {
-    text.trim() == "[DONE]"
+    text.as_bytes().trim_ascii() == b"[DONE]"
 }
 
 /// The record of `line` (not blank), or the reason it is a bad line.
@@ -190,7 +176,6 @@ pub fn read(line: &[u8], spec: &Spec) -> Result<Record, String> {
         None => Feed::Text(0..line.len()),
         Some(path) => match nested(event, path) {
             Some(raw) => match kind(raw) {
-                "null" => return Err(format!("no event at {}", path.text)),
                 "string" => {
                     let event: String =
                         serde_json::from_str(raw.get()).map_err(|_| NOT_JSON.to_owned())?;
@@ -213,7 +198,7 @@ pub fn read(line: &[u8], spec: &Spec) -> Result<Record, String> {
         None => None,
         Some(path) => match nested(order, path) {
             Some(raw) => Some(order_key(raw, path)?),
-            None => return Err(format!("no order_by value at {}", path.text)),
+            None => return Err(format!("no order-by value at {}", path.text)),
         },
     };
     Ok(Record { key, feed, order })

@@ -13,8 +13,7 @@ use super::input::Input;
 use super::record::{self, Feed, OrderKey};
 use super::{BatchError, Item, Msg, Out, Plan, Pos, StreamError};
 use crate::engine::aggregate::{AggError, AggregatorCore};
-use crate::engine::events::{self, EventDataError};
-use crate::engine::providers;
+use crate::engine::events::EventDataError;
 
 /// Bytes of decompressed input per block (cut at a line end; a longer line makes a longer
 /// block).
@@ -480,18 +479,23 @@ impl Shard {
             self.streams.insert(record.key, stream);
             return true;
         }
+        // a stream whose aggregator raised reads nothing more: a closed aggregator cannot tell
+        // its last event, so it ends at the end of the input
         let ends = match &record.feed {
+            _ if stream.error.is_some() => false,
             Feed::Done => true,
-            _ if stream.error.is_some() => ends_after_error(&stream, text),
             feed => {
                 let fed = match feed {
                     Feed::NotObject(kind) => not_object(&mut stream.core, kind),
                     _ => stream.core.add_text(text),
                 };
-                if let Err(err) = fed {
-                    stream.error = Some(err);
+                match fed {
+                    Ok(()) => stream.core.ended(),
+                    Err(err) => {
+                        stream.error = Some(err);
+                        false
+                    }
                 }
-                stream.core.ended()
             }
         };
         if ends {
@@ -552,15 +556,6 @@ impl Shard {
             }
         }
     }
-}
-
-/// Whether an event of a stream whose aggregator is closed (by an error) ends it: the rule of
-/// its adapter, on the event parsed again (the aggregator no longer reads it).
-fn ends_after_error(stream: &Stream, text: &[u8]) -> bool {
-    let Some(adapter) = stream.core.provider().and_then(providers::adapter) else {
-        return false;
-    };
-    events::parse(text).is_ok_and(|event| adapter.ends_stream(&event))
 }
 
 impl Pos {
