@@ -69,10 +69,29 @@ fn int_float(int: i64, float: f64) -> Ordering {
     }
 }
 
+/// A stream key's text: where it is in the line (a string without escapes: not copied), or
+/// made (an unescaped string, a number's text).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Key {
+    Text(Range<usize>),
+    Owned(String),
+}
+
+impl Key {
+    /// The key's text; `line` is the record's line.
+    pub fn text<'a>(&'a self, line: &'a [u8]) -> &'a str {
+        match self {
+            // the line is UTF-8 (checked when it was read) and the range is a whole string's
+            Key::Text(range) => std::str::from_utf8(&line[range.clone()]).unwrap_or(""),
+            Key::Owned(text) => text,
+        }
+    }
+}
+
 /// A record of a stream.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Record {
-    pub key: String,
+    pub key: Key,
     pub feed: Feed,
     pub order: Option<OrderKey>,
 }
@@ -95,15 +114,21 @@ fn is_integer(text: &str) -> bool {
 
 /// A key's text: a string as is, a number as Python's `str()` of it as the events parser
 /// reads it (an integer beyond 64 bits is a float, as in every event).
-fn key_text(raw: &RawValue, path: &Path) -> Result<String, String> {
+fn key_text(raw: &RawValue, path: &Path, line: &str) -> Result<Key, String> {
     let text = raw.get().trim();
     match kind(raw) {
-        "string" => serde_json::from_str::<String>(text).map_err(|_| NOT_JSON.to_owned()),
+        "string" if !text.contains('\\') => {
+            let start = text.as_ptr() as usize - line.as_ptr() as usize;
+            Ok(Key::Text(start + 1..start + text.len() - 1))
+        }
+        "string" => serde_json::from_str::<String>(text)
+            .map(Key::Owned)
+            .map_err(|_| NOT_JSON.to_owned()),
         "number" => match number(text)? {
-            OrderKey::Int(i) => Ok(i.to_string()),
-            _ => Ok(py_float(
+            OrderKey::Int(i) => Ok(Key::Owned(i.to_string())),
+            _ => Ok(Key::Owned(py_float(
                 text.parse::<f64>().map_err(|_| NOT_JSON.to_owned())?,
-            )),
+            ))),
         },
         "null" => Err(format!("no stream key at {}", path.text)),
         other => Err(format!(
@@ -169,7 +194,7 @@ pub fn read(line: &[u8], spec: &Spec) -> Result<Record, String> {
         raw.and_then(|r| lookup(r, &path.segments[1..]))
     }
     let key = match nested(key, &spec.key) {
-        Some(raw) => key_text(raw, &spec.key)?,
+        Some(raw) => key_text(raw, &spec.key, text)?,
         None => return Err(format!("no stream key at {}", spec.key.text)),
     };
     let feed = match &spec.event {

@@ -1,7 +1,7 @@
 //! The batch's threads: the reader, the parse workers and the shards (see the module docs of
 //! [`super`]).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::hash::BuildHasher;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
@@ -295,7 +295,7 @@ fn split(plan: &Plan, job: Job, shards: usize) -> Vec<Sub> {
                     let record = record::read(text, spec);
                     // bad lines go with shard 0 (any fixed shard keeps their order)
                     let target = match &record {
-                        Ok(rec) => shard_of(&rec.key, shards),
+                        Ok(rec) => shard_of(rec.key.text(text), shards),
                         Err(_) => 0,
                     };
                     subs[target].recs.push(Rec {
@@ -349,7 +349,7 @@ struct Shard {
     plan: Arc<Plan>,
     index: usize,
     out: SyncSender<Msg>,
-    streams: HashMap<String, Stream>,
+    streams: foldhash::HashMap<String, Stream>,
 }
 
 impl Shard {
@@ -358,7 +358,7 @@ impl Shard {
             plan,
             index,
             out,
-            streams: HashMap::new(),
+            streams: foldhash::HashMap::default(),
         }
     }
 
@@ -455,14 +455,19 @@ impl Shard {
                 return self.emit(pos, Out::Item(item));
             }
         };
-        let mut stream = match self.streams.remove(&record.key) {
-            Some(stream) => stream,
-            // the sentinel after a stream that ended: it carries nothing
-            None if record.feed == Feed::Done => return true,
-            None => match self.new_stream(record.key.clone(), pos, chunk.file, rec.line) {
-                Some(stream) => stream,
+        let key = record.key.text(&chunk.data[rec.start..]);
+        if !self.streams.contains_key(key) {
+            if record.feed == Feed::Done {
+                return true; // the sentinel after a stream that ended: it carries nothing
+            }
+            match self.new_stream(key.to_owned(), pos, chunk.file, rec.line) {
+                Some(stream) => self.streams.insert(key.to_owned(), stream),
                 None => return false,
-            },
+            };
+        }
+        // looked up in place (a stream is moved out of the map only when it ends)
+        let Some(stream) = self.streams.get_mut(key) else {
+            return true; // inserted above
         };
         let text: &[u8] = match &record.feed {
             Feed::Text(range) => &chunk.data[rec.start + range.start..rec.start + range.end],
@@ -476,7 +481,6 @@ impl Shard {
                 _ => Kept::Text(text.to_vec()),
             };
             stream.buffered.push((order, kept));
-            self.streams.insert(record.key, stream);
             return true;
         }
         // a stream whose aggregator raised reads nothing more: a closed aggregator cannot tell
@@ -498,11 +502,13 @@ impl Shard {
                 }
             }
         };
-        if ends {
-            return self.finish(stream, pos);
+        if !ends {
+            return true;
         }
-        self.streams.insert(record.key, stream);
-        true
+        match self.streams.remove(key) {
+            Some(stream) => self.finish(stream, pos),
+            None => true,
+        }
     }
 
     /// A stream's item, at `pos`.
