@@ -10,7 +10,7 @@
 Targets: batch ≤ 0.5× orjson (moonshot 0.25×); jobs=2 ≥ 1.6× faster than jobs=1; zstd ≤ 1.2×
 the uncompressed time; peak ≤ 200 MB above the baseline.
 
-    python benches/batch.py                      # 200 MB, 2,000 streams (a release build: make build-prod)
+    python benches/batch.py    # 200 MB, 2,000 streams (on a release build: make build-prod)
     python benches/batch.py --mb 20 --streams 200 --rounds 1
 
 The log is made by ``tools/gen_log.py`` (fixed seed) into ``--dir`` and kept there.
@@ -154,7 +154,7 @@ def measure(logs: dict[str, Path], rounds: int, memory: bool = True) -> list[dic
     seconds, count = best(lambda: run_orjson(lines), rounds)
     rows.append({"row": "orjson.loads of the lines", "seconds": seconds, "items": count})
     base = seconds
-    del lines
+    lines.clear()  # not kept while the batches run
     for name, path, jobs in [
         ("batch jobs=1", plain, 1),
         ("batch jobs=2", plain, 2),
