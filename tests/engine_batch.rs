@@ -598,3 +598,32 @@ fn close_stops_the_workers_and_next_ends() {
     );
     assert!(read > 0);
 }
+
+#[test]
+fn records_are_read_as_strictly_as_events() {
+    let dir = scratch("strict");
+    let ev = serde_json::to_string(&stream_events(2)[1]).expect("json");
+    let nest = |levels: usize| "[".repeat(levels) + &"]".repeat(levels);
+    let lines = vec![
+        // 100 levels (the record and 99 arrays) are read; 101 are not JSON to the events parser
+        format!("{{\"k\": \"a\", \"e\": {ev}, \"x\": {}}}", nest(99)),
+        format!("{{\"k\": \"a\", \"e\": {ev}, \"x\": {}}}", nest(100)),
+        // brackets in strings do not count
+        format!("{{\"k\": \"a\", \"e\": {ev}, \"x\": \"{}\"}}", nest(150)),
+        // a lone surrogate is not JSON text (the twin's parser rejects it too)
+        format!("{{\"k\": \"a\", \"e\": {ev}, \"x\": \"\\ud800\"}}"),
+        format!("{{\"k\": \"a\\ud800\", \"e\": {ev}}}"),
+    ];
+    let path = write(&dir, "strict.jsonl", &joined(&lines));
+    let mut options = Options::new(vec![path.clone()]);
+    options.group_by = "k".to_owned();
+    options.event = Some("e".to_owned());
+    let got = items(options);
+    assert_eq!(got[0], bad(&path, 2, "not valid JSON"));
+    assert_eq!(got[1], bad(&path, 4, "not valid JSON"));
+    assert_eq!(got[2], bad(&path, 5, "not valid JSON"));
+    let texts = vec![ev.clone().into_bytes(), ev.clone().into_bytes()];
+    let (provider, result) = alone(&texts);
+    assert_eq!(shown(&got[3]), ("a".to_owned(), provider, result));
+    assert_eq!(got.len(), 4);
+}

@@ -240,3 +240,42 @@ def test_errors_name_the_file_the_format_and_the_limit(
     assert str(raised.value).startswith("wrapper records need a stream key")
     with pytest.raises(TypeError):
         backend_module.BatchCore(path)
+
+
+@pytest.mark.differential
+def test_both_backends_read_odd_records_alike(
+    both: tuple[ModuleType, ModuleType], tmp_path: Path, log_lines: list[bytes]
+) -> None:
+    rust, python = both
+    event = json.dumps(json.loads(log_lines[0])["event"])
+    odd = [
+        '{"k": 12345678901234567890, "e": EV}',  # an int beyond 64 bits: a float key
+        '{"k": 1.50, "e": EV}',
+        '{"k": -0, "e": EV}',
+        '{"k": "s", "e": null}',  # null, a number, an array: unreadable events of the stream
+        '{"k": "s", "e": 5}',
+        '{"k": "s", "e": [1, 2]}',
+        '{"k": "s", "e": "  [DONE]\\n"}',  # ends stream s
+        '{"k": "s", "e": "[DONE]"}',  # no open stream: opens none
+        '{"k": "t", "e": "data: {}"}',  # a string event is the event's text
+        '{"k": "u", "e": EV, "x": NEST99}',
+        '{"k": "u", "e": EV, "x": NEST100}',
+        '{"k": "u", "e": EV, "x": "\\ud83d\\ude00 \\udc00"}',
+        '{"k": "u\\u00e9", "e": EV, "x": "\\ud83d\\ude00"}',
+        '{"k": {"a": 1}, "e": {}}',
+        '{"k": "v"}',
+        "\ufeff" + '{"k": "w", "e": {}}',  # a BOM past the first line is not JSON
+    ]
+    nests = {"NEST100": "[" * 100 + "]" * 100, "NEST99": "[" * 99 + "]" * 99, "EV": event}
+    for name, text in nests.items():
+        odd = [line.replace(name, text) for line in odd]
+    path = tmp_path / "odd.jsonl"
+    path.write_text("\n".join(odd), encoding="utf-8")
+    options = {"group_by": "k", "event": "e"}
+    expected = canon(drain(python.BatchCore([str(path)], **options)))
+    assert len(expected) == 12
+    for jobs in (1, 2):
+        assert canon(drain(rust.BatchCore([str(path)], **options, jobs=jobs))) == expected
+    for order_by in ("/k",):
+        got = canon(drain(rust.BatchCore([str(path)], **options, order_by=order_by)))
+        assert got == canon(drain(python.BatchCore([str(path)], **options, order_by=order_by)))

@@ -11,6 +11,7 @@ from typing_extensions import disjoint_base
 __all__ = [
     "ATOMIC_KEYS",
     "AggregatorCore",
+    "BatchCore",
     "ChunkCore",
     "LIST_MERGES",
     "MAX_DEPTH",
