@@ -7,12 +7,15 @@ import io
 import json
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 from _batch import COMPRESSORS, batch_module, chat, interleave, lines, wrap, write
+from conftest import PACKAGE_ROOT
 
 import fastmerge
 from fastmerge import cli
@@ -273,4 +276,20 @@ def test_bench_says_when_the_rust_engine_is_not_built(
         "fastmerge: error: the Rust extension (fastmerge._fastmerge with BatchCore) is not "
         "built, so there is nothing to compare the twin with: build it (pip install ., or make "
         "build-prod in a checkout) and run fastmerge bench again\n"
+    )
+
+
+def test_stdin_compressed_through_the_command(backend_name: str, tmp_path: Path) -> None:
+    data = Path(log(tmp_path)).read_bytes()
+    proc = subprocess.run(
+        [sys.executable, "-m", "fastmerge", "batch", "-", *WRAPPED, "--errors", "skip"],
+        input=COMPRESSORS["bzip2"](data + b"oops\n"),
+        capture_output=True,
+        env={**os.environ, "FASTMERGE_BACKEND": backend_name, "PYTHONPATH": PACKAGE_ROOT},
+        timeout=120,
+    )
+    assert proc.returncode == 1  # the bad line
+    assert [json.loads(line)["key"] for line in proc.stdout.splitlines()] == ["b", "a"]
+    assert proc.stderr == (
+        b"fastmerge: 2 streams (2 complete, 0 incomplete, 0 failed, 0 error); 1 bad line\n"
     )
