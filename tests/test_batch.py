@@ -283,30 +283,35 @@ def test_a_directory_without_files_and_a_glob_without_matches_are_errors(
         batch.merge_logs(str(tmp_path / "*.nope"))
 
 
-def test_a_missing_file_is_an_error_where_it_is_reached(batch: ModuleType, tmp_path: Path) -> None:
-    good = write(tmp_path / "a.jsonl", lines(chat("a", ["x"])))
-    missing = str(tmp_path / "missing.jsonl")
-    run_ = batch.merge_logs([good, missing, good])
-    assert next(run_).key == good
-    with pytest.raises(BatchError) as info:
-        next(run_)
-    assert str(info.value) == f"{missing}: No such file or directory"
-    assert list(run_) == []  # the run ended there
-    core = batch._Core([str(tmp_path)])  # the core reads paths as files (not expanded)
-    with pytest.raises(BatchError, match=f"^{tmp_path}: Is a directory$"):
-        core.next()
-
-
-def test_an_unknown_provider_is_the_aggregators_value_error(
+def test_a_missing_file_or_a_directory_is_an_error_before_anything_is_read(
     batch: ModuleType, tmp_path: Path
 ) -> None:
-    path = write(tmp_path / "log.jsonl", lines(two_streams()))
-    with pytest.raises(ValueError) as info:
-        batch.merge_logs(path, provider="openai")  # type: ignore[arg-type]
-    assert str(info.value) == (
-        "unknown provider 'openai'; expected one of 'auto', 'openai-chat', "
-        "'openai-responses', 'anthropic', 'gemini', 'bedrock-converse', 'ollama'"
-    )
+    good = write(tmp_path / "a.jsonl", lines(chat("a", ["x"])))
+    missing = str(tmp_path / "missing.jsonl")
+    with pytest.raises(BatchError) as info:
+        batch.merge_logs([good, missing])
+    assert str(info.value) == f"{missing}: No such file or directory"
+    with pytest.raises(BatchError) as info:
+        batch._Core([good, str(tmp_path)])  # the core reads each path as a file
+    assert str(info.value) == f"{tmp_path}: Is a directory"
+
+
+def test_a_null_event_is_a_bad_line_and_other_values_unreadable_events(
+    batch: ModuleType, tmp_path: Path
+) -> None:
+    a = chat("a", ["x"])
+    odd: list[Any] = [None, [1], 7, True]
+    records = wrap([("a", a[0]), *(("a", v) for v in odd), *(("a", e) for e in a[1:])])
+    path = write(tmp_path / "log.jsonl", lines(records))
+    run_ = batch.merge_logs(path, group_by="stream_id", event="event", errors="collect")
+    (result,) = run_
+    assert run_.bad_lines == [f"{path}:2: no event at event"]
+    assert (result.status, result.message.content) == ("complete", "x")
+    detail = "event {}: an event must be a JSON object, not {}"
+    assert result.anomalies == [
+        {"code": "unreadable_event", "detail": detail.format(n, kind)}
+        for n, kind in ((2, "array"), (3, "number"), (4, "boolean"))
+    ]
 
 
 def test_stdin_is_dash(backend_name: str, tmp_path: Path) -> None:
@@ -345,7 +350,7 @@ BAD = [
     "bad.jsonl:3: not valid JSON",
     "bad.jsonl:5: a record must be a JSON object, not array",
     "bad.jsonl:7: no stream key at stream_id",
-    "bad.jsonl:8: the stream key at stream_id is boolean, not a string or number",
+    "bad.jsonl:8: the stream key at stream_id is a boolean, not a string or a number",
     "bad.jsonl:10: no event at event",
 ]
 
@@ -392,8 +397,8 @@ def test_bad_order_by_values_are_bad_lines(batch: ModuleType, tmp_path: Path) ->
     )
     got = summary(run_)
     assert run_.bad_lines == [
-        f"{path}:2: no order-by value at seq",
-        f"{path}:4: the order-by value at seq is array, not a number or string",
+        f"{path}:2: no order_by value at seq",
+        f"{path}:4: the order_by value at seq is an array, not a number or a string",
     ]
     assert [r[:3] for r in got] == [
         ("a", "openai-chat", "complete"),
@@ -428,10 +433,10 @@ def test_strict_fails_only_the_stream_with_the_anomaly(batch: ModuleType, tmp_pa
     a.insert(1, "{broken")  # an event the adapter cannot read: an anomaly, or strict's error
     records = wrap([("a", e) for e in a]) + wrap([("b", e) for e in chat("b", ["y"])])
     path = write(tmp_path / "log.jsonl", lines(records))
-    # a's aggregator closed on the error: it cannot tell a's end, so a ends with the input
+    # a is not fed after its error, but still ends at its usage chunk
     assert run(batch, path, strict=True) == [
-        ("b", "openai-chat", "complete", "y"),
         ("a", "openai-chat", "error", "event 2: not valid JSON"),
+        ("b", "openai-chat", "complete", "y"),
     ]
     lenient = list(batch.merge_logs(path, group_by="stream_id", event="event"))
     assert lenient[0].status == "complete"
@@ -446,7 +451,8 @@ def test_max_open_streams_is_an_error_naming_the_line(batch: ModuleType, tmp_pat
     with pytest.raises(BatchError) as info:
         run(batch, path, max_open_streams=1)
     assert str(info.value) == (
-        f"more than 1 streams open at {path}:2; raise --max-open-streams (0 = no limit)"
+        f"more than 1 streams open at {path}:2; raise --max-open-streams "
+        "(max_open_streams=), or pass 0 for no limit"
     )
 
 
@@ -457,25 +463,28 @@ def test_max_open_streams_is_an_error_naming_the_line(batch: ModuleType, tmp_pat
             {"event": "event"},
             "wrapper records need a stream key: pass group_by (e.g. --group-by stream_id)",
         ),
-        ({"group_by": ""}, "group_by path '' is not a valid path: empty"),
         (
-            {"group_by": "a..b"},
-            "group_by path 'a..b' is not a valid path: a dotted path has an empty segment",
+            {"group_by": "file", "event": "event"},
+            "wrapper records need a stream key: pass group_by (e.g. --group-by stream_id)",
         ),
+        ({"group_by": ""}, "group_by is empty: pass a dotted path or a JSON pointer"),
+        ({"group_by": "a..b"}, "group_by 'a..b' has an empty segment"),
         (
             {"group_by": "k", "event": "/a~2"},
-            "event path '/a~2' is not a valid path: a JSON pointer segment has a bad ~ escape",
+            "event '/a~2' is not a valid JSON pointer: '~' must be followed by 0 or 1",
         ),
         (
             {"order_by": "seq"},
-            "group_by='file' cannot be used with event= or order_by=: a file holds one stream",
+            "order_by sorts the records of a stream: pass group_by (e.g. --group-by "
+            "stream_id); a file read as one stream is read in its order",
         ),
         (
-            {"group_by": "file", "event": "event"},
-            "group_by='file' cannot be used with event= or order_by=: a file holds one stream",
+            {"provider": "openai"},
+            "unknown provider 'openai'; expected one of 'auto', 'openai-chat', "
+            "'openai-responses', 'anthropic', 'gemini', 'bedrock-converse', 'ollama'",
         ),
-        ({"jobs": -1}, "jobs must be >= 0"),
-        ({"max_open_streams": -2}, "max_open_streams must be >= 0"),
+        ({"jobs": -1}, "jobs must be 0 or more, not -1"),
+        ({"max_open_streams": -2}, "max_open_streams must be 0 or more, not -2"),
     ],
 )
 def test_bad_options_are_batch_errors(

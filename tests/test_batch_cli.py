@@ -7,12 +7,15 @@ import io
 import json
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 from _batch import COMPRESSORS, batch_module, chat, interleave, lines, wrap, write
+from conftest import PACKAGE_ROOT
 
 import fastmerge
 from fastmerge import cli
@@ -235,4 +238,58 @@ def test_a_bad_option_value_names_the_flag(
     assert err == (
         "fastmerge: error: wrapper records need a stream key: pass group_by (e.g. --group-by "
         "stream_id)\n"
+    )
+
+
+# -- fastmerge bench
+
+
+def test_bench_runs_the_bundled_log_through_three_engines(
+    capsys: pytest.CaptureFixture[str], backend_name: str
+) -> None:
+    if backend_name != "rust":
+        pytest.skip("fastmerge bench compares the Rust engine with the twin")
+    assert cli.main(["bench"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].endswith("examples/gateway.jsonl.zst (0.1 MB, 6020 events, 200 streams)")
+    assert out[1:3] == ["| engine | time | events/s | time / rust |", "|---|---:|---:|---:|"]
+    assert [row.split(" | ")[0] for row in out[3:6]] == [
+        f"| rust (BatchCore, {os.cpu_count()} jobs)",
+        "| twin (pure Python)",
+        "| naive reduce (json.loads + join)",
+    ]
+    assert out[6] == (
+        "agree: rust and twin give the same 200 records; the naive reduce gives the same text "
+        "and tool-call arguments for 200 of 200 streams"
+    )
+
+
+def test_bench_says_when_the_rust_engine_is_not_built(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def load(name: str) -> Any:
+        raise ModuleNotFoundError("No module named 'fastmerge._fastmerge'")
+
+    monkeypatch.setattr("fastmerge._backend.load", load)
+    assert cli.main(["bench"]) == 1
+    assert capsys.readouterr().err == (
+        "fastmerge: error: the Rust extension (fastmerge._fastmerge with BatchCore) is not "
+        "built, so there is nothing to compare the twin with: build it (pip install ., or make "
+        "build-prod in a checkout) and run fastmerge bench again\n"
+    )
+
+
+def test_stdin_compressed_through_the_command(backend_name: str, tmp_path: Path) -> None:
+    data = Path(log(tmp_path)).read_bytes()
+    proc = subprocess.run(
+        [sys.executable, "-m", "fastmerge", "batch", "-", *WRAPPED, "--errors", "skip"],
+        input=COMPRESSORS["bzip2"](data + b"oops\n"),
+        capture_output=True,
+        env={**os.environ, "FASTMERGE_BACKEND": backend_name, "PYTHONPATH": PACKAGE_ROOT},
+        timeout=120,
+    )
+    assert proc.returncode == 1  # the bad line
+    assert [json.loads(line)["key"] for line in proc.stdout.splitlines()] == ["b", "a"]
+    assert proc.stderr == (
+        b"fastmerge: 2 streams (2 complete, 0 incomplete, 0 failed, 0 error); 1 bad line\n"
     )

@@ -56,11 +56,13 @@ else:
     AssistantMessage = _backend.messages(_name).AssistantMessage
 
 __all__ = [
+    "COLUMNS",
     "ERROR_MODES",
     "STATUSES",
     "Batch",
     "StreamResult",
     "expand_paths",
+    "json_line",
     "merge_logs",
     "to_arrow",
     "to_jsonl",

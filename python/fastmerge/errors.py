@@ -161,13 +161,8 @@ def too_many_streams(limit: int, source: str, line: int) -> BatchError:
     """More streams open at once than ``max_open_streams`` allows."""
     return BatchError(
         f"more than {limit} streams open at {source}:{line}; raise --max-open-streams "
-        "(0 = no limit)"
+        "(max_open_streams=), or pass 0 for no limit"
     )
-
-
-def bad_path(option: str, value: str, why: str) -> BatchError:
-    """A ``group_by`` / ``event`` / ``order_by`` path that cannot be read."""
-    return BatchError(f"{option} path {value!r} is not a valid path: {why}")
 
 
 def batch_option(detail: str) -> BatchError:

@@ -43,7 +43,6 @@ class AggregatorCore:
         "recognized",
         "foreign",
         "new_response_at",
-        "ended",
     )
 
     def __init__(
@@ -74,9 +73,6 @@ class AggregatorCore:
         # the number of the event that started another response (spec §6): it and the events
         # after it are not merged; the batch engine splits the stream there
         self.new_response_at: int | None = None
-        # the adapter's ends_stream said an event was the stream's last (the batch reader
-        # emits the stream there)
-        self.ended = False
 
     # -- input
 
@@ -227,8 +223,6 @@ class AggregatorCore:
                 return
             self.provider = name
             self.adapter = ADAPTERS[name]()
-        if self.adapter.ends_stream(event):
-            self.ended = True
         if self.new_response_at is not None:
             return  # another response's event: not merged (its start is an anomaly)
         if not self.adapter.knows(event):

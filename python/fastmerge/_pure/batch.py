@@ -27,10 +27,9 @@ Items (:meth:`BatchCore.next`), in input order of the position where each one is
 from __future__ import annotations
 
 import bz2
-import contextlib
+import errno
 import lzma
 import os
-import stat
 import sys
 import time
 import zlib
@@ -79,15 +78,20 @@ def parse_path(name: str, text: Any) -> list[str]:
     if type(text) is not str:
         raise errors.wrong_type(name, "a str", text)
     if not text:
-        raise errors.bad_path(name, text, "empty")
+        raise errors.batch_option(f"{name} is empty: pass a dotted path or a JSON pointer")
     if text.startswith("/"):
-        segments = text[1:].split("/")
-        if any("~" in segment.replace("~0", "").replace("~1", "") for segment in segments):
-            raise errors.bad_path(name, text, "a JSON pointer segment has a bad ~ escape")
-        return [segment.replace("~1", "/").replace("~0", "~") for segment in segments]
+        segments = []
+        for raw in text[1:].split("/"):
+            rest = raw.replace("~0", "").replace("~1", "")
+            if "~" in rest:
+                raise errors.batch_option(
+                    f"{name} {text!r} is not a valid JSON pointer: '~' must be followed by 0 or 1"
+                )
+            segments.append(raw.replace("~1", "/").replace("~0", "~"))
+        return segments
     segments = text.split(".")
     if "" in segments:
-        raise errors.bad_path(name, text, "a dotted path has an empty segment")
+        raise errors.batch_option(f"{name} {text!r} has an empty segment")
     return segments
 
 
@@ -95,20 +99,33 @@ _MISSING = object()
 
 
 def resolve(value: Any, segments: list[str]) -> Any:
-    """The value at a path in a record, or ``_MISSING``: on an object a segment is a key, on
-    an array a segment of ASCII digits is an index."""
+    """The value at a path in a record, or ``_MISSING``. A segment of digits indexes an array
+    (without a leading zero, as in a JSON pointer); on an object every segment is a key."""
     for segment in segments:
         if isinstance(value, dict):
             if segment not in value:
                 return _MISSING
             value = value[segment]
         elif isinstance(value, list):
-            if not (segment.isascii() and segment.isdigit()) or int(segment) >= len(value):
+            if (
+                not segment.isdigit()
+                or not segment.isascii()
+                or (len(segment) > 1 and segment[0] == "0")
+            ):
                 return _MISSING
-            value = value[int(segment)]
+            index = int(segment)
+            if index >= len(value):
+                return _MISSING
+            value = value[index]
         else:
             return _MISSING
     return value
+
+
+def _kind(value: Any) -> str:
+    """A value's JSON kind with its article, for bad-line reasons."""
+    kind = events.kind_name(value)
+    return f"an {kind}" if kind[0] in "aeiou" else f"a {kind}"
 
 
 def _number(value: Any) -> bool:
@@ -160,27 +177,29 @@ class BatchCore:
             if type(value) is not int:
                 raise errors.wrong_type(name, "an int", value)
             if value < 0:
-                raise errors.batch_option(f"{name} must be >= 0")
-        # the aggregator's own checks of its options (its ValueError, as AggregatorCore's)
-        AggregatorCore(provider, strict, signature_merge, usage)
+                raise errors.batch_option(f"{name} must be 0 or more, not {value}")
+        try:
+            # the aggregator's own checks of its options, as batch errors
+            AggregatorCore(provider, strict, signature_merge, usage)
+        except ValueError as exc:
+            raise errors.batch_option(str(exc)) from None
         self._options = (provider, strict, signature_merge, usage)
         if type(group_by) is not str:
             raise errors.wrong_type("group_by", "a str", group_by)
+        self._event = None if event is None else parse_path("event", event)
+        self._order = None if order_by is None else parse_path("order_by", order_by)
+        if group_by in ("auto", "file") and event is not None:
+            raise errors.batch_option(
+                "wrapper records need a stream key: pass group_by (e.g. --group-by stream_id)"
+            )
         self._key: list[str] | None = None
         if group_by not in ("auto", "file"):
             self._key = parse_path("group_by", group_by)
-        self._event = None if event is None else parse_path("event", event)
-        self._order = None if order_by is None else parse_path("order_by", order_by)
-        if self._key is None:
-            if group_by == "auto" and event is not None:
-                raise errors.batch_option(
-                    "wrapper records need a stream key: pass group_by (e.g. --group-by stream_id)"
-                )
-            if event is not None or order_by is not None:
-                raise errors.batch_option(
-                    "group_by='file' cannot be used with event= or order_by=: a file holds "
-                    "one stream"
-                )
+        elif order_by is not None:
+            raise errors.batch_option(
+                "order_by sorts the records of a stream: pass group_by (e.g. --group-by "
+                "stream_id); a file read as one stream is read in its order"
+            )
         self._group_by = group_by
         self._names = (event, order_by)  # the paths as given, for bad-line reasons
         self._paths = list(paths)
@@ -188,12 +207,16 @@ class BatchCore:
         total = 0
         for path in self._paths:
             if path == "-":
-                total = -1  # unknown
-            elif total >= 0:
-                # a path that cannot be read is reported when it is reached
-                with contextlib.suppress(OSError):
-                    info = os.stat(path)
-                    total += info.st_size if stat.S_ISREG(info.st_mode) else 0
+                total = -1
+                continue
+            try:
+                size = os.stat(path).st_size
+            except OSError as exc:
+                raise errors.file_error(path, exc.errno or 0) from None
+            if os.path.isdir(path):
+                raise errors.file_error(path, errno.EISDIR)
+            if total >= 0:
+                total += size
         self._total = max(total, 0)
         self._read = 0
         self._done = 0
@@ -356,11 +379,9 @@ class BatchCore:
                     stream = open_[key] = _Stream(key, AggregatorCore(*self._options))
                 if self._order is not None:
                     stream.waiting.append((order, event))
-                elif stream.error is None and self._add(stream, event):
+                elif self._add(stream, event):
                     del open_[key]
                     yield self._finish(stream)
-                # a stream whose aggregator raised reads nothing more: a closed aggregator
-                # cannot tell its last event, so it ends at the end of the input
         for stream in open_.values():
             yield self._finish(stream)
 
@@ -371,38 +392,46 @@ class BatchCore:
         if key is _MISSING or key is None:
             return f"no stream key at {self._group_by}"
         if not isinstance(key, str) and not _number(key):
-            kind = events.kind_name(key)
-            return f"the stream key at {self._group_by} is {kind}, not a string or number"
+            return f"the stream key at {self._group_by} is {_kind(key)}, not a string or a number"
         event: Any = record
         if self._event is not None:
             event = resolve(record, self._event)
-            if event is _MISSING:
+            if event is _MISSING or event is None:
                 return f"no event at {self._names[0]}"
         order = None
         if self._order is not None:
             order = resolve(record, self._order)
             if order is _MISSING or order is None:
-                return f"no order-by value at {self._names[1]}"
+                return f"no order_by value at {self._names[1]}"
             if not isinstance(order, str) and not _number(order):
                 return (
-                    f"the order-by value at {self._names[1]} is {events.kind_name(order)}, "
-                    "not a number or string"
+                    f"the order_by value at {self._names[1]} is {_kind(order)}, "
+                    "not a number or a string"
                 )
         return key_text(key), event, order
 
     # -- streams
 
     def _add(self, stream: _Stream, event: Any) -> bool:
-        """Fold one event into its stream; whether the aggregator saw the stream's last
-        event (its adapter's ``ends_stream``). A JSON string is the event's text (a logged
-        SSE ``data:`` payload), and ``[DONE]`` the OpenAI sentinel, which ends the stream and
-        is not an event, as in an SSE stream. Any other value goes to the aggregator as it is
-        (what is not an object is an ``unreadable_event`` there)."""
+        """Fold one event into its stream; whether it is the stream's last (``ends_stream``
+        of the stream's adapter). An event that is a JSON string is the event's text (a
+        logged SSE ``data:`` payload); ``[DONE]`` is the OpenAI sentinel: it ends the stream
+        and is not an event, as in an SSE stream."""
         if _done(event):
             return True
-        core = stream.core
-        self._guard(stream, core.add_text if isinstance(event, str) else core.add, event)
-        return stream.error is None and core.ended
+        if isinstance(event, str):
+            if stream.error is None:
+                self._guard(stream, stream.core.add_text, event)
+            try:
+                event = events.parse(event.encode())
+            except events.EventDataError:
+                return False
+        elif stream.error is None:
+            # an object is the event; a number, boolean or array goes to the aggregator too,
+            # which records it as an unreadable event
+            self._guard(stream, stream.core.add, event)
+        adapter = stream.core.adapter
+        return adapter is not None and isinstance(event, dict) and adapter.ends_stream(event)
 
     @staticmethod
     def _guard(stream: _Stream, call: Callable[[Any], None], data: Any) -> None:
@@ -423,8 +452,6 @@ class BatchCore:
             else:
                 stream.waiting.sort(key=lambda pair: pair[0])  # stable: ties keep input order
                 for _, event in stream.waiting:
-                    if stream.error is not None:
-                        break
                     self._add(stream, event)
             stream.waiting = []
         choices = None
@@ -437,8 +464,9 @@ class BatchCore:
 
 
 def _done(event: Any) -> bool:
-    """Whether a record's event is OpenAI's ``[DONE]`` sentinel (as a string)."""
-    return isinstance(event, str) and event.strip(" \t\n\r\x0c") == "[DONE]"
+    """Whether a record's event is OpenAI's ``[DONE]`` sentinel: a string that is ``[DONE]``
+    between ASCII blanks."""
+    return isinstance(event, str) and event.strip(" \t\r\n") == "[DONE]"
 
 
 def _decompress(
