@@ -158,7 +158,12 @@ def test_both_backends_give_the_same_items_in_the_same_order(
     bad = [orjson.loads(item) for item in expected if orjson.loads(item)[0] == "bad"]
     assert bad == [
         ["bad", first, half + 1, "not valid JSON"],
-        ["bad", first, half + 2, "the stream key at /stream_id is boolean, not a string or number"],
+        [
+            "bad",
+            first,
+            half + 2,
+            "the stream key at /stream_id is a boolean, not a string or a number",
+        ],
         ["bad", first, half + 4, "a record must be a JSON object, not array"],
     ]
     for jobs in (1, 2, 3):
@@ -216,7 +221,9 @@ def test_errors_name_the_file_the_format_and_the_limit(
         core.next()
     missing = str(tmp_path / "missing.jsonl")
     with pytest.raises(BatchError, match="^" + missing + ": No such file or directory$"):
-        drain(backend_module.BatchCore([missing], group_by="stream_id", event="event"))
+        backend_module.BatchCore([missing], group_by="stream_id", event="event")
+    with pytest.raises(BatchError, match="^" + str(tmp_path) + ": Is a directory$"):
+        backend_module.BatchCore([str(tmp_path)])
     path = write_log(tmp_path / "gateway.jsonl", log_lines)
     core = backend_module.BatchCore(
         [path], group_by="stream_id", event="event", max_open_streams=3, jobs=2
@@ -227,14 +234,12 @@ def test_errors_name_the_file_the_format_and_the_limit(
     keys = [json.loads(line)["stream_id"] for line in log_lines]
     fourth = next(i for i in range(len(keys)) if len(set(keys[: i + 1])) == 4) + 1
     assert str(raised.value) == (
-        f"more than 3 streams open at {path}:{fourth}; raise --max-open-streams (0 = no limit)"
+        f"more than 3 streams open at {path}:{fourth}; raise --max-open-streams "
+        "(max_open_streams=), or pass 0 for no limit"
     )
     with pytest.raises(BatchError) as raised:
         backend_module.BatchCore([path], group_by="a..b")
-    assert (
-        str(raised.value)
-        == "group_by path 'a..b' is not a valid path: a dotted path has an empty segment"
-    )
+    assert str(raised.value) == "group_by 'a..b' has an empty segment"
     with pytest.raises(BatchError) as raised:
         backend_module.BatchCore([path], event="event")
     assert str(raised.value).startswith("wrapper records need a stream key")
@@ -252,7 +257,7 @@ def test_both_backends_read_odd_records_alike(
         '{"k": 12345678901234567890, "e": EV}',  # an int beyond 64 bits: a float key
         '{"k": 1.50, "e": EV}',
         '{"k": -0, "e": EV}',
-        '{"k": "s", "e": null}',  # null, a number, an array: unreadable events of the stream
+        '{"k": "s", "e": null}',  # no event (null); a number, an array: unreadable events
         '{"k": "s", "e": 5}',
         '{"k": "s", "e": [1, 2]}',
         '{"k": "s", "e": "  [DONE]\\n"}',  # ends stream s
@@ -273,7 +278,7 @@ def test_both_backends_read_odd_records_alike(
     path.write_text("\n".join(odd), encoding="utf-8")
     options = {"group_by": "k", "event": "e"}
     expected = canon(drain(python.BatchCore([str(path)], **options)))
-    assert len(expected) == 12
+    assert len(expected) == 13
     for jobs in (1, 2):
         assert canon(drain(rust.BatchCore([str(path)], **options, jobs=jobs))) == expected
     for order_by in ("/k",):

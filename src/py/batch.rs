@@ -5,7 +5,7 @@
 use std::sync::Mutex;
 use std::time::Duration;
 
-use pyo3::exceptions::{PyRuntimeError, PyStopIteration};
+use pyo3::exceptions::{PyRuntimeError, PyStopIteration, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyInt, PyList, PyString, PyTuple};
 
@@ -41,9 +41,6 @@ fn batch_error(py: Python<'_>, err: BatchError) -> PyErr {
             "too_many_streams",
             (limit, source, line).into_pyobject(py),
         ),
-        BatchError::BadPath { option, value, why } => {
-            build(py, "bad_path", (option, value, why).into_pyobject(py))
-        }
         BatchError::Option(detail) => build(py, "batch_option", (detail,).into_pyobject(py)),
         BatchError::Internal(text) => {
             PyRuntimeError::new_err(format!("fastmerge engine error: {text}"))
@@ -67,7 +64,7 @@ fn count_arg(py: Python<'_>, name: &str, arg: &Arg<'_>) -> PyResult<usize> {
     }
     let value: i128 = obj.extract()?;
     if value < 0 {
-        let detail = format!("{name} must be >= 0");
+        let detail = format!("{name} must be 0 or more, not {value}");
         return Err(batch_error(py, BatchError::Option(detail)));
     }
     Ok(usize::try_from(value).unwrap_or(usize::MAX))
@@ -164,8 +161,14 @@ impl BatchCore {
         };
         let (strict_flag, signature, usage_arg) =
             (dup(&strict), dup(&signature_merge), dup(&usage));
-        // the aggregator's own checks of its options (its exceptions, as AggregatorCore's)
-        AggregatorCore::new(py, provider, strict, signature_merge, usage)?;
+        // the aggregator's own checks of its options; a ValueError is a batch option error
+        if let Err(err) = AggregatorCore::new(py, provider, strict, signature_merge, usage) {
+            if err.is_instance_of::<PyValueError>(py) {
+                let detail = err.value(py).str()?.to_str()?.to_owned();
+                return Err(batch_error(py, BatchError::Option(detail)));
+            }
+            return Err(err);
+        }
         let aggregate = parse_options(py, &strict_flag, &signature, &usage_arg)?;
         let group_by = match &group_by {
             Arg::Default => "auto".to_owned(),

@@ -35,6 +35,9 @@ use crate::engine::value::Value;
 use path::Path;
 use record::Spec;
 
+/// The OS error number of "Is a directory" (the twin's `errno.EISDIR` on Linux and macOS).
+const EISDIR: i32 = 21;
+
 /// What a batch reads, and how (the arguments of `BatchCore`).
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -112,12 +115,6 @@ pub enum BatchError {
         limit: usize,
         source: String,
         line: u64,
-    },
-    /// `bad_path`: a `group_by` / `event` / `order_by` path that cannot be read.
-    BadPath {
-        option: &'static str,
-        value: String,
-        why: &'static str,
     },
     /// `batch_option`: options that cannot be used.
     Option(String),
@@ -198,6 +195,9 @@ pub(crate) struct Plan {
 
 /// A running batch.
 pub struct Batch {
+    /// The jobs to start the workers with, until the first `next` starts them (nothing is
+    /// read before: `progress` starts at 0 bytes read, as the twin's).
+    unstarted: Option<usize>,
     rx: Option<Receiver<Msg>>,
     pending: BTreeMap<(Pos, u64), Out>,
     serial: u64,
@@ -212,23 +212,14 @@ pub struct Batch {
     bad_lines: u64,
 }
 
-fn option_path(option: &'static str, value: &str) -> Result<Path, BatchError> {
-    Path::parse(value).map_err(|why| BatchError::BadPath {
-        option,
-        value: value.to_owned(),
-        why,
-    })
+fn option_path(option: &str, value: &str) -> Result<Path, BatchError> {
+    Path::parse(option, value).map_err(BatchError::Option)
 }
 
 impl Batch {
-    /// Checks the options (the twin's order) and starts the workers; inputs are opened, and
-    /// reported if they cannot be, as they are reached.
+    /// Checks the options and the inputs (each must exist and not be a directory), in the
+    /// twin's order, and starts the workers; inputs are opened as they are reached.
     pub fn new(options: Options) -> Result<Batch, BatchError> {
-        let file_mode = matches!(options.group_by.as_str(), "auto" | "file");
-        let key = match file_mode {
-            true => None,
-            false => Some(option_path("group_by", &options.group_by)?),
-        };
         let event = match &options.event {
             Some(text) => Some(option_path("event", text)?),
             None => None,
@@ -237,33 +228,43 @@ impl Batch {
             Some(text) => Some(option_path("order_by", text)?),
             None => None,
         };
-        let spec =
-            match key {
-                Some(key) => Some(Spec { key, event, order }),
-                None if options.group_by == "auto" && event.is_some() => {
-                    return Err(BatchError::Option(
-                        "wrapper records need a stream key: pass group_by (e.g. --group-by \
-                     stream_id)"
-                            .to_owned(),
-                    ))
-                }
-                None if event.is_some() || order.is_some() => return Err(BatchError::Option(
-                    "group_by='file' cannot be used with event= or order_by=: a file holds one \
-                     stream"
+        let file_mode = matches!(options.group_by.as_str(), "auto" | "file");
+        if file_mode && event.is_some() {
+            return Err(BatchError::Option(
+                "wrapper records need a stream key: pass group_by (e.g. --group-by stream_id)"
+                    .to_owned(),
+            ));
+        }
+        let spec = if file_mode {
+            if order.is_some() {
+                return Err(BatchError::Option(
+                    "order_by sorts the records of a stream: pass group_by (e.g. --group-by \
+                     stream_id); a file read as one stream is read in its order"
                         .to_owned(),
-                )),
-                None => None,
-            };
-        // the stored size of the regular files (what cannot be read is reported when reached)
+                ));
+            }
+            None
+        } else {
+            let key = option_path("group_by", &options.group_by)?;
+            Some(Spec { key, event, order })
+        };
         let mut bytes_total = Some(0u64);
         for path in &options.paths {
             if path == "-" {
                 bytes_total = None;
-            } else if let Ok(meta) = std::fs::metadata(path) {
-                if meta.is_file() {
-                    bytes_total = bytes_total.map(|t| t + meta.len());
-                }
+                continue;
             }
+            let meta = std::fs::metadata(path).map_err(|e| BatchError::File {
+                source: path.clone(),
+                errno: e.raw_os_error().unwrap_or(0),
+            })?;
+            if meta.is_dir() {
+                return Err(BatchError::File {
+                    source: path.clone(),
+                    errno: EISDIR,
+                });
+            }
+            bytes_total = bytes_total.map(|t| t + meta.len());
         }
         let bytes_total = bytes_total.unwrap_or(0);
         let jobs = match options.jobs {
@@ -280,14 +281,14 @@ impl Batch {
             stop: AtomicBool::new(false),
             bytes_read: Arc::new(AtomicU64::new(0)),
         });
-        let (rx, threads, shards) = worker::start(&plan, jobs);
         Ok(Batch {
-            rx: Some(rx),
+            unstarted: Some(jobs),
+            rx: None,
             pending: BTreeMap::new(),
             serial: 0,
-            marks: vec![Pos::at(0, 0, 0); shards],
+            marks: Vec::new(),
             plan,
-            threads,
+            threads: Vec::new(),
             finished: false,
             max_open: options.max_open_streams,
             open: 0,
@@ -311,6 +312,12 @@ impl Batch {
     /// The next item in input order, waiting at most `timeout` (None: until there is one).
     pub fn next(&mut self, timeout: Option<Duration>) -> Result<Next, BatchError> {
         let deadline = timeout.map(|t| Instant::now() + t);
+        if let (Some(jobs), false) = (self.unstarted.take(), self.finished) {
+            let (rx, threads, shards) = worker::start(&self.plan, jobs);
+            self.rx = Some(rx);
+            self.threads = threads;
+            self.marks = vec![Pos::at(0, 0, 0); shards];
+        }
         loop {
             if self.finished {
                 return Ok(Next::End);

@@ -8,6 +8,8 @@ use std::fmt;
 use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
+use crate::engine::value::{py_repr, Value};
+
 /// A parsed path: its segments, and the text the user gave (what messages name).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Path {
@@ -16,21 +18,29 @@ pub struct Path {
 }
 
 impl Path {
-    /// `text` as a path, or why it is not one (the twin's words for `bad_path`).
-    pub fn parse(text: &str) -> Result<Path, &'static str> {
+    /// `text` as the path of option `name`, or the message of why it is not one.
+    pub fn parse(name: &str, text: &str) -> Result<Path, String> {
         if text.is_empty() {
-            return Err("empty");
+            return Err(format!(
+                "{name} is empty: pass a dotted path or a JSON pointer"
+            ));
         }
+        let quoted = py_repr(&Value::Str(text.to_owned()));
         let segments = if let Some(pointer) = text.strip_prefix('/') {
             pointer
                 .split('/')
                 .map(unescape)
                 .collect::<Option<Vec<_>>>()
-                .ok_or("a JSON pointer segment has a bad ~ escape")?
+                .ok_or_else(|| {
+                    format!(
+                        "{name} {quoted} is not a valid JSON pointer: '~' must be followed by 0 \
+                         or 1"
+                    )
+                })?
         } else {
             let segments: Vec<String> = text.split('.').map(str::to_owned).collect();
             if segments.iter().any(String::is_empty) {
-                return Err("a dotted path has an empty segment");
+                return Err(format!("{name} {quoted} has an empty segment"));
             }
             segments
         };
@@ -70,14 +80,15 @@ pub fn lookup<'a>(raw: &'a RawValue, segments: &[String]) -> Option<&'a RawValue
 }
 
 /// One step down: a member of an object (the last of duplicates, as Python's json keeps), or
-/// an element of an array when `segment` is all ASCII digits.
+/// an element of an array when `segment` is an index (ASCII digits, no leading zero).
 pub fn step<'a>(raw: &'a RawValue, segment: &str) -> Option<&'a RawValue> {
     let text = raw.get().trim_start();
     let mut de = serde_json::Deserializer::from_str(text);
     match text.as_bytes().first() {
         Some(b'{') => de.deserialize_map(Member(segment)).ok().flatten(),
         Some(b'[') => {
-            if segment.is_empty() || !segment.bytes().all(|b| b.is_ascii_digit()) {
+            let digits = !segment.is_empty() && segment.bytes().all(|b| b.is_ascii_digit());
+            if !digits || (segment.len() > 1 && segment.starts_with('0')) {
                 return None;
             }
             let index: usize = segment.parse().ok()?;

@@ -28,7 +28,7 @@ pub enum Feed {
     Owned(String),
     /// The `[DONE]` sentinel: not an event, the end of the stream.
     Done,
-    /// A null, number, boolean or array: given to the aggregator as an event that is not an
+    /// A number, boolean or array: given to the aggregator as an event that is not an
     /// object (an `unreadable_event`, as `Aggregator.add` makes of it); its JSON kind.
     NotObject(&'static str),
 }
@@ -96,6 +96,18 @@ pub struct Record {
     pub order: Option<OrderKey>,
 }
 
+/// A raw value's JSON kind with its article, for reasons ("an array").
+fn a_kind(raw: &RawValue) -> &'static str {
+    match kind(raw) {
+        "null" => "a null",
+        "boolean" => "a boolean",
+        "string" => "a string",
+        "array" => "an array",
+        "object" => "an object",
+        _ => "a number",
+    }
+}
+
 /// The JSON name of the kind of a raw value.
 fn kind(raw: &RawValue) -> &'static str {
     match raw.get().trim_start().as_bytes().first() {
@@ -131,9 +143,10 @@ fn key_text(raw: &RawValue, path: &Path, line: &str) -> Result<Key, String> {
             ))),
         },
         "null" => Err(format!("no stream key at {}", path.text)),
-        other => Err(format!(
-            "the stream key at {} is {other}, not a string or number",
-            path.text
+        _ => Err(format!(
+            "the stream key at {} is {}, not a string or a number",
+            path.text,
+            a_kind(raw)
         )),
     }
 }
@@ -157,17 +170,19 @@ fn order_key(raw: &RawValue, path: &Path) -> Result<OrderKey, String> {
             .map(OrderKey::Str)
             .map_err(|_| NOT_JSON.to_owned()),
         "number" => number(text),
-        "null" => Err(format!("no order-by value at {}", path.text)),
-        other => Err(format!(
-            "the order-by value at {} is {other}, not a number or string",
-            path.text
+        "null" => Err(format!("no order_by value at {}", path.text)),
+        _ => Err(format!(
+            "the order_by value at {} is {}, not a number or a string",
+            path.text,
+            a_kind(raw)
         )),
     }
 }
 
-/// Whether a string event is the `[DONE]` sentinel (ASCII whitespace around it allowed).
+/// Whether a string event is the `[DONE]` sentinel (blanks around it allowed: space, tab,
+/// CR, LF).
 fn is_done(text: &str) -> bool {
-    text.as_bytes().trim_ascii() == b"[DONE]"
+    text.trim_matches([' ', '\t', '\r', '\n']) == "[DONE]"
 }
 
 /// Whether a line nests deeper than [`MAX_JSON_DEPTH`] (the events parser's limit, which the
@@ -284,6 +299,7 @@ pub fn read(line: &[u8], spec: &Spec) -> Result<Record, String> {
         None => Feed::Text(0..line.len()),
         Some(path) => match nested(event, path) {
             Some(raw) => match kind(raw) {
+                "null" => return Err(format!("no event at {}", path.text)),
                 "string" => {
                     let event: String =
                         serde_json::from_str(raw.get()).map_err(|_| NOT_JSON.to_owned())?;
@@ -306,7 +322,7 @@ pub fn read(line: &[u8], spec: &Spec) -> Result<Record, String> {
         None => None,
         Some(path) => match nested(order, path) {
             Some(raw) => Some(order_key(raw, path)?),
-            None => return Err(format!("no order-by value at {}", path.text)),
+            None => return Err(format!("no order_by value at {}", path.text)),
         },
     };
     Ok(Record { key, feed, order })

@@ -13,7 +13,8 @@ use super::input::Input;
 use super::record::{self, Feed, OrderKey};
 use super::{BatchError, Item, Msg, Out, Plan, Pos, StreamError};
 use crate::engine::aggregate::{AggError, AggregatorCore};
-use crate::engine::events::EventDataError;
+use crate::engine::events::{self, EventDataError};
+use crate::engine::providers;
 
 /// Bytes of decompressed input per block (cut at a line end; a longer line makes a longer
 /// block).
@@ -483,23 +484,25 @@ impl Shard {
             stream.buffered.push((order, kept));
             return true;
         }
-        // a stream whose aggregator raised reads nothing more: a closed aggregator cannot tell
-        // its last event, so it ends at the end of the input
         let ends = match &record.feed {
-            _ if stream.error.is_some() => false,
             Feed::Done => true,
+            // a stream whose aggregator raised reads nothing more, but still ends where its
+            // adapter says
+            _ if stream.error.is_some() => ends_after_error(stream, text),
             feed => {
                 let fed = match feed {
                     Feed::NotObject(kind) => not_object(&mut stream.core, kind),
                     _ => stream.core.add_text(text),
                 };
-                match fed {
-                    Ok(()) => stream.core.ended(),
-                    Err(err) => {
-                        stream.error = Some(err);
-                        false
-                    }
+                if let Err(err) = fed {
+                    stream.error = Some(err);
                 }
+                // set by the aggregator as it read the event, before anything could raise; a
+                // string event ends the stream only if it is one object's JSON (the twin
+                // end-tests what the string parses to: SSE lines or an array parse to none)
+                stream.core.ended()
+                    && (matches!(record.feed, Feed::Text(_))
+                        || text.iter().find(|c| !b" \t\r\n".contains(c)) == Some(&b'{'))
             }
         };
         if !ends {
@@ -562,6 +565,15 @@ impl Shard {
             }
         }
     }
+}
+
+/// Whether an event of a stream whose aggregator is closed (by an error) ends it: its
+/// adapter's rule, on the event parsed again (the closed aggregator no longer reads it).
+fn ends_after_error(stream: &Stream, text: &[u8]) -> bool {
+    let Some(adapter) = stream.core.provider().and_then(providers::adapter) else {
+        return false;
+    };
+    !text.is_empty() && events::parse(text).is_ok_and(|event| adapter.ends_stream(&event))
 }
 
 impl Pos {
