@@ -116,7 +116,8 @@ def run(args: argparse.Namespace) -> int:
         ("naive reduce (json.loads + join)", naive_s),
     ]
     streams = f"{len(records)} stream{'s' * (len(records) != 1)}"
-    print(f"fastmerge bench: {path} ({size / 1e6:.1f} MB, {events} events, {streams})")
+    shown = args.log or "the bundled examples/gateway.jsonl.zst"
+    print(f"fastmerge bench: {shown} ({size / 1e6:.1f} MB, {events} events, {streams})")
     print("| engine | time | events/s | time / rust |")
     print("|---|---:|---:|---:|")
     for name, seconds in rows:
