@@ -11,6 +11,7 @@ from typing_extensions import disjoint_base
 __all__ = [
     "ATOMIC_KEYS",
     "AggregatorCore",
+    "BatchCore",
     "ChunkCore",
     "LIST_MERGES",
     "MAX_DEPTH",
@@ -90,3 +91,24 @@ class AggregatorCore:
     def feed(self, data: str | bytes) -> None: ...
     def snapshot(self) -> list[dict[str, Any]]: ...
     def finish(self) -> list[dict[str, Any]]: ...
+
+@final
+class BatchCore:
+    """Logged streams -> one item per stream, on all cores (the twin: ``fastmerge._pure.batch``)."""
+
+    def __new__(
+        cls,
+        paths: list[str],
+        group_by: str = "auto",
+        event: str | None = None,
+        order_by: str | None = None,
+        provider: str = "auto",
+        strict: bool = False,
+        signature_merge: str = "replace",
+        usage: str = "merge",
+        jobs: int = 0,
+        max_open_streams: int = 0,
+    ) -> BatchCore: ...
+    def next(self, timeout: float | None = None) -> tuple[Any, ...] | None: ...
+    def progress(self) -> tuple[int, int, int, int]: ...
+    def close(self) -> None: ...

@@ -6,6 +6,8 @@
                     [--indent N] FILE|-
     fastmerge merge --provider NAME|auto [--to PROVIDER] [--strict] [--allow-incomplete]
                     [--indent N] FILE|-
+    fastmerge batch PATHS... [--group-by ...] [--event PATH] ...   (see fastmerge.cli_batch)
+    fastmerge bench [LOG] [--group-by ...] [--event PATH]           (see fastmerge.cli_bench)
     fastmerge --version
 
 With ``--provider``, ``fastmerge merge`` reads a recorded provider stream (SSE, JSON lines, or a
@@ -288,6 +290,10 @@ def build_parser() -> argparse.ArgumentParser:
         "print it, and exit 2 with one line on stderr)",
     )
     merge.set_defaults(parser=merge)
+    from . import cli_batch, cli_bench  # here: they import this module
+
+    cli_batch.add_parser(commands)
+    cli_bench.add_parser(commands)
     return parser
 
 
@@ -380,6 +386,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "merge":
             return _merge_command(args)
+        if args.command == "batch":
+            from . import cli_batch
+
+            return cli_batch.run(args)
+        if args.command == "bench":
+            from . import cli_bench
+
+            return cli_bench.run(args)
     except KeyboardInterrupt:
         return EXIT_INTERRUPT
     raise AssertionError(f"unhandled command {args.command!r}")  # pragma: no cover

@@ -8,6 +8,7 @@ same message.
 
 from __future__ import annotations
 
+import os
 from typing import Any, Iterable
 
 __all__ = [
@@ -17,6 +18,7 @@ __all__ = [
     "MergeTypeError",
     "AnomalyError",
     "EventError",
+    "BatchError",
     "AggregatorClosedError",
 ]
 
@@ -104,6 +106,10 @@ class EventError(MergeError):
         return (type(self), (self.event, self.detail))
 
 
+class BatchError(MergeError):
+    """A batch input that cannot be read: a file, a compressed stream, an option, a limit."""
+
+
 class AggregatorClosedError(MergeError):
     """An aggregator was used after :meth:`finish`, or after an event broke its state."""
 
@@ -128,6 +134,41 @@ def too_large_sum(event: int) -> EventError:
     """Usage counts that add up beyond 64 bits (the engine's ints are 64-bit; the twin checks
     the same bound so both backends agree)."""
     return EventError(event, "usage counts add up beyond 64 bits (more than 2**63 - 1)")
+
+
+# Batch errors (``fastmerge.batch``): both cores build them through these helpers.
+
+
+def file_error(source: str, errno: int) -> BatchError:
+    """A batch input that cannot be opened or read; ``errno`` is the OS error number (0 when
+    the system gave none)."""
+    reason = os.strerror(errno) if errno else "cannot be read"
+    return BatchError(f"{source}: {reason}")
+
+
+def compressed_error(source: str, fmt: str, truncated: bool) -> BatchError:
+    """A compressed batch input (``fmt``: gzip, zstd, bzip2, xz) that ends inside a member or
+    frame (``truncated``), or whose bytes do not decode."""
+    return BatchError(f"{source}: {fmt} stream is {'truncated' if truncated else 'corrupt'}")
+
+
+def bad_line(source: str, line: int, reason: str) -> BatchError:
+    """``errors="raise"``: the first record of a batch input that belongs to no stream."""
+    return BatchError(f"{source}:{line}: {reason}")
+
+
+def too_many_streams(limit: int, source: str, line: int) -> BatchError:
+    """More streams open at once than ``max_open_streams`` allows."""
+    return BatchError(
+        f"more than {limit} streams open at {source}:{line}; raise --max-open-streams "
+        "(max_open_streams=), or pass 0 for no limit"
+    )
+
+
+def batch_option(detail: str) -> BatchError:
+    """A batch option that cannot be used (a path's syntax, options that exclude each other,
+    a provider or rule name that is not known)."""
+    return BatchError(detail)
 
 
 def closed(reason: str) -> AggregatorClosedError:

@@ -58,6 +58,9 @@ pub struct AggregatorCore {
     /// whether events from bytes may take their adapter's typed fast path (off: every event
     /// is parsed into values first; the differential tests compare both)
     fast_events: bool,
+    /// whether an event that ends the stream was read ([`Adapter::ends_stream`]): the batch
+    /// engine then emits the stream without waiting for the end of input
+    ended: bool,
 }
 
 impl AggregatorCore {
@@ -79,6 +82,7 @@ impl AggregatorCore {
             foreign: None,
             new_response_at: None,
             fast_events: true,
+            ended: false,
         }
     }
 
@@ -95,6 +99,11 @@ impl AggregatorCore {
     /// Events read so far.
     pub fn count(&self) -> usize {
         self.count
+    }
+
+    /// Whether the stream's definitive last event was read (the batch engine's early end).
+    pub fn ended(&self) -> bool {
+        self.ended
     }
 
     /// The number of the event that started another response, if one did (spec §6).
@@ -328,6 +337,10 @@ impl AggregatorCore {
             };
             self.provider = Some(name);
             self.adapter = providers::adapter(name);
+        }
+        // fast-path events never end a stream (their shape has choices and no usage)
+        if self.adapter.as_ref().is_some_and(|a| a.ends_stream(event)) {
+            self.ended = true;
         }
         if self.new_response_at.is_some() {
             return Ok(()); // another response's event: not merged (its start is an anomaly)

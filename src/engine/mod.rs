@@ -6,6 +6,7 @@
 //! used by `cargo test` and by Rust callers).
 
 pub mod aggregate;
+pub mod batch;
 pub mod chunks;
 pub mod error;
 pub mod events;

@@ -154,13 +154,13 @@ impl Drop for GcPause {
 /// Engine values as Python data. Object keys repeat across a stream (every logprobs entry has
 /// `token`, `logprob`, `bytes`, ...), so each distinct key is made into a `str` once and
 /// shared, as orjson does (a `str` caches its hash: dict inserts do not hash it again).
-struct ToPy<'py> {
+pub(crate) struct ToPy<'py> {
     py: Python<'py>,
     keys: foldhash::HashMap<String, Bound<'py, PyString>>,
 }
 
 impl<'py> ToPy<'py> {
-    fn new(py: Python<'py>) -> Self {
+    pub(crate) fn new(py: Python<'py>) -> Self {
         ToPy {
             py,
             keys: foldhash::HashMap::default(),
@@ -178,7 +178,7 @@ impl<'py> ToPy<'py> {
         made
     }
 
-    fn value(&mut self, value: &Value) -> PyResult<Bound<'py, PyAny>> {
+    pub(crate) fn value(&mut self, value: &Value) -> PyResult<Bound<'py, PyAny>> {
         let py = self.py;
         Ok(match value {
             Value::Null => py.None().into_bound(py),
@@ -205,7 +205,7 @@ impl<'py> ToPy<'py> {
     }
 }
 
-fn agg_error(py: Python<'_>, err: AggError) -> PyErr {
+pub(crate) fn agg_error(py: Python<'_>, err: AggError) -> PyErr {
     match err {
         AggError::Event { event, detail } => {
             build(py, "event_error", (event, detail).into_pyobject(py))
@@ -277,7 +277,7 @@ impl AggregatorCore {
         signature = (provider = Arg::Default, strict = Arg::Default, signature_merge = Arg::Default, usage = Arg::Default),
         text_signature = "(provider='auto', strict=False, signature_merge='replace', usage='merge')"
     )]
-    fn new<'py>(
+    pub(crate) fn new<'py>(
         py: Python<'py>,
         provider: Arg<'py>,
         strict: Arg<'py>,

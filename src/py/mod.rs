@@ -8,6 +8,7 @@ use crate::engine::generic::{ATOMIC_KEYS, LIST_MERGES, MAX_DEPTH, POLICIES};
 
 mod aggregate;
 mod args;
+mod batch;
 mod chunks;
 mod errors;
 mod functions;
@@ -27,5 +28,6 @@ fn _fastmerge(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     functions::register(m)?;
     chunks::register(m)?;
+    batch::register(m)?;
     aggregate::register(m)
 }

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from .._version import __version__
 from .aggregate import PROVIDERS, AggregatorCore
+from .batch import BatchCore
 from .chunks import ChunkCore, copy_tree, fold_chunks
 from .generic import (
     ATOMIC_KEYS,
@@ -29,6 +30,7 @@ __all__ = [
     "POLICIES",
     "PROVIDERS",
     "AggregatorCore",
+    "BatchCore",
     "ChunkCore",
     "__version__",
     "copy_tree",

@@ -780,6 +780,11 @@ impl common::Adapter for Adapter {
         fast::fast_event(self, raw)
     }
 
+    /// `message_stop` is the last event of a message.
+    fn ends_stream(&self, event: &Value) -> bool {
+        crate::engine::providers::common::get_str(event, "type") == Some("message_stop")
+    }
+
     fn knows(&self, event: &Value) -> bool {
         matches!(get(event, "type"), Some(Value::Str(kind)) if EVENT_TYPES.contains(&kind.as_str()))
     }

@@ -426,6 +426,11 @@ impl common::Adapter for Adapter {
         }
     }
 
+    /// `metadata` (usage and metrics) comes after `messageStop`, last.
+    fn ends_stream(&self, event: &Value) -> bool {
+        matches!(event, Value::Dict(map) if map.len() == 1 && map.contains_key("metadata"))
+    }
+
     /// One key, its event type: one of [`EVENT_TYPES`] or an `*Exception`, or another type
     /// whose payload is an object (kept in provider_metadata).
     fn knows(&self, event: &Value) -> bool {

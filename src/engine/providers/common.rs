@@ -93,6 +93,11 @@ pub trait Adapter: Send + Sync {
     fn fast_event<'a>(&mut self, _raw: &'a [u8]) -> Option<FastLeaves<'a>> {
         None
     }
+    /// Whether the event is the stream's definitive last one (the batch engine emits the
+    /// stream there, without waiting for the end of input). None by default (Gemini).
+    fn ends_stream(&self, _event: &Value) -> bool {
+        false
+    }
     /// Leaves at the end of the stream.
     fn end(&mut self) -> Leaves {
         Vec::new()

@@ -281,6 +281,14 @@ impl common::Adapter for Adapter {
         })
     }
 
+    /// The `done: true` object is the last of the stream.
+    fn ends_stream(&self, event: &Value) -> bool {
+        matches!(
+            crate::engine::providers::common::get(event, "done"),
+            Some(Value::Bool(true))
+        )
+    }
+
     fn knows(&self, event: &Value) -> bool {
         let Value::Dict(map) = event else {
             return false;

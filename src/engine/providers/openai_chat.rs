@@ -908,6 +908,15 @@ impl common::Adapter for Adapter {
         fast::fast_event(self, raw)
     }
 
+    /// The `stream_options.include_usage` chunk (non-null `usage`, `choices: []`) is always
+    /// sent last.
+    fn ends_stream(&self, event: &Value) -> bool {
+        let usage = crate::engine::providers::common::get(event, "usage");
+        let choices = crate::engine::providers::common::get(event, "choices");
+        !matches!(usage, None | Some(Value::Null))
+            && matches!(choices, Some(Value::List(items)) if items.is_empty())
+    }
+
     fn knows(&self, event: &Value) -> bool {
         common::has_any(event, RECOGNIZED)
     }

@@ -1274,6 +1274,14 @@ impl common::Adapter for Adapter {
         Ok(leaves)
     }
 
+    /// `response.completed`, `response.failed` or `response.incomplete` closes the response.
+    fn ends_stream(&self, event: &Value) -> bool {
+        matches!(
+            crate::engine::providers::common::get_str(event, "type"),
+            Some("response.completed" | "response.failed" | "response.incomplete")
+        )
+    }
+
     /// A `type` of `response.*` or `error` (a `response.*` type without a handler, such as
     /// `response.content_part.added`, is read and adds nothing).
     fn knows(&self, event: &Value) -> bool {

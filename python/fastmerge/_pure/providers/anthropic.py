@@ -160,6 +160,11 @@ class Adapter:
             return "a second message_start"
         return None
 
+    def ends_stream(self, event: dict[str, Any]) -> bool:
+        """Whether the event is the stream's last (the batch reader ends the stream there):
+        ``message_stop``."""
+        return event.get("type") == "message_stop"
+
     def event(self, event: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
         kind = event.get("type")
         if not isinstance(kind, str):

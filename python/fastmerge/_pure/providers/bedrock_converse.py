@@ -141,6 +141,11 @@ class Adapter:
             return "messageStart after messageStop"
         return None
 
+    def ends_stream(self, event: dict[str, Any]) -> bool:
+        """Whether the event is the stream's last (the batch reader ends the stream there):
+        ``metadata``, which follows ``messageStop``."""
+        return len(event) == 1 and "metadata" in event
+
     def event(self, event: dict[str, Any]) -> Leaves:
         if len(event) != 1:
             raise AdapterError(

@@ -353,6 +353,11 @@ class Adapter:
             return None
         return f"responseId {rid!r} after a candidate finished with {self.finished_id.finished!r}"
 
+    def ends_stream(self, event: dict[str, Any]) -> bool:
+        """Whether the chunk is the stream's last: never known (a usage chunk may follow the
+        finish), so a Gemini stream ends at the end of the input."""
+        return False
+
     def event(self, event: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
         candidates = event.get("candidates")
         if candidates is not None:

@@ -89,6 +89,11 @@ class Adapter:
         its ``done: true`` object, so any object after it is another response's."""
         return "an object after done: true" if self.done else None
 
+    def ends_stream(self, event: dict[str, Any]) -> bool:
+        """Whether the object is the stream's last (the batch reader ends the stream there):
+        ``done: true``."""
+        return event.get("done") is True
+
     def event(self, event: dict[str, Any]) -> Leaves:
         done = event.get("done")
         if done is not None and not isinstance(done, bool):

@@ -222,6 +222,12 @@ class Adapter:
             return None
         return f"id {chunk_id!r} after a choice finished with id {self.finished_id.finished!r}"
 
+    def ends_stream(self, event: dict[str, Any]) -> bool:
+        """Whether the chunk is the stream's last (the batch reader ends the stream there):
+        the ``include_usage`` chunk, non-null ``usage`` with ``choices: []``, always comes
+        last."""
+        return event.get("usage") is not None and event.get("choices") == []
+
     def event(self, event: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
         choices = event.get("choices")
         if choices is None:

@@ -114,6 +114,11 @@ class Adapter:
             return "a second response.created"
         return None
 
+    def ends_stream(self, event: dict[str, Any]) -> bool:
+        """Whether the event is the stream's last (the batch reader ends the stream there):
+        ``response.completed``, ``response.failed`` or ``response.incomplete``."""
+        return event.get("type") in ("response.completed", "response.failed", "response.incomplete")
+
     def event(self, event: dict[str, Any]) -> Leaves:
         kind = event.get("type")
         if type(kind) is not str:

@@ -1,0 +1,500 @@
+"""The twin of the engine's batch reader (``src/engine/batch/``): logged streams in, one item
+per stream out. Single-threaded and readable: it is the specification of ``BatchCore``.
+
+Inputs are files (``"-"`` is stdin), read as bytes; a gzip, zstd, bzip2 or xz file is told by
+its magic bytes, never by its name, and concatenated members or frames are read whole.
+
+Two shapes of input:
+
+- **one stream per file** (``group_by="file"``, or ``"auto"`` without ``event``): each file is
+  fed whole to one aggregator, exactly as ``aggregate(file_bytes)`` reads it (SSE, JSON lines,
+  a JSON array): the corpus shape;
+- **records** (``group_by=PATH``): one JSON record per non-blank line; the stream key is at
+  ``group_by`` in the record, the event at ``event`` (None: the record is the event). A stream
+  ends at its adapter's ``ends_stream`` event (without ``order_by``) or at the end of the input;
+  a later record with the key of an ended stream starts a new stream with the same key.
+  With ``order_by`` a stream's events are buffered and stably sorted by that value first.
+
+Items (:meth:`BatchCore.next`), in input order of the position where each one is decided:
+
+- ``("stream", key, provider, choices, error)``: ``choices`` is what ``AggregatorCore.finish()``
+  returns for the stream's events, or None with ``error``, the message of the ``MergeError``
+  the aggregator raised (no readable event, strict mode, ...);
+- ``("bad", source, line, reason)``: a record that belongs to no stream (``line`` is 1-based,
+  in the decompressed text).
+"""
+
+from __future__ import annotations
+
+import bz2
+import errno
+import lzma
+import os
+import sys
+import time
+import zlib
+from typing import IO, Any, Callable, Iterator
+
+from .. import errors
+from . import events
+from .aggregate import AggregatorCore
+
+__all__ = ["BatchCore"]
+
+#: Bytes read from an input at a time.
+CHUNK = 1 << 16
+#: Records read between two looks at ``next``'s deadline.
+TICK = 256
+
+_MAGIC = (
+    (b"\x1f\x8b", "gzip"),
+    (b"\x28\xb5\x2f\xfd", "zstd"),
+    (b"BZh", "bzip2"),
+    (b"\xfd7zXZ\x00", "xz"),
+)
+_BLANK = b" \t\r\n"
+_BOM = b"\xef\xbb\xbf"
+
+
+def _zstd() -> Any:
+    try:
+        import zstandard
+    except ImportError:
+        return None
+    return zstandard.ZstdDecompressor().decompressobj
+
+
+_DECODERS: dict[str, Callable[[], Callable[[], Any] | None]] = {
+    "gzip": lambda: lambda: zlib.decompressobj(wbits=31),
+    "zstd": _zstd,
+    "bzip2": lambda: bz2.BZ2Decompressor,
+    "xz": lambda: lzma.LZMADecompressor,
+}
+
+
+def parse_path(name: str, text: Any) -> list[str]:
+    """The segments of a record path: a JSON pointer (RFC 6901) if it starts with ``/``,
+    else a dotted path. An empty or malformed path is a ``BatchError``."""
+    if type(text) is not str:
+        raise errors.wrong_type(name, "a str", text)
+    if not text:
+        raise errors.batch_option(f"{name} is empty: pass a dotted path or a JSON pointer")
+    if text.startswith("/"):
+        segments = []
+        for raw in text[1:].split("/"):
+            rest = raw.replace("~0", "").replace("~1", "")
+            if "~" in rest:
+                raise errors.batch_option(
+                    f"{name} {text!r} is not a valid JSON pointer: '~' must be followed by 0 or 1"
+                )
+            segments.append(raw.replace("~1", "/").replace("~0", "~"))
+        return segments
+    segments = text.split(".")
+    if "" in segments:
+        raise errors.batch_option(f"{name} {text!r} has an empty segment")
+    return segments
+
+
+_MISSING = object()
+
+
+def resolve(value: Any, segments: list[str]) -> Any:
+    """The value at a path in a record, or ``_MISSING``. A segment of digits indexes an array
+    (without a leading zero, as in a JSON pointer); on an object every segment is a key."""
+    for segment in segments:
+        if isinstance(value, dict):
+            if segment not in value:
+                return _MISSING
+            value = value[segment]
+        elif isinstance(value, list):
+            if (
+                not segment.isdigit()
+                or not segment.isascii()
+                or (len(segment) > 1 and segment[0] == "0")
+            ):
+                return _MISSING
+            index = int(segment)
+            if index >= len(value):
+                return _MISSING
+            value = value[index]
+        else:
+            return _MISSING
+    return value
+
+
+def _kind(value: Any) -> str:
+    """A value's JSON kind with its article, for bad-line reasons."""
+    kind = events.kind_name(value)
+    return f"an {kind}" if kind[0] in "aeiou" else f"a {kind}"
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def key_text(value: Any) -> str:
+    """A stream key as a string: a JSON string as is, a number as its JSON text."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int):
+        return str(value)
+    return repr(value)
+
+
+class _Stream:
+    """A stream being read: its aggregator, the first error it raised, and (with
+    ``order_by``) its events waiting to be sorted."""
+
+    __slots__ = ("key", "core", "error", "waiting")
+
+    def __init__(self, key: str, core: AggregatorCore) -> None:
+        self.key = key
+        self.core = core
+        self.error: str | None = None
+        self.waiting: list[tuple[Any, Any]] = []  # (order_by value, event)
+
+
+class BatchCore:
+    """Logged streams -> one item per stream (``fastmerge.batch.merge_logs``'s engine); see
+    the module docstring. ``jobs`` is accepted and ignored: the twin reads on one thread."""
+
+    def __init__(
+        self,
+        paths: list[str],
+        group_by: str = "auto",
+        event: str | None = None,
+        order_by: str | None = None,
+        provider: str = "auto",
+        strict: bool = False,
+        signature_merge: str = "replace",
+        usage: str = "merge",
+        jobs: int = 0,
+        max_open_streams: int = 0,
+    ) -> None:
+        if not isinstance(paths, list) or not all(type(p) is str for p in paths):
+            raise errors.wrong_type("paths", "a list of str", paths)
+        for name, value in (("jobs", jobs), ("max_open_streams", max_open_streams)):
+            if type(value) is not int:
+                raise errors.wrong_type(name, "an int", value)
+            if value < 0:
+                raise errors.batch_option(f"{name} must be 0 or more, not {value}")
+        try:
+            # the aggregator's own checks of its options, as batch errors
+            AggregatorCore(provider, strict, signature_merge, usage)
+        except ValueError as exc:
+            raise errors.batch_option(str(exc)) from None
+        self._options = (provider, strict, signature_merge, usage)
+        if type(group_by) is not str:
+            raise errors.wrong_type("group_by", "a str", group_by)
+        self._event = None if event is None else parse_path("event", event)
+        self._order = None if order_by is None else parse_path("order_by", order_by)
+        if group_by in ("auto", "file") and event is not None:
+            raise errors.batch_option(
+                "wrapper records need a stream key: pass group_by (e.g. --group-by stream_id)"
+            )
+        self._key: list[str] | None = None
+        if group_by not in ("auto", "file"):
+            self._key = parse_path("group_by", group_by)
+        elif order_by is not None:
+            raise errors.batch_option(
+                "order_by sorts the records of a stream: pass group_by (e.g. --group-by "
+                "stream_id); a file read as one stream is read in its order"
+            )
+        self._group_by = group_by
+        self._names = (event, order_by)  # the paths as given, for bad-line reasons
+        self._paths = list(paths)
+        self._limit = max_open_streams
+        total = 0
+        for path in self._paths:
+            if path == "-":
+                total = -1
+                continue
+            try:
+                size = os.stat(path).st_size
+            except OSError as exc:
+                raise errors.file_error(path, exc.errno or 0) from None
+            if os.path.isdir(path):
+                raise errors.file_error(path, errno.EISDIR)
+            if total >= 0:
+                total += size
+        self._total = max(total, 0)
+        self._read = 0
+        self._done = 0
+        self._bad = 0
+        self._closed = False
+        self._file: IO[bytes] | None = None
+        self._items: Iterator[tuple[Any, ...] | None] = (
+            self._files() if self._key is None else self._records()
+        )
+
+    # -- the interface
+
+    def next(self, timeout: float | None = None) -> tuple[Any, ...] | None:
+        """The next item, or None when ``timeout`` seconds passed without one; raises
+        ``StopIteration`` when every item was returned (and after an error or :meth:`close`)."""
+        if self._closed:
+            raise StopIteration
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            try:
+                item = next(self._items)
+            except BaseException:
+                self.close()  # the input is exhausted, or broken where it raised
+                raise
+            if item is not None:
+                if item[0] == "stream":
+                    self._done += 1
+                else:
+                    self._bad += 1
+                return item
+            if deadline is not None and time.monotonic() >= deadline:
+                return None
+
+    def progress(self) -> tuple[int, int, int, int]:
+        """``(bytes_read, bytes_total, streams_done, bad_lines)``: input bytes as stored
+        (compressed bytes of a compressed file); ``bytes_total`` is 0 when stdin is an input.
+        The counts are of the items returned so far."""
+        return (self._read, self._total, self._done, self._bad)
+
+    def close(self) -> None:
+        """Stop early: the open file is closed and :meth:`next` raises ``StopIteration``."""
+        self._closed = True
+        if self._file is not None and self._file is not sys.stdin.buffer:
+            self._file.close()
+        self._file = None
+
+    # -- reading
+
+    def _open(self, path: str) -> IO[bytes]:
+        if path == "-":
+            return sys.stdin.buffer
+        try:
+            return open(path, "rb")
+        except OSError as exc:
+            raise errors.file_error(path, exc.errno or 0) from None
+
+    def _raw(self, file: IO[bytes], path: str) -> Iterator[bytes]:
+        """The stored bytes of one input, counted as read."""
+        while True:
+            try:
+                chunk = file.read(CHUNK)
+            except OSError as exc:
+                raise errors.file_error(path, exc.errno or 0) from None
+            if not chunk:
+                return
+            self._read += len(chunk)
+            yield chunk
+
+    def _decoded(self, path: str) -> Iterator[bytes]:
+        """One input's bytes, decompressed when its first bytes are a compression format's
+        magic; members and frames one after another are read whole."""
+        self._file = self._open(path)
+        try:
+            raw = self._raw(self._file, path)
+            head = b""
+            for chunk in raw:
+                head += chunk
+                if len(head) >= 6:
+                    break
+            fmt = next((name for magic, name in _MAGIC if head.startswith(magic)), None)
+            if fmt is None:
+                if head:
+                    yield head
+                yield from raw
+                return
+            new = _DECODERS[fmt]()
+            if new is None:
+                raise errors.batch_option(
+                    f"{path}: zstd input needs the 'zstandard' package (pip install zstandard)"
+                )
+            yield from _decompress(path, fmt, new, head, raw)
+        finally:
+            if self._file is not None and self._file is not sys.stdin.buffer:
+                self._file.close()
+            self._file = None
+
+    def _lines(self, path: str) -> Iterator[tuple[int, bytes]]:
+        """The non-blank lines of one input with their 1-based numbers (a byte order mark
+        opening the input is not part of its first line)."""
+        number = 0
+        rest = b""
+        first = True
+        for chunk in self._decoded(path):
+            data = rest + chunk
+            if first:
+                if len(data) < 3 and _BOM.startswith(data):
+                    rest = data
+                    continue
+                first = False
+                if data.startswith(_BOM):
+                    data = data[3:]
+            lines = data.split(b"\n")
+            rest = lines.pop()
+            for line in lines:
+                number += 1
+                if line.strip(_BLANK):
+                    yield number, line
+        if rest.strip(_BLANK) and not (first and _BOM.startswith(rest)):
+            yield number + 1, rest
+
+    # -- one stream per file
+
+    def _files(self) -> Iterator[tuple[Any, ...] | None]:
+        for path in self._paths:
+            stream = _Stream(path, AggregatorCore(*self._options))
+            for chunk in self._decoded(path):
+                if stream.error is None:
+                    self._guard(stream, stream.core.feed, chunk)
+                yield None
+            yield self._finish(stream)
+
+    # -- records
+
+    def _records(self) -> Iterator[tuple[Any, ...] | None]:
+        assert self._key is not None
+        open_: dict[str, _Stream] = {}  # in the order of their first records
+        count = 0
+        for path in self._paths:
+            for line, data in self._lines(path):
+                count += 1
+                if count % TICK == 0:
+                    yield None
+                try:
+                    record = events.parse(data)
+                except events.EventDataError as exc:
+                    reason = exc.detail.replace("an event must be", "a record must be")
+                    yield ("bad", path, line, reason)
+                    continue
+                found = self._found(record)
+                if isinstance(found, str):
+                    yield ("bad", path, line, found)
+                    continue
+                key, event, order = found
+                stream = open_.get(key)
+                if stream is None:
+                    if _done(event):
+                        continue  # the sentinel after a stream that ended: it carries nothing
+                    if self._limit and len(open_) >= self._limit:
+                        raise errors.too_many_streams(self._limit, path, line)
+                    stream = open_[key] = _Stream(key, AggregatorCore(*self._options))
+                if self._order is not None:
+                    stream.waiting.append((order, event))
+                elif self._add(stream, event):
+                    del open_[key]
+                    yield self._finish(stream)
+        for stream in open_.values():
+            yield self._finish(stream)
+
+    def _found(self, record: dict[str, Any]) -> tuple[str, Any, Any] | str:
+        """A record's (key, event, order_by value), or the reason it belongs to no stream."""
+        assert self._key is not None
+        key = resolve(record, self._key)
+        if key is _MISSING or key is None:
+            return f"no stream key at {self._group_by}"
+        if not isinstance(key, str) and not _number(key):
+            return f"the stream key at {self._group_by} is {_kind(key)}, not a string or a number"
+        event: Any = record
+        if self._event is not None:
+            event = resolve(record, self._event)
+            if event is _MISSING or event is None:
+                return f"no event at {self._names[0]}"
+        order = None
+        if self._order is not None:
+            order = resolve(record, self._order)
+            if order is _MISSING or order is None:
+                return f"no order_by value at {self._names[1]}"
+            if not isinstance(order, str) and not _number(order):
+                return (
+                    f"the order_by value at {self._names[1]} is {_kind(order)}, "
+                    "not a number or a string"
+                )
+        return key_text(key), event, order
+
+    # -- streams
+
+    def _add(self, stream: _Stream, event: Any) -> bool:
+        """Fold one event into its stream; whether it is the stream's last (``ends_stream``
+        of the stream's adapter). An event that is a JSON string is the event's text (a
+        logged SSE ``data:`` payload); ``[DONE]`` is the OpenAI sentinel: it ends the stream
+        and is not an event, as in an SSE stream."""
+        if _done(event):
+            return True
+        if isinstance(event, str):
+            if stream.error is None:
+                self._guard(stream, stream.core.add_text, event)
+            try:
+                event = events.parse(event.encode())
+            except events.EventDataError:
+                return False
+        elif stream.error is None:
+            # an object is the event; a number, boolean or array goes to the aggregator too,
+            # which records it as an unreadable event
+            self._guard(stream, stream.core.add, event)
+        adapter = stream.core.adapter
+        return adapter is not None and isinstance(event, dict) and adapter.ends_stream(event)
+
+    @staticmethod
+    def _guard(stream: _Stream, call: Callable[[Any], None], data: Any) -> None:
+        """Call into the stream's aggregator; the first error it raises is the stream's
+        (the aggregator is then closed: the stream's later events are not read)."""
+        try:
+            call(data)
+        except errors.MergeError as exc:
+            stream.error = str(exc)
+
+    def _finish(self, stream: _Stream) -> tuple[Any, ...]:
+        """The stream's item: its waiting events sorted and folded (``order_by``), then the
+        aggregator's end of stream."""
+        if stream.waiting:
+            numbers = [_number(order) for order, _ in stream.waiting]
+            if any(numbers) and not all(numbers):
+                stream.error = f"order_by values of stream {stream.key} mix numbers and strings"
+            else:
+                stream.waiting.sort(key=lambda pair: pair[0])  # stable: ties keep input order
+                for _, event in stream.waiting:
+                    self._add(stream, event)
+            stream.waiting = []
+        choices = None
+        if stream.error is None:
+            try:
+                choices = stream.core.finish()
+            except errors.MergeError as exc:
+                stream.error = str(exc)
+        return ("stream", stream.key, stream.core.provider, choices, stream.error)
+
+
+def _done(event: Any) -> bool:
+    """Whether a record's event is OpenAI's ``[DONE]`` sentinel: a string that is ``[DONE]``
+    between ASCII blanks."""
+    return isinstance(event, str) and event.strip(" \t\r\n") == "[DONE]"
+
+
+def _decompress(
+    path: str, fmt: str, new: Callable[[], Any], head: bytes, raw: Iterator[bytes]
+) -> Iterator[bytes]:
+    """The decompressed bytes of a compressed input: one decoder per member or frame, a new
+    one on the bytes after each; input that ends inside one is truncated."""
+    decoder = new()
+    fed = False  # whether the current decoder has had any input
+
+    def chunks() -> Iterator[bytes]:
+        yield head
+        yield from raw
+
+    for chunk in chunks():
+        while chunk:
+            fed = True
+            try:
+                out = decoder.decompress(chunk)
+            except Exception as exc:  # zlib.error, OSError, lzma.LZMAError, ZstdError, ...
+                raise errors.compressed_error(path, fmt, False) from exc
+            if out:
+                yield out
+            if decoder.eof:
+                chunk = decoder.unused_data
+                decoder = new()
+                fed = False
+            else:
+                chunk = b""
+    if fed and not decoder.eof:
+        raise errors.compressed_error(path, fmt, True)

@@ -1,0 +1,424 @@
+"""Batch: logged streams back into messages, one result per stream (:func:`merge_logs`).
+
+A log is read by the backend's ``BatchCore``: on the Rust backend the bytes are parsed,
+grouped and folded in Rust, on all cores, with the GIL released, and a Python object is made
+only for each stream's result; the twin reads the same inputs the same way on one thread.
+Either way, a stream's messages are exactly what :func:`fastmerge.aggregate` gives for that
+stream alone.
+
+Inputs (``paths``), in this order: each path as given; a directory's files (recursively,
+skipping names that start with ``.``) and a glob's matches sorted by path; ``"-"`` is standard
+input. Compression (gzip, zstd, bzip2, xz) is told by a file's first bytes, never by its name.
+
+Two shapes of log:
+
+- **one stream per file** (the default, ``group_by="auto"`` without ``event``; or
+  ``group_by="file"``): each file is a recorded stream (SSE, JSON lines or a JSON array) and
+  its key is its path;
+- **records**, many streams interleaved (``group_by=PATH``): one JSON record a line, the stream
+  key at ``group_by`` (a dotted path ``metadata.request_id`` or a JSON pointer
+  ``/metadata/request_id``) and the event at ``event`` (None: the record is the event; a string
+  there is the event's JSON text). Raw provider events group by their response id with
+  ``group_by="id"`` (OpenAI Chat) or ``"responseId"`` (Gemini). A stream ends at its last event
+  (OpenAI's usage chunk or ``[DONE]``, Anthropic ``message_stop``, Responses
+  ``response.completed``/``failed``/``incomplete``, Bedrock ``metadata``, Ollama ``done: true``)
+  or at the end of the input; a later record with the same key starts a new stream. Events of
+  one stream in several files (log rotation) merge as one file. ``order_by=PATH`` sorts each
+  stream's events by a sequence number or timestamp first (streams then end at the end of the
+  input).
+
+Results come in the order their streams end in the input. A record that belongs to no stream
+(not JSON, no key, no event) is a *bad line*: ``errors="raise"`` raises
+:class:`fastmerge.errors.BatchError` naming ``file:line``, ``"skip"`` counts it, ``"collect"``
+keeps it as ``"file:line: reason"`` (:attr:`Batch.bad_lines`, or one line each in
+``errors_file``). A file that cannot be read, a corrupt compressed file or a bad option is a
+``BatchError`` whatever the mode.
+"""
+
+from __future__ import annotations
+
+import glob
+import importlib
+import json
+import os
+from typing import IO, TYPE_CHECKING, Any, Iterable, Literal, Sequence
+
+from . import _backend
+from . import errors as _errors
+from ._types import Provider, SignatureMerge, UsageMerge
+
+if TYPE_CHECKING:
+    from ._pure.batch import BatchCore as _Core
+    from .messages import AssistantMessage
+else:
+    _name, _impl = _backend.backend_of(__name__)
+    _Core = _impl.BatchCore
+    AssistantMessage = _backend.messages(_name).AssistantMessage
+
+__all__ = [
+    "COLUMNS",
+    "ERROR_MODES",
+    "STATUSES",
+    "Batch",
+    "StreamResult",
+    "expand_paths",
+    "json_line",
+    "merge_logs",
+    "to_arrow",
+    "to_jsonl",
+    "to_parquet",
+]
+
+#: ``errors=`` of :func:`merge_logs`.
+ERROR_MODES = ("raise", "skip", "collect")
+#: A stream's status, best first: every choice complete; one incomplete (cut before its
+#: terminal event); one failed (the provider said so); no message (``error``).
+STATUSES = ("complete", "incomplete", "failed", "error")
+_GLOB = frozenset("*?[")
+
+
+def expand_paths(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> list[str]:
+    """The input files of ``paths``, in order: a file as given; a directory's files,
+    recursively, sorted by path (names starting with ``.`` are skipped); a pattern's matches
+    (``*``, ``?``, ``[``; ``**`` crosses directories) sorted; ``"-"`` (stdin) as is. A
+    directory without files or a pattern without matches is a ``BatchError``; a path that
+    does not exist is left for the reader to report."""
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    out: list[str] = []
+    for item in paths:
+        path = os.fspath(item)
+        if not isinstance(path, str):
+            raise _errors.wrong_type("a path", "a str or os.PathLike[str]", item)
+        if path != "-" and os.path.isdir(path):
+            found = sorted(
+                os.path.join(root, name)
+                for root, dirs, names in os.walk(path)
+                for name in names
+                if not name.startswith(".") and not _hidden(root, path)
+            )
+            if not found:
+                raise _errors.batch_option(f"{path}: the directory holds no file")
+            out.extend(found)
+        elif path != "-" and not os.path.exists(path) and _GLOB & set(path):
+            matches = sorted(m for m in glob.glob(path, recursive=True) if os.path.isfile(m))
+            if not matches:
+                raise _errors.batch_option(f"{path}: no file matches the pattern")
+            out.extend(matches)
+        else:
+            out.append(path)
+    return out
+
+
+def _hidden(root: str, top: str) -> bool:
+    """Whether ``root``, a directory under ``top``, is inside a directory named ``.*``."""
+    rel = os.path.relpath(root, top)
+    return rel != "." and any(part.startswith(".") for part in rel.split(os.sep))
+
+
+class StreamResult:
+    """One stream of a batch: its ``key`` (the group key, or the file's path), the
+    ``provider`` read (None if no event could be), its ``messages`` (one per choice; None when
+    the stream could not be merged, and then ``error`` says why)."""
+
+    __slots__ = ("key", "provider", "messages", "error")
+
+    def __init__(
+        self,
+        key: str,
+        provider: str | None,
+        messages: list[AssistantMessage] | None,
+        error: str | None,
+    ) -> None:
+        self.key = key
+        self.provider = provider
+        self.messages = messages
+        self.error = error
+
+    @property
+    def message(self) -> AssistantMessage | None:
+        """Choice 0 (the lowest choice seen), or None when the stream could not be merged."""
+        return self.messages[0] if self.messages else None
+
+    @property
+    def status(self) -> str:
+        """The worst of its choices' statuses (see :data:`STATUSES`); ``error`` without a
+        message."""
+        if not self.messages:
+            return "error"
+        worst = max(STATUSES.index(m.status or "incomplete") for m in self.messages)
+        return STATUSES[worst]
+
+    @property
+    def anomalies(self) -> list[dict[str, Any]]:
+        """The anomalies of its messages, choice by choice (one recorded on every choice is
+        given once)."""
+        out: list[dict[str, Any]] = []
+        for message in self.messages or ():
+            out.extend(a for a in message.anomalies if a not in out)
+        return out
+
+    def record(self, to: Provider | None = None) -> dict[str, Any]:
+        """The stream as a plain dict: ``key``, ``provider``, ``status``, ``anomalies``,
+        ``message`` (choice 0's ``to_dict()``, or with ``to`` the provider's non-streaming
+        response holding every choice), ``choices`` (every choice's ``to_dict()``, only when
+        there are several and ``to`` is None) and ``error``."""
+        out: dict[str, Any] = {
+            "key": self.key,
+            "provider": self.provider,
+            "status": self.status,
+            "anomalies": self.anomalies,
+            "message": None,
+        }
+        error = self.error
+        if self.messages:
+            if to is not None:
+                from .render import to_provider
+
+                try:
+                    out["message"] = to_provider(self.messages, to)
+                except ValueError as exc:  # a shape the target cannot hold
+                    out["status"] = "error"
+                    error = f"to={to!r}: {exc}"
+            else:
+                out["message"] = self.messages[0].to_dict()
+                if len(self.messages) > 1:
+                    out["choices"] = [m.to_dict() for m in self.messages]
+        out["error"] = error
+        return out
+
+    def __repr__(self) -> str:
+        return f"<StreamResult key={self.key!r} provider={self.provider!r} status={self.status}>"
+
+
+class Batch:
+    """The results of :func:`merge_logs`, as its streams end: iterate it for
+    :class:`StreamResult`\\ s. :meth:`progress` and :attr:`counts` say how far it got;
+    :meth:`close` (or leaving a ``with`` block) stops early."""
+
+    def __init__(self, core: Any, errors_mode: str, errors_file: IO[str] | None) -> None:
+        self._core = core
+        self._mode = errors_mode
+        self._errors_file = errors_file
+        #: ``errors="collect"`` without ``errors_file``: every bad line, ``"file:line: reason"``.
+        self.bad_lines: list[str] = []
+        #: Streams by status (:data:`STATUSES`) and ``bad_lines``, so far.
+        self.counts: dict[str, int] = dict.fromkeys((*STATUSES, "bad_lines"), 0)
+
+    def __iter__(self) -> Batch:
+        return self
+
+    def __next__(self) -> StreamResult:
+        result = self.poll(None)
+        assert result is not None
+        return result
+
+    def poll(self, timeout: float | None) -> StreamResult | None:
+        """The next result, or None when ``timeout`` seconds passed without one (to draw
+        progress meanwhile); ``StopIteration`` at the end."""
+        while True:
+            item = self._core.next(timeout)
+            if item is None:
+                return None
+            if item[0] == "stream":
+                _, key, provider, choices, error = item
+                messages = (
+                    None if choices is None else [AssistantMessage._from_data(d) for d in choices]
+                )
+                result = StreamResult(key, provider, messages, error)
+                self.counts[result.status] += 1
+                return result
+            _, source, line, reason = item
+            self.counts["bad_lines"] += 1
+            if self._mode == "raise":
+                self.close()
+                raise _errors.bad_line(source, line, reason)
+            if self._mode == "collect":
+                text = str(_errors.bad_line(source, line, reason))
+                if self._errors_file is None:
+                    self.bad_lines.append(text)
+                else:
+                    self._errors_file.write(text + "\n")
+
+    def progress(self) -> tuple[int, int, int, int]:
+        """``(bytes_read, bytes_total, streams_done, bad_lines)``; ``bytes_total`` is 0 when
+        it is not known (stdin)."""
+        progress: tuple[int, int, int, int] = self._core.progress()
+        return progress
+
+    def close(self) -> None:
+        """Stop reading: files close, iteration ends."""
+        self._core.close()
+
+    def __enter__(self) -> Batch:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def merge_logs(
+    paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    *,
+    group_by: str = "auto",
+    event: str | None = None,
+    order_by: str | None = None,
+    provider: Provider | Literal["auto"] = "auto",
+    errors: Literal["raise", "skip", "collect"] = "raise",
+    errors_file: IO[str] | None = None,
+    jobs: int = 0,
+    max_open_streams: int = 0,
+    strict: bool = False,
+    signature_merge: SignatureMerge = "replace",
+    usage: UsageMerge = "merge",
+) -> Batch:
+    """Merge the streams logged in ``paths`` (see the module docstring): a :class:`Batch`
+    yielding one :class:`StreamResult` per stream as streams end.
+
+    ``jobs`` threads read (0: all cores; the twin always uses one); ``max_open_streams``
+    bounds the streams open at once (0: no bound; more is a ``BatchError`` naming the line).
+    ``provider``, ``strict``, ``signature_merge`` and ``usage`` are :class:`fastmerge.Aggregator`'s.
+    """
+    if errors not in ERROR_MODES:
+        raise _errors.invalid_option("errors", errors, ERROR_MODES)
+    if errors_file is not None and errors != "collect":
+        raise _errors.batch_option("errors_file needs errors='collect'")
+    core = _Core(
+        expand_paths(paths),
+        group_by,
+        event,
+        order_by,
+        provider,
+        strict,
+        signature_merge,
+        usage,
+        jobs,
+        max_open_streams,
+    )
+    return Batch(core, errors, errors_file)
+
+
+def json_line(value: Any) -> bytes:
+    """``value`` as one line of compact UTF-8 JSON (as ``fastmerge merge`` writes; a lone
+    surrogate, which UTF-8 cannot encode, makes the line ASCII with escapes)."""
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+    except UnicodeEncodeError:
+        return json.dumps(value, separators=(",", ":")).encode("ascii") + b"\n"
+
+
+def to_jsonl(results: Iterable[StreamResult], file: IO[bytes], to: Provider | None = None) -> int:
+    """Write one JSON line per result (:meth:`StreamResult.record`) to a binary file as
+    results come; the number of lines written."""
+    count = 0
+    for result in results:
+        file.write(json_line(result.record(to)))
+        count += 1
+    return count
+
+
+# -- Arrow and Parquet (the ``fastmerge[parquet]`` extra)
+
+#: The typed columns of :func:`to_arrow`, for the fields an analyst filters on, and the
+#: whole record (``message`` and the rest) as JSON text.
+COLUMNS = (
+    ("key", "string"),
+    ("provider", "string"),
+    ("model", "string"),
+    ("status", "string"),
+    ("finish_reason", "string"),
+    ("input_tokens", "int64"),
+    ("output_tokens", "int64"),
+    ("total_tokens", "int64"),
+    ("text", "string"),
+    ("tool_calls", "int64"),
+    ("anomalies", "int64"),
+    ("error", "string"),
+    ("message", "string"),
+)
+
+
+def _pyarrow() -> Any:
+    try:
+        # imported by name: pyarrow is an optional extra, without type information
+        pyarrow = importlib.import_module("pyarrow")
+        importlib.import_module("pyarrow.parquet")
+    except ImportError:
+        raise ImportError(
+            "Arrow and Parquet output need pyarrow: pip install 'fastmerge[parquet]'"
+        ) from None
+    return pyarrow
+
+
+def _schema(pa: Any) -> Any:
+    return pa.schema([(name, getattr(pa, kind)()) for name, kind in COLUMNS])
+
+
+def _row(result: StreamResult, to: Provider | None) -> dict[str, Any]:
+    record = result.record(to)
+    message = result.message
+    data = None if message is None else message.to_dict()
+    usage = None if data is None else data["usage_metadata"]
+    return {
+        "key": result.key,
+        "provider": result.provider,
+        "model": None if message is None else message.response_model,
+        "status": record["status"],
+        "finish_reason": None if data is None else data["finish_reason"],
+        "input_tokens": _count(usage, "input_tokens"),
+        "output_tokens": _count(usage, "output_tokens"),
+        "total_tokens": _count(usage, "total_tokens"),
+        "text": None
+        if data is None
+        else "".join(p["text"] for p in data["parts"] if p["part"] == "text"),
+        "tool_calls": None if message is None else len(message.tool_calls or ()),
+        "anomalies": len(record["anomalies"]),
+        "error": record["error"],
+        "message": None
+        if record["message"] is None
+        else json_line(record["message"])[:-1].decode("utf-8", "surrogatepass"),
+    }
+
+
+def _count(usage: Any, name: str) -> int | None:
+    value = usage.get(name) if isinstance(usage, dict) else None
+    return value if type(value) is int else None
+
+
+def _table(rows: Sequence[dict[str, Any]], pa: Any) -> Any:
+    return pa.Table.from_pylist(list(rows), schema=_schema(pa))
+
+
+def to_arrow(results: Iterable[StreamResult], to: Provider | None = None) -> Any:
+    """A ``pyarrow.Table``, one row per result: the typed columns of :data:`COLUMNS` (usage
+    counts of choice 0, its text and number of tool calls) and ``message``, the record's
+    message as JSON text. Needs pyarrow (``pip install 'fastmerge[parquet]'``)."""
+    pa = _pyarrow()
+    return _table([_row(result, to) for result in results], pa)
+
+
+def to_parquet(
+    results: Iterable[StreamResult],
+    path: str | os.PathLike[str],
+    to: Provider | None = None,
+    *,
+    rows_per_group: int = 10_000,
+) -> int:
+    """Write the results to a Parquet file (the columns of :func:`to_arrow`), a row group at
+    a time, so memory holds ``rows_per_group`` rows, never the whole batch; the number of
+    rows written."""
+    pa = _pyarrow()
+    pq = pa.parquet
+    count = 0
+    rows: list[dict[str, Any]] = []
+    with pq.ParquetWriter(os.fspath(path), _schema(pa)) as writer:
+        for result in results:
+            rows.append(_row(result, to))
+            if len(rows) >= rows_per_group:
+                writer.write_table(_table(rows, pa))
+                count += len(rows)
+                rows = []
+        if rows or not count:
+            writer.write_table(_table(rows, pa))
+            count += len(rows)
+    return count

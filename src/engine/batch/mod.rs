@@ -1,0 +1,422 @@
+//! The batch engine (issue 11): many logged streams in, one result per stream out, on all
+//! cores. The twin's `_pure/batch.py` (single-threaded, the specification) gives the same
+//! items in the same order; /work/notes/batch-contract.md is the interface.
+//!
+//! The pipeline, each stage a thread (or a pool) joined by bounded channels, so memory is
+//! bounded by the blocks and streams in flight, never by the size of the input:
+//!
+//! 1. the reader opens the inputs in order, decompresses them ([`input`]) and cuts them into
+//!    blocks of whole lines, numbered in input order;
+//! 2. parse workers read a block's records ([`record`]: key, event, order-by value, borrowed
+//!    from the line) and route them by a hash of the key to the shards, one sub-batch per
+//!    shard per block (empty ones too, so every shard sees every block number);
+//! 3. shard workers own their streams (one [`AggregatorCore`] each), take sub-batches in block
+//!    order, fold each record's event, and emit a stream's item when it ends;
+//! 4. [`Batch::next`] puts the items back in input order: each shard says how far through the
+//!    input it is, and an item is returned once no shard can still emit an earlier one.
+//!
+//! With one job the parse worker runs the shard itself (one thread does the work).
+
+pub mod input;
+pub mod path;
+pub mod record;
+mod worker;
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crate::engine::aggregate::AggError;
+use crate::engine::chunks::Options as AggOptions;
+use crate::engine::value::Value;
+use path::Path;
+use record::Spec;
+
+/// The OS error number of "Is a directory" (the twin's `errno.EISDIR` on Linux and macOS).
+const EISDIR: i32 = 21;
+
+/// What a batch reads, and how (the arguments of `BatchCore`).
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub paths: Vec<String>,
+    /// `"auto"`, `"file"` or a path to the stream key.
+    pub group_by: String,
+    pub event: Option<String>,
+    pub order_by: Option<String>,
+    /// A name of `PROVIDERS`, or None for "auto" (the caller checks the name).
+    pub provider: Option<String>,
+    pub aggregate: AggOptions,
+    /// Threads; 0 = all cores.
+    pub jobs: usize,
+    /// 0 = no limit.
+    pub max_open_streams: usize,
+    /// Whether events may take their adapter's typed fast path (see `AggregatorCore`).
+    pub fast_events: bool,
+}
+
+impl Options {
+    pub fn new(paths: Vec<String>) -> Options {
+        Options {
+            paths,
+            group_by: "auto".to_owned(),
+            event: None,
+            order_by: None,
+            provider: None,
+            aggregate: AggOptions::DEFAULT,
+            jobs: 0,
+            max_open_streams: 0,
+            fast_events: true,
+        }
+    }
+}
+
+/// Why a stream has no messages.
+#[derive(Clone, Debug, PartialEq)]
+pub enum StreamError {
+    /// What its aggregator raised (the binding words it as `aggregate` would).
+    Aggregate(AggError),
+    /// A batch rule's error (order-by values of two kinds).
+    Text(String),
+}
+
+/// One result of a batch, in input order.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Item {
+    Stream {
+        key: String,
+        provider: Option<&'static str>,
+        result: Result<Vec<Value>, StreamError>,
+    },
+    /// A record that belongs to no stream; `line` is 1-based, in the decompressed text.
+    Bad {
+        source: String,
+        line: u64,
+        reason: String,
+    },
+}
+
+/// Why a batch stops (the binding raises `fastmerge.errors.BatchError` through the helper
+/// of each, which words it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BatchError {
+    /// `file_error`: an input that cannot be opened or read (`errno` 0: none given).
+    File { source: String, errno: i32 },
+    /// `compressed_error`: a compressed input cut short or that does not decode.
+    Compressed {
+        source: String,
+        format: &'static str,
+        truncated: bool,
+    },
+    /// `too_many_streams`: a record at `source:line` would open one stream too many.
+    TooManyStreams {
+        limit: usize,
+        source: String,
+        line: u64,
+    },
+    /// `batch_option`: options that cannot be used.
+    Option(String),
+    /// A worker panicked (a bug): never a crash, an exception.
+    Internal(String),
+}
+
+/// What [`Batch::next`] found.
+#[derive(Debug, PartialEq)]
+pub enum Next {
+    Item(Item),
+    /// `timeout` passed without an item.
+    Timeout,
+    /// Every item was returned.
+    End,
+}
+
+/// An input position an item is sorted by: `phase` 0 while the input is read (`seq` the
+/// block, `line` the line of the record that ended the stream), 1 for the streams still open
+/// at the end (by their first record); `sub` orders what happens at one line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Pos {
+    pub phase: u8,
+    pub seq: u64,
+    pub line: u64,
+    pub sub: u8,
+}
+
+impl Pos {
+    pub const MAX: Pos = Pos {
+        phase: u8::MAX,
+        seq: u64::MAX,
+        line: u64::MAX,
+        sub: u8::MAX,
+    };
+
+    pub fn at(seq: u64, line: u64, sub: u8) -> Pos {
+        Pos {
+            phase: 0,
+            seq,
+            line,
+            sub,
+        }
+    }
+}
+
+/// What a worker sends to the collector.
+pub(crate) enum Out {
+    Item(Item),
+    /// A stream's first record (counted only with `max_open_streams`).
+    Start {
+        file: usize,
+        line: u64,
+    },
+    /// An input that cannot be read: the batch stops there.
+    Fatal(BatchError),
+}
+
+pub(crate) enum Msg {
+    Out(Pos, Out),
+    /// Shard `0` has sent every item up to this position.
+    Mark(usize, Pos),
+    Panic(String),
+}
+
+/// The resolved options every worker shares.
+pub(crate) struct Plan {
+    pub paths: Vec<String>,
+    /// None: each file is one stream.
+    pub spec: Option<Spec>,
+    pub provider: Option<String>,
+    pub aggregate: AggOptions,
+    pub fast_events: bool,
+    pub count_starts: bool,
+    pub stop: AtomicBool,
+    pub bytes_read: Arc<AtomicU64>,
+}
+
+/// A running batch.
+pub struct Batch {
+    /// The jobs to start the workers with, until the first `next` starts them (nothing is
+    /// read before: `progress` starts at 0 bytes read, as the twin's).
+    unstarted: Option<usize>,
+    rx: Option<Receiver<Msg>>,
+    pending: BTreeMap<(Pos, u64), Out>,
+    serial: u64,
+    marks: Vec<Pos>,
+    plan: Arc<Plan>,
+    threads: Vec<JoinHandle<()>>,
+    finished: bool,
+    max_open: usize,
+    open: usize,
+    bytes_total: u64,
+    streams_done: u64,
+    bad_lines: u64,
+}
+
+fn option_path(option: &str, value: &str) -> Result<Path, BatchError> {
+    Path::parse(option, value).map_err(BatchError::Option)
+}
+
+impl Batch {
+    /// Checks the options and the inputs (each must exist and not be a directory), in the
+    /// twin's order, and starts the workers; inputs are opened as they are reached.
+    pub fn new(options: Options) -> Result<Batch, BatchError> {
+        let event = match &options.event {
+            Some(text) => Some(option_path("event", text)?),
+            None => None,
+        };
+        let order = match &options.order_by {
+            Some(text) => Some(option_path("order_by", text)?),
+            None => None,
+        };
+        let file_mode = matches!(options.group_by.as_str(), "auto" | "file");
+        if file_mode && event.is_some() {
+            return Err(BatchError::Option(
+                "wrapper records need a stream key: pass group_by (e.g. --group-by stream_id)"
+                    .to_owned(),
+            ));
+        }
+        let spec = if file_mode {
+            if order.is_some() {
+                return Err(BatchError::Option(
+                    "order_by sorts the records of a stream: pass group_by (e.g. --group-by \
+                     stream_id); a file read as one stream is read in its order"
+                        .to_owned(),
+                ));
+            }
+            None
+        } else {
+            let key = option_path("group_by", &options.group_by)?;
+            Some(Spec { key, event, order })
+        };
+        let mut bytes_total = Some(0u64);
+        for path in &options.paths {
+            if path == "-" {
+                bytes_total = None;
+                continue;
+            }
+            let meta = std::fs::metadata(path).map_err(|e| BatchError::File {
+                source: path.clone(),
+                errno: e.raw_os_error().unwrap_or(0),
+            })?;
+            if meta.is_dir() {
+                return Err(BatchError::File {
+                    source: path.clone(),
+                    errno: EISDIR,
+                });
+            }
+            bytes_total = bytes_total.map(|t| t + meta.len());
+        }
+        let bytes_total = bytes_total.unwrap_or(0);
+        let jobs = match options.jobs {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        };
+        let plan = Arc::new(Plan {
+            paths: options.paths,
+            spec,
+            provider: options.provider,
+            aggregate: options.aggregate,
+            fast_events: options.fast_events,
+            count_starts: options.max_open_streams > 0 && !file_mode,
+            stop: AtomicBool::new(false),
+            bytes_read: Arc::new(AtomicU64::new(0)),
+        });
+        Ok(Batch {
+            unstarted: Some(jobs),
+            rx: None,
+            pending: BTreeMap::new(),
+            serial: 0,
+            marks: Vec::new(),
+            plan,
+            threads: Vec::new(),
+            finished: false,
+            max_open: options.max_open_streams,
+            open: 0,
+            bytes_total,
+            streams_done: 0,
+            bad_lines: 0,
+        })
+    }
+
+    /// `(bytes_read, bytes_total, streams_done, bad_lines)`: stored bytes of the inputs
+    /// (0 total when unknown); items returned so far.
+    pub fn progress(&self) -> (u64, u64, u64, u64) {
+        (
+            self.plan.bytes_read.load(Ordering::Relaxed),
+            self.bytes_total,
+            self.streams_done,
+            self.bad_lines,
+        )
+    }
+
+    /// The next item in input order, waiting at most `timeout` (None: until there is one).
+    pub fn next(&mut self, timeout: Option<Duration>) -> Result<Next, BatchError> {
+        let deadline = timeout.map(|t| Instant::now() + t);
+        if let (Some(jobs), false) = (self.unstarted.take(), self.finished) {
+            let (rx, threads, shards) = worker::start(&self.plan, jobs);
+            self.rx = Some(rx);
+            self.threads = threads;
+            self.marks = vec![Pos::at(0, 0, 0); shards];
+        }
+        loop {
+            if self.finished {
+                return Ok(Next::End);
+            }
+            let low = self.marks.iter().copied().min().unwrap_or(Pos::MAX);
+            if let Some(entry) = self.pending.first_entry() {
+                if entry.key().0 <= low {
+                    let ((pos, _), out) = entry.remove_entry();
+                    if let Some(found) = self.release(pos, out)? {
+                        return Ok(Next::Item(found));
+                    }
+                    continue;
+                }
+            }
+            if low == Pos::MAX {
+                self.close();
+                return Ok(Next::End);
+            }
+            let Some(rx) = &self.rx else {
+                return Ok(Next::End);
+            };
+            let msg = match deadline {
+                None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
+                Some(deadline) => {
+                    rx.recv_timeout(deadline.saturating_duration_since(Instant::now()))
+                }
+            };
+            match msg {
+                Ok(Msg::Out(pos, out)) => {
+                    self.serial += 1;
+                    self.pending.insert((pos, self.serial), out);
+                }
+                Ok(Msg::Mark(shard, pos)) => self.marks[shard] = pos,
+                Ok(Msg::Panic(text)) => {
+                    self.close();
+                    return Err(BatchError::Internal(text));
+                }
+                Err(RecvTimeoutError::Timeout) => return Ok(Next::Timeout),
+                // every worker is gone: what they sent is all there is
+                Err(RecvTimeoutError::Disconnected) => self.marks.fill(Pos::MAX),
+            }
+        }
+    }
+
+    /// An item whose turn it is: returned, counted, or the error it is.
+    fn release(&mut self, _pos: Pos, out: Out) -> Result<Option<Item>, BatchError> {
+        match out {
+            Out::Item(item) => {
+                match &item {
+                    Item::Stream { .. } => {
+                        self.streams_done += 1;
+                        self.open = self.open.saturating_sub(1);
+                    }
+                    Item::Bad { .. } => self.bad_lines += 1,
+                }
+                Ok(Some(item))
+            }
+            Out::Start { file, line } => {
+                self.open += 1;
+                if self.open > self.max_open {
+                    let err = BatchError::TooManyStreams {
+                        limit: self.max_open,
+                        source: self.plan.paths[file].clone(),
+                        line,
+                    };
+                    self.close();
+                    return Err(err);
+                }
+                Ok(None)
+            }
+            Out::Fatal(err) => {
+                self.close();
+                Err(err)
+            }
+        }
+    }
+
+    /// Stops the workers and closes the inputs; `next` then ends. Idempotent.
+    pub fn close(&mut self) {
+        self.finished = true;
+        self.plan.stop.store(true, Ordering::Relaxed);
+        self.pending.clear();
+        // dropping the receiver fails the workers' sends, so none stays blocked
+        self.rx = None;
+        if self.plan.paths.iter().any(|p| p == "-") {
+            // a reader blocked on standard input cannot be woken: let it end on its own
+            self.threads.clear();
+        }
+        for thread in self.threads.drain(..) {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for Batch {
+    fn drop(&mut self) {
+        self.finished = true;
+        self.plan.stop.store(true, Ordering::Relaxed);
+        self.rx = None;
+        // not joined: the threads end as their sends fail
+    }
+}

@@ -1,0 +1,583 @@
+//! The batch's threads: the reader, the parse workers and the shards (see the module docs of
+//! [`super`]).
+
+use std::collections::BTreeMap;
+use std::hash::BuildHasher;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+use super::input::Input;
+use super::record::{self, Feed, OrderKey};
+use super::{BatchError, Item, Msg, Out, Plan, Pos, StreamError};
+use crate::engine::aggregate::{AggError, AggregatorCore};
+use crate::engine::events::{self, EventDataError};
+use crate::engine::providers;
+
+/// Bytes of decompressed input per block (cut at a line end; a longer line makes a longer
+/// block).
+const BLOCK: usize = 1 << 20;
+
+/// Lines of a block: numbered in the order the reader cut them.
+struct Chunk {
+    seq: u64,
+    file: usize,
+    first_line: u64,
+    data: Vec<u8>,
+    /// the file's last block
+    last: bool,
+}
+
+enum Job {
+    Chunk(Chunk),
+    /// The input cannot be read from here on.
+    Fatal {
+        seq: u64,
+        text: BatchError,
+    },
+    End {
+        seq: u64,
+    },
+}
+
+/// A record of a block, for one shard.
+struct Rec {
+    line: u64,
+    /// where the line starts in the block
+    start: usize,
+    record: Result<record::Record, String>,
+}
+
+/// A block's share for one shard.
+struct Sub {
+    seq: u64,
+    chunk: Option<Arc<Chunk>>,
+    /// the block is this shard's file stream (`group_by="file"`)
+    file: bool,
+    recs: Vec<Rec>,
+    fatal: Option<BatchError>,
+    end: bool,
+}
+
+impl Sub {
+    fn empty(seq: u64) -> Sub {
+        Sub {
+            seq,
+            chunk: None,
+            file: false,
+            recs: Vec::new(),
+            fatal: None,
+            end: false,
+        }
+    }
+}
+
+fn panic_text(payload: Box<dyn std::any::Any + Send>) -> String {
+    let text = if let Some(text) = payload.downcast_ref::<&str>() {
+        (*text).to_owned()
+    } else if let Some(text) = payload.downcast_ref::<String>() {
+        text.clone()
+    } else {
+        "a panic".to_owned()
+    };
+    format!("fastmerge batch worker panicked: {text}")
+}
+
+/// Runs `body` on a new thread; a panic is reported to the collector, never lost.
+fn spawn(
+    name: &str,
+    out: SyncSender<Msg>,
+    body: impl FnOnce(&SyncSender<Msg>) + Send + 'static,
+) -> Option<JoinHandle<()>> {
+    let report = out.clone();
+    let spawned = std::thread::Builder::new()
+        .name(name.to_owned())
+        .spawn(move || {
+            if let Err(payload) = catch_unwind(AssertUnwindSafe(|| body(&out))) {
+                let _ = out.send(Msg::Panic(panic_text(payload)));
+            }
+        });
+    match spawned {
+        Ok(handle) => Some(handle),
+        Err(err) => {
+            let _ = report.try_send(Msg::Panic(format!("cannot start a batch thread: {err}")));
+            None
+        }
+    }
+}
+
+/// Starts the threads; the receiver of what they emit, their handles, the number of shards.
+pub(super) fn start(plan: &Arc<Plan>, jobs: usize) -> (Receiver<Msg>, Vec<JoinHandle<()>>, usize) {
+    let (out_tx, out_rx) = sync_channel::<Msg>(4096);
+    let (job_tx, job_rx) = sync_channel::<Job>(jobs * 2);
+    let mut threads = Vec::new();
+    {
+        let plan = Arc::clone(plan);
+        threads.extend(spawn("fastmerge-read", out_tx.clone(), move |_| {
+            read_inputs(&plan, &job_tx)
+        }));
+    }
+    if jobs == 1 {
+        // one thread parses and folds
+        let plan = Arc::clone(plan);
+        threads.extend(spawn("fastmerge-work", out_tx, move |out| {
+            let mut shard = Shard::new(Arc::clone(&plan), 0, out.clone());
+            while let Ok(job) = job_rx.recv() {
+                let mut subs = split(&plan, job, 1);
+                let Some(sub) = subs.pop() else { break };
+                if !shard.process(sub) {
+                    break;
+                }
+            }
+        }));
+        return (out_rx, threads, 1);
+    }
+    let mut shard_txs = Vec::new();
+    for index in 0..jobs {
+        let (tx, rx) = sync_channel::<Sub>(jobs * 4);
+        shard_txs.push(tx);
+        let plan = Arc::clone(plan);
+        threads.extend(spawn(
+            &format!("fastmerge-shard-{index}"),
+            out_tx.clone(),
+            move |out| {
+                let mut shard = Shard::new(plan, index, out.clone());
+                // sub-batches arrive out of order (parse workers race): taken in block order
+                let mut early: BTreeMap<u64, Sub> = BTreeMap::new();
+                let mut next = 0u64;
+                while let Ok(sub) = rx.recv() {
+                    early.insert(sub.seq, sub);
+                    while let Some(sub) = early.remove(&next) {
+                        next += 1;
+                        if !shard.process(sub) {
+                            return;
+                        }
+                    }
+                }
+            },
+        ));
+    }
+    let job_rx = Arc::new(Mutex::new(job_rx));
+    for index in 0..jobs {
+        let plan = Arc::clone(plan);
+        let job_rx = Arc::clone(&job_rx);
+        let shard_txs = shard_txs.clone();
+        threads.extend(spawn(
+            &format!("fastmerge-parse-{index}"),
+            out_tx.clone(),
+            move |_| loop {
+                let job = match job_rx.lock() {
+                    Ok(rx) => rx.recv(),
+                    Err(_) => return,
+                };
+                let Ok(job) = job else { return };
+                for (tx, sub) in shard_txs.iter().zip(split(&plan, job, shard_txs.len())) {
+                    if tx.send(sub).is_err() {
+                        return;
+                    }
+                }
+            },
+        ));
+    }
+    (out_rx, threads, jobs)
+}
+
+/// The reader: inputs in order, as blocks of whole lines.
+fn read_inputs(plan: &Plan, jobs: &SyncSender<Job>) {
+    let mut seq = 0u64;
+    for (file, path) in plan.paths.iter().enumerate() {
+        let mut input = match Input::open(path, Arc::clone(&plan.bytes_read)) {
+            Ok(input) => input,
+            Err(text) => {
+                let _ = jobs.send(Job::Fatal { seq, text });
+                return;
+            }
+        };
+        let mut line = 1u64;
+        let mut carry: Vec<u8> = Vec::new();
+        let mut first = true;
+        loop {
+            if plan.stop.load(Ordering::Relaxed) {
+                return;
+            }
+            let mut buf = std::mem::take(&mut carry);
+            let mut eof = false;
+            while buf.len() < BLOCK {
+                let at = buf.len();
+                buf.resize(at.max(BLOCK).max(at + 64 * 1024), 0);
+                match input.read(&mut buf[at..]) {
+                    Ok(0) => {
+                        buf.truncate(at);
+                        eof = true;
+                        break;
+                    }
+                    Ok(n) => buf.truncate(at + n),
+                    Err(text) => {
+                        buf.truncate(at);
+                        let _ = jobs.send(Job::Fatal { seq, text });
+                        return;
+                    }
+                }
+            }
+            if !eof && plan.spec.is_some() {
+                // records: the block ends at a line end, the rest starts the next one
+                match memchr::memrchr(b'\n', &buf) {
+                    Some(end) => carry = buf.split_off(end + 1),
+                    None => {
+                        carry = buf;
+                        continue;
+                    }
+                }
+            }
+            if first && plan.spec.is_some() && buf.starts_with(b"\xef\xbb\xbf") {
+                buf.drain(..3);
+            }
+            first = false;
+            let lines = memchr::memchr_iter(b'\n', &buf).count() as u64;
+            let chunk = Chunk {
+                seq,
+                file,
+                first_line: line,
+                data: buf,
+                last: eof,
+            };
+            line += lines;
+            seq += 1;
+            if jobs.send(Job::Chunk(chunk)).is_err() {
+                return;
+            }
+            if eof {
+                break;
+            }
+        }
+    }
+    let _ = jobs.send(Job::End { seq });
+}
+
+/// The shard of a stream key (a fixed hash: the same shards every run).
+fn shard_of(key: &str, shards: usize) -> usize {
+    if shards == 1 {
+        return 0;
+    }
+    let hash = foldhash::fast::FixedState::with_seed(0x5eed).hash_one(key);
+    (hash % shards as u64) as usize
+}
+
+/// A job's sub-batches, one per shard, in shard order.
+fn split(plan: &Plan, job: Job, shards: usize) -> Vec<Sub> {
+    let mut subs: Vec<Sub>;
+    match job {
+        Job::End { seq } => {
+            subs = (0..shards).map(|_| Sub::empty(seq)).collect();
+            subs.iter_mut().for_each(|s| s.end = true);
+        }
+        Job::Fatal { seq, text } => {
+            subs = (0..shards).map(|_| Sub::empty(seq)).collect();
+            subs[0].fatal = Some(text);
+        }
+        Job::Chunk(chunk) => {
+            let seq = chunk.seq;
+            subs = (0..shards).map(|_| Sub::empty(seq)).collect();
+            let Some(spec) = &plan.spec else {
+                let target = chunk.file % shards;
+                subs[target].file = true;
+                subs[target].chunk = Some(Arc::new(chunk));
+                return subs;
+            };
+            let data = &chunk.data;
+            let mut line = chunk.first_line;
+            let mut start = 0;
+            while start < data.len() {
+                let end = memchr::memchr(b'\n', &data[start..]).map_or(data.len(), |i| start + i);
+                let text = &data[start..end];
+                if !text.iter().all(|c| matches!(c, b' ' | b'\t' | b'\r')) {
+                    let record = record::read(text, spec);
+                    // bad lines go with shard 0 (any fixed shard keeps their order)
+                    let target = match &record {
+                        Ok(rec) => shard_of(rec.key.text(text), shards),
+                        Err(_) => 0,
+                    };
+                    subs[target].recs.push(Rec {
+                        line,
+                        start,
+                        record,
+                    });
+                }
+                line += 1;
+                start = end + 1;
+            }
+            let chunk = Arc::new(chunk);
+            for sub in &mut subs {
+                if !sub.recs.is_empty() {
+                    sub.chunk = Some(Arc::clone(&chunk));
+                }
+            }
+        }
+    }
+    subs
+}
+
+/// An event kept for sorting (`order_by`), as the aggregator will be given it.
+enum Kept {
+    Text(Vec<u8>),
+    Done,
+    NotObject(&'static str),
+}
+
+/// A stream being read.
+struct Stream {
+    key: String,
+    core: AggregatorCore,
+    /// the position of its first record (streams open at the end come in this order)
+    first: Pos,
+    /// what an event raised: the stream's result; its later events are not read
+    error: Option<AggError>,
+    /// with order-by: its events, kept until the end of input
+    buffered: Vec<(OrderKey, Kept)>,
+}
+
+/// An event that is not an object, as `Aggregator.add` reads it: an unreadable event.
+fn not_object(core: &mut AggregatorCore, kind: &str) -> Result<(), AggError> {
+    core.add(Err(EventDataError(format!(
+        "an event must be a JSON object, not {kind}"
+    ))))
+}
+
+/// A shard: the streams whose keys hash to it.
+struct Shard {
+    plan: Arc<Plan>,
+    index: usize,
+    out: SyncSender<Msg>,
+    streams: foldhash::HashMap<String, Stream>,
+}
+
+impl Shard {
+    fn new(plan: Arc<Plan>, index: usize, out: SyncSender<Msg>) -> Shard {
+        Shard {
+            plan,
+            index,
+            out,
+            streams: foldhash::HashMap::default(),
+        }
+    }
+
+    fn emit(&self, pos: Pos, out: Out) -> bool {
+        self.out.send(Msg::Out(pos, out)).is_ok()
+    }
+
+    fn new_stream(&self, key: String, first: Pos, file: usize, line: u64) -> Option<Stream> {
+        let mut core = AggregatorCore::new(self.plan.provider.as_deref(), self.plan.aggregate);
+        core.set_fast_events(self.plan.fast_events);
+        if self.plan.count_starts && !self.emit(first.with_sub(0), Out::Start { file, line }) {
+            return None;
+        }
+        Some(Stream {
+            key,
+            core,
+            first,
+            error: None,
+            buffered: Vec::new(),
+        })
+    }
+
+    /// One sub-batch; false when the shard is to stop.
+    fn process(&mut self, sub: Sub) -> bool {
+        if self.plan.stop.load(Ordering::Relaxed) {
+            return false;
+        }
+        let seq = sub.seq;
+        if let Some(text) = sub.fatal {
+            let _ = self.emit(Pos::at(seq, 0, 0), Out::Fatal(text));
+            let _ = self.out.send(Msg::Mark(self.index, Pos::MAX));
+            return false;
+        }
+        if sub.end {
+            self.finish_all();
+            let _ = self.out.send(Msg::Mark(self.index, Pos::MAX));
+            return false;
+        }
+        if let Some(chunk) = &sub.chunk {
+            if sub.file {
+                if !self.file_block(chunk) {
+                    return false;
+                }
+            } else {
+                for rec in sub.recs {
+                    if !self.record(chunk, rec) {
+                        return false;
+                    }
+                }
+            }
+        }
+        self.out
+            .send(Msg::Mark(self.index, Pos::at(seq, u64::MAX, u8::MAX)))
+            .is_ok()
+    }
+
+    /// A block of a file that is one stream.
+    fn file_block(&mut self, chunk: &Chunk) -> bool {
+        let key = &self.plan.paths[chunk.file];
+        let stream = match self.streams.remove(key) {
+            Some(stream) => stream,
+            None => {
+                let first = Pos::at(chunk.seq, 0, 0);
+                match self.new_stream(key.clone(), first, chunk.file, 1) {
+                    Some(stream) => stream,
+                    None => return false,
+                }
+            }
+        };
+        let mut stream = stream;
+        if stream.error.is_none() {
+            if let Err(err) = stream.core.feed(&chunk.data) {
+                stream.error = Some(err);
+            }
+        }
+        if chunk.last {
+            return self.finish(stream, Pos::at(chunk.seq, u64::MAX, 1));
+        }
+        self.streams.insert(key.clone(), stream);
+        true
+    }
+
+    /// A record of a JSON-lines log.
+    fn record(&mut self, chunk: &Chunk, rec: Rec) -> bool {
+        let pos = Pos::at(chunk.seq, rec.line, 1);
+        let record = match rec.record {
+            Ok(record) => record,
+            Err(reason) => {
+                let item = Item::Bad {
+                    source: self.plan.paths[chunk.file].clone(),
+                    line: rec.line,
+                    reason,
+                };
+                return self.emit(pos, Out::Item(item));
+            }
+        };
+        let key = record.key.text(&chunk.data[rec.start..]);
+        if !self.streams.contains_key(key) {
+            if record.feed == Feed::Done {
+                return true; // the sentinel after a stream that ended: it carries nothing
+            }
+            match self.new_stream(key.to_owned(), pos, chunk.file, rec.line) {
+                Some(stream) => self.streams.insert(key.to_owned(), stream),
+                None => return false,
+            };
+        }
+        // looked up in place (a stream is moved out of the map only when it ends)
+        let Some(stream) = self.streams.get_mut(key) else {
+            return true; // inserted above
+        };
+        let text: &[u8] = match &record.feed {
+            Feed::Text(range) => &chunk.data[rec.start + range.start..rec.start + range.end],
+            Feed::Owned(text) => text.as_bytes(),
+            Feed::Done | Feed::NotObject(_) => b"",
+        };
+        if let Some(order) = record.order {
+            let kept = match &record.feed {
+                Feed::Done => Kept::Done,
+                Feed::NotObject(kind) => Kept::NotObject(kind),
+                _ => Kept::Text(text.to_vec()),
+            };
+            stream.buffered.push((order, kept));
+            return true;
+        }
+        let ends = match &record.feed {
+            Feed::Done => true,
+            // a stream whose aggregator raised reads nothing more, but still ends where its
+            // adapter says
+            _ if stream.error.is_some() => ends_after_error(stream, text),
+            feed => {
+                let fed = match feed {
+                    Feed::NotObject(kind) => not_object(&mut stream.core, kind),
+                    _ => stream.core.add_text(text),
+                };
+                if let Err(err) = fed {
+                    stream.error = Some(err);
+                }
+                // set by the aggregator as it read the event, before anything could raise; a
+                // string event ends the stream only if it is one object's JSON (the twin
+                // end-tests what the string parses to: SSE lines or an array parse to none)
+                stream.core.ended()
+                    && (matches!(record.feed, Feed::Text(_))
+                        || text.iter().find(|c| !b" \t\r\n".contains(c)) == Some(&b'{'))
+            }
+        };
+        if !ends {
+            return true;
+        }
+        match self.streams.remove(key) {
+            Some(stream) => self.finish(stream, pos),
+            None => true,
+        }
+    }
+
+    /// A stream's item, at `pos`.
+    fn finish(&mut self, mut stream: Stream, pos: Pos) -> bool {
+        let mut provider = stream.core.provider();
+        let result = if let Some(err) = stream.error.take() {
+            Err(StreamError::Aggregate(err))
+        } else if self.plan.spec.as_ref().is_some_and(|s| s.order.is_some()) {
+            let mut events = std::mem::take(&mut stream.buffered);
+            let strings = events.iter().filter(|(order, _)| order.is_str()).count();
+            if strings != 0 && strings != events.len() {
+                provider = None;
+                Err(StreamError::Text(format!(
+                    "order_by values of stream {} mix numbers and strings",
+                    stream.key
+                )))
+            } else {
+                // stable: equal values keep their input order
+                events.sort_by(|a, b| a.0.order(&b.0));
+                let fed = events.iter().try_for_each(|(_, kept)| match kept {
+                    Kept::Text(text) => stream.core.add_text(text),
+                    Kept::NotObject(kind) => not_object(&mut stream.core, kind),
+                    Kept::Done => Ok(()),
+                });
+                let result = fed.and_then(|()| stream.core.finish());
+                provider = stream.core.provider();
+                result.map_err(StreamError::Aggregate)
+            }
+        } else {
+            let result = stream.core.finish().map_err(StreamError::Aggregate);
+            provider = stream.core.provider();
+            result
+        };
+        let item = Item::Stream {
+            key: stream.key,
+            provider,
+            result,
+        };
+        self.emit(pos, Out::Item(item))
+    }
+
+    /// The end of input: every open stream, in the order of its first record.
+    fn finish_all(&mut self) {
+        let mut open: Vec<Stream> = self.streams.drain().map(|(_, s)| s).collect();
+        open.sort_by_key(|s| s.first);
+        for stream in open {
+            let first = stream.first;
+            let pos = Pos { phase: 1, ..first };
+            if !self.finish(stream, pos) {
+                return;
+            }
+        }
+    }
+}
+
+/// Whether an event of a stream whose aggregator is closed (by an error) ends it: its
+/// adapter's rule, on the event parsed again (the closed aggregator no longer reads it).
+fn ends_after_error(stream: &Stream, text: &[u8]) -> bool {
+    let Some(adapter) = stream.core.provider().and_then(providers::adapter) else {
+        return false;
+    };
+    !text.is_empty() && events::parse(text).is_ok_and(|event| adapter.ends_stream(&event))
+}
+
+impl Pos {
+    fn with_sub(self, sub: u8) -> Pos {
+        Pos { sub, ..self }
+    }
+}

@@ -1,0 +1,247 @@
+//! The batch engine's binding (`_fastmerge.BatchCore`): options checked in the twin's order,
+//! the engine run with the GIL released, items out as Python tuples. Every rule is in
+//! `crate::engine::batch`; the twin is `fastmerge._pure.batch`.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use pyo3::exceptions::{PyRuntimeError, PyStopIteration, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyInt, PyList, PyString, PyTuple};
+
+use crate::engine::batch::{Batch, BatchError, Item, Next, Options, StreamError};
+use crate::py::aggregate::{agg_error, AggregatorCore, GcPause, ToPy};
+use crate::py::args::Arg;
+use crate::py::chunks::parse_options;
+use crate::py::errors::{build, wrong_type};
+
+/// How long a wait without a timeout sleeps between looks at Python's signals (Ctrl-C).
+const SIGNAL_TICK: Duration = Duration::from_millis(100);
+
+fn batch_error(py: Python<'_>, err: BatchError) -> PyErr {
+    match err {
+        BatchError::File { source, errno } => {
+            build(py, "file_error", (source, errno).into_pyobject(py))
+        }
+        BatchError::Compressed {
+            source,
+            format,
+            truncated,
+        } => build(
+            py,
+            "compressed_error",
+            (source, format, truncated).into_pyobject(py),
+        ),
+        BatchError::TooManyStreams {
+            limit,
+            source,
+            line,
+        } => build(
+            py,
+            "too_many_streams",
+            (limit, source, line).into_pyobject(py),
+        ),
+        BatchError::Option(detail) => build(py, "batch_option", (detail,).into_pyobject(py)),
+        BatchError::Internal(text) => {
+            PyRuntimeError::new_err(format!("fastmerge engine error: {text}"))
+        }
+    }
+}
+
+/// An exact `str` argument's text, or the twin's `TypeError`.
+fn text_arg(py: Python<'_>, name: &str, obj: &Bound<'_, PyAny>) -> PyResult<String> {
+    match obj.cast::<PyString>() {
+        Ok(text) if obj.get_type().is(py.get_type::<PyString>()) => Ok(text.to_str()?.to_owned()),
+        _ => Err(wrong_type(py, name, "a str", obj)),
+    }
+}
+
+/// `jobs` / `max_open_streams`: an int (not a bool), 0 or more.
+fn count_arg(py: Python<'_>, name: &str, arg: &Arg<'_>) -> PyResult<usize> {
+    let Arg::Given(obj) = arg else { return Ok(0) };
+    if !obj.is_instance_of::<PyInt>() || obj.is_instance_of::<PyBool>() {
+        return Err(wrong_type(py, name, "an int", obj));
+    }
+    let value: i128 = obj.extract()?;
+    if value < 0 {
+        let detail = format!("{name} must be 0 or more, not {value}");
+        return Err(batch_error(py, BatchError::Option(detail)));
+    }
+    Ok(usize::try_from(value).unwrap_or(usize::MAX))
+}
+
+/// Logged streams -> one item per stream, on all cores (`fastmerge.batch.merge_logs`'s engine).
+#[pyclass(module = "fastmerge._fastmerge")]
+pub struct BatchCore {
+    batch: Mutex<Batch>,
+}
+
+impl BatchCore {
+    fn item<'py>(py: Python<'py>, item: Item) -> PyResult<Bound<'py, PyTuple>> {
+        match item {
+            Item::Bad {
+                source,
+                line,
+                reason,
+            } => ("bad", source, line, reason).into_pyobject(py),
+            Item::Stream {
+                key,
+                provider,
+                result,
+            } => {
+                let (choices, error) = match result {
+                    Ok(values) => {
+                        let _pause = GcPause::new(py);
+                        let mut convert = ToPy::new(py);
+                        let list = PyList::empty(py);
+                        for value in &values {
+                            list.append(convert.value(value)?)?;
+                        }
+                        (Some(list), None)
+                    }
+                    Err(StreamError::Aggregate(err)) => {
+                        // the message `aggregate` would raise for these events
+                        let exc = agg_error(py, err);
+                        (None, Some(exc.value(py).str()?.to_str()?.to_owned()))
+                    }
+                    Err(StreamError::Text(text)) => (None, Some(text)),
+                };
+                ("stream", key, provider, choices, error).into_pyobject(py)
+            }
+        }
+    }
+}
+
+#[pymethods]
+impl BatchCore {
+    #[new]
+    #[pyo3(
+        signature = (paths, group_by = Arg::Default, event = None, order_by = None, provider = Arg::Default, strict = Arg::Default, signature_merge = Arg::Default, usage = Arg::Default, jobs = Arg::Default, max_open_streams = Arg::Default),
+        text_signature = "(paths, group_by='auto', event=None, order_by=None, provider='auto', strict=False, signature_merge='replace', usage='merge', jobs=0, max_open_streams=0)"
+    )]
+    #[allow(clippy::too_many_arguments)]
+    fn new<'py>(
+        py: Python<'py>,
+        paths: &Bound<'py, PyAny>,
+        group_by: Arg<'py>,
+        event: Option<Bound<'py, PyAny>>,
+        order_by: Option<Bound<'py, PyAny>>,
+        provider: Arg<'py>,
+        strict: Arg<'py>,
+        signature_merge: Arg<'py>,
+        usage: Arg<'py>,
+        jobs: Arg<'py>,
+        max_open_streams: Arg<'py>,
+    ) -> PyResult<Self> {
+        // the twin's order of checks: paths, counts, aggregator options, then the paths
+        let list = match paths.cast::<PyList>() {
+            Ok(list) if paths.get_type().is(py.get_type::<PyList>()) => list,
+            _ => return Err(wrong_type(py, "paths", "a list of str", paths)),
+        };
+        let mut files = Vec::with_capacity(list.len());
+        for item in list.iter() {
+            match item.cast::<PyString>() {
+                Ok(text) if item.get_type().is(py.get_type::<PyString>()) => {
+                    files.push(text.to_str()?.to_owned());
+                }
+                _ => return Err(wrong_type(py, "paths", "a list of str", paths)),
+            }
+        }
+        let jobs = count_arg(py, "jobs", &jobs)?;
+        let max_open_streams = count_arg(py, "max_open_streams", &max_open_streams)?;
+        let provider_name = match &provider {
+            Arg::Given(obj) if obj.is_instance_of::<PyString>() => {
+                Some(obj.cast::<PyString>()?.to_str()?.to_owned())
+            }
+            _ => None,
+        };
+        let dup = |arg: &Arg<'py>| match arg {
+            Arg::Given(obj) => Arg::Given(obj.clone()),
+            Arg::Default => Arg::Default,
+        };
+        let (strict_flag, signature, usage_arg) =
+            (dup(&strict), dup(&signature_merge), dup(&usage));
+        // the aggregator's own checks of its options; a ValueError is a batch option error
+        if let Err(err) = AggregatorCore::new(py, provider, strict, signature_merge, usage) {
+            if err.is_instance_of::<PyValueError>(py) {
+                let detail = err.value(py).str()?.to_str()?.to_owned();
+                return Err(batch_error(py, BatchError::Option(detail)));
+            }
+            return Err(err);
+        }
+        let aggregate = parse_options(py, &strict_flag, &signature, &usage_arg)?;
+        let group_by = match &group_by {
+            Arg::Default => "auto".to_owned(),
+            Arg::Given(obj) => text_arg(py, "group_by", obj)?,
+        };
+        let event = event.map(|e| text_arg(py, "event", &e)).transpose()?;
+        let order_by = order_by.map(|o| text_arg(py, "order_by", &o)).transpose()?;
+        let mut options = Options::new(files);
+        options.group_by = group_by;
+        options.event = event;
+        options.order_by = order_by;
+        options.provider = provider_name.filter(|p| p != "auto");
+        options.aggregate = aggregate;
+        options.jobs = jobs;
+        options.max_open_streams = max_open_streams;
+        // the differential tests' switch, as AggregatorCore reads it
+        options.fast_events = std::env::var_os("FASTMERGE_GENERIC_EVENTS").is_none();
+        let batch = py
+            .detach(|| Batch::new(options))
+            .map_err(|e| batch_error(py, e))?;
+        Ok(BatchCore {
+            batch: Mutex::new(batch),
+        })
+    }
+
+    /// The next item, or None when `timeout` seconds passed without one; raises
+    /// `StopIteration` when every item was returned (and after an error or `close`).
+    #[pyo3(signature = (timeout = None))]
+    fn next<'py>(
+        &self,
+        py: Python<'py>,
+        timeout: Option<f64>,
+    ) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        let timeout = match timeout {
+            None => None,
+            Some(t) if t.is_finite() && t >= 0.0 => Some(Duration::from_secs_f64(t.min(1e9))),
+            Some(t) if t.is_finite() => Some(Duration::ZERO),
+            Some(_) => None,
+        };
+        loop {
+            // without a timeout: short waits, so that Ctrl-C is seen between them
+            let wait = timeout.unwrap_or(SIGNAL_TICK);
+            let found = py.detach(|| match self.batch.lock() {
+                Ok(mut batch) => batch.next(Some(wait)),
+                Err(_) => Err(BatchError::Internal("a batch call panicked".to_owned())),
+            });
+            match found.map_err(|e| batch_error(py, e))? {
+                Next::Item(item) => return Self::item(py, item).map(Some),
+                Next::End => return Err(PyStopIteration::new_err(())),
+                Next::Timeout if timeout.is_some() => return Ok(None),
+                Next::Timeout => py.check_signals()?,
+            }
+        }
+    }
+
+    /// `(bytes_read, bytes_total, streams_done, bad_lines)`.
+    fn progress(&self) -> (u64, u64, u64, u64) {
+        match self.batch.lock() {
+            Ok(batch) => batch.progress(),
+            Err(_) => (0, 0, 0, 0),
+        }
+    }
+
+    /// Stop early: workers stop, files close. Idempotent; `next` then raises StopIteration.
+    fn close(&self, py: Python<'_>) {
+        py.detach(|| {
+            if let Ok(mut batch) = self.batch.lock() {
+                batch.close();
+            }
+        });
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<BatchCore>()
+}

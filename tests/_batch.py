@@ -1,0 +1,107 @@
+"""Helpers of the batch tests: ``fastmerge.batch`` on a backend, logs to write, and results as
+plain values to compare."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import json
+import lzma
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Iterable
+
+import orjson
+import zstandard
+
+from fastmerge import _backend
+
+COMPRESSORS = {
+    "gzip": lambda data: gzip.compress(data, mtime=0),
+    "zstd": lambda data: zstandard.ZstdCompressor().compress(data),
+    "bzip2": bz2.compress,
+    "xz": lzma.compress,
+}
+
+
+def batch_module(backend: str) -> ModuleType:
+    """``fastmerge.batch`` built on ``backend``'s ``BatchCore`` and messages."""
+    return _backend._copy("batch", backend)
+
+
+def chunk(sid: str, **fields: Any) -> dict[str, Any]:
+    """An OpenAI Chat chunk of stream ``sid`` (``choices`` and ``usage`` from ``fields``)."""
+    return {"id": f"chatcmpl-{sid}", "object": "chat.completion.chunk", "model": "gpt-4o", **fields}
+
+
+def chat(sid: str, words: Iterable[str], usage: bool = True) -> list[dict[str, Any]]:
+    """The chunks of a text stream: role, one delta per word, finish, usage (the last)."""
+    events = [chunk(sid, choices=[{"index": 0, "delta": {"role": "assistant", "content": ""}}])]
+    for word in words:
+        events.append(chunk(sid, choices=[{"index": 0, "delta": {"content": word}}]))
+    events.append(chunk(sid, choices=[{"index": 0, "delta": {}, "finish_reason": "stop"}]))
+    if usage:
+        counts = {"prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7}
+        events.append(chunk(sid, choices=[], usage=counts))
+    return events
+
+
+def wrap(records: Iterable[tuple[str, dict[str, Any] | str]], **extra: Any) -> list[dict[str, Any]]:
+    """Wrapper records ``{"stream_id", "seq", "event"}`` of (key, event) pairs, ``seq``
+    numbering each stream's records from 0."""
+    seq: dict[str, int] = {}
+    out = []
+    for key, event in records:
+        n = seq.get(key, 0)
+        seq[key] = n + 1
+        out.append({"stream_id": key, "seq": n, "event": event, **extra})
+    return out
+
+
+def interleave(*streams: tuple[str, list[Any]]) -> list[tuple[str, Any]]:
+    """(key, event) pairs taking one event of each stream in turn."""
+    out = []
+    longest = max(len(events) for _, events in streams)
+    for i in range(longest):
+        for key, events in streams:
+            if i < len(events):
+                out.append((key, events[i]))
+    return out
+
+
+def lines(records: Iterable[Any]) -> bytes:
+    """JSON lines of ``records`` (bytes are written as they are)."""
+    return b"".join(
+        (r if isinstance(r, bytes) else json.dumps(r).encode()) + b"\n" for r in records
+    )
+
+
+def write(path: Path, data: bytes, compress: str | None = None) -> str:
+    path.write_bytes(data if compress is None else COMPRESSORS[compress](data))
+    return str(path)
+
+
+def summary(results: Iterable[Any]) -> list[tuple[Any, ...]]:
+    """(key, provider, status, content of choice 0 or the error) of each result."""
+    return [
+        (r.key, r.provider, r.status, r.error if r.message is None else r.message.content)
+        for r in results
+    ]
+
+
+def dumped(results: Iterable[Any]) -> list[bytes]:
+    """Each result's record as orjson bytes (the byte-identity the backends promise)."""
+    return [orjson.dumps(r.record()) for r in results]
+
+
+def aggregated(aggregate_module: ModuleType, events: list[Any]) -> list[bytes] | str:
+    """``aggregate_choices`` of a stream's events given as their JSON text (or the text of a
+    string event), one ``add`` each: the messages' ``to_dict()`` as orjson bytes, or the
+    error's message."""
+    agg = aggregate_module.Aggregator()
+    try:
+        for event in events:
+            agg.add(event if isinstance(event, str) else json.dumps(event))
+        return [orjson.dumps(m.to_dict()) for m in agg.finish_choices()]
+    except ValueError as exc:
+        return str(exc)

@@ -1,0 +1,295 @@
+"""``fastmerge batch`` on both backends: records out, summary, exit status, --output DIR,
+--errors-file, --quiet, the progress bar, and wrong inputs (never a silent empty result)."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from _batch import COMPRESSORS, batch_module, chat, interleave, lines, wrap, write
+from conftest import PACKAGE_ROOT
+
+import fastmerge
+from fastmerge import cli
+
+
+@pytest.fixture(autouse=True)
+def batch(backend_name: str, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    """The command runs on this test's backend (it imports ``fastmerge.batch`` when run)."""
+    module = batch_module(backend_name)
+    monkeypatch.setattr(fastmerge, "batch", module, raising=False)
+    return module
+
+
+def log(tmp_path: Path, *extra: Any, name: str = "log.jsonl") -> str:
+    streams = interleave(("a", chat("a", ["x", "y"])), ("b", chat("b", ["z"])))
+    return write(tmp_path / name, lines([*wrap(streams), *extra]))
+
+
+WRAPPED = ["--group-by", "stream_id", "--event", "event"]
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, list[Any], str]:
+    """Exit status, the JSON records on stdout, and stderr."""
+    status = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return status, [json.loads(line) for line in out.splitlines()], err
+
+
+def test_records_and_summary_of_complete_streams_exit_0(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    status, records, err = run(capsys, "batch", log(tmp_path), *WRAPPED)
+    assert status == 0
+    assert [(r["key"], r["status"], r["message"]["parts"][0]["text"]) for r in records] == [
+        ("b", "complete", "z"),
+        ("a", "complete", "xy"),
+    ]
+    assert (
+        err == "fastmerge: 2 streams (2 complete, 0 incomplete, 0 failed, 0 error); 0 bad lines\n"
+    )
+
+
+def test_an_incomplete_stream_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    cut = wrap([("c", e) for e in chat("c", ["w"], usage=False)[:-1]])  # no finish, no usage
+    status, records, err = run(capsys, "batch", log(tmp_path, *cut), *WRAPPED)
+    assert status == 2
+    assert [(r["key"], r["status"]) for r in records][-1] == ("c", "incomplete")
+    assert err.endswith("(2 complete, 1 incomplete, 0 failed, 0 error); 0 bad lines\n")
+
+
+def test_a_stream_that_cannot_be_merged_exits_1(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    status, records, err = run(capsys, "batch", log(tmp_path, *wrap([("c", {"x": 1})])), *WRAPPED)
+    assert status == 1
+    assert records[-1]["status"] == "error"
+    assert records[-1]["error"].startswith("no event could be read: event 1: cannot tell")
+    assert err.endswith("3 streams (2 complete, 0 incomplete, 0 failed, 1 error); 0 bad lines\n")
+
+
+def test_a_bad_line_stops_the_run_by_default(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = log(tmp_path, b"{oops")
+    status, records, err = run(capsys, "batch", path, *WRAPPED)
+    assert status == 1
+    assert len(records) == 2  # the streams that ended before it
+    assert err == f"fastmerge: error: {path}:10: not valid JSON\n"
+
+
+def test_skipped_bad_lines_are_counted_and_exit_1(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    status, records, err = run(capsys, "batch", log(tmp_path, b"[]"), *WRAPPED, "--errors", "skip")
+    assert status == 1
+    assert len(records) == 2
+    assert err.endswith("(2 complete, 0 incomplete, 0 failed, 0 error); 1 bad line\n")
+
+
+def test_errors_file_gets_every_bad_line_and_stdout_every_stream(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = log(tmp_path, b"nope", {"stream_id": "a"}, *wrap([("d", e) for e in chat("d", ["q"])]))
+    errors = tmp_path / "errors.txt"
+    status, records, err = run(capsys, "batch", path, *WRAPPED, "--errors-file", str(errors))
+    assert status == 1
+    assert errors.read_text() == f"{path}:10: not valid JSON\n{path}:11: no event at event\n"
+    assert [r["key"] for r in records] == ["b", "a", "d"]
+    assert err.endswith("3 streams (3 complete, 0 incomplete, 0 failed, 0 error); 2 bad lines\n")
+
+
+def test_collect_without_a_file_writes_bad_lines_on_stderr(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = log(tmp_path, b"nope")
+    status, _, err = run(capsys, "batch", path, *WRAPPED, "--errors", "collect", "--quiet")
+    assert status == 1
+    assert err == f"{path}:10: not valid JSON\n"
+
+
+def test_output_dir_writes_one_file_per_stream(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    again = wrap([("a", e) for e in chat("a", ["again"])])
+    out = tmp_path / "out"
+    status, records, _ = run(capsys, "batch", log(tmp_path, *again), *WRAPPED, "--output", str(out))
+    assert status == 0
+    assert records == []
+    assert sorted(os.listdir(out)) == ["a-2.json", "a.json", "b.json"]
+    second = json.loads((out / "a-2.json").read_text())
+    assert second["message"]["parts"][0]["text"] == "again"
+
+
+def test_quiet_and_no_tty_draw_no_progress(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    status, _, err = run(capsys, "batch", log(tmp_path), *WRAPPED, "--quiet")
+    assert (status, err) == (0, "")
+    status, _, err = run(capsys, "batch", log(tmp_path), *WRAPPED)  # stderr is not a TTY
+    assert "\r" not in err
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_a_progress_bar_on_a_terminal(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    packed = write(tmp_path / "log.zst", Path(log(tmp_path)).read_bytes(), "zstd")
+    terminal = _Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    assert cli.main(["batch", packed, *WRAPPED]) == 0
+    text = terminal.getvalue()
+    bar = re.compile(r"\d+\.\d MB / \d+\.\d MB \(\d+%\)  \d streams  \d+\.\d MB/s\x1b\[K")
+    draws = text.split("\r")[1:-1]
+    assert draws and all(bar.fullmatch(draw) for draw in draws), text
+    assert text.split("\r")[-1] == (
+        "\x1b[Kfastmerge: 2 streams (2 complete, 0 incomplete, 0 failed, 0 error); 0 bad lines\n"
+    )
+    quiet = _Terminal()
+    monkeypatch.setattr("sys.stderr", quiet)
+    assert cli.main(["batch", packed, *WRAPPED, "--quiet"]) == 0
+    assert quiet.getvalue() == ""
+
+
+def test_to_and_parquet(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    status, records, _ = run(capsys, "batch", log(tmp_path), *WRAPPED, "--to", "anthropic")
+    assert status == 0
+    assert records[0]["message"]["type"] == "message"
+    assert records[0]["message"]["content"] == [{"type": "text", "text": "z", "citations": None}]
+    if not os.environ.get("CI"):
+        pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    out = tmp_path / "out.parquet"
+    assert cli.main(["batch", log(tmp_path), *WRAPPED, "--format", "parquet", "-o", str(out)]) == 0
+    assert pq.read_table(out).column("text").to_pylist() == ["z", "xy"]
+
+
+# -- wrong inputs: an error naming them, never an empty result
+
+
+def test_a_missing_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    missing = str(tmp_path / "missing.jsonl")
+    status, records, err = run(capsys, "batch", missing)
+    assert (status, records) == (1, [])
+    assert err == f"fastmerge: error: {missing}: No such file or directory\n"
+
+
+def test_a_directory_without_logs(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    (tmp_path / "empty" / ".cache").mkdir(parents=True)
+    (tmp_path / "empty" / ".cache" / "x.jsonl").write_text("{}")
+    status, records, err = run(capsys, "batch", str(tmp_path / "empty"))
+    assert (status, records) == (1, [])
+    assert err == f"fastmerge: error: {tmp_path}/empty: the directory holds no file\n"
+
+
+def test_a_binary_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = write(tmp_path / "core.bin", bytes(range(256)) * 4)
+    status, records, err = run(capsys, "batch", path)
+    assert status == 1
+    assert [(r["key"], r["status"], r["error"]) for r in records] == [
+        (path, "error", "no event could be read: binary input, not provider events")
+    ]
+    assert err.endswith("1 stream (0 complete, 0 incomplete, 0 failed, 1 error); 0 bad lines\n")
+
+
+def test_a_gz_name_that_is_not_gzip(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    plain = write(tmp_path / "plain.jsonl.gz", lines(chat("p", ["plain"])))
+    status, records, _ = run(capsys, "batch", plain)
+    assert (status, [r["message"]["parts"][0]["text"] for r in records]) == (0, ["plain"])
+    broken = write(tmp_path / "broken.gz", COMPRESSORS["gzip"](lines(chat("p", ["x"])))[:30])
+    status, records, err = run(capsys, "batch", broken)
+    assert (status, records) == (1, [])
+    assert err == f"fastmerge: error: {broken}: gzip stream is truncated\n"
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--format", "parquet"], "--format parquet needs -o FILE"),
+        (["-o", "x", "--output", "d"], "-o and --output exclude each other"),
+        (["--errors", "skip", "--errors-file", "f"], "--errors-file needs --errors collect"),
+    ],
+)
+def test_usage_errors_exit_64(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, argv: list[str], message: str
+) -> None:
+    with pytest.raises(SystemExit) as info:
+        cli.main(["batch", log(tmp_path), *argv])
+    assert info.value.code == 64
+    assert capsys.readouterr().err.splitlines()[-1].startswith(f"fastmerge batch: error: {message}")
+
+
+def test_a_bad_option_value_names_the_flag(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    status, _, err = run(capsys, "batch", log(tmp_path), "--event", "event")
+    assert status == 1
+    assert err == (
+        "fastmerge: error: wrapper records need a stream key: pass group_by (e.g. --group-by "
+        "stream_id)\n"
+    )
+
+
+# -- fastmerge bench
+
+
+def test_bench_runs_the_bundled_log_through_three_engines(
+    capsys: pytest.CaptureFixture[str], backend_name: str
+) -> None:
+    if backend_name != "rust":
+        pytest.skip("fastmerge bench compares the Rust engine with the twin")
+    assert cli.main(["bench"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].endswith("examples/gateway.jsonl.zst (0.1 MB, 6020 events, 200 streams)")
+    assert out[1:3] == ["| engine | time | events/s | time / rust |", "|---|---:|---:|---:|"]
+    assert [row.split(" | ")[0] for row in out[3:6]] == [
+        f"| rust (BatchCore, {os.cpu_count()} jobs)",
+        "| twin (pure Python)",
+        "| naive reduce (json.loads + join)",
+    ]
+    assert out[6] == (
+        "agree: rust and twin give the same 200 records; the naive reduce gives the same text "
+        "and tool-call arguments for 200 of 200 streams"
+    )
+
+
+def test_bench_says_when_the_rust_engine_is_not_built(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def load(name: str) -> Any:
+        raise ModuleNotFoundError("No module named 'fastmerge._fastmerge'")
+
+    monkeypatch.setattr("fastmerge._backend.load", load)
+    assert cli.main(["bench"]) == 1
+    assert capsys.readouterr().err == (
+        "fastmerge: error: the Rust extension (fastmerge._fastmerge with BatchCore) is not "
+        "built, so there is nothing to compare the twin with: build it (pip install ., or make "
+        "build-prod in a checkout) and run fastmerge bench again\n"
+    )
+
+
+def test_stdin_compressed_through_the_command(backend_name: str, tmp_path: Path) -> None:
+    data = Path(log(tmp_path)).read_bytes()
+    proc = subprocess.run(
+        [sys.executable, "-m", "fastmerge", "batch", "-", *WRAPPED, "--errors", "skip"],
+        input=COMPRESSORS["bzip2"](data + b"oops\n"),
+        capture_output=True,
+        env={**os.environ, "FASTMERGE_BACKEND": backend_name, "PYTHONPATH": PACKAGE_ROOT},
+        timeout=120,
+    )
+    assert proc.returncode == 1  # the bad line
+    assert [json.loads(line)["key"] for line in proc.stdout.splitlines()] == ["b", "a"]
+    assert proc.stderr == (
+        b"fastmerge: 2 streams (2 complete, 0 incomplete, 0 failed, 0 error); 1 bad line\n"
+    )

@@ -1,0 +1,148 @@
+"""A stream merged by the batch reader is exactly the stream aggregated alone, on both
+backends: every corpus stream (one file per stream, and all of them interleaved in one log of
+wrapper records), and the streams of a generated gateway log (in one file, and rotated over
+files of three compressions)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from collections import defaultdict
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import orjson
+import pytest
+from _batch import aggregated, batch_module, lines, write
+from _corpus import CORPUS
+from conftest import BACKENDS
+
+ROOT = Path(__file__).resolve().parent.parent
+#: The corpus stream with a chunk after its include_usage chunk (a moderation chunk): the
+#: usage chunk ends a logged stream, so that chunk is a second stream with the same key.
+TRAILING = "openai_chat/gpt5-trailing-moderation-chunk"
+
+
+@pytest.fixture
+def batch(backend_name: str) -> ModuleType:
+    return batch_module(backend_name)
+
+
+def corpus_files() -> list[Path]:
+    return sorted(CORPUS.glob("*/*.jsonl"))
+
+
+def messages(result: Any) -> list[bytes] | str:
+    """A batch result as :func:`_batch.aggregated` gives the stream aggregated alone."""
+    if result.messages is None:
+        return str(result.error)
+    return [orjson.dumps(m.to_dict()) for m in result.messages]
+
+
+def test_every_corpus_file_merges_as_aggregate_reads_it(
+    batch: ModuleType, aggregate_module: ModuleType
+) -> None:
+    files = corpus_files()
+    assert len(files) >= 90
+    results = list(batch.merge_logs([str(f) for f in files]))
+    assert [r.key for r in results] == [str(f) for f in files]
+    for path, result in zip(files, results):
+        try:
+            expected: Any = [
+                orjson.dumps(m.to_dict())
+                for m in aggregate_module.aggregate_choices(path.read_bytes())
+            ]
+        except ValueError as exc:
+            expected = str(exc)
+        assert messages(result) == expected, path
+
+
+def corpus_events() -> dict[str, list[Any]]:
+    """Each corpus stream's events (the JSON value of each line), by folder/name."""
+    out = {}
+    for path in corpus_files():
+        text = path.read_text(encoding="utf-8")
+        out[f"{path.parent.name}/{path.stem}"] = [
+            json.loads(line) for line in text.splitlines() if line.strip()
+        ]
+    return out
+
+
+@pytest.mark.parametrize("as_text", [False, True], ids=["object", "text"])
+def test_the_corpus_interleaved_in_one_log_gives_each_stream_alone(
+    batch: ModuleType, aggregate_module: ModuleType, tmp_path: Path, as_text: bool
+) -> None:
+    streams = corpus_events()
+    records = []
+    # round robin over the streams: every stream is open while the others are read
+    longest = max(len(events) for events in streams.values())
+    for i in range(longest):
+        for key, events in streams.items():
+            if i < len(events):
+                event = json.dumps(events[i]) if as_text else events[i]
+                records.append({"stream_id": key, "seq": i, "event": event})
+    path = write(tmp_path / "corpus.jsonl", lines(records))
+    got: dict[str, list[Any]] = defaultdict(list)
+    for result in batch.merge_logs(path, group_by="stream_id", event="event"):
+        got[result.key].append(messages(result))
+    assert sorted(got) == sorted(streams)
+    for key, events in streams.items():
+        if key == TRAILING:
+            end = next(i for i, e in enumerate(events) if e.get("usage") and e["choices"] == [])
+            expected = [aggregated(aggregate_module, events[: end + 1])]
+            expected.append(aggregated(aggregate_module, events[end + 1 :]))
+        else:
+            expected = [aggregated(aggregate_module, events)]
+        assert got[key] == expected, key
+
+
+def generated_log(streams: int, size: int) -> bytes:
+    """A gateway log from tools/gen_log.py (seeded: the same bytes on every run)."""
+    spec = importlib.util.spec_from_file_location("gen_log", ROOT / "tools" / "gen_log.py")
+    assert spec is not None and spec.loader is not None
+    gen_log = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen_log)
+    return b"".join(gen_log.records(streams, size, 16, 7))
+
+
+def test_a_generated_log_gives_each_stream_alone_also_rotated(
+    batch: ModuleType, aggregate_module: ModuleType, tmp_path: Path
+) -> None:
+    data = generated_log(120, 400_000)
+    events: dict[str, list[Any]] = defaultdict(list)
+    for line in data.splitlines():
+        record = json.loads(line)
+        events[record["stream_id"]].append(record["event"])
+    whole = write(tmp_path / "gateway.jsonl", data)
+    results = list(batch.merge_logs(whole, group_by="stream_id", event="event", jobs=2))
+    assert len(results) == 120
+    for result in results:
+        assert messages(result) == aggregated(aggregate_module, events[result.key]), result.key
+    assert {r.status for r in results} == {"complete"}
+    # rotated: three files, cut inside streams, each compressed its own way
+    cuts = [0, len(data) // 3, 2 * len(data) // 3, len(data)]
+    cuts[1:3] = [data.index(b"\n", c) + 1 for c in cuts[1:3]]
+    parts = [
+        write(tmp_path / f"gateway.{i}", data[a:b], fmt)
+        for i, (a, b, fmt) in enumerate(zip(cuts, cuts[1:], [None, "gzip", "zstd"]))
+    ]
+    rotated = batch.merge_logs(parts, group_by="stream_id", event="event", jobs=1)
+    assert [orjson.dumps(r.record()) for r in rotated] == [
+        orjson.dumps(r.record()) for r in results
+    ]
+
+
+@pytest.mark.single_run
+def test_both_backends_give_the_same_records_in_the_same_order(tmp_path: Path) -> None:
+    if len(BACKENDS) < 2:
+        pytest.skip("one backend under test")
+    data = generated_log(60, 150_000) + b"not json\n" + lines([{"stream_id": 1}])
+    path = write(tmp_path / "gateway.jsonl.zst", data, "zstd")
+    outputs = []
+    for name in BACKENDS:
+        run = batch_module(name).merge_logs(
+            path, group_by="stream_id", event="event", errors="collect"
+        )
+        outputs.append(([orjson.dumps(r.record()) for r in run], run.bad_lines, run.progress()))
+    assert outputs[0] == outputs[1]
