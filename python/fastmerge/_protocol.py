@@ -63,6 +63,8 @@ class Backend(Protocol):
 
     @property
     def AggregatorCore(self) -> type[AggregatorCoreLike]: ...
+    @property
+    def BatchCore(self) -> type[BatchCoreLike]: ...
 
 
 class AggregatorCoreLike(Protocol):
@@ -78,6 +80,28 @@ class AggregatorCoreLike(Protocol):
     def feed(self, data: str | bytes) -> None: ...
     def snapshot(self) -> list[dict[str, Any]]: ...
     def finish(self) -> list[dict[str, Any]]: ...
+
+
+class BatchCoreLike(Protocol):
+    """What ``fastmerge.batch`` uses of a backend's ``BatchCore`` (the twin,
+    ``fastmerge._pure.batch``, is its specification)."""
+
+    def __init__(
+        self,
+        paths: list[str],
+        group_by: str = ...,
+        event: str | None = ...,
+        order_by: str | None = ...,
+        provider: str = ...,
+        strict: bool = ...,
+        signature_merge: str = ...,
+        usage: str = ...,
+        jobs: int = ...,
+        max_open_streams: int = ...,
+    ) -> None: ...
+    def next(self, timeout: float | None = ...) -> tuple[Any, ...] | None: ...
+    def progress(self) -> tuple[int, int, int, int]: ...
+    def close(self) -> None: ...
 
 
 if TYPE_CHECKING:
