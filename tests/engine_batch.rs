@@ -666,3 +666,87 @@ fn a_stream_that_raised_still_ends_at_its_last_event() {
     assert_eq!(shown(&got[2]).0, "b");
     assert_eq!(got.len(), 3);
 }
+
+#[test]
+fn each_adapter_says_which_event_ends_its_stream() {
+    let cases: [(&str, serde_json::Value, bool); 14] = [
+        (
+            "openai-chat",
+            serde_json::json!({"choices": [], "usage": {"total_tokens": 3}}),
+            true,
+        ),
+        (
+            "openai-chat",
+            serde_json::json!({"choices": [], "usage": null}),
+            false,
+        ),
+        (
+            "openai-chat",
+            serde_json::json!({"choices": [{"index": 0}], "usage": {}}),
+            false,
+        ),
+        (
+            "anthropic",
+            serde_json::json!({"type": "message_stop"}),
+            true,
+        ),
+        (
+            "anthropic",
+            serde_json::json!({"type": "message_delta"}),
+            false,
+        ),
+        (
+            "openai-responses",
+            serde_json::json!({"type": "response.completed"}),
+            true,
+        ),
+        (
+            "openai-responses",
+            serde_json::json!({"type": "response.failed"}),
+            true,
+        ),
+        (
+            "openai-responses",
+            serde_json::json!({"type": "response.incomplete"}),
+            true,
+        ),
+        (
+            "openai-responses",
+            serde_json::json!({"type": "response.output_text.delta"}),
+            false,
+        ),
+        (
+            "bedrock-converse",
+            serde_json::json!({"metadata": {"usage": {}}}),
+            true,
+        ),
+        (
+            "bedrock-converse",
+            serde_json::json!({"metadata": {}, "messageStop": {}}),
+            false,
+        ),
+        (
+            "ollama",
+            serde_json::json!({"done": true, "response": ""}),
+            true,
+        ),
+        (
+            "ollama",
+            serde_json::json!({"done": false, "response": "x"}),
+            false,
+        ),
+        (
+            "gemini",
+            serde_json::json!({"candidates": [{"finishReason": "STOP"}]}),
+            false,
+        ),
+    ];
+    for (provider, event, ends) in cases {
+        let adapter = common::adapter_for(provider);
+        assert_eq!(
+            adapter.ends_stream(&common::convert(event.clone())),
+            ends,
+            "{provider} {event}"
+        );
+    }
+}

@@ -117,14 +117,13 @@ impl Input {
         })
     }
 
-    /// Reads decompressed bytes into `buf` (0 at the end), or the error.
-    pub fn read(&mut self, buf: &mut [u8]) -> Result<usize, BatchError> {
-        loop {
-            match self.reader.read(buf) {
-                Ok(n) => return Ok(n),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(self.reason(&e)),
-            }
+    /// Appends up to `want` decompressed bytes to `buf` (into its spare room: nothing is
+    /// zeroed first); whether the input ended.
+    pub fn fill(&mut self, buf: &mut Vec<u8>, want: usize) -> Result<bool, BatchError> {
+        let read = (&mut self.reader).take(want as u64).read_to_end(buf);
+        match read {
+            Ok(n) => Ok(n < want),
+            Err(e) => Err(self.reason(&e)),
         }
     }
 

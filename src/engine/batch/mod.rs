@@ -174,9 +174,12 @@ pub(crate) enum Out {
 }
 
 pub(crate) enum Msg {
-    Out(Pos, Out),
-    /// Shard `0` has sent every item up to this position.
-    Mark(usize, Pos),
+    /// What a shard emitted for one block, and that it has now sent every item up to `mark`.
+    Block {
+        shard: usize,
+        outs: Vec<(Pos, Out)>,
+        mark: Pos,
+    },
     Panic(String),
 }
 
@@ -346,11 +349,13 @@ impl Batch {
                 }
             };
             match msg {
-                Ok(Msg::Out(pos, out)) => {
-                    self.serial += 1;
-                    self.pending.insert((pos, self.serial), out);
+                Ok(Msg::Block { shard, outs, mark }) => {
+                    for (pos, out) in outs {
+                        self.serial += 1;
+                        self.pending.insert((pos, self.serial), out);
+                    }
+                    self.marks[shard] = mark;
                 }
-                Ok(Msg::Mark(shard, pos)) => self.marks[shard] = pos,
                 Ok(Msg::Panic(text)) => {
                     self.close();
                     return Err(BatchError::Internal(text));

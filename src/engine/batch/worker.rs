@@ -203,24 +203,19 @@ fn read_inputs(plan: &Plan, jobs: &SyncSender<Job>) {
                 return;
             }
             let mut buf = std::mem::take(&mut carry);
-            let mut eof = false;
-            while buf.len() < BLOCK {
-                let at = buf.len();
-                buf.resize(at.max(BLOCK).max(at + 64 * 1024), 0);
-                match input.read(&mut buf[at..]) {
-                    Ok(0) => {
-                        buf.truncate(at);
-                        eof = true;
-                        break;
-                    }
-                    Ok(n) => buf.truncate(at + n),
-                    Err(text) => {
-                        buf.truncate(at);
-                        let _ = jobs.send(Job::Fatal { seq, text });
-                        return;
-                    }
+            // a block, or twice a line longer than one (so a long line is read in few steps)
+            let want = BLOCK
+                .saturating_sub(buf.len())
+                .max(buf.len())
+                .max(64 * 1024);
+            buf.reserve(want);
+            let eof = match input.fill(&mut buf, want) {
+                Ok(eof) => eof,
+                Err(text) => {
+                    let _ = jobs.send(Job::Fatal { seq, text });
+                    return;
                 }
-            }
+            };
             if !eof && plan.spec.is_some() {
                 // records: the block ends at a line end, the rest starts the next one
                 match memchr::memrchr(b'\n', &buf) {
@@ -351,6 +346,9 @@ struct Shard {
     index: usize,
     out: SyncSender<Msg>,
     streams: foldhash::HashMap<String, Stream>,
+    /// what the sub-batch being read emits: sent with its mark, one message per block (a
+    /// message per item would wake the collector per item)
+    outbox: Vec<(Pos, Out)>,
 }
 
 impl Shard {
@@ -360,26 +358,39 @@ impl Shard {
             index,
             out,
             streams: foldhash::HashMap::default(),
+            outbox: Vec::new(),
         }
     }
 
-    fn emit(&self, pos: Pos, out: Out) -> bool {
-        self.out.send(Msg::Out(pos, out)).is_ok()
+    fn emit(&mut self, pos: Pos, out: Out) {
+        self.outbox.push((pos, out));
     }
 
-    fn new_stream(&self, key: String, first: Pos, file: usize, line: u64) -> Option<Stream> {
+    /// Sends what was emitted, and that every item up to `mark` was; false when the
+    /// collector is gone.
+    fn flush(&mut self, mark: Pos) -> bool {
+        let outs = std::mem::take(&mut self.outbox);
+        let msg = Msg::Block {
+            shard: self.index,
+            outs,
+            mark,
+        };
+        self.out.send(msg).is_ok()
+    }
+
+    fn new_stream(&mut self, key: String, first: Pos, file: usize, line: u64) -> Stream {
         let mut core = AggregatorCore::new(self.plan.provider.as_deref(), self.plan.aggregate);
         core.set_fast_events(self.plan.fast_events);
-        if self.plan.count_starts && !self.emit(first.with_sub(0), Out::Start { file, line }) {
-            return None;
+        if self.plan.count_starts {
+            self.emit(first.with_sub(0), Out::Start { file, line });
         }
-        Some(Stream {
+        Stream {
             key,
             core,
             first,
             error: None,
             buffered: Vec::new(),
-        })
+        }
     }
 
     /// One sub-batch; false when the shard is to stop.
@@ -389,45 +400,33 @@ impl Shard {
         }
         let seq = sub.seq;
         if let Some(text) = sub.fatal {
-            let _ = self.emit(Pos::at(seq, 0, 0), Out::Fatal(text));
-            let _ = self.out.send(Msg::Mark(self.index, Pos::MAX));
+            self.emit(Pos::at(seq, 0, 0), Out::Fatal(text));
+            let _ = self.flush(Pos::MAX);
             return false;
         }
         if sub.end {
             self.finish_all();
-            let _ = self.out.send(Msg::Mark(self.index, Pos::MAX));
+            let _ = self.flush(Pos::MAX);
             return false;
         }
         if let Some(chunk) = &sub.chunk {
             if sub.file {
-                if !self.file_block(chunk) {
-                    return false;
-                }
+                self.file_block(chunk);
             } else {
                 for rec in sub.recs {
-                    if !self.record(chunk, rec) {
-                        return false;
-                    }
+                    self.record(chunk, rec);
                 }
             }
         }
-        self.out
-            .send(Msg::Mark(self.index, Pos::at(seq, u64::MAX, u8::MAX)))
-            .is_ok()
+        self.flush(Pos::at(seq, u64::MAX, u8::MAX))
     }
 
     /// A block of a file that is one stream.
-    fn file_block(&mut self, chunk: &Chunk) -> bool {
-        let key = &self.plan.paths[chunk.file];
-        let stream = match self.streams.remove(key) {
+    fn file_block(&mut self, chunk: &Chunk) {
+        let key = self.plan.paths[chunk.file].clone();
+        let stream = match self.streams.remove(&key) {
             Some(stream) => stream,
-            None => {
-                let first = Pos::at(chunk.seq, 0, 0);
-                match self.new_stream(key.clone(), first, chunk.file, 1) {
-                    Some(stream) => stream,
-                    None => return false,
-                }
-            }
+            None => self.new_stream(key.clone(), Pos::at(chunk.seq, 0, 0), chunk.file, 1),
         };
         let mut stream = stream;
         if stream.error.is_none() {
@@ -438,12 +437,11 @@ impl Shard {
         if chunk.last {
             return self.finish(stream, Pos::at(chunk.seq, u64::MAX, 1));
         }
-        self.streams.insert(key.clone(), stream);
-        true
+        self.streams.insert(key, stream);
     }
 
     /// A record of a JSON-lines log.
-    fn record(&mut self, chunk: &Chunk, rec: Rec) -> bool {
+    fn record(&mut self, chunk: &Chunk, rec: Rec) {
         let pos = Pos::at(chunk.seq, rec.line, 1);
         let record = match rec.record {
             Ok(record) => record,
@@ -459,16 +457,14 @@ impl Shard {
         let key = record.key.text(&chunk.data[rec.start..]);
         if !self.streams.contains_key(key) {
             if record.feed == Feed::Done {
-                return true; // the sentinel after a stream that ended: it carries nothing
+                return; // the sentinel after a stream that ended: it carries nothing
             }
-            match self.new_stream(key.to_owned(), pos, chunk.file, rec.line) {
-                Some(stream) => self.streams.insert(key.to_owned(), stream),
-                None => return false,
-            };
+            let stream = self.new_stream(key.to_owned(), pos, chunk.file, rec.line);
+            self.streams.insert(key.to_owned(), stream);
         }
         // looked up in place (a stream is moved out of the map only when it ends)
         let Some(stream) = self.streams.get_mut(key) else {
-            return true; // inserted above
+            return; // inserted above
         };
         let text: &[u8] = match &record.feed {
             Feed::Text(range) => &chunk.data[rec.start + range.start..rec.start + range.end],
@@ -482,7 +478,7 @@ impl Shard {
                 _ => Kept::Text(text.to_vec()),
             };
             stream.buffered.push((order, kept));
-            return true;
+            return;
         }
         let ends = match &record.feed {
             Feed::Done => true,
@@ -505,17 +501,15 @@ impl Shard {
                         || text.iter().find(|c| !b" \t\r\n".contains(c)) == Some(&b'{'))
             }
         };
-        if !ends {
-            return true;
-        }
-        match self.streams.remove(key) {
-            Some(stream) => self.finish(stream, pos),
-            None => true,
+        if ends {
+            if let Some(stream) = self.streams.remove(key) {
+                self.finish(stream, pos);
+            }
         }
     }
 
     /// A stream's item, at `pos`.
-    fn finish(&mut self, mut stream: Stream, pos: Pos) -> bool {
+    fn finish(&mut self, mut stream: Stream, pos: Pos) {
         let mut provider = stream.core.provider();
         let result = if let Some(err) = stream.error.take() {
             Err(StreamError::Aggregate(err))
@@ -560,9 +554,7 @@ impl Shard {
         for stream in open {
             let first = stream.first;
             let pos = Pos { phase: 1, ..first };
-            if !self.finish(stream, pos) {
-                return;
-            }
+            self.finish(stream, pos);
         }
     }
 }

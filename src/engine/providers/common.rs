@@ -95,6 +95,8 @@ pub trait Adapter: Send + Sync {
     }
     /// Whether the event is the stream's definitive last one (the batch engine emits the
     /// stream there, without waiting for the end of input). None by default (Gemini).
+    /// [`Self::fast_event`] must decline every such event: the aggregator notes the end on
+    /// its generic path (`AggregatorCore::ended`).
     fn ends_stream(&self, _event: &Value) -> bool {
         false
     }
