@@ -134,6 +134,21 @@ def test_a_str_that_looks_like_a_path_hints_at_pathlib(tmp_path: Path) -> None:
     assert agg.finish().content == "Hello"
 
 
+def test_a_log_of_wrapper_records_names_the_field_and_fastmerge_batch() -> None:
+    # a gateway log's record holds the provider event in a field: say so, not "pass provider="
+    record = {"ts": "2026-11-30T12:00:00Z", "stream_id": "req-1", "event": STREAM[0]}
+    assert no_event(jsonl([record])) == (
+        "event 1: cannot tell the provider from this event (keys: 'ts', 'stream_id', 'event'); "
+        "its 'event' is an event of openai-chat: read a log of such records with "
+        "fastmerge batch --group-by KEY --event event"
+    )
+    # a field that is an object but no event keeps the list of providers
+    assert no_event(jsonl([{"meta": {"a": 1}}])).endswith(
+        "(keys: 'meta'); pass provider= one of 'openai-chat', 'openai-responses', 'anthropic', "
+        "'gemini', 'bedrock-converse', 'ollama'"
+    )
+
+
 def test_no_event_from_dicts_and_a_finished_aggregator() -> None:
     assert no_event([]) == "no events"
     agg = fastmerge.Aggregator(P)

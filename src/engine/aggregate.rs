@@ -329,10 +329,11 @@ impl AggregatorCore {
                     .iter()
                     .map(|p| py_repr(&Value::Str((*p).to_owned())))
                     .collect();
+                let what = wrapper_hint(event)
+                    .unwrap_or_else(|| format!("pass provider= one of {}", names.join(", ")));
                 return self.unreadable(format!(
-                    "cannot tell the provider from this event (keys: {}); pass provider= one of {}",
-                    keys_of(event),
-                    names.join(", ")
+                    "cannot tell the provider from this event (keys: {}); {what}",
+                    keys_of(event)
                 ));
             };
             self.provider = Some(name);
@@ -622,6 +623,25 @@ fn bare_arguments(leaf: &Value) -> Option<(&Value, &Value)> {
 }
 
 /// The first keys of an event, as error and anomaly details name them.
+/// What to do when an event no provider knows holds one in a field: it is a log's wrapper
+/// record (`{"ts": ..., "stream_id": ..., "event": {...}}`), read by `fastmerge batch`.
+fn wrapper_hint(event: &Value) -> Option<String> {
+    let Value::Dict(map) = event else {
+        return None;
+    };
+    map.iter().find_map(|(key, value)| {
+        let name = match value {
+            Value::Dict(_) => providers::detect(value)?,
+            _ => return None,
+        };
+        Some(format!(
+            "its {} is an event of {name}: read a log of such records with \
+             fastmerge batch --group-by KEY --event {key}",
+            py_repr(&Value::Str(key.clone()))
+        ))
+    })
+}
+
 fn keys_of(event: &Value) -> String {
     let keys: Vec<String> = match event {
         Value::Dict(map) => map

@@ -218,7 +218,10 @@ class AggregatorCore:
             if name is None:
                 self._unreadable(
                     f"cannot tell the provider from this event (keys: {_keys(event)}); "
-                    f"pass provider= one of {', '.join(repr(p) for p in PROVIDERS)}"
+                    + (
+                        _wrapper_hint(event)
+                        or f"pass provider= one of {', '.join(repr(p) for p in PROVIDERS)}"
+                    )
                 )
                 return
             self.provider = name
@@ -321,6 +324,19 @@ def _beyond_64(usage: Any) -> bool:
     if isinstance(usage, dict):
         return any(_beyond_64(value) for value in usage.values())
     return type(usage) is int and not -(2**63) <= usage < 2**63
+
+
+def _wrapper_hint(event: dict[str, Any]) -> str | None:
+    """What to do when an event no provider knows holds one in a field: it is a log's wrapper
+    record (``{"ts": ..., "stream_id": ..., "event": {...}}``), read by ``fastmerge batch``."""
+    for key, value in event.items():
+        name = detect(value) if isinstance(value, dict) else None
+        if name is not None:
+            return (
+                f"its {key!r} is an event of {name}: read a log of such records with "
+                f"fastmerge batch --group-by KEY --event {key}"
+            )
+    return None
 
 
 def _keys(event: dict[str, Any]) -> str:
