@@ -11,69 +11,10 @@ from typing import Any
 
 import pytest
 from _corpus import path_of
-from _session_stores import STORES, make_store, new_id
+from _session_helpers import STORES, anthropic_events, make_store, new_id
 
 from fastmerge import errors
 from fastmerge.session import Session
-
-
-def anthropic_events(text: str = "Let me check.", call_id: str = "toolu_01") -> list[Any]:
-    """An Anthropic stream: thinking with its signature, text, a tool call."""
-    return [
-        {
-            "type": "message_start",
-            "message": {
-                "id": "msg_01",
-                "type": "message",
-                "role": "assistant",
-                "model": "claude-sonnet-4-5",
-                "content": [],
-                "stop_reason": None,
-                "usage": {"input_tokens": 12, "output_tokens": 1},
-            },
-        },
-        {"type": "content_block_start", "index": 0, "content_block": {"type": "thinking"}},
-        {
-            "type": "content_block_delta",
-            "index": 0,
-            "delta": {"type": "thinking_delta", "thinking": "The user wants weather."},
-        },
-        {
-            "type": "content_block_delta",
-            "index": 0,
-            "delta": {"type": "signature_delta", "signature": "EqQBCkYIBx=="},
-        },
-        {"type": "content_block_stop", "index": 0},
-        {
-            "type": "content_block_start",
-            "index": 1,
-            "content_block": {"type": "text", "text": ""},
-        },
-        {"type": "content_block_delta", "index": 1, "delta": {"type": "text_delta", "text": text}},
-        {"type": "content_block_stop", "index": 1},
-        {
-            "type": "content_block_start",
-            "index": 2,
-            "content_block": {
-                "type": "tool_use",
-                "id": call_id,
-                "name": "get_weather",
-                "input": {},
-            },
-        },
-        {
-            "type": "content_block_delta",
-            "index": 2,
-            "delta": {"type": "input_json_delta", "partial_json": '{"city": "Paris"}'},
-        },
-        {"type": "content_block_stop", "index": 2},
-        {
-            "type": "message_delta",
-            "delta": {"stop_reason": "tool_use", "stop_sequence": None},
-            "usage": {"output_tokens": 30},
-        },
-        {"type": "message_stop"},
-    ]
 
 
 def assistant(aggregate_module: ModuleType, **options: Any) -> Any:

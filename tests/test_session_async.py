@@ -9,8 +9,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from _session_stores import STORES, make_store, new_id, pg_dsn
-from test_session import anthropic_events
+from _session_helpers import STORES, anthropic_events, make_store, new_id, pg_dsn
 
 from fastmerge import errors
 from fastmerge.session import AsyncPostgresStore, AsyncSession, Session

@@ -11,7 +11,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from _session_stores import STORES, make_store, new_id
+from _session_helpers import STORES, make_store, new_id
 
 from fastmerge import errors
 from fastmerge.session import Session, SQLiteStore

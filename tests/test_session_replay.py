@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 from _corpus import CORPUS, KINDS, assert_same_structure, sibling
+from _session_helpers import anthropic_events
 from conftest import assert_isolated_ok
-from test_session import anthropic_events
 
 from fastmerge import errors
 from fastmerge.session import Session, response_to_request, to_request

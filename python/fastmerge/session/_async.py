@@ -58,7 +58,12 @@ class AsyncSession(_Core):
     async def _refresh(self) -> None:
         events = await self._call(self.store.load, self.session_id, self._history.last_seq)
         with self._lock:
-            self._apply(events)
+            try:
+                self._apply(events)
+            except errors.SessionError:
+                self._unread = True  # as Session._refresh
+                raise
+            self._unread = False
 
     async def _write(self, events: list[NewEvent], items: list[Any] | None = None) -> list[Event]:
         stored: list[Event] = await self._call(self.store.append, self.session_id, events)
@@ -73,7 +78,8 @@ class AsyncSession(_Core):
         items = _items(message)
         events = _log.encode(items)
         async with self._alock:
-            await self._refresh()
+            if self._unread:  # as Session.append: no read first unless the last one failed
+                await self._refresh()
             stored = await self._write(events, items)
             trigger = self._trigger()
             if trigger is not None and self.compaction is not None:

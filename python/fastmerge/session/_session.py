@@ -55,6 +55,7 @@ class _Core:
         self._classes = messages
         self._history = _log.History()
         self._lock = threading.RLock()
+        self._unread = False
 
     def _module(self) -> Any:
         if self._classes is not None:
@@ -202,7 +203,12 @@ class Session(_Core):
             self._refresh()
 
     def _refresh(self) -> None:
-        self._apply(self.store.load(self.session_id, self._history.last_seq))
+        try:
+            self._apply(self.store.load(self.session_id, self._history.last_seq))
+        except errors.SessionError:
+            self._unread = True  # a row it cannot read: no append until it reads again
+            raise
+        self._unread = False
 
     def _write(self, events: list[NewEvent], items: list[Any] | None = None) -> list[Event]:
         stored = self.store.append(self.session_id, events)
@@ -217,7 +223,10 @@ class Session(_Core):
         items = _items(message)
         events = _log.encode(items)
         with self._lock:
-            self._refresh()
+            # no read first (the store numbers the events, and _write reloads when another
+            # appender came between), unless the last read met a row it could not read
+            if self._unread:
+                self._refresh()
             stored = self._write(events, items)
             trigger = self._trigger()
             if trigger is not None and self.compaction is not None:
