@@ -4,6 +4,7 @@ session reopened in a new process reads what the first wrote."""
 from __future__ import annotations
 
 import multiprocessing
+import time
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,10 @@ def _append_many(
         else:
             session.append(messages.ToolMessage(tool_call_id=f"w{worker}-{i}", content="z"))
             i += 1
+        if i % 10 == 0:
+            # a pause outside the transaction now and then: SQLite's busy handler sleeps
+            # between retries, so a process that never pauses could take every turn
+            time.sleep(0.002)
     store.close()
 
 

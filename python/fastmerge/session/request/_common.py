@@ -21,6 +21,16 @@ def for_provider(message: Any, provider: str) -> Any:
     return type(message).from_dict(data)
 
 
+def user(content: Any) -> dict[str, Any]:
+    """A user message of the providers whose messages are ``{"role", "content"}``."""
+    return {"role": "user", "content": content}
+
+
+def system(content: Any) -> dict[str, Any]:
+    """A system message in place, for the same providers."""
+    return {"role": "system", "content": content}
+
+
 def without_nulls(value: dict[str, Any]) -> dict[str, Any]:
     """``value`` without its ``None`` fields (absent values: not written into a request)."""
     return {k: v for k, v in value.items() if v is not None}

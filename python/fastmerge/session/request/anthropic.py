@@ -19,6 +19,7 @@ from typing import Any
 
 from ._common import join_roles
 
+__all__ = ["NAME", "assistant", "request", "system", "tool", "user"]
 NAME = "anthropic"
 
 
@@ -55,12 +56,12 @@ def _text(text: str) -> dict[str, Any]:
     return {"type": "text", "text": text}
 
 
-def request(entries: list[dict[str, Any]], system: list[Any]) -> dict[str, Any]:
+def request(entries: list[dict[str, Any]], systems: list[Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    if system:
-        if all(isinstance(s, str) for s in system):
-            out["system"] = "\n\n".join(system)
+    if systems:
+        if all(isinstance(s, str) for s in systems):
+            out["system"] = "\n\n".join(systems)
         else:
-            out["system"] = [b for s in system for b in ([_text(s)] if isinstance(s, str) else s)]
+            out["system"] = [b for s in systems for b in ([_text(s)] if isinstance(s, str) else s)]
     out["messages"] = join_roles(entries, "content", _text)
     return out

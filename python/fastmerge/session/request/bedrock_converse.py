@@ -14,6 +14,7 @@ from typing import Any
 
 from ._common import join_roles
 
+__all__ = ["NAME", "assistant", "request", "system", "tool", "user"]
 NAME = "bedrock-converse"
 
 
@@ -44,9 +45,9 @@ def tool(data: dict[str, Any], call: dict[str, Any], owner: dict[str, Any]) -> d
     return {"role": "user", "content": [{"toolResult": result}]}
 
 
-def request(entries: list[dict[str, Any]], system: list[Any]) -> dict[str, Any]:
+def request(entries: list[dict[str, Any]], systems: list[Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    if system:
-        out["system"] = [b for s in system for b in ([_text(s)] if isinstance(s, str) else s)]
+    if systems:
+        out["system"] = [b for s in systems for b in ([_text(s)] if isinstance(s, str) else s)]
     out["messages"] = join_roles(entries, "content", _text)
     return out

@@ -20,6 +20,7 @@ from typing import Any
 from ...render.gemini import _generated_ids
 from ._common import join_roles
 
+__all__ = ["NAME", "assistant", "request", "system", "tool", "user"]
 NAME = "gemini"
 
 
@@ -62,10 +63,10 @@ def tool(data: dict[str, Any], call: dict[str, Any], owner: dict[str, Any]) -> d
     return {"role": "user", "parts": [{"functionResponse": function}]}
 
 
-def request(entries: list[dict[str, Any]], system: list[Any]) -> dict[str, Any]:
+def request(entries: list[dict[str, Any]], systems: list[Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    if system:
-        parts = [p for s in system for p in ([_text(s)] if isinstance(s, str) else s)]
+    if systems:
+        parts = [p for s in systems for p in ([_text(s)] if isinstance(s, str) else s)]
         out["systemInstruction"] = {"parts": parts}
     out["contents"] = join_roles(entries, "parts", _text)
     return out

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._common import tool_content_text
+from ._common import system, tool_content_text, user
 
+__all__ = ["NAME", "assistant", "request", "system", "tool", "user"]
 NAME = "ollama"
 
 
@@ -29,14 +30,6 @@ def assistant(response: dict[str, Any]) -> list[dict[str, Any]]:
     return [out]
 
 
-def user(content: Any) -> dict[str, Any]:
-    return {"role": "user", "content": content}
-
-
-def system(content: Any) -> dict[str, Any]:
-    return {"role": "system", "content": content}
-
-
 def tool(data: dict[str, Any], call: dict[str, Any], owner: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"role": "tool", "content": tool_content_text(data["content"])}
     if call.get("name"):
@@ -44,5 +37,5 @@ def tool(data: dict[str, Any], call: dict[str, Any], owner: dict[str, Any]) -> d
     return out
 
 
-def request(entries: list[dict[str, Any]], system: list[Any]) -> dict[str, Any]:
+def request(entries: list[dict[str, Any]], systems: list[Any]) -> dict[str, Any]:
     return {"messages": entries}

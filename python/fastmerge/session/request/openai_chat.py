@@ -21,6 +21,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._common import system, user
+
+__all__ = ["NAME", "assistant", "request", "system", "tool", "user"]
 NAME = "openai-chat"
 # response-only fields of a choice's message
 RESPONSE_ONLY = ("annotations",)
@@ -39,17 +42,9 @@ def assistant(response: dict[str, Any]) -> list[dict[str, Any]]:
     return [out]
 
 
-def user(content: Any) -> dict[str, Any]:
-    return {"role": "user", "content": content}
-
-
-def system(content: Any) -> dict[str, Any]:
-    return {"role": "system", "content": content}
-
-
 def tool(data: dict[str, Any], call: dict[str, Any], owner: dict[str, Any]) -> dict[str, Any]:
     return {"role": "tool", "tool_call_id": data["tool_call_id"], "content": data["content"]}
 
 
-def request(entries: list[dict[str, Any]], system: list[Any]) -> dict[str, Any]:
+def request(entries: list[dict[str, Any]], systems: list[Any]) -> dict[str, Any]:
     return {"messages": entries}

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._common import without_nulls
+from ._common import system, user, without_nulls
 
+__all__ = ["NAME", "assistant", "request", "system", "tool", "user"]
 NAME = "openai-responses"
 
 
@@ -24,18 +25,10 @@ def assistant(response: dict[str, Any]) -> list[dict[str, Any]]:
     return [without_nulls(item) if isinstance(item, dict) else item for item in response["output"]]
 
 
-def user(content: Any) -> dict[str, Any]:
-    return {"role": "user", "content": content}
-
-
-def system(content: Any) -> dict[str, Any]:
-    return {"role": "system", "content": content}
-
-
 def tool(data: dict[str, Any], call: dict[str, Any], owner: dict[str, Any]) -> dict[str, Any]:
     kind = "custom_tool_call_output" if call.get("type") == "custom" else "function_call_output"
     return {"type": kind, "call_id": data["tool_call_id"], "output": data["content"]}
 
 
-def request(entries: list[dict[str, Any]], system: list[Any]) -> dict[str, Any]:
+def request(entries: list[dict[str, Any]], systems: list[Any]) -> dict[str, Any]:
     return {"input": entries}
