@@ -32,7 +32,11 @@ def _items(item: Any) -> list[Any]:
 def _copy(entry: _log.Entry) -> Any:
     # messages are immutable; the plain dicts of user and system messages are copied out
     message = entry.message
-    return json.loads(json.dumps(message)) if isinstance(message, dict) else message
+    if not isinstance(message, dict):
+        return message
+    if isinstance(message["content"], str):
+        return dict(message)  # str values are immutable: a shallow copy is a full one
+    return json.loads(json.dumps(message))
 
 
 class _Core:
@@ -177,9 +181,11 @@ class Session(_Core):
     Messages are :class:`fastmerge.AssistantMessage`, :class:`fastmerge.ToolMessage` and plain
     ``{"role": "user" | "system", "content": str | list}`` dicts (fastmerge has no user or
     system message class; a list content is the target provider's own content, replayed as
-    is). Each is stored as its ``to_dict()`` and loads back equal. Reads see what other
-    threads and processes appended. ``compaction`` compacts after each append whose result
-    crosses one of its triggers.
+    is). Each is stored as its ``to_dict()`` and loads back equal, as an instance of the
+    ``AssistantMessage`` / ``ToolMessage`` of ``messages`` (a module; by default
+    ``fastmerge``'s, of the selected backend). Reads see what other threads and processes
+    appended. ``compaction`` compacts after each append whose result crosses one of its
+    triggers.
     """
 
     def __init__(

@@ -26,6 +26,7 @@ _SCHEMA = (
     " kind TEXT NOT NULL, version INTEGER NOT NULL, data TEXT NOT NULL,"
     " PRIMARY KEY (session_id, seq))",
 )
+_INSERT = "INSERT INTO fastmerge_events VALUES (?, ?, ?, ?, ?, ?)"
 
 
 class SQLiteStore:
@@ -86,10 +87,11 @@ class SQLiteStore:
                     seq += 1
                     turn += 1 if event.new_turn else 0
                     stored.append(Event(seq, turn, event.kind, SCHEMA_VERSION, event.data))
-                db.executemany(
-                    "INSERT INTO fastmerge_events VALUES (?, ?, ?, ?, ?, ?)",
-                    [(session_id, *row) for row in stored],
-                )
+                rows = [(session_id, *row) for row in stored]
+                if len(rows) == 1:  # the common case, without executemany's overhead
+                    db.execute(_INSERT, rows[0])
+                else:
+                    db.executemany(_INSERT, rows)
                 db.execute("COMMIT")
             except BaseException:
                 db.execute("ROLLBACK")
