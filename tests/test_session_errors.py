@@ -11,7 +11,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from _session_helpers import STORES, make_store, new_id
+from _session_helpers import STORES, make_store, new_id, pg_dsn
 
 from fastmerge import errors
 from fastmerge.session import Session, SQLiteStore
@@ -158,3 +158,27 @@ def test_wrong_arguments() -> None:
         Session("x", 5)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="^last_turns must be a positive int or None, not 0$"):
         Session("x").messages(last_turns=0)
+
+
+def test_a_postgres_database_of_a_newer_schema() -> None:
+    import psycopg
+
+    from fastmerge.session import PostgresStore
+
+    schema = new_id().replace("-", "_")  # a schema of its own: the shared tables stay as they are
+    with psycopg.connect(pg_dsn(), autocommit=True) as db:
+        db.execute(f"CREATE SCHEMA {schema}")
+        try:
+            db.execute(f"SET search_path TO {schema}")
+            store = PostgresStore(db)
+            Session("x", store).append(USER)
+            db.execute("UPDATE fastmerge_meta SET value = '7' WHERE key = 'schema_version'")
+            with pytest.raises(errors.SchemaVersionError) as caught:
+                PostgresStore(db)
+            assert str(caught.value) == (
+                "PostgreSQL database: schema version 7 is newer than this fastmerge reads "
+                "(up to 1); upgrade fastmerge"
+            )
+            assert [e.kind for e in store.load("x")] == ["user"]
+        finally:
+            db.execute(f"DROP SCHEMA {schema} CASCADE")

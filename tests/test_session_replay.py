@@ -297,3 +297,26 @@ def test_unknown_provider_is_a_typed_error() -> None:
         "unknown provider 'cohere' for to_request; expected one of 'openai-chat', "
         "'openai-responses', 'anthropic', 'gemini', 'bedrock-converse', 'ollama'"
     )
+
+
+def test_encrypted_reasoning_goes_only_to_responses(
+    aggregate_module: ModuleType, messages_module: ModuleType
+) -> None:
+    path = CORPUS / "openai_responses" / "gpt5-reasoning-function-call-usage.jsonl"
+    message = aggregate_module.aggregate(path.read_bytes(), "openai-responses")
+    encrypted = [
+        p.payload.data for p in message.parts if type(p).__name__ == "ReasoningPart" and p.payload
+    ]
+    assert len(encrypted) == 1 and encrypted[0]
+    (call,) = message.tool_calls or []
+    session = Session("r")
+    session.append([USER, message])
+    session.append(messages_module.ToolMessage(tool_call_id=call.id, content="ok"))
+    items = session.to_request("openai-responses")["input"]
+    reasoning = [i for i in items if i.get("type") == "reasoning"]
+    assert [i["encrypted_content"] for i in reasoning] == encrypted
+    assert items[-1] == {"type": "function_call_output", "call_id": call.id, "output": "ok"}
+    calls = [i for i in items if i.get("type") == "function_call"]
+    assert items.index(calls[0]) < len(items) - 1  # the result after its call
+    for provider in ("anthropic", "openai-chat", "gemini", "bedrock-converse", "ollama"):
+        assert encrypted[0] not in json.dumps(session.to_request(provider)), provider

@@ -38,7 +38,7 @@ _LOAD = (
 )
 
 
-def _check(version: Any, dsn: str) -> None:
+def _check(version: Any) -> None:
     found = int(version[0]) if version is not None else SCHEMA_VERSION
     if found > SCHEMA_VERSION:
         raise errors.SchemaVersionError("PostgreSQL database", found, SCHEMA_VERSION)
@@ -80,7 +80,7 @@ class PostgresStore:
                 self._db.execute(statement)
             self._db.execute(_SCHEMA[2], (str(SCHEMA_VERSION),))
             version = self._db.execute(_VERSION).fetchone()
-        _check(version, str(dsn))
+        _check(version)
 
     def append(
         self, session_id: str, events: Sequence[NewEvent], *, new_session: bool = False
@@ -132,7 +132,7 @@ class AsyncPostgresStore:
                 await db.execute(statement)
             await db.execute(_SCHEMA[2], (str(SCHEMA_VERSION),))
             version = await (await db.execute(_VERSION)).fetchone()
-        _check(version, str(dsn))
+        _check(version)
         return store
 
     async def append(
