@@ -7,14 +7,14 @@ import json
 import threading
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, Sequence
 
 import pytest
 from _corpus import path_of
 from _session_helpers import STORES, anthropic_events, make_store, new_id
 
 from fastmerge import errors
-from fastmerge.session import Session
+from fastmerge.session import SCHEMA_VERSION, Event, NewEvent, Session, Store
 
 
 def assistant(aggregate_module: ModuleType, **options: Any) -> Any:
@@ -186,3 +186,47 @@ def test_in_memory_and_path_stores(tmp_path: Path) -> None:
     with Session("a", str(path)) as reopened:
         assert reopened.messages() == [{"role": "user", "content": "x"}]
     assert json.loads(Session("a", path).events()[0].data) == {"role": "user", "content": "x"}
+
+
+class DictStore:
+    """A user's own store: the whole Store protocol in a dict."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, list[Event]] = {}
+        self.lock = threading.Lock()
+
+    def append(
+        self, session_id: str, events: Sequence[NewEvent], *, new_session: bool = False
+    ) -> list[Event]:
+        with self.lock:
+            rows = self.rows.setdefault(session_id, [])
+            if new_session and rows:
+                raise errors.SessionExistsError(session_id)
+            seq, turn = (rows[-1].seq, rows[-1].turn) if rows else (0, 0)
+            stored = []
+            for event in events:
+                seq, turn = seq + 1, turn + event.new_turn
+                stored.append(Event(seq, turn, event.kind, SCHEMA_VERSION, event.data))
+            rows.extend(stored)
+            return stored
+
+    def load(self, session_id: str, after: int = 0) -> list[Event]:
+        return [e for e in self.rows.get(session_id, []) if e.seq > after]
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_store_of_ones_own(aggregate_module: ModuleType) -> None:
+    store = DictStore()
+    assert isinstance(store, Store)
+    message = assistant(aggregate_module)
+    session = Session("mine", store)
+    session.append([{"role": "user", "content": "q"}, message])
+    fork = session.fork("copy")
+    assert Session("copy", store).messages() == [{"role": "user", "content": "q"}, message]
+    assert fork.to_request("anthropic") == session.to_request("anthropic")
+    assert [(e.seq, e.turn, e.kind) for e in store.rows["copy"]] == [
+        (1, 1, "user"),
+        (2, 1, "assistant"),
+    ]
