@@ -142,6 +142,10 @@ def test_token_count_trigger(aggregate_module: ModuleType, store: Any) -> None:
     compactions = [json.loads(e.data) for e in session.events() if e.kind == "compaction"]
     assert compactions == [{"start_turn": 2, "trigger": "max_tokens", "summary": None}]
     assert _texts(session.messages()) == ["q1", "a1"]
+    # the usage that fired it counts a history that is gone: the next turn does not compact
+    session.append({"role": "user", "content": "q2"})
+    assert [e.kind for e in session.events()][-2:] == ["compaction", "user"]
+    assert _texts(session.messages()) == ["q1", "a1", "q2"]
 
 
 def test_compaction_options_are_checked() -> None:

@@ -109,6 +109,7 @@ class History:
 
     entries: list[Entry] = field(default_factory=list)
     compaction: dict[str, Any] | None = None
+    compaction_seq: int = 0
     popped: dict[int, Entry | None] = field(default_factory=dict)
     last_seq: int = 0
     last_turn: int = 0
@@ -123,8 +124,10 @@ class History:
         elif event.kind == "clear":
             self.entries = []
             self.compaction = None
+            self.compaction_seq = event.seq
         else:
             self.compaction = value
+            self.compaction_seq = event.seq
 
     @property
     def start_turn(self) -> int:
@@ -177,10 +180,13 @@ def safe_start(entries: Sequence[Entry], start: int) -> int:
         start = earliest
 
 
-def context_tokens(entries: Sequence[Entry]) -> int:
+def context_tokens(entries: Sequence[Entry], after: int) -> int:
     """The size of the context the last assistant message saw and wrote: its usage's total
-    (input + output when the provider sent no total); 0 without usage."""
+    (input + output when the provider sent no total); 0 without usage, or when it came before
+    ``seq`` ``after`` (the last compaction: its usage counts a history that is gone)."""
     for entry in reversed(entries):
+        if entry.seq <= after:
+            return 0
         if entry.role == "assistant":
             usage = entry.message.to_dict().get("usage_metadata") or {}
             total = usage.get("total_tokens")

@@ -155,7 +155,8 @@ class _Core:
         entries = self._history.active()
         if policy.max_turns is not None and len(_log.turn_numbers(entries)) > policy.max_turns:
             return "max_turns"
-        if policy.max_tokens is not None and _log.context_tokens(entries) > policy.max_tokens:
+        tokens = _log.context_tokens(entries, self._history.compaction_seq)
+        if policy.max_tokens is not None and tokens > policy.max_tokens:
             return "max_tokens"
         return None
 
