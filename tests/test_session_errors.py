@@ -69,15 +69,28 @@ def test_a_chunk_is_not_a_message(messages_module: ModuleType) -> None:
         Session("x").append(chunk)
 
 
-def test_unstorable_values_are_refused(messages_module: ModuleType) -> None:
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        ([object], "a type, which JSON does not hold"),
+        ([{"a": (1, 2)}], "a tuple, which JSON does not hold"),
+        ([{1: "x"}], "a key 1 that is not a str"),
+    ],
+)
+def test_what_json_would_change_is_refused(content: Any, reason: str) -> None:
     session = Session("x")
     with pytest.raises(errors.SessionTypeError) as caught:
-        session.append({"role": "user", "content": [object]})
+        session.append([USER, {"role": "user", "content": content}])
     assert str(caught.value) == (
-        "append item 0: cannot be stored as JSON: Object of type type is not JSON "
-        "serializable; nothing was appended"
+        f"append item 1: cannot be stored as JSON: it holds {reason}; nothing was appended"
     )
     assert session.events() == []
+
+
+def test_an_assistant_message_json_would_change_is_refused(messages_module: ModuleType) -> None:
+    message = messages_module.AssistantMessage(content="x", metadata={"n": {7: "seven"}})
+    with pytest.raises(errors.SessionTypeError, match="it holds a key 7 that is not a str"):
+        Session("x").append(message)
 
 
 @pytest.mark.parametrize(

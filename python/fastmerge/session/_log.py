@@ -38,6 +38,30 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=True, separators=(",", ":"))
 
 
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _unstorable(value: Any) -> str | None:
+    """Why ``value`` would not read back from JSON as it is (a key that is not a str, a
+    tuple or another container that JSON turns into something else), or None. ``json`` would
+    change these silently; the log refuses them instead."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is dict:
+            for key, child in item.items():
+                if type(key) is not str:
+                    return f"a key {key!r} that is not a str"
+                if type(child) not in _SCALARS:
+                    stack.append(child)
+        elif kind is list:
+            stack.extend(child for child in item if type(child) not in _SCALARS)
+        elif kind not in _SCALARS:
+            return f"a {kind.__name__}, which JSON does not hold"
+    return None
+
+
 def role_of(item: Any) -> str | None:
     """``"assistant"`` / ``"tool"`` for fastmerge's complete messages (of either backend),
     ``"user"`` / ``"system"`` for a plain message dict, else None."""
@@ -59,10 +83,10 @@ def encode(items: Sequence[Any]) -> list[NewEvent]:
         if role is None:
             raise errors.not_a_message(position, item)
         data = dict(item) if isinstance(item, dict) else item.to_dict()
-        try:
-            text = _dumps(data)
-        except (TypeError, ValueError) as exc:
-            raise errors.SessionTypeError(position, f"cannot be stored as JSON: {exc}") from None
+        reason = _unstorable(data)
+        if reason is not None:
+            raise errors.SessionTypeError(position, f"cannot be stored as JSON: it holds {reason}")
+        text = _dumps(data)
         events.append(NewEvent(role, role == "user", text))
     return events
 
