@@ -75,3 +75,20 @@ def test_async_session_in_memory(messages_module: ModuleType) -> None:
             return await session.to_request("openai-chat")
 
     assert asyncio.run(run()) == {"messages": [{"role": "user", "content": "x"}]}
+
+
+def test_async_session_appends_nothing_after_a_row_it_cannot_read(tmp_path: Path) -> None:
+    store = make_store("sqlite", tmp_path)
+
+    async def run() -> None:
+        session = await AsyncSession.open("x", store)
+        await session.append({"role": "user", "content": "q"})
+        store._db.execute("INSERT INTO fastmerge_events VALUES ('x', 2, 1, 'user', 9, '{}')")
+        with pytest.raises(errors.SchemaVersionError, match="row seq=2: schema version 9"):
+            await session.messages()
+        with pytest.raises(errors.SchemaVersionError):
+            await session.append({"role": "user", "content": "lost?"})
+
+    asyncio.run(run())
+    assert [e.seq for e in store.load("x")] == [1, 2]
+    store.close()
