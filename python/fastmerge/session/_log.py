@@ -33,12 +33,12 @@ class Entry(NamedTuple):
     message: Any
 
 
-def _dumps(value: Any) -> str:
-    # ASCII escapes keep lone surrogates and every code point exact through any store
-    return json.dumps(value, ensure_ascii=True, separators=(",", ":"))
+# ASCII escapes keep lone surrogates and every code point exact through any store; one
+# encoder for every event (json.dumps with options builds one per call)
+_dumps = json.JSONEncoder(ensure_ascii=True, separators=(",", ":")).encode
 
 
-_SCALARS = (str, int, float, bool, type(None))
+_SCALARS = frozenset((str, int, float, bool, type(None)))
 
 
 def _unstorable(value: Any) -> str | None:
@@ -56,7 +56,9 @@ def _unstorable(value: Any) -> str | None:
                 if type(child) not in _SCALARS:
                     stack.append(child)
         elif kind is list:
-            stack.extend(child for child in item if type(child) not in _SCALARS)
+            for child in item:
+                if type(child) not in _SCALARS:
+                    stack.append(child)
         elif kind not in _SCALARS:
             return f"a {kind.__name__}, which JSON does not hold"
     return None

@@ -4,7 +4,8 @@ One table, ``fastmerge_events (session_id, seq, turn, kind, version, data)`` wit
 ``(session_id, seq)``, and ``fastmerge_meta`` holding the schema version. Each ``append`` is one
 ``BEGIN IMMEDIATE`` transaction: it takes SQLite's write lock before reading the last ``seq``,
 so two processes appending to one file serialize and neither loses an event or reuses a
-number. ``synchronous=NORMAL`` (WAL's usual setting: a commit survives a crash of the process;
+number (a single event is one INSERT statement, which takes the lock the same way).
+``synchronous=NORMAL`` (WAL's usual setting: a commit survives a crash of the process;
 a power loss may lose the last commits, never corrupt the file).
 """
 
@@ -27,6 +28,17 @@ _SCHEMA = (
     " PRIMARY KEY (session_id, seq))",
 )
 _INSERT = "INSERT INTO fastmerge_events VALUES (?, ?, ?, ?, ?, ?)"
+# One event in one statement: numbered after the session's last row (max()'s bare column
+# ``turn`` is that row's turn) and committed by itself (autocommit). A writing statement
+# takes the write lock before it reads, as BEGIN IMMEDIATE does, so concurrent appenders
+# still serialize; it saves the three round trips of BEGIN, SELECT and COMMIT.
+_INSERT_ONE = (
+    "INSERT INTO fastmerge_events (session_id, seq, turn, kind, version, data)"
+    " SELECT ?1, coalesce(max(seq), 0) + 1, coalesce(turn, 0) + ?2, ?3, ?4, ?5"
+    " FROM fastmerge_events WHERE session_id = ?1 RETURNING seq, turn"
+)
+# RETURNING is SQLite 3.35's (2021); an older library takes the general path
+_RETURNING = sqlite3.sqlite_version_info >= (3, 35, 0)
 
 
 class SQLiteStore:
@@ -70,6 +82,14 @@ class SQLiteStore:
         self, session_id: str, events: Sequence[NewEvent], *, new_session: bool = False
     ) -> list[Event]:
         """See :meth:`fastmerge.session.Store.append`."""
+        if len(events) == 1 and not new_session and _RETURNING:
+            event = events[0]
+            with self._lock:
+                row = self._db.execute(
+                    _INSERT_ONE,
+                    (session_id, int(event.new_turn), event.kind, SCHEMA_VERSION, event.data),
+                ).fetchall()[0]  # fetched to the end: the statement completes and commits
+            return [Event(row[0], row[1], event.kind, SCHEMA_VERSION, event.data)]
         with self._lock:
             db = self._db
             db.execute("BEGIN IMMEDIATE")
