@@ -161,15 +161,15 @@ def _part_dict(part: Any) -> dict[str, Any]:
             and part.keys() == keys
             and (payload is None or (type(payload) is dict and payload.keys() == _PAYLOAD_KEYS))
         ):
-            # json_copy(d) as it goes (d is level 1, its values level 2, a payload's 3)
-            d = {k: v if type(v := part[k]) in _SCALARS else json_copy(v, 1) for k in keys}
+            # json_copy as it goes (out is level 1, its values level 2, a payload's 3)
+            out = {k: v if type(v := part[k]) in _SCALARS else json_copy(v, 1) for k in keys}
             if payload is not None:
-                d["payload"] = {
+                out["payload"] = {
                     k: v if type(v := payload[k]) in _SCALARS else json_copy(v, 2)
                     for k in _PAYLOAD_KEYS
                 }
-            _check_part(d)
-            return d
+            _check_part(out)
+            return out
     if isinstance(part, Mapping):
         part = part_from_dict(part)
     to_dict = getattr(part, "to_dict", None)
