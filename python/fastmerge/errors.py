@@ -199,3 +199,107 @@ def requires_delta(name: str, value: object) -> ValueError:
 
 def wrong_type(name: str, expected: str, value: object) -> TypeError:
     return TypeError(f"{name} must be {expected}, not {type(value).__name__}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Session (fastmerge.session): the log of a conversation. Each error names the session, and
+# the row (its sequence number) where one is at fault; nothing stored is changed by an error.
+
+__all__ += [
+    "SessionError",
+    "SessionTypeError",
+    "CorruptRowError",
+    "SchemaVersionError",
+    "SessionExistsError",
+    "SessionEmptyError",
+]
+
+
+class SessionError(ValueError):
+    """Base class for a session's bad data (a ``ValueError``): a stored row that cannot be
+    read, a schema of a newer fastmerge, an unknown provider."""
+
+
+class SessionTypeError(SessionError, TypeError):
+    """``append`` was given something that is not a message the session stores (also a
+    ``TypeError``): ``AssistantMessage``, ``ToolMessage`` or a ``{"role": "user" | "system",
+    "content": ...}`` dict. ``position`` is its place in the list given (0 for one item)."""
+
+    def __init__(self, position: int, detail: str) -> None:
+        self.position = position
+        self.detail = detail
+        super().__init__(f"append item {position}: {detail}; nothing was appended")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.position, self.detail))
+
+
+class CorruptRowError(SessionError):
+    """A stored row of a session that cannot be read back (not JSON, not an event, a message
+    that ``from_dict`` refuses). The row is left as it is."""
+
+    def __init__(self, session_id: str, seq: int, detail: str) -> None:
+        self.session_id = session_id
+        self.seq = seq
+        self.detail = detail
+        super().__init__(f"session {session_id!r}, row seq={seq}: {detail}")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.session_id, self.seq, self.detail))
+
+
+class SchemaVersionError(SessionError):
+    """A database (``seq`` 0) or a row written by a newer fastmerge, whose schema this version
+    cannot read; upgrade fastmerge. Nothing is written to it."""
+
+    def __init__(self, where: str, version: int, supported: int) -> None:
+        self.where = where
+        self.version = version
+        self.supported = supported
+        super().__init__(
+            f"{where}: schema version {version} is newer than this fastmerge reads "
+            f"(up to {supported}); upgrade fastmerge"
+        )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.where, self.version, self.supported))
+
+
+class SessionExistsError(SessionError):
+    """``fork(new_id)`` onto a session that already has events."""
+
+    def __init__(self, session_id: str) -> None:
+        self.session_id = session_id
+        super().__init__(f"session {session_id!r} already has events; fork to a new id")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.session_id,))
+
+
+class SessionEmptyError(SessionError):
+    """``pop()`` on a session whose history holds no message."""
+
+    def __init__(self, session_id: str) -> None:
+        self.session_id = session_id
+        super().__init__(f"session {session_id!r} has no message to pop")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.session_id,))
+
+
+def unknown_request_provider(provider: object, valid: Iterable[str]) -> SessionError:
+    """``to_request`` for a provider with no request format."""
+    choices = ", ".join(repr(v) for v in valid)
+    return SessionError(f"unknown provider {provider!r} for to_request; expected one of {choices}")
+
+
+def corrupt_row(session_id: str, seq: int, detail: str) -> CorruptRowError:
+    return CorruptRowError(session_id, seq, detail)
+
+
+def not_a_message(position: int, item: object) -> SessionTypeError:
+    return SessionTypeError(
+        position,
+        f"{type(item).__name__} is not a message a session stores (AssistantMessage, "
+        'ToolMessage, or a {"role": "user" | "system", "content": str | list} dict)',
+    )

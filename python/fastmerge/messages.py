@@ -14,11 +14,14 @@ names come from the selected backend; tests load a second copy on the other one.
 from __future__ import annotations
 
 import sys
+from dataclasses import fields
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence, TypeVar
 
 from . import _backend
 from ._types import Provider, SignatureMerge, UsageMerge
 from .parts import (
+    _SCALARS,
+    PART_CLASSES,
     OpaquePayload,
     Part,
     ToolCall,
@@ -137,7 +140,36 @@ def _tool_call_part(call: Any) -> dict[str, Any]:
     return part
 
 
+# the keys of each kind of part's to_dict() and of a payload's, in order (dict key views:
+# ordered, and compared as sets)
+_PART_KEYS = {
+    kind: dict.fromkeys(["part", *(f.name for f in fields(cls))]).keys()
+    for kind, cls in PART_CLASSES.items()
+}
+_PAYLOAD_KEYS = dict.fromkeys(["provider", "kind", "data"]).keys()
+
+
 def _part_dict(part: Any) -> dict[str, Any]:
+    if type(part) is dict:
+        # a dict with exactly a part's to_dict() keys (a stored message): the dict its part
+        # object would give, without building that object (from_dict's hot path, sessions)
+        kind = part.get("part")
+        keys = _PART_KEYS.get(kind) if type(kind) is str else None
+        payload = part.get("payload")
+        if (
+            keys is not None
+            and part.keys() == keys
+            and (payload is None or (type(payload) is dict and payload.keys() == _PAYLOAD_KEYS))
+        ):
+            # json_copy as it goes (out is level 1, its values level 2, a payload's 3)
+            out = {k: v if type(v := part[k]) in _SCALARS else json_copy(v, 1) for k in keys}
+            if payload is not None:
+                out["payload"] = {
+                    k: v if type(v := payload[k]) in _SCALARS else json_copy(v, 2)
+                    for k in _PAYLOAD_KEYS
+                }
+            _check_part(out)
+            return out
     if isinstance(part, Mapping):
         part = part_from_dict(part)
     to_dict = getattr(part, "to_dict", None)
@@ -732,12 +764,16 @@ def _leaf_from_dict(d: Mapping[str, Any]) -> dict[str, Any]:
         elif key == "anomalies":
             if value:
                 leaf[key] = [dict(a) for a in value]
-        elif key in ("role", "name", "content_list") or key in _ASSISTANT_KEYS:
-            _put(leaf, key, json_copy(value))
+        elif key in _LEAF_KEYS:
+            if value is not None:
+                leaf[key] = value if type(value) in _SCALARS else json_copy(value)
         else:
             raise ValueError(f"unknown field {key!r} for an assistant message")
     _check_leaf(leaf)
     return leaf
+
+
+_LEAF_KEYS = frozenset(("role", "name", "content_list", *_ASSISTANT_KEYS))
 
 
 def _described(part: dict[str, Any]) -> dict[str, Any]:

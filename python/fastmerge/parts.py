@@ -392,9 +392,13 @@ def json_copy(value: Any, depth: int = 0) -> Any:
     if isinstance(value, dict):
         if depth >= MAX_DEPTH:
             raise DepthLimitError(MAX_DEPTH)
-        return {k: json_copy(v, depth + 1) for k, v in value.items()}
+        # scalars are returned as they are: not calling for them is most of the speed
+        return {k: v if type(v) in _SCALARS else json_copy(v, depth + 1) for k, v in value.items()}
     if isinstance(value, list):
         if depth >= MAX_DEPTH:
             raise DepthLimitError(MAX_DEPTH)
-        return [json_copy(v, depth + 1) for v in value]
+        return [v if type(v) in _SCALARS else json_copy(v, depth + 1) for v in value]
     return value
+
+
+_SCALARS = frozenset((str, int, float, bool, type(None)))

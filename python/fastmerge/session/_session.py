@@ -1,0 +1,332 @@
+"""The synchronous :class:`Session`: a lossless, append-only log of one conversation."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import threading
+from types import ModuleType
+from typing import Any, NamedTuple, Sequence
+
+from .. import errors
+from . import _log
+from .compaction import Compaction, Summarize
+from .request import to_request
+from .sqlite import SQLiteStore
+from .store import Event, NewEvent, Store
+
+
+class Turn(NamedTuple):
+    """A turn of the history: its number (1 for the first user message; 0 for what came
+    before it) and its messages in order."""
+
+    number: int
+    messages: list[Any]
+
+
+def _items(item: Any) -> list[Any]:
+    return list(item) if isinstance(item, (list, tuple)) else [item]
+
+
+def _copy(entry: _log.Entry) -> Any:
+    # messages are immutable; the plain dicts of user and system messages are copied out
+    message = entry.message
+    if not isinstance(message, dict):
+        return message
+    if isinstance(message["content"], str):
+        return dict(message)  # str values are immutable: a shallow copy is a full one
+    return json.loads(json.dumps(message))
+
+
+class _Core:
+    """What Session and AsyncSession share: the cached fold of the log and the reads of it.
+    Subclasses bring the events in (``_apply``) and write them (their own ``append``)."""
+
+    def __init__(
+        self,
+        session_id: str,
+        *,
+        compaction: Compaction | None = None,
+        messages: ModuleType | None = None,
+    ) -> None:
+        if not isinstance(session_id, str) or not session_id:
+            raise errors.wrong_type("session_id", "a non-empty str", session_id)
+        if compaction is not None and not isinstance(compaction, Compaction):
+            raise errors.wrong_type("compaction", "a Compaction or None", compaction)
+        self.session_id = session_id
+        self.compaction = compaction
+        self._classes = messages
+        self._history = _log.History()
+        self._lock = threading.RLock()
+        self._unread = False
+
+    def _module(self) -> Any:
+        if self._classes is not None:
+            return self._classes
+        import fastmerge  # the selected backend's message classes, looked up when used
+
+        return fastmerge
+
+    def _apply(self, events: Sequence[Event], known: Sequence[Any] | None = None) -> None:
+        """Fold ``events`` (the ones after the cache's last) into the cache; ``known`` are
+        the messages this object just appended, in order, reused instead of decoded."""
+        classes = self._module()
+        decoded = [
+            known[i] if known is not None else _log.decode(self.session_id, e, classes)
+            for i, e in enumerate(events)
+        ]
+        for event, value in zip(events, decoded):
+            self._history.apply(event, value)
+
+    def _ours(self, stored: list[Event], items: list[Any], events: list[NewEvent]) -> bool:
+        """Fold what this object just wrote, when nothing came between (else: reload)."""
+        if not stored or stored[0].seq != self._history.last_seq + 1:
+            return False
+        values = [
+            json.loads(e.data) if not hasattr(item, "to_dict") else item
+            for item, e in zip(items, events)
+        ]
+        self._apply(stored, values)
+        return True
+
+    # -- reads (after a refresh) -------------------------------------------------------------
+
+    def _messages(self, last_turns: int | None) -> list[Any]:
+        history = self._history
+        entries = history.active()
+        if last_turns is not None:
+            if type(last_turns) is not int or last_turns < 1:
+                raise ValueError(f"last_turns must be a positive int or None, not {last_turns!r}")
+            turns = _log.turn_numbers(entries)
+            if len(turns) > last_turns:
+                start = _log.safe_start(entries, turns[-last_turns])
+                return [_copy(e) for e in entries if e.role == "system" or e.turn >= start]
+        out = [_copy(e) for e in entries]
+        summary = history.compaction.get("summary") if history.compaction is not None else None
+        if summary is not None:
+            position = 0  # after the leading system messages
+            while position < len(entries) and entries[position].role == "system":
+                position += 1
+            out.insert(position, {"role": "user", "content": summary})
+        return out
+
+    def _turns(self) -> list[Turn]:
+        turns: list[Turn] = []
+        for entry in self._history.active():
+            if entry.role == "system":
+                continue
+            if not turns or turns[-1].number != entry.turn:
+                turns.append(Turn(entry.turn, []))
+            turns[-1].messages.append(_copy(entry))
+        return turns
+
+    def _compaction_event(
+        self, keep_last_turns: int, summarize: Summarize | None, trigger: str
+    ) -> NewEvent | None:
+        """The compaction event keeping the last ``keep_last_turns`` turns, or None when the
+        history has no more than that (or no safe cut would leave anything out)."""
+        if type(keep_last_turns) is not int or keep_last_turns < 1:
+            raise ValueError(f"keep_last_turns must be a positive int, not {keep_last_turns!r}")
+        history = self._history
+        entries = history.active()
+        turns = _log.turn_numbers(entries)
+        if len(turns) <= keep_last_turns:
+            return None
+        start = _log.safe_start(entries, turns[-keep_last_turns])
+        if start <= history.start_turn:
+            return None
+        data: dict[str, Any] = {"start_turn": start, "trigger": trigger, "summary": None}
+        if summarize is not None:
+            previous = history.compaction.get("summary") if history.compaction else None
+            left_out = [{"role": "user", "content": previous}] if previous is not None else []
+            left_out += [_copy(e) for e in entries if e.role != "system" and e.turn < start]
+            summary = summarize(left_out)
+            if not isinstance(summary, str):
+                raise errors.wrong_type("summarize()", "a str", summary)
+            data["summary"] = summary
+        return _log.marker("compaction", data)
+
+    def _trigger(self) -> str | None:
+        """Which of the policy's triggers fires now, if any."""
+        policy = self.compaction
+        if policy is None:
+            return None
+        entries = self._history.active()
+        if policy.max_turns is not None and len(_log.turn_numbers(entries)) > policy.max_turns:
+            return "max_turns"
+        tokens = _log.context_tokens(entries, self._history.compaction_seq)
+        if policy.max_tokens is not None and tokens > policy.max_tokens:
+            return "max_tokens"
+        return None
+
+    def _pop_event(self) -> NewEvent:
+        if not self._history.entries:
+            raise errors.SessionEmptyError(self.session_id)
+        return _log.marker("pop", {})
+
+    def _popped(self, stored: list[Event]) -> Any:
+        entry = self._history.popped.get(stored[0].seq)
+        if entry is None:  # another appender popped the last message first
+            raise errors.SessionEmptyError(self.session_id)
+        return _copy(entry)
+
+    def _request(self, provider: str) -> dict[str, Any]:
+        return to_request(self._messages(None), provider)
+
+
+class Session(_Core):
+    """A conversation's lossless, append-only log (rules §9), in a :class:`Store`.
+
+    ``store`` is a store object, a SQLite file path, or None for an in-memory SQLite database.
+    Messages are :class:`fastmerge.AssistantMessage`, :class:`fastmerge.ToolMessage` and plain
+    ``{"role": "user" | "system", "content": str | list}`` dicts (fastmerge has no user or
+    system message class; a list content is the target provider's own content, replayed as
+    is). Each is stored as its ``to_dict()`` and loads back equal, as an instance of the
+    ``AssistantMessage`` / ``ToolMessage`` of ``messages`` (a module; by default
+    ``fastmerge``'s, of the selected backend). Reads see what other threads and processes
+    appended. ``compaction`` compacts after each append whose result crosses one of its
+    triggers.
+    """
+
+    def __init__(
+        self,
+        session_id: str,
+        store: Store | str | os.PathLike[str] | None = None,
+        *,
+        compaction: Compaction | None = None,
+        messages: ModuleType | None = None,
+    ) -> None:
+        super().__init__(session_id, compaction=compaction, messages=messages)
+        self._owned = not isinstance(store, Store)
+        if store is None:
+            store = SQLiteStore(":memory:")
+        elif isinstance(store, (str, os.PathLike)):
+            store = SQLiteStore(os.fspath(store))
+        elif not isinstance(store, Store) or inspect.iscoroutinefunction(store.append):
+            raise errors.wrong_type("store", "a Store (AsyncSession takes an AsyncStore)", store)
+        self.store: Store = store
+        with self._lock:
+            self._refresh()
+
+    def _refresh(self) -> None:
+        try:
+            self._apply(self.store.load(self.session_id, self._history.last_seq))
+        except errors.SessionError:
+            self._unread = True  # a row it cannot read: no append until it reads again
+            raise
+        self._unread = False
+
+    def _write(self, events: list[NewEvent], items: list[Any] | None = None) -> list[Event]:
+        stored = self.store.append(self.session_id, events)
+        if items is None or not self._ours(stored, items, events):
+            self._refresh()
+        return stored
+
+    def append(self, message: Any) -> list[int]:
+        """Append a message or a list of messages (in one transaction: all or none); returns
+        their sequence numbers. Another class raises
+        :class:`fastmerge.errors.SessionTypeError` and appends nothing."""
+        items = _items(message)
+        events = _log.encode(items)
+        with self._lock:
+            # no read first (the store numbers the events, and _write reloads when another
+            # appender came between), unless the last read met a row it could not read
+            if self._unread:
+                self._refresh()
+            stored = self._write(events, items)
+            trigger = self._trigger()
+            if trigger is not None and self.compaction is not None:
+                policy = self.compaction
+                event = self._compaction_event(policy.keep_last_turns, policy.summarize, trigger)
+                if event is not None:
+                    self._write([event])
+        return [e.seq for e in stored]
+
+    def messages(self, last_turns: int | None = None) -> list[Any]:
+        """The history, as replayed: system messages, the last compaction's summary (a user
+        message) and the messages from its turn on, without popped or cleared ones. With
+        ``last_turns``, only the last that many turns (and the system messages), started
+        earlier where a kept tool result needs its call."""
+        with self._lock:
+            self._refresh()
+            return self._messages(last_turns)
+
+    def turns(self) -> list[Turn]:
+        """The turns of the history (system messages and the summary left out)."""
+        with self._lock:
+            self._refresh()
+            return self._turns()
+
+    def pop(self) -> Any:
+        """Take the last message out of the history (a ``pop`` event: the log keeps it) and
+        return it; :class:`fastmerge.errors.SessionEmptyError` if there is none."""
+        with self._lock:
+            self._refresh()
+            stored = self._write([self._pop_event()])
+            return self._popped(stored)
+
+    def clear(self) -> None:
+        """Start the history anew (a ``clear`` event: the log keeps what came before)."""
+        with self._lock:
+            self._write([_log.marker("clear", {})])
+
+    def fork(self, new_id: str) -> Session:
+        """A new session ``new_id`` in the same store whose log is a copy of this one's;
+        :class:`fastmerge.errors.SessionExistsError` if ``new_id`` already has events."""
+        fork = Session.__new__(Session)
+        _Core.__init__(fork, new_id, compaction=self.compaction, messages=self._classes)
+        with self._lock:
+            self._refresh()
+            events = self.store.load(self.session_id)
+        copies = [NewEvent(e.kind, e.kind == "user", e.data) for e in events]
+        if copies:
+            self.store.append(new_id, copies, new_session=True)
+        elif self.store.load(new_id):
+            raise errors.SessionExistsError(new_id)
+        fork._owned = False
+        fork.store = self.store
+        with fork._lock:
+            fork._refresh()
+        return fork
+
+    def compact(self, keep_last_turns: int, *, summarize: Summarize | None = None) -> bool:
+        """Compact now: the replayed history keeps the last ``keep_last_turns`` turns (after
+        ``summarize``'s summary of the others). False if there was nothing to leave out."""
+        with self._lock:
+            self._refresh()
+            event = self._compaction_event(keep_last_turns, summarize, "manual")
+            if event is None:
+                return False
+            self._write([event])
+            return True
+
+    def events(self) -> list[Event]:
+        """Every stored event of the session, verbatim (the log as a store holds it)."""
+        return self.store.load(self.session_id)
+
+    def to_request(self, provider: str) -> dict[str, Any]:
+        """The history in ``provider``'s request format (see
+        :mod:`fastmerge.session.request`): ``{"messages": [...]}`` for ``"openai-chat"``,
+        ``"anthropic"`` (and ``"system"``), ``"bedrock-converse"`` (and ``"system"``) and
+        ``"ollama"``; ``{"input": [...]}`` for ``"openai-responses"``; ``{"contents": [...]}``
+        (and ``"systemInstruction"``) for ``"gemini"``."""
+        with self._lock:
+            self._refresh()
+            return self._request(provider)
+
+    def close(self) -> None:
+        """Close the store if this session opened it (a path or None was given)."""
+        if self._owned:
+            self.store.close()
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __len__(self) -> int:
+        with self._lock:
+            self._refresh()
+            return len(self._messages(None))
