@@ -16,7 +16,7 @@ from _batch import batch_module, chat, lines, wrap, write
 from test_batch_equality import generated_log
 
 from fastmerge import dask as fdask
-from fastmerge import errors
+from fastmerge import cli, errors
 
 distributed = pytest.importorskip("distributed")
 
@@ -24,7 +24,7 @@ distributed = pytest.importorskip("distributed")
 @pytest.fixture(scope="module")
 def client() -> Iterator[Any]:
     cluster = distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
     )
     with distributed.Client(cluster) as client:
         yield client
@@ -173,3 +173,22 @@ def test_a_worker_killed_mid_job_leaves_the_same_result(client: Any, tmp_path: P
     assert records(run) == expected
     assert len(run.bad_lines) == bad
     client.wait_for_workers(2, timeout=60)
+
+
+@pytest.mark.single_run
+@pytest.mark.parametrize("where", ["address", "local"])
+def test_the_cli_on_dask_writes_what_it_writes_on_one_machine(
+    client: Any, capsys: pytest.CaptureFixture[str], tmp_path: Path, where: str
+) -> None:
+    data, bad = tricky_log()
+    paths = split_log(tmp_path, data, 8)
+    argv = ["batch", *paths, "--group-by", "stream_id", "--event", "event", "--errors", "collect"]
+    assert cli.main(argv) == 1  # bad lines
+    one = capsys.readouterr()
+    address = client.scheduler.address if where == "address" else "local"
+    assert cli.main([*argv, "--dask", address]) == 1
+    many = capsys.readouterr()
+    assert many.out == one.out
+    assert many.err == one.err
+    assert one.err.count(": not valid JSON\n") + one.err.count(": no stream key at") == bad
+    assert one.out.count("\n") == 44
