@@ -11,14 +11,13 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Iterator
 
+import distributed
 import pytest
 from _batch import batch_module, chat, lines, wrap, write
 from test_batch_equality import generated_log
 
-from fastmerge import dask as fdask
 from fastmerge import cli, errors
-
-distributed = pytest.importorskip("distributed")
+from fastmerge import dask as fdask
 
 
 @pytest.fixture(scope="module")
