@@ -30,6 +30,7 @@ import tempfile
 import time
 import zlib
 from array import array
+from functools import partial
 from operator import itemgetter
 from typing import IO, Any, Iterable, Iterator, Literal
 
@@ -369,9 +370,9 @@ def merge_logs(
     total = job.core(expanded).progress()[1]
     files = bag.from_sequence(range(len(expanded)), npartitions=max(len(expanded), 1))
     if job.key is None:
-        items = files.map(lambda f: _whole_file(job, f)).flatten()
+        items = files.map(partial(_whole_file, job)).flatten()
         return DaskBatch(job, items, total, errors, errors_file)
-    fragments = files.map(lambda f: _split(job, f)).flatten()
+    fragments = files.map(partial(_split, job)).flatten()
     if shuffle == "groupby":
         grouped = fragments.groupby(itemgetter(0), npartitions=job.buckets)
         per_bucket = grouped.map(lambda pair: [f for _, f in pair[1]])
@@ -383,5 +384,5 @@ def merge_logs(
             lambda a, b: a + b,
             [],
         ).map(itemgetter(1))
-    items = per_bucket.map(lambda group: _aggregate(job, group)).flatten()
+    items = per_bucket.map(partial(_aggregate, job)).flatten()
     return DaskBatch(job, items, total, errors, errors_file)
