@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib
 import os
 import re
 import sys
@@ -217,15 +216,7 @@ def _on_dask(
     closed with the run): its results, in the single-machine order."""
     from . import dask as fdask
 
-    try:
-        distributed = importlib.import_module("distributed")
-    except ImportError:
-        raise ImportError("--dask needs Dask: pip install 'fastmerge[dask]'") from None
-    if args.dask == "local":
-        cluster = stack.enter_context(distributed.LocalCluster(dashboard_address=":0"))
-        client = stack.enter_context(distributed.Client(cluster))
-    else:
-        client = stack.enter_context(distributed.Client(args.dask))
+    client = stack.enter_context(fdask.client(args.dask))
     job = fdask.merge_logs(
         args.paths,
         group_by=args.group_by,

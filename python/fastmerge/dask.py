@@ -25,6 +25,8 @@ say which record decided it.
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import os
 import tempfile
 import time
@@ -41,7 +43,7 @@ from ._pure import batch as _spec
 from ._pure import events as _events
 from ._types import Provider, SignatureMerge, UsageMerge
 
-__all__ = ["DaskBatch", "merge_logs"]
+__all__ = ["DaskBatch", "client", "merge_logs"]
 
 #: The line that follows every record in a bucket's input: a bad line (a number is not a
 #: record) the core reports in place, cheap to read.
@@ -56,6 +58,24 @@ def _dask_bag() -> Any:
     except ImportError:
         raise ImportError("fastmerge.dask needs Dask: pip install 'fastmerge[dask]'") from None
     return dask.bag
+
+
+@contextlib.contextmanager
+def client(address: str = "local", **cluster: Any) -> Iterator[Any]:
+    """A ``distributed.Client`` of the scheduler at ``address``, or for ``"local"`` of a new
+    ``LocalCluster(**cluster)`` on this machine (closed on exit); the default client of the
+    ``with`` block, so :meth:`DaskBatch.compute` runs there."""
+    _dask_bag()
+    # imported by name: distributed has no type information
+    distributed = importlib.import_module("distributed")
+
+    with contextlib.ExitStack() as stack:
+        if address == "local":
+            cluster.setdefault("dashboard_address", ":0")  # never a port already taken
+            target: Any = stack.enter_context(distributed.LocalCluster(**cluster))
+        else:
+            target = address
+        yield stack.enter_context(distributed.Client(target))
 
 
 class _Job:
