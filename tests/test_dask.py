@@ -57,6 +57,8 @@ def tricky_log() -> tuple[bytes, int]:
             *[("reused", e) for e in chat("r1", ["one"])],
             ("reused", "[DONE]"),
             *[("reused", e) for e in chat("r2", ["two", "three"])],
+            # a key beyond 64 bits: the cores read it as a float, so must the split
+            *[(10**22, e) for e in chat("big", ["x"])],
         ]
     )
     tail = wrap([*[("open", e) for e in chat("o", ["cut"], usage=False)], ("odd", 7)])
@@ -69,7 +71,8 @@ def tricky_log() -> tuple[bytes, int]:
             bad += 1
         if i % 53 == 7:
             out.append(lines([{"stream_id": None, "event": {}}]))
-            bad += 1
+            out.append(b'{"stream_id": "\xff", "event": {}}\n')  # not UTF-8
+            bad += 2
         if extra and i % 20 == 3:
             out.append(lines([extra.pop(0)]))
     assert not extra
@@ -94,17 +97,19 @@ def test_eight_files_give_the_single_machine_records_byte_for_byte(
     assert records(run) == expected
     assert run.bad_lines == one.bad_lines
     assert run.counts == one.counts
-    # 40 generated streams, "reused" twice, "open" (no usage chunk: ends at the end of the
+    # 40 generated streams, "reused" twice, 1e22, "open" (no usage chunk: ends at the end of the
     # input), "odd" (no readable event: an error)
     assert len(one.bad_lines) == bad > 15
     assert one.counts == {
-        "complete": 43,
+        "complete": 44,
         "incomplete": 0,
         "failed": 0,
         "error": 1,
         "bad_lines": bad,
     }
-    assert [r.split(b'"key":')[1][:9] for r in expected].count(b'"reused",') == 2
+    keys = [r.split(b'"key":')[1].split(b",")[0] for r in expected]
+    assert keys.count(b'"reused"') == 2
+    assert keys.count(b'"1e+22"') == 1
 
 
 def test_order_by_and_the_raise_mode_match_the_single_machine(
@@ -190,4 +195,4 @@ def test_the_cli_on_dask_writes_what_it_writes_on_one_machine(
     assert many.out == one.out
     assert many.err == one.err
     assert one.err.count(": not valid JSON\n") + one.err.count(": no stream key at") == bad
-    assert one.out.count("\n") == 44
+    assert one.out.count("\n") == 45

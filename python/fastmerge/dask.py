@@ -33,14 +33,16 @@ import time
 import zlib
 from array import array
 from functools import partial
+from itertools import repeat
 from operator import itemgetter
 from typing import IO, Any, Iterable, Iterator, Literal
+
+import jiter
 
 from . import _backend
 from . import batch as _batch
 from . import errors as _errors
 from ._pure import batch as _spec
-from ._pure import events as _events
 from ._types import Provider, SignatureMerge, UsageMerge
 
 __all__ = ["DaskBatch", "client", "merge_logs"]
@@ -143,14 +145,20 @@ class Fragment:
 
 
 def _record_key(job: _Job, line: bytes) -> tuple[str, bool] | None:
-    """A record's stream key text and whether its event is ``[DONE]``, read by the twin's
-    record rules (the specification); None when it belongs to no stream."""
+    """A record's stream key text and whether its event is ``[DONE]``, by the twin's record
+    rules; None when no key is found (the line goes to bucket 0, whose core says why).
+    Parsed with jiter, not the twin's stricter reader: this only routes a line to its bucket,
+    and the bucket's core reads it again (a line the core finds bad is reported there)."""
     assert job.key is not None
     try:
-        record = _events.parse(line)
-    except _events.EventDataError:
+        record = jiter.from_json(line)
+    except ValueError:
+        return None
+    if not isinstance(record, dict):
         return None
     key = _spec.resolve(record, job.key)
+    if isinstance(key, int) and not isinstance(key, bool) and not -(2**63) <= key < 2**63:
+        key = float(key)  # as the cores read an int beyond 64 bits
     if key is _spec._MISSING or key is None or not (isinstance(key, str) or _spec._number(key)):
         return None
     event: Any = record
@@ -205,9 +213,9 @@ def _aggregate(job: _Job, fragments: list[Fragment]) -> list[tuple[tuple[int, in
         # a marker first: a record never opens the file (a byte order mark there would go)
         tmp.write(MARKER + b"\n")
         for fragment in fragments:
-            for number, line in zip(fragment.lines, fragment.data.split(b"\n"), strict=True):
-                tmp.write(line + b"\n" + MARKER + b"\n")
-                where.append((fragment.file, number))
+            # every record followed by a marker (a record holds no newline)
+            tmp.write(fragment.data.replace(b"\n", b"\n" + MARKER + b"\n") + b"\n" + MARKER + b"\n")
+            where.extend(zip(repeat(fragment.file), fragment.lines))
             keys.extend(None if k < 0 else fragment.keys[k] for k in fragment.key_of)
             done.extend(fragment.done)
     out: list[tuple[tuple[int, int, int], Any]] = []
