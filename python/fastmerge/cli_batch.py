@@ -5,12 +5,14 @@
     fastmerge batch PATHS... [--group-by auto|file|PATH] [--event PATH] [--order-by PATH]
                     [--provider NAME] [--to PROVIDER] [--strict] [--format jsonl|parquet]
                     [-o FILE | --output DIR] [--errors raise|skip|collect] [--errors-file FILE]
-                    [--jobs N] [--max-open-streams N] [--quiet]
+                    [--jobs N] [--max-open-streams N] [--dask ADDRESS|local] [--quiet]
 
 Records go to standard output (or ``-o FILE``) as JSON lines as streams end, or one
 ``KEY.json`` file per stream in ``--output DIR``, or a Parquet file (``--format parquet -o
 FILE``, needs pyarrow). A progress bar (bytes read of total, streams done, rate) is drawn on
 standard error when it is a terminal, unless ``--quiet``; a summary line follows the run.
+``--dask ADDRESS`` runs the same job on a Dask cluster (its scheduler's address; ``local``: a
+LocalCluster on this machine) with the same output (:mod:`fastmerge.dask`).
 
 Exit status: 0 when every stream is complete; 2 when some stream is incomplete or failed and
 nothing else went wrong; 1 when a stream could not be merged (status ``error``), a line was bad
@@ -120,6 +122,12 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         help="fail when more than N streams are open at once (0: no limit)",
     )
     parser.add_argument(
+        "--dask",
+        metavar="ADDRESS",
+        help="run on the Dask cluster at ADDRESS ('local': a LocalCluster here); needs "
+        "fastmerge[dask]",
+    )
+    parser.add_argument(
         "--quiet", action="store_true", help="no progress bar and no summary on stderr"
     )
     parser.set_defaults(parser=parser)
@@ -140,6 +148,8 @@ def run(args: argparse.Namespace) -> int:
         args.parser.error("-o and --output exclude each other")
     if args.format == "parquet" and args.out is None:
         args.parser.error("--format parquet needs -o FILE")
+    if args.dask is not None and args.max_open_streams:
+        args.parser.error("--max-open-streams cannot be used with --dask")
     stderr_tty = _isatty(sys.stderr)
     progress = not args.quiet and stderr_tty
     with contextlib.ExitStack() as stack:
@@ -155,19 +165,22 @@ def run(args: argparse.Namespace) -> int:
                 except OSError as exc:
                     return _fail(f"{args.errors_file}: {exc.strerror or exc}", EXIT_DATA)
         try:
-            run_ = batch.merge_logs(
-                args.paths,
-                group_by=args.group_by,
-                event=args.event,
-                order_by=args.order_by,
-                provider=args.provider,
-                errors=mode,
-                errors_file=errors_file,
-                jobs=args.jobs,
-                max_open_streams=args.max_open_streams,
-                strict=args.strict,
-            )
-        except MergeError as exc:
+            if args.dask is not None:
+                run_ = _on_dask(stack, args, mode, errors_file)
+            else:
+                run_ = batch.merge_logs(
+                    args.paths,
+                    group_by=args.group_by,
+                    event=args.event,
+                    order_by=args.order_by,
+                    provider=args.provider,
+                    errors=mode,
+                    errors_file=errors_file,
+                    jobs=args.jobs,
+                    max_open_streams=args.max_open_streams,
+                    strict=args.strict,
+                )
+        except (MergeError, ImportError, OSError) as exc:
             return _fail(str(exc), EXIT_DATA)
         stack.enter_context(run_)
         results = _results(run_, _Bar(run_) if progress else None)
@@ -191,6 +204,31 @@ def run(args: argparse.Namespace) -> int:
     if counts["incomplete"] or counts["failed"]:
         return EXIT_INCOMPLETE
     return EXIT_OK
+
+
+def _on_dask(
+    stack: contextlib.ExitStack[Any],
+    args: argparse.Namespace,
+    mode: Literal["raise", "skip", "collect"],
+    errors_file: IO[str] | None,
+) -> batch.Batch:
+    """The job of ``--dask``, run to the end on the cluster (a LocalCluster for ``local``,
+    closed with the run): its results, in the single-machine order."""
+    from . import dask as fdask
+
+    client = stack.enter_context(fdask.client(args.dask))
+    job = fdask.merge_logs(
+        args.paths,
+        group_by=args.group_by,
+        event=args.event,
+        order_by=args.order_by,
+        provider=args.provider,
+        errors=mode,
+        errors_file=errors_file,
+        jobs=args.jobs or 1,
+        strict=args.strict,
+    )
+    return job.compute(scheduler=client)
 
 
 def summary(counts: dict[str, int]) -> str:
