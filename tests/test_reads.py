@@ -5,6 +5,7 @@ same errors."""
 
 from __future__ import annotations
 
+import gc
 from types import ModuleType
 from typing import Any, Iterator
 
@@ -82,3 +83,35 @@ def test_copy_tree_depth_limit(backend_module: ModuleType, inner: type) -> None:
     with pytest.raises(DepthLimitError) as info:
         backend_module.copy_tree(nest(MAX_DEPTH + 1))
     assert str(info.value) == str(DepthLimitError(MAX_DEPTH))
+
+
+def _logprobs_stream(n: int) -> bytes:
+    chunk = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m"}
+    lines = []
+    for i in range(n):
+        token = f"t{i}"
+        choice = {"index": 0, "delta": {"content": token}, "logprobs": {"content": [_entry(token)]}}
+        lines.append(orjson.dumps({**chunk, "choices": [choice]}))
+    finish = {"index": 0, "delta": {}, "finish_reason": "stop"}
+    lines.append(orjson.dumps({**chunk, "choices": [finish]}))
+    return b"\n".join(lines) + b"\n"
+
+
+def test_aggregated_logprobs_are_untracked_by_the_gc_and_reads_are_values(
+    aggregate_module: ModuleType, backend_name: str
+) -> None:
+    # The Rust binding builds a message's data untracked where it cannot hold a cycle, so the
+    # cyclic GC never walks a long stream's logprobs; the twin's data is plain Python data.
+    message = aggregate_module.aggregate(_logprobs_stream(3), "openai-chat")
+    data = object.__getattribute__(message, "_d")
+    stored = list(_containers(data["logprobs"]))
+    assert len(stored) == 2 + 3 * 5  # the dict, "content", per entry 5 containers
+    assert sum(map(gc.is_tracked, stored)) == (0 if backend_name == "rust" else 17)
+    expected = {"content": [_entry("t0"), _entry("t1"), _entry("t2")]}
+    # a read is a fresh copy the GC tracks wherever it holds a container (a cycle a reader
+    # makes in it is collected), and changing it never changes the message
+    read = message.logprobs
+    assert [gc.is_tracked(c) for c in _containers(read["content"][0])] == [True] * 5
+    read["content"][0]["top_logprobs"][0]["bytes"].append(read)
+    assert orjson.dumps(message.logprobs) == orjson.dumps(expected)
+    assert message.content == "t0t1t2"

@@ -178,30 +178,52 @@ impl<'py> ToPy<'py> {
         made
     }
 
+    /// `value` as Python data (see [`ToPy::tree`]).
     pub(crate) fn value(&mut self, value: &Value) -> PyResult<Bound<'py, PyAny>> {
+        Ok(self.tree(value)?.0)
+    }
+
+    /// `value` as Python data, and whether the cyclic GC must track it. A fresh list or dict
+    /// that holds only atomic values and untracked containers cannot be part of a cycle, and
+    /// nobody else holds it (readers get copies, `copy_tree`), so it is untracked, as CPython
+    /// untracks such tuples and dicts itself: 20,000 logprobs entries are ~180,000 containers
+    /// every later collection would walk otherwise (the GC pause only delays that walk).
+    fn tree(&mut self, value: &Value) -> PyResult<(Bound<'py, PyAny>, bool)> {
         let py = self.py;
-        Ok(match value {
-            Value::Null => py.None().into_bound(py),
-            Value::Bool(flag) => PyBool::new(py, *flag).to_owned().into_any(),
-            Value::Int(number) => number.into_pyobject(py)?.into_any(),
-            Value::Float(number) => PyFloat::new(py, *number).into_any(),
-            Value::Str(text) => PyString::new(py, text).into_any(),
+        let (made, tracked) = match value {
+            Value::Null => return Ok((py.None().into_bound(py), false)),
+            Value::Bool(flag) => return Ok((PyBool::new(py, *flag).to_owned().into_any(), false)),
+            Value::Int(number) => return Ok((number.into_pyobject(py)?.into_any(), false)),
+            Value::Float(number) => return Ok((PyFloat::new(py, *number).into_any(), false)),
+            Value::Str(text) => return Ok((PyString::new(py, text).into_any(), false)),
             Value::List(items) => {
                 let list = PyList::empty(py);
+                let mut tracked = false;
                 for item in items.iter() {
-                    list.append(self.value(item)?)?;
+                    let (item, item_tracked) = self.tree(item)?;
+                    tracked |= item_tracked;
+                    list.append(item)?;
                 }
-                list.into_any()
+                (list.into_any(), tracked)
             }
             Value::Dict(map) => {
                 let dict = PyDict::new(py);
+                let mut tracked = false;
                 for (key, item) in map.iter() {
                     let key = self.key(key);
-                    dict.set_item(key, self.value(item)?)?;
+                    let (item, item_tracked) = self.tree(item)?;
+                    tracked |= item_tracked;
+                    dict.set_item(key, item)?;
                 }
-                dict.into_any()
+                (dict.into_any(), tracked)
             }
-        })
+        };
+        if !tracked {
+            // SAFETY: the GIL is held and `made` is a live list or dict only this call holds;
+            // untracking an untracked object does nothing.
+            unsafe { pyo3::ffi::PyObject_GC_UnTrack(made.as_ptr().cast()) };
+        }
+        Ok((made, tracked))
     }
 }
 
@@ -264,7 +286,7 @@ impl AggregatorCore {
         let mut convert = ToPy::new(py);
         let list = PyList::empty(py);
         for value in &values {
-            list.append(convert.value(value)?)?;
+            list.append(convert.tree(value)?.0)?;
         }
         Ok(list)
     }
