@@ -284,3 +284,32 @@ def test_both_backends_read_odd_records_alike(
     for order_by in ("/k",):
         got = canon(drain(rust.BatchCore([str(path)], **options, order_by=order_by)))
         assert got == canon(drain(python.BatchCore([str(path)], **options, order_by=order_by)))
+
+
+@pytest.mark.differential
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"group_by": "k", "event": "a..b", "order_by": 5},  # a type error before a syntax error
+        {"group_by": "k", "event": 5, "order_by": "a..b"},
+        {"group_by": "a..b", "event": "e", "order_by": 5},
+        {"group_by": 5, "event": "a..b"},
+        {"group_by": "k", "event": "/a~2", "order_by": "b..c"},
+        {"event": "e", "order_by": "x"},
+        {"order_by": "x"},
+        {"group_by": "k", "jobs": -1, "event": 5},
+    ],
+)
+def test_both_backends_refuse_bad_options_alike(
+    both: tuple[ModuleType, ModuleType], tmp_path: Path, options: dict[str, Any]
+) -> None:
+    """The same exception, class and text, whatever mix of bad options: the argument types
+    are checked first, then the paths' syntax, on both backends."""
+    path = tmp_path / "log.jsonl"
+    path.write_text('{"k": "s", "e": {}}\n', encoding="utf-8")
+    raised = []
+    for module in both:
+        with pytest.raises((TypeError, BatchError)) as info:
+            module.BatchCore([str(path)], **options)
+        raised.append((type(info.value), str(info.value)))
+    assert raised[0] == raised[1]

@@ -184,8 +184,10 @@ class BatchCore:
         except ValueError as exc:
             raise errors.batch_option(str(exc)) from None
         self._options = (provider, strict, signature_merge, usage)
-        if type(group_by) is not str:
-            raise errors.wrong_type("group_by", "a str", group_by)
+        # every argument's type before any path's syntax (as the binding converts them)
+        for name, value in (("group_by", group_by), ("event", event), ("order_by", order_by)):
+            if type(value) is not str and (value is not None or name == "group_by"):
+                raise errors.wrong_type(name, "a str", value)
         self._event = None if event is None else parse_path("event", event)
         self._order = None if order_by is None else parse_path("order_by", order_by)
         if group_by in ("auto", "file") and event is not None:
