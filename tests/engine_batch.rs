@@ -34,7 +34,7 @@ fn run(options: Options) -> (Vec<Item>, Option<BatchError>) {
     let mut items = Vec::new();
     loop {
         match batch.next(None) {
-            Ok(Next::Item(item)) => items.push(item),
+            Ok(Next::Item(item, _)) => items.push(item),
             Ok(Next::End) => return (items, None),
             Ok(Next::Timeout) => unreachable!("no timeout was given"),
             Err(err) => return (items, Some(err)),
@@ -582,7 +582,7 @@ fn close_stops_the_workers_and_next_ends() {
     let (lines, _) = gen_log(200, 20);
     let path = write(&dir, "log.jsonl", &joined(&lines));
     let mut batch = Batch::new(wrapper(vec![path], 2)).expect("batch");
-    assert!(matches!(batch.next(None), Ok(Next::Item(_))));
+    assert!(matches!(batch.next(None), Ok(Next::Item(..))));
     batch.close();
     batch.close();
     assert_eq!(batch.next(None), Ok(Next::End));
@@ -747,6 +747,109 @@ fn each_adapter_says_which_event_ends_its_stream() {
             adapter.ends_stream(&common::convert(event.clone())),
             ends,
             "{provider} {event}"
+        );
+    }
+}
+
+#[test]
+fn split_file_cuts_records_by_the_crc32_of_their_key_as_the_batch_reads_them() {
+    use fastmerge::engine::batch::split::{bucket_of, split_file, Fragment};
+    // the IEEE CRC-32, as zlib.crc32 in the twin
+    assert_eq!(bucket_of("k1", 1 << 31), 2_517_541_033 % (1 << 31));
+    assert_eq!(bucket_of("stream-7", 1000), 333_504_032 % 1000);
+    let dir = scratch("split");
+    let log = b"\xef\xbb\xbf{\"stream_id\": \"k1\", \"event\": {\"a\": 1}}\n\
+        \n\
+        nope\n\
+        {\"stream_id\": 7, \"event\": \"[DONE]\"}\n\
+        {\"stream_id\": \"k1\", \"event\": \" [DONE]\"}\n";
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(log).expect("gz");
+    let path = write(&dir, "log.gz", &gz.finish().expect("gz"));
+    let fragments = split_file(wrapper(vec![path.clone()], 1), 1).expect("split");
+    assert_eq!(
+        fragments,
+        vec![Fragment {
+            bucket: 0,
+            data: log[3..log.len() - 1].replace_blank_line(),
+            lines: vec![1, 3, 4, 5],
+            keys: vec!["k1".to_owned(), "7".to_owned()],
+            key_of: vec![0, -1, 1, 0],
+            done: vec![0, 0, 1, 1],
+        }]
+    );
+    let many = split_file(wrapper(vec![path.clone()], 1), 5).expect("split");
+    let buckets: Vec<usize> = many.iter().map(|f| f.bucket).collect();
+    let mut expected = vec![0, bucket_of("k1", 5), bucket_of("7", 5)];
+    expected.sort_unstable();
+    expected.dedup();
+    assert_eq!(buckets, expected);
+    // typed errors, never a panic
+    assert!(matches!(
+        split_file(wrapper(vec![path.clone()], 1), 0),
+        Err(BatchError::Option(_))
+    ));
+    assert!(matches!(
+        split_file(Options::new(vec![path.clone()]), 2),
+        Err(BatchError::Option(_))
+    ));
+    let missing = dir.join("missing").display().to_string();
+    assert!(matches!(
+        split_file(wrapper(vec![missing], 1), 2),
+        Err(BatchError::File { .. })
+    ));
+}
+
+/// The block without its blank line (split keeps only the lines that are records).
+trait ReplaceBlank {
+    fn replace_blank_line(&self) -> Vec<u8>;
+}
+
+impl ReplaceBlank for [u8] {
+    fn replace_blank_line(&self) -> Vec<u8> {
+        let lines: Vec<&[u8]> = self
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .collect();
+        lines.join(&b'\n')
+    }
+}
+
+#[test]
+fn items_come_with_the_place_that_decided_them() {
+    let dir = scratch("places");
+    let chat = |sid: &str, last: bool| {
+        let mut lines = vec![
+            format!("{{\"stream_id\": \"{sid}\", \"event\": {{\"object\": \"chat.completion.chunk\", \"choices\": [{{\"index\": 0, \"delta\": {{\"content\": \"x\"}}}}]}}}}"),
+        ];
+        if last {
+            lines.push(format!(
+                "{{\"stream_id\": \"{sid}\", \"event\": \"[DONE]\"}}"
+            ));
+        }
+        lines
+    };
+    let mut one = chat("a", false);
+    one.push("bad".to_owned());
+    one.extend(chat("b", true));
+    let mut two = vec![String::new()];
+    two.push(chat("a", true)[1].clone());
+    two.extend(chat("c", false));
+    let paths = vec![
+        write(&dir, "1.jsonl", one.join("\n").as_bytes()),
+        write(&dir, "2.jsonl", two.join("\n").as_bytes()),
+    ];
+    for jobs in [1, 2] {
+        let mut batch = Batch::new(wrapper(paths.clone(), jobs)).expect("batch");
+        let mut places = Vec::new();
+        while let Ok(Next::Item(_, place)) = batch.next(None) {
+            places.push((place.end, place.file, place.line));
+        }
+        // bad at 1:2, b ends at 1:4, a (crossing files) at 2:2, c open from 2:3
+        assert_eq!(
+            places,
+            vec![(false, 0, 2), (false, 0, 4), (false, 1, 2), (true, 1, 3)],
+            "{jobs}"
         );
     }
 }

@@ -4,6 +4,7 @@ The names and signatures are those of the pure-Python twin (``fastmerge._pure``)
 docstrings and ``docs/merge-rules.md`` §1 for the rules.
 """
 
+from array import array
 from typing import Any, Iterable, final
 
 from typing_extensions import disjoint_base
@@ -25,6 +26,7 @@ __all__ = [
     "merge_all",
     "merge_dicts",
     "merge_logprobs",
+    "split_file",
 ]
 
 __version__: str
@@ -108,7 +110,16 @@ class BatchCore:
         usage: str = "merge",
         jobs: int = 0,
         max_open_streams: int = 0,
+        positions: bool = False,
     ) -> BatchCore: ...
     def next(self, timeout: float | None = None) -> tuple[Any, ...] | None: ...
     def progress(self) -> tuple[int, int, int, int]: ...
     def close(self) -> None: ...
+
+def split_file(
+    path: str,
+    group_by: str,
+    event: str | None = None,
+    order_by: str | None = None,
+    buckets: int = 1,
+) -> list[tuple[int, bytes, array[int], list[str], array[int], array[int]]]: ...

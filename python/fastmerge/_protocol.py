@@ -7,6 +7,7 @@ that drifts on either side fails lint, not a user's call.
 
 from __future__ import annotations
 
+from array import array
 from typing import TYPE_CHECKING, Any, Iterable, Protocol
 
 
@@ -66,6 +67,15 @@ class Backend(Protocol):
     @property
     def BatchCore(self) -> type[BatchCoreLike]: ...
 
+    def split_file(
+        self,
+        path: str,
+        group_by: str,
+        event: str | None = ...,
+        order_by: str | None = ...,
+        buckets: int = ...,
+    ) -> list[tuple[int, bytes, array[int], list[str], array[int], array[int]]]: ...
+
 
 class AggregatorCoreLike(Protocol):
     """What ``fastmerge.aggregate`` uses of a backend's ``AggregatorCore``."""
@@ -98,6 +108,7 @@ class BatchCoreLike(Protocol):
         usage: str = ...,
         jobs: int = ...,
         max_open_streams: int = ...,
+        positions: bool = ...,
     ) -> None: ...
     def next(self, timeout: float | None = ...) -> tuple[Any, ...] | None: ...
     def progress(self) -> tuple[int, int, int, int]: ...

@@ -49,10 +49,12 @@ from ._types import Provider, SignatureMerge, UsageMerge
 
 if TYPE_CHECKING:
     from ._pure.batch import BatchCore as _Core
+    from ._pure.batch import split_file as _split_file
     from .messages import AssistantMessage
 else:
     _name, _impl = _backend.backend_of(__name__)
     _Core = _impl.BatchCore
+    _split_file = _impl.split_file
     AssistantMessage = _backend.messages(_name).AssistantMessage
 
 __all__ = [

@@ -5,22 +5,20 @@ in the same order, byte for byte.
 How it runs (one Dask task per step, every task a pure function of its inputs, so a worker
 lost mid-job only costs its tasks being run again elsewhere):
 
-1. **split**, one task per input file: the file's records are read (decompressed, numbered)
-   and sent to a *bucket* by a hash of their stream key; a bucket's share of a file is one
-   fragment, its raw lines as one ``bytes`` with their line numbers in an ``array`` (one
-   pickled object per bucket and file, never one per record);
+1. **split**, one task per input file: the backend's ``split_file`` (Rust, GIL released: the
+   batch engine's own reader and record reader) reads the file's records (decompressed,
+   numbered) and sends each to a *bucket* by the CRC-32 of its stream key; a bucket's share of
+   a file is one fragment, its raw lines as one ``bytes`` with their line numbers in an
+   ``array`` (one pickled object per bucket and file, never one per record);
 2. **shuffle** (``bag.groupby``, or ``foldby``: a two-phase combine) brings each bucket's
    fragments together; they are put in input order (file, then line);
 3. **aggregate**, one task per bucket: the backend's ``BatchCore`` (Rust, GIL released) reads
    the bucket's records in input order, so a stream that crosses files (log rotation) is one
-   stream, and ends, key reuse and ``order_by`` follow the batch rules exactly; each item is
-   tagged with the input position where the single-machine batch decides it;
+   stream, and ends, key reuse and ``order_by`` follow the batch rules exactly; with
+   ``positions=True`` the core tags each item with the record that decided it, which is the
+   input position where the single-machine batch decides it;
 4. the items are put in that order on the client and read by :class:`fastmerge.batch.Batch`
    (errors modes, counts, records): the same code as one machine.
-
-Positions come from the core itself: a marker line (``0``, a bad line the core reports where
-it stands) follows every record in a bucket's input, so the bad lines before a stream's item
-say which record decided it.
 """
 
 from __future__ import annotations
@@ -30,26 +28,19 @@ import importlib
 import os
 import tempfile
 import time
-import zlib
 from array import array
+from bisect import bisect_right
 from functools import partial
-from itertools import repeat
 from operator import itemgetter
 from typing import IO, Any, Iterable, Iterator, Literal
-
-import jiter
 
 from . import _backend
 from . import batch as _batch
 from . import errors as _errors
-from ._pure import batch as _spec
 from ._types import Provider, SignatureMerge, UsageMerge
 
 __all__ = ["DaskBatch", "client", "merge_logs"]
 
-#: The line that follows every record in a bucket's input: a bad line (a number is not a
-#: record) the core reports in place, cheap to read.
-MARKER = b"0"
 #: ``shuffle=`` of :func:`merge_logs`.
 SHUFFLES = ("groupby", "foldby")
 
@@ -92,19 +83,14 @@ class _Job:
         self.paths = paths
         self.options = options
         self.buckets = buckets
-        self.key = (
-            None
-            if options["group_by"] in ("auto", "file")
-            else _spec.parse_path("group_by", options["group_by"])
-        )
-        event = options["event"]
-        self.event = None if event is None else _spec.parse_path("event", event)
+        #: False: each file is one stream (``group_by`` auto or file)
+        self.records = options["group_by"] not in ("auto", "file")
 
     def batch(self) -> Any:
         """``fastmerge.batch`` on the job's backend (imported again in a worker process)."""
         return _batch if self.backend is None else _backend._copy("batch", self.backend)
 
-    def core(self, paths: list[str], group_by: str | None = None) -> Any:
+    def core(self, paths: list[str], group_by: str | None = None, positions: bool = False) -> Any:
         """The backend's ``BatchCore`` on ``paths`` with the job's options."""
         o = self.options
         return self.batch()._Core(
@@ -118,148 +104,88 @@ class _Job:
             o["usage"],
             o["jobs"],
             0,
+            positions,
         )
 
 
 class Fragment:
-    """One bucket's records of one file, in file order: their lines joined by ``\\n``, their
-    line numbers, and per record its key's index in ``keys`` (-1: no key found, the core
-    says why) and whether its event is the ``[DONE]`` sentinel."""
+    """One bucket's records of one file, in file order (what ``split_file`` gives): their
+    lines joined by ``\\n``, their line numbers, the bucket's keys and per record its key's
+    index in ``keys`` (-1: a bad line, the core says why) and whether its event is the
+    ``[DONE]`` sentinel."""
 
     __slots__ = ("file", "data", "lines", "keys", "key_of", "done")
 
-    def __init__(self, file: int) -> None:
+    def __init__(
+        self,
+        file: int,
+        data: bytes,
+        lines: array[int],
+        keys: list[str],
+        key_of: array[int],
+        done: array[int],
+    ) -> None:
         self.file = file
-        self.data = bytearray()
-        self.lines = array("Q")
-        self.keys: list[str] = []
-        self.key_of = array("l")
-        self.done = array("b")
+        self.data = data
+        self.lines = lines
+        self.keys = keys
+        self.key_of = key_of
+        self.done = done
 
     def __getstate__(self) -> tuple[Any, ...]:
-        return (self.file, bytes(self.data), self.lines, self.keys, self.key_of, self.done)
+        return (self.file, self.data, self.lines, self.keys, self.key_of, self.done)
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
-        self.file, data, self.lines, self.keys, self.key_of, self.done = state
-        self.data = bytearray(data)
-
-
-def _record_key(job: _Job, line: bytes) -> tuple[str, bool] | None:
-    """A record's stream key text and whether its event is ``[DONE]``, by the twin's record
-    rules; None when no key is found (the line goes to bucket 0, whose core says why).
-    Parsed with jiter, not the twin's stricter reader: this only routes a line to its bucket,
-    and the bucket's core reads it again (a line the core finds bad is reported there)."""
-    assert job.key is not None
-    try:
-        record = jiter.from_json(line)
-    except ValueError:
-        return None
-    if not isinstance(record, dict):
-        return None
-    key = _spec.resolve(record, job.key)
-    if isinstance(key, int) and not isinstance(key, bool) and not -(2**63) <= key < 2**63:
-        key = float(key)  # as the cores read an int beyond 64 bits
-    if key is _spec._MISSING or key is None or not (isinstance(key, str) or _spec._number(key)):
-        return None
-    event: Any = record
-    if job.event is not None:
-        event = _spec.resolve(record, job.event)
-    return _spec.key_text(key), _spec._done(event)
+        self.file, self.data, self.lines, self.keys, self.key_of, self.done = state
 
 
 def _split(job: _Job, file: int) -> list[tuple[int, Fragment]]:
-    """Task 1: one file's records as one fragment per bucket."""
+    """Task 1: one file's records as one fragment per bucket (the backend's ``split_file``)."""
     while job.hold is not None and not os.path.exists(job.hold):
         time.sleep(0.05)
-    path = job.paths[file]
-    reader = _spec.BatchCore([path], "file")  # the twin reads lines as the cores do
-    fragments: dict[int, Fragment] = {}
-    index: dict[int, dict[str, int]] = {}
-    for number, line in reader._lines(path):
-        found = _record_key(job, line)
-        # a line without a key goes to bucket 0, whose core words its reason
-        bucket = 0 if found is None else zlib.crc32(found[0].encode()) % job.buckets
-        fragment = fragments.get(bucket)
-        if fragment is None:
-            fragment = fragments[bucket] = Fragment(file)
-            index[bucket] = {}
-        if fragment.lines:
-            fragment.data += b"\n"
-        fragment.data += line
-        fragment.lines.append(number)
-        if found is None:
-            fragment.key_of.append(-1)
-            fragment.done.append(0)
-        else:
-            keys = index[bucket]
-            at = keys.get(found[0])
-            if at is None:
-                at = keys[found[0]] = len(fragment.keys)
-                fragment.keys.append(found[0])
-            fragment.key_of.append(at)
-            fragment.done.append(found[1])
-    return sorted(fragments.items(), key=itemgetter(0))
+    o = job.options
+    parts = job.batch()._split_file(
+        job.paths[file], o["group_by"], o["event"], o["order_by"], job.buckets
+    )
+    return [(bucket, Fragment(file, *rest)) for bucket, *rest in parts]
 
 
 def _aggregate(job: _Job, fragments: list[Fragment]) -> list[tuple[tuple[int, int, int], Any]]:
     """Task 3: a bucket's records, in input order, through the core; each item with the
-    input position where one machine decides it (phase 0: the deciding record; phase 1,
-    streams open at the end: their first record)."""
+    input position where one machine decides it: the core's place of the item (``end`` 0:
+    the deciding record; 1, streams open at the end: their first record), the record's file
+    and line."""
     fragments = sorted(fragments, key=lambda f: f.file)
-    where: list[tuple[int, int]] = []  # record index -> (file, line)
-    keys: list[str | None] = []
-    done: list[int] = []
+    starts: list[int] = []  # the line of each fragment's first record in the bucket's input
     with tempfile.NamedTemporaryFile("wb", suffix=".jsonl", delete=False) as tmp:
-        # a marker first: a record never opens the file (a byte order mark there would go)
-        tmp.write(MARKER + b"\n")
+        # a blank line first: a record never opens the file (a byte order mark there would go);
+        # then one record a line, each fragment's after the one before
+        tmp.write(b"\n")
+        line = 2
         for fragment in fragments:
-            # every record followed by a marker (a record holds no newline)
-            tmp.write(fragment.data.replace(b"\n", b"\n" + MARKER + b"\n") + b"\n" + MARKER + b"\n")
-            where.extend(zip(repeat(fragment.file), fragment.lines))
-            keys.extend(None if k < 0 else fragment.keys[k] for k in fragment.key_of)
-            done.extend(fragment.done)
+            tmp.write(fragment.data)
+            tmp.write(b"\n")
+            starts.append(line)
+            line += len(fragment.lines)
     out: list[tuple[tuple[int, int, int], Any]] = []
     try:
-        core = job.core([tmp.name])
-        markers = 0
-        ended: dict[int, str] = {}  # record index -> key of the stream it ended
-        bad: set[int] = set()
-        last: list[Any] = []  # items of streams open at the end
+        core = job.core([tmp.name], positions=True)
         while True:
             try:
                 item = core.next()
             except StopIteration:
                 break
-            if item[0] == "bad":
-                if item[2] % 2:  # the marker lines are the odd ones
-                    markers += 1
-                    continue
-                at = item[2] // 2 - 1
-                bad.add(at)
-                file, line = where[at]
-                out.append(((0, file, line), ("bad", job.paths[file], line, item[3])))
-            elif markers <= len(where):
-                at = markers - 1
-                ended[at] = item[1]
-                out.append(((0, *where[at]), item))
+            end, _, line = item[-1]
+            at = bisect_right(starts, line) - 1
+            file, number = fragments[at].file, fragments[at].lines[line - starts[at]]
+            if item[0] == "bad":  # named by the bucket's input: the job's file and line
+                item = ("bad", job.paths[file], number, item[3])
             else:
-                last.append(item)
+                item = item[:-1]
+            out.append(((end, file, number), item))
         core.close()
     finally:
         os.unlink(tmp.name)
-    if last:
-        # the first record of each key's stream still open at the end: the first one after
-        # its last end that opens a stream (not a bad line, not a lone [DONE])
-        first: dict[str, int] = {}
-        for at, key in enumerate(keys):
-            if key is None or at in bad:
-                continue
-            if ended.get(at) == key:
-                first.pop(key, None)
-            elif key not in first and not done[at]:
-                first[key] = at
-        for item in last:
-            out.append(((1, *where[first[item[1]]]), item))
     return out
 
 
@@ -397,7 +323,7 @@ def merge_logs(
     # the single-machine core checks the options and the paths, with its errors
     total = job.core(expanded).progress()[1]
     files = bag.from_sequence(range(len(expanded)), npartitions=max(len(expanded), 1))
-    if job.key is None:
+    if not job.records:
         items = files.map(partial(_whole_file, job)).flatten()
         return DaskBatch(job, items, total, errors, errors_file)
     fragments = files.map(partial(_split, job)).flatten()

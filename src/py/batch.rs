@@ -7,9 +7,10 @@ use std::time::Duration;
 
 use pyo3::exceptions::{PyRuntimeError, PyStopIteration, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyInt, PyList, PyString, PyTuple};
+use pyo3::types::{PyBool, PyBytes, PyInt, PyList, PyString, PyTuple};
 
-use crate::engine::batch::{Batch, BatchError, Item, Next, Options, StreamError};
+use crate::engine::batch::split::{split_file as split_engine, Fragment};
+use crate::engine::batch::{Batch, BatchError, Item, Next, Options, Place, StreamError};
 use crate::py::aggregate::{agg_error, AggregatorCore, GcPause, ToPy};
 use crate::py::args::Arg;
 use crate::py::chunks::parse_options;
@@ -74,10 +75,28 @@ fn count_arg(py: Python<'_>, name: &str, arg: &Arg<'_>) -> PyResult<usize> {
 #[pyclass(module = "fastmerge._fastmerge")]
 pub struct BatchCore {
     batch: Mutex<Batch>,
+    /// Whether each item ends with its place (`positions=True`).
+    positions: bool,
 }
 
 impl BatchCore {
-    fn item<'py>(py: Python<'py>, item: Item) -> PyResult<Bound<'py, PyTuple>> {
+    /// An item as a tuple, with `(end, file, line)` at the end when `place` is given.
+    fn item<'py>(
+        py: Python<'py>,
+        item: Item,
+        place: Option<Place>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let tuple = Self::fields(py, item)?;
+        let Some(place) = place else {
+            return Ok(tuple);
+        };
+        let place = (u8::from(place.end), place.file, place.line).into_pyobject(py)?;
+        let mut all: Vec<Bound<'py, PyAny>> = tuple.iter().collect();
+        all.push(place.into_any());
+        PyTuple::new(py, all)
+    }
+
+    fn fields<'py>(py: Python<'py>, item: Item) -> PyResult<Bound<'py, PyTuple>> {
         match item {
             Item::Bad {
                 source,
@@ -116,8 +135,8 @@ impl BatchCore {
 impl BatchCore {
     #[new]
     #[pyo3(
-        signature = (paths, group_by = Arg::Default, event = None, order_by = None, provider = Arg::Default, strict = Arg::Default, signature_merge = Arg::Default, usage = Arg::Default, jobs = Arg::Default, max_open_streams = Arg::Default),
-        text_signature = "(paths, group_by='auto', event=None, order_by=None, provider='auto', strict=False, signature_merge='replace', usage='merge', jobs=0, max_open_streams=0)"
+        signature = (paths, group_by = Arg::Default, event = None, order_by = None, provider = Arg::Default, strict = Arg::Default, signature_merge = Arg::Default, usage = Arg::Default, jobs = Arg::Default, max_open_streams = Arg::Default, positions = Arg::Default),
+        text_signature = "(paths, group_by='auto', event=None, order_by=None, provider='auto', strict=False, signature_merge='replace', usage='merge', jobs=0, max_open_streams=0, positions=False)"
     )]
     #[allow(clippy::too_many_arguments)]
     fn new<'py>(
@@ -132,6 +151,7 @@ impl BatchCore {
         usage: Arg<'py>,
         jobs: Arg<'py>,
         max_open_streams: Arg<'py>,
+        positions: Arg<'py>,
     ) -> PyResult<Self> {
         // the twin's order of checks: paths, counts, aggregator options, then the paths
         let list = match paths.cast::<PyList>() {
@@ -149,6 +169,11 @@ impl BatchCore {
         }
         let jobs = count_arg(py, "jobs", &jobs)?;
         let max_open_streams = count_arg(py, "max_open_streams", &max_open_streams)?;
+        let positions = match &positions {
+            Arg::Default => false,
+            Arg::Given(obj) if obj.is_instance_of::<PyBool>() => obj.is_truthy()?,
+            Arg::Given(obj) => return Err(wrong_type(py, "positions", "a bool", obj)),
+        };
         let provider_name = match &provider {
             Arg::Given(obj) if obj.is_instance_of::<PyString>() => {
                 Some(obj.cast::<PyString>()?.to_str()?.to_owned())
@@ -191,6 +216,7 @@ impl BatchCore {
             .map_err(|e| batch_error(py, e))?;
         Ok(BatchCore {
             batch: Mutex::new(batch),
+            positions,
         })
     }
 
@@ -216,7 +242,10 @@ impl BatchCore {
                 Err(_) => Err(BatchError::Internal("a batch call panicked".to_owned())),
             });
             match found.map_err(|e| batch_error(py, e))? {
-                Next::Item(item) => return Self::item(py, item).map(Some),
+                Next::Item(item, place) => {
+                    let place = self.positions.then_some(place);
+                    return Self::item(py, item, place).map(Some);
+                }
                 Next::End => return Err(PyStopIteration::new_err(())),
                 Next::Timeout if timeout.is_some() => return Ok(None),
                 Next::Timeout => py.check_signals()?,
@@ -242,6 +271,73 @@ impl BatchCore {
     }
 }
 
+/// A fragment as `(bucket, data, lines, keys, key_of, done)`: the numbers in arrays
+/// (`array('Q')`, `array('q')`, `array('b')`), one object each, not one per record.
+fn fragment<'py>(
+    py: Python<'py>,
+    array: &Bound<'py, PyAny>,
+    f: Fragment,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let lines: Vec<u8> = f.lines.iter().flat_map(|n| n.to_ne_bytes()).collect();
+    let key_of: Vec<u8> = f.key_of.iter().flat_map(|n| n.to_ne_bytes()).collect();
+    (
+        f.bucket,
+        PyBytes::new(py, &f.data),
+        array.call1(("Q", PyBytes::new(py, &lines)))?,
+        PyList::new(py, &f.keys)?,
+        array.call1(("q", PyBytes::new(py, &key_of)))?,
+        array.call1(("b", PyBytes::new(py, &f.done)))?,
+    )
+        .into_pyobject(py)
+}
+
+/// One input's records as one fragment per bucket (the split step of `fastmerge.dask`), read
+/// with the GIL released; see the twin's `fastmerge._pure.batch.split_file`.
+#[pyfunction]
+#[pyo3(
+    signature = (path, group_by, event = None, order_by = None, buckets = Arg::Default),
+    text_signature = "(path, group_by, event=None, order_by=None, buckets=1)"
+)]
+fn split_file<'py>(
+    py: Python<'py>,
+    path: &Bound<'py, PyAny>,
+    group_by: &Bound<'py, PyAny>,
+    event: Option<Bound<'py, PyAny>>,
+    order_by: Option<Bound<'py, PyAny>>,
+    buckets: Arg<'py>,
+) -> PyResult<Bound<'py, PyList>> {
+    // the twin's order of checks: path, buckets, then BatchCore's
+    let path = text_arg(py, "path", path)?;
+    let buckets = match &buckets {
+        Arg::Default => 1,
+        Arg::Given(obj) => {
+            if !obj.is_instance_of::<PyInt>() || obj.is_instance_of::<PyBool>() {
+                return Err(wrong_type(py, "buckets", "an int", obj));
+            }
+            let value: i128 = obj.extract()?;
+            if value < 1 {
+                let detail = format!("buckets must be 1 or more, not {value}");
+                return Err(batch_error(py, BatchError::Option(detail)));
+            }
+            usize::try_from(value).unwrap_or(usize::MAX)
+        }
+    };
+    let mut options = Options::new(vec![path]);
+    options.group_by = text_arg(py, "group_by", group_by)?;
+    options.event = event.map(|e| text_arg(py, "event", &e)).transpose()?;
+    options.order_by = order_by.map(|o| text_arg(py, "order_by", &o)).transpose()?;
+    let fragments = py
+        .detach(|| split_engine(options, buckets))
+        .map_err(|e| batch_error(py, e))?;
+    let array = py.import("array")?.getattr("array")?;
+    let out = PyList::empty(py);
+    for f in fragments {
+        out.append(fragment(py, &array, f)?)?;
+    }
+    Ok(out)
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<BatchCore>()
+    m.add_class::<BatchCore>()?;
+    m.add_function(wrap_pyfunction!(split_file, m)?)
 }

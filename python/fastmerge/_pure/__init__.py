@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .._version import __version__
 from .aggregate import PROVIDERS, AggregatorCore
-from .batch import BatchCore
+from .batch import BatchCore, split_file
 from .chunks import ChunkCore, copy_tree, fold_chunks
 from .generic import (
     ATOMIC_KEYS,
@@ -40,4 +40,5 @@ __all__ = [
     "merge_all",
     "merge_dicts",
     "merge_logprobs",
+    "split_file",
 ]

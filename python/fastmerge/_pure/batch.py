@@ -22,6 +22,14 @@ Items (:meth:`BatchCore.next`), in input order of the position where each one is
   the aggregator raised (no readable event, strict mode, ...);
 - ``("bad", source, line, reason)``: a record that belongs to no stream (``line`` is 1-based,
   in the decompressed text).
+
+With ``positions=True`` every item ends with its place ``(end, file, line)``: where it was
+decided, the record (``file`` its input's index in ``paths``, ``line`` 1-based) that ended the
+stream or is the bad line, ``end`` 0; for a stream still open at the end of the input, its
+first record, ``end`` 1. A file read as one stream: ``(0, file, 0)``.
+
+:func:`split_file` cuts one input's records into buckets by their stream key (the split step of
+``fastmerge.dask``), reading lines and records with the rules above.
 """
 
 from __future__ import annotations
@@ -33,13 +41,14 @@ import os
 import sys
 import time
 import zlib
+from array import array
 from typing import IO, Any, Callable, Iterator
 
 from .. import errors
 from . import events
 from .aggregate import AggregatorCore
 
-__all__ = ["BatchCore"]
+__all__ = ["BatchCore", "split_file"]
 
 #: Bytes read from an input at a time.
 CHUNK = 1 << 16
@@ -145,11 +154,13 @@ class _Stream:
     """A stream being read: its aggregator, the first error it raised, and (with
     ``order_by``) its events waiting to be sorted."""
 
-    __slots__ = ("key", "core", "error", "waiting")
+    __slots__ = ("key", "core", "error", "waiting", "first")
 
-    def __init__(self, key: str, core: AggregatorCore) -> None:
+    def __init__(self, key: str, core: AggregatorCore, first: tuple[int, int]) -> None:
         self.key = key
         self.core = core
+        #: where its first record is: (input index, line)
+        self.first = first
         self.error: str | None = None
         self.waiting: list[tuple[Any, Any]] = []  # (order_by value, event)
 
@@ -170,6 +181,7 @@ class BatchCore:
         usage: str = "merge",
         jobs: int = 0,
         max_open_streams: int = 0,
+        positions: bool = False,
     ) -> None:
         if not isinstance(paths, list) or not all(type(p) is str for p in paths):
             raise errors.wrong_type("paths", "a list of str", paths)
@@ -178,6 +190,9 @@ class BatchCore:
                 raise errors.wrong_type(name, "an int", value)
             if value < 0:
                 raise errors.batch_option(f"{name} must be 0 or more, not {value}")
+        if type(positions) is not bool:
+            raise errors.wrong_type("positions", "a bool", positions)
+        self._positions = positions
         try:
             # the aggregator's own checks of its options, as batch errors
             AggregatorCore(provider, strict, signature_merge, usage)
@@ -248,7 +263,7 @@ class BatchCore:
                     self._done += 1
                 else:
                     self._bad += 1
-                return item
+                return item if self._positions else item[:-1]
             if deadline is not None and time.monotonic() >= deadline:
                 return None
 
@@ -341,14 +356,16 @@ class BatchCore:
 
     # -- one stream per file
 
+    # The items of the generators below end with their place (see the module docstring).
+
     def _files(self) -> Iterator[tuple[Any, ...] | None]:
-        for path in self._paths:
-            stream = _Stream(path, AggregatorCore(*self._options))
+        for file, path in enumerate(self._paths):
+            stream = _Stream(path, AggregatorCore(*self._options), (file, 0))
             for chunk in self._decoded(path):
                 if stream.error is None:
                     self._guard(stream, stream.core.feed, chunk)
                 yield None
-            yield self._finish(stream)
+            yield (*self._finish(stream), (0, file, 0))
 
     # -- records
 
@@ -356,20 +373,14 @@ class BatchCore:
         assert self._key is not None
         open_: dict[str, _Stream] = {}  # in the order of their first records
         count = 0
-        for path in self._paths:
+        for file, path in enumerate(self._paths):
             for line, data in self._lines(path):
                 count += 1
                 if count % TICK == 0:
                     yield None
-                try:
-                    record = events.parse(data)
-                except events.EventDataError as exc:
-                    reason = exc.detail.replace("an event must be", "a record must be")
-                    yield ("bad", path, line, reason)
-                    continue
-                found = self._found(record)
+                found = self._record(data)
                 if isinstance(found, str):
-                    yield ("bad", path, line, found)
+                    yield ("bad", path, line, found, (0, file, line))
                     continue
                 key, event, order = found
                 stream = open_.get(key)
@@ -378,14 +389,23 @@ class BatchCore:
                         continue  # the sentinel after a stream that ended: it carries nothing
                     if self._limit and len(open_) >= self._limit:
                         raise errors.too_many_streams(self._limit, path, line)
-                    stream = open_[key] = _Stream(key, AggregatorCore(*self._options))
+                    core = AggregatorCore(*self._options)
+                    stream = open_[key] = _Stream(key, core, (file, line))
                 if self._order is not None:
                     stream.waiting.append((order, event))
                 elif self._add(stream, event):
                     del open_[key]
-                    yield self._finish(stream)
+                    yield (*self._finish(stream), (0, file, line))
         for stream in open_.values():
-            yield self._finish(stream)
+            yield (*self._finish(stream), (1, *stream.first))
+
+    def _record(self, data: bytes) -> tuple[str, Any, Any] | str:
+        """A record line's (key, event, order_by value), or the reason it is a bad line."""
+        try:
+            record = events.parse(data)
+        except events.EventDataError as exc:
+            return exc.detail.replace("an event must be", "a record must be")
+        return self._found(record)
 
     def _found(self, record: dict[str, Any]) -> tuple[str, Any, Any] | str:
         """A record's (key, event, order_by value), or the reason it belongs to no stream."""
@@ -463,6 +483,54 @@ class BatchCore:
             except errors.MergeError as exc:
                 stream.error = str(exc)
         return ("stream", stream.key, stream.core.provider, choices, stream.error)
+
+
+def split_file(
+    path: str,
+    group_by: str,
+    event: str | None = None,
+    order_by: str | None = None,
+    buckets: int = 1,
+) -> list[tuple[int, bytes, array[int], list[str], array[int], array[int]]]:
+    """One input's records cut into ``buckets`` buckets by their stream key (the split step
+    of ``fastmerge.dask``): per bucket that has any, in bucket order, ``(bucket, data, lines,
+    keys, key_of, done)`` — the records' lines joined by ``\\n``, their 1-based line numbers
+    (``array('Q')``), the bucket's stream keys in the order of their first records, per record
+    its key's index in ``keys`` or -1 for a bad line (``array('q')``), and per record 1 when
+    its event is ``[DONE]`` (``array('b')``). Lines and records are read as
+    :class:`BatchCore` reads them (options checked as it checks them); a key's bucket is
+    ``zlib.crc32`` of its UTF-8 text modulo ``buckets``; bad lines go to bucket 0."""
+    if type(path) is not str:
+        raise errors.wrong_type("path", "a str", path)
+    if type(buckets) is not int:
+        raise errors.wrong_type("buckets", "an int", buckets)
+    if buckets < 1:
+        raise errors.batch_option(f"buckets must be 1 or more, not {buckets}")
+    core = BatchCore([path], group_by, event, order_by)
+    if core._key is None:
+        raise errors.batch_option(
+            "split_file cuts records by their stream key: pass group_by (e.g. stream_id)"
+        )
+    # per bucket: its lines, numbers, keys (text -> index), key indexes, [DONE] flags
+    parts: dict[int, tuple[list[bytes], array[int], dict[str, int], array[int], array[int]]] = {}
+    for line, data in core._lines(path):
+        found = core._record(data)
+        bucket = 0 if isinstance(found, str) else zlib.crc32(found[0].encode()) % buckets
+        part = parts.get(bucket)
+        if part is None:
+            part = parts[bucket] = ([], array("Q"), {}, array("q"), array("b"))
+        part[0].append(data)
+        part[1].append(line)
+        if isinstance(found, str):
+            part[3].append(-1)
+            part[4].append(0)
+        else:
+            part[3].append(part[2].setdefault(found[0], len(part[2])))
+            part[4].append(_done(found[1]))
+    return [
+        (bucket, b"\n".join(data), lines, list(keys), key_of, done)
+        for bucket, (data, lines, keys, key_of, done) in sorted(parts.items())
+    ]
 
 
 def _done(event: Any) -> bool:

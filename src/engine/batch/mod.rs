@@ -20,6 +20,7 @@
 pub mod input;
 pub mod path;
 pub mod record;
+pub mod split;
 mod worker;
 
 use std::collections::BTreeMap;
@@ -122,10 +123,22 @@ pub enum BatchError {
     Internal(String),
 }
 
+/// Where an item was decided, in the input (`BatchCore(positions=True)`): while the input was
+/// read (`end` false), at the record (`file`: its input's index, `line`: 1-based) that ended
+/// the stream or is the bad line; for a stream still open at the end of the input (`end`
+/// true), at its first record. A file read as one stream: its index, line 0.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Place {
+    pub end: bool,
+    pub file: usize,
+    pub line: u64,
+}
+
 /// What [`Batch::next`] found.
 #[derive(Debug, PartialEq)]
 pub enum Next {
-    Item(Item),
+    /// The next item in input order, and where it was decided.
+    Item(Item, Place),
     /// `timeout` passed without an item.
     Timeout,
     /// Every item was returned.
@@ -163,7 +176,7 @@ impl Pos {
 
 /// What a worker sends to the collector.
 pub(crate) enum Out {
-    Item(Item),
+    Item(Item, Place),
     /// A stream's first record (counted only with `max_open_streams`).
     Start {
         file: usize,
@@ -329,8 +342,8 @@ impl Batch {
             if let Some(entry) = self.pending.first_entry() {
                 if entry.key().0 <= low {
                     let ((pos, _), out) = entry.remove_entry();
-                    if let Some(found) = self.release(pos, out)? {
-                        return Ok(Next::Item(found));
+                    if let Some((found, place)) = self.release(pos, out)? {
+                        return Ok(Next::Item(found, place));
                     }
                     continue;
                 }
@@ -368,9 +381,9 @@ impl Batch {
     }
 
     /// An item whose turn it is: returned, counted, or the error it is.
-    fn release(&mut self, _pos: Pos, out: Out) -> Result<Option<Item>, BatchError> {
+    fn release(&mut self, _pos: Pos, out: Out) -> Result<Option<(Item, Place)>, BatchError> {
         match out {
-            Out::Item(item) => {
+            Out::Item(item, place) => {
                 match &item {
                     Item::Stream { .. } => {
                         self.streams_done += 1;
@@ -378,7 +391,7 @@ impl Batch {
                     }
                     Item::Bad { .. } => self.bad_lines += 1,
                 }
-                Ok(Some(item))
+                Ok(Some((item, place)))
             }
             Out::Start { file, line } => {
                 self.open += 1;

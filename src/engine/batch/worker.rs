@@ -11,7 +11,7 @@ use std::thread::JoinHandle;
 
 use super::input::Input;
 use super::record::{self, Feed, OrderKey};
-use super::{BatchError, Item, Msg, Out, Plan, Pos, StreamError};
+use super::{BatchError, Item, Msg, Out, Place, Plan, Pos, StreamError};
 use crate::engine::aggregate::{AggError, AggregatorCore};
 use crate::engine::events::{self, EventDataError};
 use crate::engine::providers;
@@ -21,11 +21,11 @@ use crate::engine::providers;
 const BLOCK: usize = 1 << 20;
 
 /// Lines of a block: numbered in the order the reader cut them.
-struct Chunk {
+pub(super) struct Chunk {
     seq: u64,
-    file: usize,
+    pub file: usize,
     first_line: u64,
-    data: Vec<u8>,
+    pub data: Vec<u8>,
     /// the file's last block
     last: bool,
 }
@@ -187,68 +187,96 @@ pub(super) fn start(plan: &Arc<Plan>, jobs: usize) -> (Receiver<Msg>, Vec<JoinHa
 /// The reader: inputs in order, as blocks of whole lines.
 fn read_inputs(plan: &Plan, jobs: &SyncSender<Job>) {
     let mut seq = 0u64;
-    for (file, path) in plan.paths.iter().enumerate() {
-        let mut input = match Input::open(path, Arc::clone(&plan.bytes_read)) {
-            Ok(input) => input,
+    for file in 0..plan.paths.len() {
+        let sent = read_file(plan, file, &mut seq, |chunk| {
+            jobs.send(Job::Chunk(chunk)).is_ok()
+        });
+        match sent {
+            Ok(true) => {}
+            Ok(false) => return,
             Err(text) => {
                 let _ = jobs.send(Job::Fatal { seq, text });
                 return;
             }
-        };
-        let mut line = 1u64;
-        let mut carry: Vec<u8> = Vec::new();
-        let mut first = true;
-        loop {
-            if plan.stop.load(Ordering::Relaxed) {
-                return;
-            }
-            let mut buf = std::mem::take(&mut carry);
-            // a block, or twice a line longer than one (so a long line is read in few steps)
-            let want = BLOCK
-                .saturating_sub(buf.len())
-                .max(buf.len())
-                .max(64 * 1024);
-            buf.reserve(want);
-            let eof = match input.fill(&mut buf, want) {
-                Ok(eof) => eof,
-                Err(text) => {
-                    let _ = jobs.send(Job::Fatal { seq, text });
-                    return;
-                }
-            };
-            if !eof && plan.spec.is_some() {
-                // records: the block ends at a line end, the rest starts the next one
-                match memchr::memrchr(b'\n', &buf) {
-                    Some(end) => carry = buf.split_off(end + 1),
-                    None => {
-                        carry = buf;
-                        continue;
-                    }
-                }
-            }
-            if first && plan.spec.is_some() && buf.starts_with(b"\xef\xbb\xbf") {
-                buf.drain(..3);
-            }
-            first = false;
-            let lines = memchr::memchr_iter(b'\n', &buf).count() as u64;
-            let chunk = Chunk {
-                seq,
-                file,
-                first_line: line,
-                data: buf,
-                last: eof,
-            };
-            line += lines;
-            seq += 1;
-            if jobs.send(Job::Chunk(chunk)).is_err() {
-                return;
-            }
-            if eof {
-                break;
-            }
         }
     }
     let _ = jobs.send(Job::End { seq });
+}
+
+/// One input as blocks of whole lines (records: cut at line ends, a byte order mark opening
+/// the input dropped), numbered from `seq` on, each given to `send`; false when reading
+/// stopped (`send` returned false, or the batch is stopping), the error of an input that
+/// cannot be read. The one reader of the batch and of [`super::split`].
+pub(super) fn read_file(
+    plan: &Plan,
+    file: usize,
+    seq: &mut u64,
+    mut send: impl FnMut(Chunk) -> bool,
+) -> Result<bool, BatchError> {
+    let mut input = Input::open(&plan.paths[file], Arc::clone(&plan.bytes_read))?;
+    let mut line = 1u64;
+    let mut carry: Vec<u8> = Vec::new();
+    let mut first = true;
+    loop {
+        if plan.stop.load(Ordering::Relaxed) {
+            return Ok(false);
+        }
+        let mut buf = std::mem::take(&mut carry);
+        // a block, or twice a line longer than one (so a long line is read in few steps)
+        let want = BLOCK
+            .saturating_sub(buf.len())
+            .max(buf.len())
+            .max(64 * 1024);
+        buf.reserve(want);
+        let eof = input.fill(&mut buf, want)?;
+        if !eof && plan.spec.is_some() {
+            // records: the block ends at a line end, the rest starts the next one
+            match memchr::memrchr(b'\n', &buf) {
+                Some(end) => carry = buf.split_off(end + 1),
+                None => {
+                    carry = buf;
+                    continue;
+                }
+            }
+        }
+        if first && plan.spec.is_some() && buf.starts_with(b"\xef\xbb\xbf") {
+            buf.drain(..3);
+        }
+        first = false;
+        let lines = memchr::memchr_iter(b'\n', &buf).count() as u64;
+        let chunk = Chunk {
+            seq: *seq,
+            file,
+            first_line: line,
+            data: buf,
+            last: eof,
+        };
+        line += lines;
+        *seq += 1;
+        if !send(chunk) {
+            return Ok(false);
+        }
+        if eof {
+            return Ok(true);
+        }
+    }
+}
+
+/// The lines of a block of records that are not blank (spaces, tabs, CRs), in order: each
+/// one's number, where it starts in the block, and its bytes (without the line end).
+pub(super) fn each_line(chunk: &Chunk, mut visit: impl FnMut(u64, usize, &[u8])) {
+    let data = &chunk.data;
+    let mut line = chunk.first_line;
+    let mut start = 0;
+    while start < data.len() {
+        let end = memchr::memchr(b'\n', &data[start..]).map_or(data.len(), |i| start + i);
+        let text = &data[start..end];
+        if !text.iter().all(|c| matches!(c, b' ' | b'\t' | b'\r')) {
+            visit(line, start, text);
+        }
+        line += 1;
+        start = end + 1;
+    }
 }
 
 /// The shard of a stream key (a fixed hash: the same shards every run).
@@ -281,28 +309,19 @@ fn split(plan: &Plan, job: Job, shards: usize) -> Vec<Sub> {
                 subs[target].chunk = Some(Arc::new(chunk));
                 return subs;
             };
-            let data = &chunk.data;
-            let mut line = chunk.first_line;
-            let mut start = 0;
-            while start < data.len() {
-                let end = memchr::memchr(b'\n', &data[start..]).map_or(data.len(), |i| start + i);
-                let text = &data[start..end];
-                if !text.iter().all(|c| matches!(c, b' ' | b'\t' | b'\r')) {
-                    let record = record::read(text, spec);
-                    // bad lines go with shard 0 (any fixed shard keeps their order)
-                    let target = match &record {
-                        Ok(rec) => shard_of(rec.key.text(text), shards),
-                        Err(_) => 0,
-                    };
-                    subs[target].recs.push(Rec {
-                        line,
-                        start,
-                        record,
-                    });
-                }
-                line += 1;
-                start = end + 1;
-            }
+            each_line(&chunk, |line, start, text| {
+                let record = record::read(text, spec);
+                // bad lines go with shard 0 (any fixed shard keeps their order)
+                let target = match &record {
+                    Ok(rec) => shard_of(rec.key.text(text), shards),
+                    Err(_) => 0,
+                };
+                subs[target].recs.push(Rec {
+                    line,
+                    start,
+                    record,
+                });
+            });
             let chunk = Arc::new(chunk);
             for sub in &mut subs {
                 if !sub.recs.is_empty() {
@@ -327,6 +346,8 @@ struct Stream {
     core: AggregatorCore,
     /// the position of its first record (streams open at the end come in this order)
     first: Pos,
+    /// and where that record is
+    first_place: Place,
     /// what an event raised: the stream's result; its later events are not read
     error: Option<AggError>,
     /// with order-by: its events, kept until the end of input
@@ -388,6 +409,11 @@ impl Shard {
             key,
             core,
             first,
+            first_place: Place {
+                end: true,
+                file,
+                line,
+            },
             error: None,
             buffered: Vec::new(),
         }
@@ -435,7 +461,12 @@ impl Shard {
             }
         }
         if chunk.last {
-            return self.finish(stream, Pos::at(chunk.seq, u64::MAX, 1));
+            let place = Place {
+                end: false,
+                file: chunk.file,
+                line: 0,
+            };
+            return self.finish(stream, Pos::at(chunk.seq, u64::MAX, 1), place);
         }
         self.streams.insert(key, stream);
     }
@@ -443,6 +474,11 @@ impl Shard {
     /// A record of a JSON-lines log.
     fn record(&mut self, chunk: &Chunk, rec: Rec) {
         let pos = Pos::at(chunk.seq, rec.line, 1);
+        let place = Place {
+            end: false,
+            file: chunk.file,
+            line: rec.line,
+        };
         let record = match rec.record {
             Ok(record) => record,
             Err(reason) => {
@@ -451,7 +487,7 @@ impl Shard {
                     line: rec.line,
                     reason,
                 };
-                return self.emit(pos, Out::Item(item));
+                return self.emit(pos, Out::Item(item, place));
             }
         };
         let key = record.key.text(&chunk.data[rec.start..]);
@@ -503,13 +539,13 @@ impl Shard {
         };
         if ends {
             if let Some(stream) = self.streams.remove(key) {
-                self.finish(stream, pos);
+                self.finish(stream, pos, place);
             }
         }
     }
 
-    /// A stream's item, at `pos`.
-    fn finish(&mut self, mut stream: Stream, pos: Pos) {
+    /// A stream's item, at `pos` (decided at `place`).
+    fn finish(&mut self, mut stream: Stream, pos: Pos, place: Place) {
         let mut provider = stream.core.provider();
         let result = if let Some(err) = stream.error.take() {
             Err(StreamError::Aggregate(err))
@@ -544,7 +580,7 @@ impl Shard {
             provider,
             result,
         };
-        self.emit(pos, Out::Item(item))
+        self.emit(pos, Out::Item(item, place))
     }
 
     /// The end of input: every open stream, in the order of its first record.
@@ -552,9 +588,9 @@ impl Shard {
         let mut open: Vec<Stream> = self.streams.drain().map(|(_, s)| s).collect();
         open.sort_by_key(|s| s.first);
         for stream in open {
-            let first = stream.first;
+            let (first, place) = (stream.first, stream.first_place);
             let pos = Pos { phase: 1, ..first };
-            self.finish(stream, pos);
+            self.finish(stream, pos, place);
         }
     }
 }

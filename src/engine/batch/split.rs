@@ -1,0 +1,100 @@
+//! One input's records cut into buckets by their stream key (the split step of
+//! `fastmerge.dask`): read by the batch's own reader (decompression, blocks of whole lines,
+//! line numbers) and record reader ([`super::record`]), so a bucket's records are exactly the
+//! lines the batch would read, numbered as it numbers them. The twin is
+//! `fastmerge._pure.batch.split_file`.
+
+use super::record;
+use super::worker::{each_line, read_file};
+use super::{Batch, BatchError, Options};
+
+/// One bucket's records of an input, in input order.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Fragment {
+    pub bucket: usize,
+    /// The records' lines, joined by `\n` (a line holds no `\n`).
+    pub data: Vec<u8>,
+    /// Their 1-based line numbers in the decompressed input.
+    pub lines: Vec<u64>,
+    /// The stream keys of the fragment, in the order of their first records.
+    pub keys: Vec<String>,
+    /// Per record its key's index in `keys`, -1 for a bad line (no stream: the batch says why).
+    pub key_of: Vec<i64>,
+    /// Per record 1 when its event is the `[DONE]` sentinel, else 0.
+    pub done: Vec<u8>,
+}
+
+/// The bucket of a stream key: the CRC-32 (IEEE, as zlib's `crc32`) of its UTF-8 text, modulo
+/// `buckets`. Bad lines go to bucket 0.
+pub fn bucket_of(key: &str, buckets: usize) -> usize {
+    (crc32fast::hash(key.as_bytes()) as usize) % buckets
+}
+
+/// The records of `options.paths[0]` (the only path) as one fragment per bucket that has any,
+/// in bucket order. The options are checked as [`Batch::new`] checks them; `group_by` must be
+/// a path (a file read as one stream has no records to split), `buckets` 1 or more.
+pub fn split_file(options: Options, buckets: usize) -> Result<Vec<Fragment>, BatchError> {
+    if buckets == 0 {
+        return Err(BatchError::Option(
+            "buckets must be 1 or more, not 0".to_owned(),
+        ));
+    }
+    if options.paths.len() != 1 {
+        return Err(BatchError::Option("split_file reads one input".to_owned()));
+    }
+    let batch = Batch::new(options)?;
+    let plan = &batch.plan;
+    let Some(spec) = &plan.spec else {
+        return Err(BatchError::Option(
+            "split_file cuts records by their stream key: pass group_by (e.g. stream_id)"
+                .to_owned(),
+        ));
+    };
+    let mut fragments: Vec<Fragment> = Vec::new();
+    let mut slot: Vec<Option<usize>> = vec![None; buckets];
+    let mut index: Vec<foldhash::HashMap<String, i64>> = Vec::new();
+    let mut seq = 0;
+    read_file(plan, 0, &mut seq, |chunk| {
+        each_line(&chunk, |line, _, text| {
+            let found = record::read(text, spec).ok();
+            let bucket = found
+                .as_ref()
+                .map_or(0, |rec| bucket_of(rec.key.text(text), buckets));
+            let at = *slot[bucket].get_or_insert_with(|| {
+                fragments.push(Fragment {
+                    bucket,
+                    ..Fragment::default()
+                });
+                index.push(foldhash::HashMap::default());
+                fragments.len() - 1
+            });
+            let fragment = &mut fragments[at];
+            if !fragment.lines.is_empty() {
+                fragment.data.push(b'\n');
+            }
+            fragment.data.extend_from_slice(text);
+            fragment.lines.push(line);
+            let Some(rec) = found else {
+                fragment.key_of.push(-1);
+                fragment.done.push(0);
+                return;
+            };
+            let key = rec.key.text(text);
+            let keys = &mut index[at];
+            let of = match keys.get(key) {
+                Some(&of) => of,
+                None => {
+                    let of = fragment.keys.len() as i64;
+                    keys.insert(key.to_owned(), of);
+                    fragment.keys.push(key.to_owned());
+                    of
+                }
+            };
+            fragment.key_of.push(of);
+            fragment.done.push(u8::from(rec.feed == record::Feed::Done));
+        });
+        true
+    })?;
+    fragments.sort_by_key(|f| f.bucket);
+    Ok(fragments)
+}
