@@ -4,9 +4,9 @@
 Value semantics: mutating what a read returned never changes a later read. The token ids are a
 fresh copy per read, so their cost is the copy; a message's logprobs are read-only
 (``FrozenDict`` / ``FrozenList``, built once: at the first read of a message built from
-fields, as here, which the first round pays), so a read hands out the same object. Each benchmark first checks the read equals the entries
-the message was built from, then times one read. ``pytest benches --benchmark-disable`` runs
-each once (CI smoke).
+fields, as here, which the first round pays), so a read hands out the same object. Each
+benchmark first checks the read equals the entries the message was built from, then times one
+read. ``pytest benches --benchmark-disable`` runs each once (CI smoke).
 """
 
 from __future__ import annotations
