@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-N = 20_000
+N = int(os.environ.get("FASTMERGE_INSTRUCTIONS_N", "20000"))  # fewer: quicker, rougher
 
 PROGRAM = r"""
 import json, os, sys
@@ -49,6 +49,26 @@ elif case == "aggregate":
         core = rust.AggregatorCore("openai-chat")
         core.feed(data)
         core.finish()
+elif case == "logprobs":
+    # aggregate(bytes) of a text stream whose every chunk has a logprobs entry with 3
+    # top_logprobs (benches' openai_logprobs), the message built and its logprobs read
+    if impl == "rust-generic":
+        os.environ["FASTMERGE_GENERIC_EVENTS"] = "1"
+    def entry(i):
+        top = [{{"token": "t%d" % (i + k), "logprob": -0.25 * k - 0.123456789,
+                 "bytes": list(b"t%d" % (i + k))}} for k in range(3)]
+        return {{"token": "t%d" % i, "logprob": -0.5123456789, "bytes": list(b"t%d" % i),
+                "top_logprobs": top}}
+    def chunk(i):
+        choice = {{"index": 0, "delta": {{"content": "t%d" % i}},
+                  "logprobs": {{"content": [entry(i)], "refusal": None}}, "finish_reason": None}}
+        return json.dumps({{"id": "chatcmpl-AbC123", "object": "chat.completion.chunk",
+                           "created": 1735000000, "model": "gpt-4o-mini", "choices": [choice]}},
+                          separators=(",", ":"))
+    data = "".join(chunk(i) + "\n" for i in range(n)).encode()
+    if run:
+        import fastmerge
+        fastmerge.aggregate(data, "openai-chat").logprobs["content"]
 else:
     items = [json.loads(CHUNK % ("tok%d" % i)) for i in range(n)]
     if run:
@@ -88,6 +108,9 @@ def main() -> None:
     cases = [("merge", impl) for impl in ("openjiuwen", "twin", "rust")]
     cases += [("merge_all", impl) for impl in ("twin", "rust")]
     cases += [("aggregate", impl) for impl in ("rust-generic", "rust")]
+    cases += [("logprobs", impl) for impl in ("rust-generic", "rust")]
+    if len(sys.argv) > 1:  # only the cases named: python benches/instructions.py logprobs
+        cases = [case for case in cases if case[0] in sys.argv[1:]]
     for case, impl in cases:
         base = count(program, case, impl, str(N), "skip")
         total = count(program, case, impl, str(N), "run")

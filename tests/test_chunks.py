@@ -493,7 +493,11 @@ def test_mutating_returned_values_does_not_change_the_chunk() -> None:
         if isinstance(sample.content, list):
             sample.content.append("z")
         if hasattr(sample, "parts"):
-            sample.logprobs and sample.logprobs.clear()
+            if isinstance(sample, fastmerge.AssistantMessage) and sample.logprobs:
+                with pytest.raises(TypeError, match="read-only"):  # a message's: read-only
+                    sample.logprobs.clear()
+            else:
+                sample.logprobs and sample.logprobs.clear()  # a chunk's: a fresh copy
             (sample.completion_token_ids or []).append(99)
             (sample.prompt_token_ids or []).append(99)
             sample.provider_metadata["new"] = 1

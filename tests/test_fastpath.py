@@ -167,3 +167,74 @@ def test_anthropic_fast_path_equals_generic_path_and_twin(
         generic = _run("rust", data, strict, "anthropic")
     assert fast == generic
     assert fast == _run("python", data, strict, "anthropic")
+
+
+# Logprobs entries with the values a typed reading gets wrong most easily, written as raw JSON
+# (an int `-0`, duplicate keys, escapes): the fast path, the generic path and the twin give the
+# same message, and the same read-only `message.logprobs`.
+_ODD_LOGPROBS = [
+    b'{"token":"a","logprob":-0.5,"bytes":[97],"top_logprobs":[]}',
+    b'{"token":"b","logprob":-0,"bytes":null,"top_logprobs":[{"token":"b","logprob":-0.0}]}',
+    b'{"token":"c","logprob":9223372036854775808,"bytes":[18446744073709551616]}',
+    b'{"token":"d","logprob":-9223372036854775808,"bytes":[1e400]}',
+    b'{"token":"\\ud83d\\ude00\\u00e9","logprob":1.5e-300}',
+    b'{"token":"\\ud800","logprob":-1}',
+    b'{"token":"e","token":"f","logprob":-2,"logprob":-3}',
+    b'{"logprob":null}',
+    b"null",
+    b'"text"',
+    b"[1,[2,{}]]",
+]
+
+
+def _odd_logprobs_stream(content: bytes, other: bytes) -> bytes:
+    head = b'{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":['
+    lines = [head + b'{"index":0,"delta":{"role":"assistant","content":""}}]}']
+    entries = [b'{"content":[' + entry + b'],"refusal":null}' for entry in _ODD_LOGPROBS]
+    entries[4:4] = [b'{"content":' + content + b',"refusal":null}', other]
+    for i, logprobs in enumerate(entries):
+        delta = b'{"content":"t%d"}' % i
+        choice = b'{"index":0,"delta":' + delta + b',"logprobs":' + logprobs + b"}"
+        lines.append(head + choice + b"]}")
+    lines.append(head + b'{"index":0,"delta":{},"finish_reason":"stop"}]}')
+    return b"\n".join(lines) + b"\n"
+
+
+@pytest.mark.parametrize("content", [b"[]", b"null", b'"x"', b"{}", b'[{"token":"z"}]'])
+@pytest.mark.parametrize(
+    "other", [b"null", b"{}", b'{"refusal":[{"token":"r"}]}', b'[{"token":"l"}]', b"7"]
+)
+def test_odd_logprobs_fast_path_equals_generic_path_and_twin(
+    both: Any, monkeypatch: pytest.MonkeyPatch, content: bytes, other: bytes
+) -> None:
+    from fastmerge.parts import FrozenDict, FrozenList
+
+    data = _odd_logprobs_stream(content, other)
+
+    def read(backend: str) -> tuple[Any, ...]:
+        def go() -> tuple[bytes, bytes, list[str]]:
+            agg = AGGREGATES[backend].Aggregator("openai-chat")
+            agg.feed(data)
+            (message,) = agg.finish_choices()
+            logprobs = message.logprobs
+            assert logprobs is message.logprobs
+            kinds = []
+            stack = [logprobs]
+            while stack:  # every container of the read is read-only
+                item = stack.pop()
+                if isinstance(item, (dict, list)):
+                    kinds.append(type(item).__name__)
+                    assert type(item) in (FrozenDict, FrozenList)
+                    stack.extend(item.values() if isinstance(item, dict) else item)
+            dumped = orjson.dumps(logprobs)
+            return orjson.dumps(message.to_dict()), dumped, kinds
+
+        return outcome(go)
+
+    fast = read("rust")
+    with monkeypatch.context() as patch:
+        patch.setenv("FASTMERGE_GENERIC_EVENTS", "1")
+        generic = read("rust")
+    assert fast == generic
+    assert fast == read("python")
+    assert fast[0] == "ok"

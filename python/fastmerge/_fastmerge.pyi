@@ -22,6 +22,7 @@ __all__ = [
     "concat_token_ids",
     "copy_tree",
     "fold_chunks",
+    "freeze_tree",
     "merge",
     "merge_all",
     "merge_dicts",
@@ -74,6 +75,7 @@ def fold_chunks(
     usage: str = "merge",
 ) -> Any: ...
 def copy_tree(value: Any) -> Any: ...
+def freeze_tree(value: Any) -> Any: ...
 
 @final
 class AggregatorCore:

@@ -809,6 +809,7 @@ def fold_chunks(
 # cached data is never handed out, so chunks stay values)
 _FOLD = sys.modules[_Core.__module__].fold_chunks
 _copy = sys.modules[_Core.__module__].copy_tree
+_freeze = sys.modules[_Core.__module__].freeze_tree
 
 
 # ---------------------------------------------------------------------------------------------
@@ -816,7 +817,7 @@ _copy = sys.modules[_Core.__module__].copy_tree
 
 
 class _Message:
-    __slots__ = ("_d",)
+    __slots__ = ("_d", "_frozen_logprobs")
     _FAMILY = ""
 
     def _view(self) -> dict[str, Any]:
@@ -846,6 +847,24 @@ class AssistantMessage(_AssistantFields, _Message):
     def __init__(self, **fields: Any) -> None:
         chunk = AssistantMessageChunk(**fields)
         object.__setattr__(self, "_d", chunk._data(True))
+
+    @property
+    def logprobs(self) -> Any:
+        """The merged logprobs in the shape the chunks gave them (OpenAI's ``{"content": [...]}``
+        usually), or None, read-only: every dict is a :class:`~fastmerge.parts.FrozenDict`,
+        every list a :class:`~fastmerge.parts.FrozenList` (a ``dict`` / ``list`` that raises
+        ``TypeError`` when changed; ``copy.deepcopy`` or :meth:`to_dict` give plain ones), so a
+        reader can never change the message and every read is the same object, never a copy
+        (20,000 entries were a 40 ms copy per read). Built once: by the Rust backend's
+        ``aggregate`` as it makes the message, otherwise at the first read."""
+        value = self._view()["logprobs"]
+        if type(value) is dict or type(value) is list:  # not built frozen: frozen once, kept
+            try:
+                return object.__getattribute__(self, "_frozen_logprobs")
+            except AttributeError:
+                value = _freeze(value)
+                object.__setattr__(self, "_frozen_logprobs", value)
+        return value
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> AssistantMessage:

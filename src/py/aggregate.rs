@@ -4,8 +4,10 @@
 use std::sync::Arc;
 
 use crate::engine::value::Map;
+use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple, PyType};
 
 use crate::engine::aggregate::{AggError, AggregatorCore as Core};
 use crate::engine::events::{EventDataError, MAX_JSON_DEPTH};
@@ -151,12 +153,81 @@ impl Drop for GcPause {
     }
 }
 
+/// `fastmerge.parts.FrozenDict` and `FrozenList`: what a message's logprobs are made of (a
+/// read-only `dict` / `list`; the message hands out the same object on every read).
+pub(crate) struct Frozen {
+    dict: Py<PyType>,
+    list: Py<PyType>,
+}
+
+static FROZEN: PyOnceLock<Frozen> = PyOnceLock::new();
+
+impl Frozen {
+    pub(crate) fn get(py: Python<'_>) -> PyResult<&'static Frozen> {
+        FROZEN.get_or_try_init(py, || {
+            let parts = py.import("fastmerge.parts")?;
+            let class = |name: &str| -> PyResult<Py<PyType>> {
+                Ok(parts.getattr(name)?.cast_into::<PyType>()?.unbind())
+            };
+            Ok(Frozen {
+                dict: class("FrozenDict")?,
+                list: class("FrozenList")?,
+            })
+        })
+    }
+
+    /// Whether `obj` is exactly one of the two classes (a tree already frozen).
+    pub(crate) fn is_frozen(&self, obj: &Bound<'_, PyAny>) -> bool {
+        let kind = obj.get_type();
+        kind.is(self.dict.bind(obj.py())) || kind.is(self.list.bind(obj.py()))
+    }
+
+    /// A new, empty instance of `kind` by its `tp_new` alone, as `dict.__new__(FrozenDict)`:
+    /// no `__init__` (it would find nothing to do); `PyDict_SetItem` / `PyList_Append` fill it
+    /// below the class's read-only methods, as CPython's own C code fills a subclass.
+    fn empty<'py>(py: Python<'py>, kind: &Py<PyType>) -> PyResult<Bound<'py, PyAny>> {
+        let kind = kind.bind(py);
+        let args = PyTuple::empty(py);
+        // SAFETY: the GIL is held; `tp_new` of a class deriving from dict or list (inherited
+        // from the builtin) takes the class, an args tuple and NULL kwargs, and returns a new
+        // reference or NULL with an exception set.
+        unsafe {
+            let slot = ffi::PyType_GetSlot(kind.as_ptr().cast(), ffi::Py_tp_new);
+            if slot.is_null() {
+                return Err(pyo3::exceptions::PyTypeError::new_err(
+                    "a class without tp_new",
+                ));
+            }
+            let new: ffi::newfunc = std::mem::transmute(slot);
+            let made = new(kind.as_ptr().cast(), args.as_ptr(), std::ptr::null_mut());
+            Bound::from_owned_ptr_or_err(py, made)
+        }
+    }
+
+    pub(crate) fn new_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        Self::empty(py, &self.dict)
+    }
+
+    pub(crate) fn new_list<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        Self::empty(py, &self.list)
+    }
+}
+
+/// Untracks `made` (a fresh list or dict only the caller holds) from the cyclic GC.
+fn untrack(made: &Bound<'_, PyAny>) {
+    // SAFETY: the GIL is held and `made` is a live list or dict (or an instance of a subclass
+    // of one) that only the caller holds; untracking an untracked object does nothing.
+    unsafe { ffi::PyObject_GC_UnTrack(made.as_ptr().cast()) };
+}
+
 /// Engine values as Python data. Object keys repeat across a stream (every logprobs entry has
 /// `token`, `logprob`, `bytes`, ...), so each distinct key is made into a `str` once and
 /// shared, as orjson does (a `str` caches its hash: dict inserts do not hash it again).
 pub(crate) struct ToPy<'py> {
     py: Python<'py>,
     keys: foldhash::HashMap<String, Bound<'py, PyString>>,
+    /// Set for the trees built read-only (a message's `logprobs`).
+    frozen: Option<&'static Frozen>,
 }
 
 impl<'py> ToPy<'py> {
@@ -164,6 +235,7 @@ impl<'py> ToPy<'py> {
         ToPy {
             py,
             keys: foldhash::HashMap::default(),
+            frozen: None,
         }
     }
 
@@ -183,11 +255,41 @@ impl<'py> ToPy<'py> {
         Ok(self.tree(value)?.0)
     }
 
+    /// A message's data: its `logprobs` read-only ([`Frozen`]), built so here once instead of
+    /// at its first read.
+    pub(crate) fn message(&mut self, value: &Value) -> PyResult<Bound<'py, PyAny>> {
+        let Value::Dict(map) = value else {
+            return self.value(value);
+        };
+        let py = self.py;
+        let dict = PyDict::new(py);
+        let mut tracked = false;
+        for (key, item) in map.iter() {
+            let key = self.key(key);
+            let (item, item_tracked) = if key.to_str()? == "logprobs" {
+                self.frozen = Some(Frozen::get(py)?);
+                let made = self.tree(item);
+                self.frozen = None;
+                made?
+            } else {
+                self.tree(item)?
+            };
+            tracked |= item_tracked;
+            dict.set_item(key, item)?;
+        }
+        let dict = dict.into_any();
+        if !tracked {
+            untrack(&dict);
+        }
+        Ok(dict)
+    }
+
     /// `value` as Python data, and whether the cyclic GC must track it. A fresh list or dict
     /// that holds only atomic values and untracked containers cannot be part of a cycle, and
-    /// nobody else holds it (readers get copies, `copy_tree`), so it is untracked, as CPython
-    /// untracks such tuples and dicts itself: 20,000 logprobs entries are ~180,000 containers
-    /// every later collection would walk otherwise (the GC pause only delays that walk).
+    /// nobody else holds it (readers get copies, `copy_tree`, or read-only trees), so it is
+    /// untracked, as CPython untracks such tuples and dicts itself: 20,000 logprobs entries
+    /// are ~180,000 containers every later collection would walk otherwise (the GC pause only
+    /// delays that walk).
     fn tree(&mut self, value: &Value) -> PyResult<(Bound<'py, PyAny>, bool)> {
         let py = self.py;
         let (made, tracked) = match value {
@@ -197,31 +299,56 @@ impl<'py> ToPy<'py> {
             Value::Float(number) => return Ok((PyFloat::new(py, *number).into_any(), false)),
             Value::Str(text) => return Ok((PyString::new(py, text).into_any(), false)),
             Value::List(items) => {
-                let list = PyList::empty(py);
                 let mut tracked = false;
-                for item in items.iter() {
-                    let (item, item_tracked) = self.tree(item)?;
-                    tracked |= item_tracked;
-                    list.append(item)?;
-                }
-                (list.into_any(), tracked)
+                let list = if let Some(frozen) = self.frozen {
+                    let list = frozen.new_list(py)?;
+                    for item in items.iter() {
+                        let (item, item_tracked) = self.tree(item)?;
+                        tracked |= item_tracked;
+                        // SAFETY: `list` is a list (a FrozenList); the item is borrowed.
+                        if unsafe { ffi::PyList_Append(list.as_ptr(), item.as_ptr()) } != 0 {
+                            return Err(PyErr::fetch(py));
+                        }
+                    }
+                    list
+                } else {
+                    let len = ffi::Py_ssize_t::try_from(items.len())
+                        .map_err(|_| pyo3::exceptions::PyOverflowError::new_err("list"))?;
+                    // SAFETY: a new list of `len` empty slots, each set once below (a list
+                    // dropped before then holds NULLs, which its dealloc skips).
+                    let list = unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyList_New(len))? };
+                    for (index, item) in items.iter().enumerate() {
+                        let (item, item_tracked) = self.tree(item)?;
+                        tracked |= item_tracked;
+                        // SAFETY: `index` < `len`; PyList_SetItem steals the new reference.
+                        unsafe { ffi::PyList_SetItem(list.as_ptr(), index as _, item.into_ptr()) };
+                    }
+                    list
+                };
+                (list, tracked)
             }
             Value::Dict(map) => {
-                let dict = PyDict::new(py);
+                let dict = match self.frozen {
+                    Some(frozen) => frozen.new_dict(py)?,
+                    None => PyDict::new(py).into_any(),
+                };
                 let mut tracked = false;
                 for (key, item) in map.iter() {
                     let key = self.key(key);
                     let (item, item_tracked) = self.tree(item)?;
                     tracked |= item_tracked;
-                    dict.set_item(key, item)?;
+                    // SAFETY: `dict` is a dict (or a FrozenDict); key and item are borrowed.
+                    let set =
+                        unsafe { ffi::PyDict_SetItem(dict.as_ptr(), key.as_ptr(), item.as_ptr()) };
+                    if set != 0 {
+                        return Err(PyErr::fetch(py));
+                    }
                 }
-                (dict.into_any(), tracked)
+                (dict, tracked)
             }
         };
         if !tracked {
-            // SAFETY: the GIL is held and `made` is a live list or dict only this call holds;
-            // untracking an untracked object does nothing.
-            unsafe { pyo3::ffi::PyObject_GC_UnTrack(made.as_ptr().cast()) };
+            untrack(&made);
         }
         Ok((made, tracked))
     }
@@ -286,7 +413,7 @@ impl AggregatorCore {
         let mut convert = ToPy::new(py);
         let list = PyList::empty(py);
         for value in &values {
-            list.append(convert.tree(value)?.0)?;
+            list.append(convert.message(value)?)?;
         }
         Ok(list)
     }

@@ -114,7 +114,7 @@ impl BatchCore {
                         let mut convert = ToPy::new(py);
                         let list = PyList::empty(py);
                         for value in &values {
-                            list.append(convert.value(value)?)?;
+                            list.append(convert.message(value)?)?;
                         }
                         (Some(list), None)
                     }

@@ -85,6 +85,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(concat_token_ids, m)?)?;
     m.add_function(wrap_pyfunction!(merge_logprobs, m)?)?;
     m.add_function(wrap_pyfunction!(copy_tree, m)?)?;
+    m.add_function(wrap_pyfunction!(freeze_tree, m)?)?;
     Ok(())
 }
 
@@ -95,6 +96,61 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 fn copy_tree<'py>(py: Python<'py>, value: Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     let _pause = crate::py::aggregate::GcPause::new(py);
     copy_at(&PyHost { py }, &value, 0)
+}
+
+/// `value` with every dict and list copied read-only (`fastmerge.parts.FrozenDict` /
+/// `FrozenList`), other values shared; a tree already frozen as it is: the twin's
+/// `freeze_tree`, with the same depth limit and the same order of reading (`items()` of a
+/// dict subclass, iteration of a list subclass).
+#[pyfunction]
+fn freeze_tree<'py>(py: Python<'py>, value: Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let frozen = crate::py::aggregate::Frozen::get(py)?;
+    if frozen.is_frozen(&value) {
+        return Ok(value);
+    }
+    freeze_at(&PyHost { py }, frozen, &value, 0)
+}
+
+fn freeze_at<'py>(
+    host: &PyHost<'py>,
+    frozen: &crate::py::aggregate::Frozen,
+    obj: &Bound<'py, PyAny>,
+    depth: usize,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = host.py;
+    let is_dict = obj.is_instance_of::<PyDict>();
+    if !is_dict && !obj.is_instance_of::<PyList>() {
+        return Ok(obj.clone());
+    }
+    chunks::map::depth_limit(host, depth)?;
+    let deeper = |value: &Bound<'py, PyAny>| {
+        stacker::maybe_grow(128 * 1024, 2 * 1024 * 1024, || {
+            freeze_at(host, frozen, value, depth + 1)
+        })
+    };
+    if is_dict {
+        let out = frozen.new_dict(py)?;
+        let items = obj.call_method0("items")?;
+        for pair in items.try_iter()? {
+            let (key, value): (Bound<'py, PyAny>, Bound<'py, PyAny>) = pair?.extract()?;
+            let value = deeper(&value)?;
+            // SAFETY: `out` is a FrozenDict (a dict); key and value are borrowed.
+            if unsafe { ffi::PyDict_SetItem(out.as_ptr(), key.as_ptr(), value.as_ptr()) } != 0 {
+                return Err(PyErr::fetch(py));
+            }
+        }
+        Ok(out)
+    } else {
+        let out = frozen.new_list(py)?;
+        for item in obj.try_iter()? {
+            let item = deeper(&item?)?;
+            // SAFETY: `out` is a FrozenList (a list); the item is borrowed.
+            if unsafe { ffi::PyList_Append(out.as_ptr(), item.as_ptr()) } != 0 {
+                return Err(PyErr::fetch(py));
+            }
+        }
+        Ok(out)
+    }
 }
 
 /// `own` for readers of large fields (20,000 logprobs entries): an exact dict or list is

@@ -10,7 +10,7 @@ from __future__ import annotations
 from .._version import __version__
 from .aggregate import PROVIDERS, AggregatorCore
 from .batch import BatchCore, split_file
-from .chunks import ChunkCore, copy_tree, fold_chunks
+from .chunks import ChunkCore, copy_tree, fold_chunks, freeze_tree
 from .generic import (
     ATOMIC_KEYS,
     LIST_MERGES,
@@ -35,6 +35,7 @@ __all__ = [
     "__version__",
     "copy_tree",
     "fold_chunks",
+    "freeze_tree",
     "concat_token_ids",
     "merge",
     "merge_all",

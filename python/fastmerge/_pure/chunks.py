@@ -22,6 +22,7 @@ from typing import Any, Iterable
 
 from .. import errors
 from ..errors import MAX_DEPTH
+from ..parts import freeze_tree as freeze_tree  # a message's read-only logprobs
 from ..parts import json_copy
 
 # A private copy of a value's dicts and lists (leaves shared): what a fold stores, so that
