@@ -643,3 +643,24 @@ fn a_chunk_read_as_an_earlier_one_changes_the_state_as_it() {
     assert_same_whole("alike", stream.as_bytes());
     assert!(aggregated(stream.as_bytes(), stream.len(), true, false).contains("truncated"));
 }
+
+#[test]
+fn chunks_that_differ_elsewhere_too_are_read_the_same() {
+    // a timestamp per chunk: no chunk is alike the one before (the fast path stops keeping
+    // them after a few, and tries again now and then); then alike chunks again
+    let chunk = |created: usize, text: &str| {
+        format!(
+            r#"{{"id":"c","object":"chat.completion.chunk","created":{created},"model":"m","choices":[{{"index":0,"delta":{{"content":"{text}"}},"logprobs":null,"finish_reason":null}}]}}"#
+        ) + "\n"
+    };
+    let mut stream = String::from(
+        r#"{"id":"c","created":0,"choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}"#,
+    );
+    stream.push('\n');
+    for i in 0..300 {
+        let created = if i < 200 { i / (1 + i % 3) } else { 7 };
+        stream.push_str(&chunk(created, ["a", " b", "\\n", "c"][i % 4]));
+    }
+    assert_eq!(lockstep(stream.as_bytes()), 301);
+    assert_same_whole("created", stream.as_bytes());
+}

@@ -206,8 +206,12 @@ fn typed_event<'a>(
             }
             for call in d.tool_calls.as_deref().unwrap_or(&[]) {
                 calls.push((call.index, &call.function.arguments));
-                // a known call, no new id or name: its identity stays (checked above)
-                state.open_call = state.calls.get(&call.index).cloned();
+                // a known call, no new id or name: its identity stays (checked above); copied
+                // only when another call was open
+                let identity = state.calls.get(&call.index);
+                if state.open_call.as_ref() != identity {
+                    state.open_call = identity.cloned();
+                }
             }
             refusal = d.refusal.as_deref().filter(|t| !t.is_empty());
         }
@@ -349,14 +353,22 @@ struct Template {
 /// The templates of the chunks read since the last chunk that was not one bare delta (a few:
 /// one per kind of delta, per tool call, per choice).
 #[derive(Debug, Default)]
-pub(super) struct Templates(Vec<Template>);
+pub(super) struct Templates {
+    kept: Vec<Template>,
+    /// templates made since one was last matched: a stream whose chunks differ elsewhere too
+    /// (an id or a timestamp per chunk) makes one per chunk for nothing, so after
+    /// [`MISSES`] of them only every [`RETRY`]th bare chunk is kept
+    misses: u32,
+}
 
 const TEMPLATES: usize = 4;
+const MISSES: u32 = 8;
+const RETRY: u32 = 64;
 
 impl Templates {
     /// An event read the generic way: what it sent is not known here.
     pub(super) fn clear(&mut self) {
-        self.0.clear();
+        self.kept.clear();
     }
 
     /// After the typed path read `raw` into `leaves`: keep it as a template if it is one bare
@@ -375,7 +387,7 @@ impl Templates {
                 FastLeaf::Text { index: None, .. } | FastLeaf::Arguments { .. }
             )
         }) {
-            self.0.clear();
+            self.kept.clear();
             return;
         }
         let [(choice, leaf)] = leaves.as_slice() else {
@@ -399,6 +411,10 @@ impl Templates {
             _ => return,
         };
         if text.is_empty() {
+            return;
+        }
+        self.misses = self.misses.saturating_add(1);
+        if self.misses > MISSES && self.misses % RETRY != 0 {
             return;
         }
         let mut holes: Vec<(usize, usize, bool)> = Vec::with_capacity(2);
@@ -425,10 +441,10 @@ impl Templates {
             from = end;
         }
         fixed.extend_from_slice(&raw[from..]);
-        if self.0.len() == TEMPLATES {
-            self.0.remove(0);
+        if self.kept.len() == TEMPLATES {
+            self.kept.remove(0);
         }
-        self.0.push(Template {
+        self.kept.push(Template {
             fixed,
             holes: cuts,
             choice: *choice,
@@ -490,7 +506,7 @@ impl Template {
 fn template_event<'a>(adapter: &mut Adapter, raw: &'a [u8]) -> Option<FastLeaves<'a>> {
     let (template, text) = adapter
         .templates
-        .0
+        .kept
         .iter()
         .find_map(|t| t.read(raw).map(|text| (t, text)))?;
     let id = template.id.as_deref();
@@ -512,16 +528,20 @@ fn template_event<'a>(adapter: &mut Adapter, raw: &'a [u8]) -> Option<FastLeaves
         }
         Bare::Arguments { index } => {
             let call = state.calls.get(&index)?;
-            state.open_call = Some(call.clone());
+            if state.open_call.as_ref() != Some(call) {
+                state.open_call = Some(call.clone());
+            }
             FastLeaf::Arguments {
                 arguments: text,
                 index,
             }
         }
     };
+    let choice = template.choice;
     let finished = adapter.choices.values().any(|c| c.finished);
     adapter.finished_id.track_str(id, finished);
+    adapter.templates.misses = 0;
     let mut leaves = FastLeaves::with_capacity(1);
-    leaves.push((template.choice, leaf));
+    leaves.push((choice, leaf));
     Some(leaves)
 }
