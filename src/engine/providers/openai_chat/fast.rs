@@ -148,12 +148,12 @@ pub(super) fn fast_event<'a>(adapter: &mut Adapter, raw: &'a [u8]) -> Option<Fas
     Some(leaves)
 }
 
-/// [`fast_event`] by the typed parse; with the leaves, the chunk's id and its `obfuscation`
-/// when it is read in place (a string whose value is not kept).
-fn typed_event<'a>(
-    adapter: &mut Adapter,
-    raw: &'a [u8],
-) -> Option<(FastLeaves<'a>, Option<Cow<'a, str>>, Option<&'a str>)> {
+/// What [`typed_event`] read: the leaves, the chunk's id and its `obfuscation` when it is read
+/// in place (a string whose value is not kept).
+type Typed<'a> = (FastLeaves<'a>, Option<Cow<'a, str>>, Option<&'a str>);
+
+/// [`fast_event`] by the typed parse.
+fn typed_event<'a>(adapter: &mut Adapter, raw: &'a [u8]) -> Option<Typed<'a>> {
     // one UTF-8 check of the whole event, not one per string (invalid text: the generic path)
     let text = std::str::from_utf8(raw).ok()?;
     let chunk: Chunk<'a> = serde_json::from_str(text).ok()?;
@@ -541,7 +541,5 @@ fn template_event<'a>(adapter: &mut Adapter, raw: &'a [u8]) -> Option<FastLeaves
     let finished = adapter.choices.values().any(|c| c.finished);
     adapter.finished_id.track_str(id, finished);
     adapter.templates.misses = 0;
-    let mut leaves = FastLeaves::with_capacity(1);
-    leaves.push((choice, leaf));
-    Some(leaves)
+    Some(vec![(choice, leaf)])
 }
