@@ -509,3 +509,158 @@ fn json_lines_read_whole_give_what_the_scan_gives() {
     assert_same_whole("all lines", stream.as_bytes());
     assert!(lockstep(stream.as_bytes()) > 0);
 }
+
+/// A stream of chunks alike but for their delta's text and `obfuscation` (what the fast path
+/// reads by comparing bytes with an earlier chunk's), among chunks that change one thing:
+/// another model or id, a role, a finish, a refusal, another kind of delta, another tool call
+/// or choice, spacing, and texts the comparison must not take: escapes, an empty text, a lone
+/// surrogate, a raw control character, invalid UTF-8.
+fn generated_alike(g: &mut Gen) -> Vec<u8> {
+    let texts: [&[u8]; 12] = [
+        b"a",
+        b" word",
+        b" b",
+        "\u{e9}\u{6570}".as_bytes(),
+        br"\u00e9\n",
+        br#"\"q\""#,
+        br"\\",
+        b"",
+        br"\ud800",
+        b"a\tb",
+        b"\xff",
+        br"\x",
+    ];
+    let obfuscations: [&[u8]; 7] = [
+        br#","obfuscation":"zz""#,
+        br#","obfuscation":"abc12""#,
+        br#","obfuscation":"""#,
+        br#","obfuscation":"a\"b""#,
+        br#","obfuscation":null"#,
+        b"",
+        br#","obfuscation":"\xfe""#,
+    ];
+    let mut out: Vec<u8> = Vec::new();
+    let start = r#"{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}"#;
+    out.extend_from_slice(start.as_bytes());
+    out.push(b'\n');
+    if g.next() % 2 == 0 {
+        for i in 0..2 {
+            out.extend_from_slice(format!(r#"{{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{{"index":0,"delta":{{"tool_calls":[{{"index":{i},"id":"call_{i}","type":"function","function":{{"name":"f","arguments":""}}}}]}},"logprobs":null,"finish_reason":null}}]}}"#).as_bytes());
+            out.push(b'\n');
+        }
+    }
+    for _ in 0..(4 + g.next() % 40) {
+        // mostly a text of the usual kind, sometimes a hostile one
+        let text = if g.next() % 4 == 0 {
+            texts[(g.next() % texts.len() as u64) as usize]
+        } else {
+            texts[(g.next() % 4) as usize]
+        };
+        let obfuscation = if g.next() % 4 == 0 {
+            obfuscations[(g.next() % obfuscations.len() as u64) as usize]
+        } else {
+            obfuscations[(g.next() % 2) as usize]
+        };
+        let model = if g.next() % 12 == 0 { "n" } else { "m" };
+        let id = if g.next() % 20 == 0 { "d" } else { "c" };
+        let choice = if g.next() % 10 == 0 { 1 } else { 0 };
+        let finish = match g.next() % 60 {
+            0 => r#""stop""#,
+            1 => r#""""#,
+            _ => "null",
+        };
+        let mut delta: Vec<u8> = Vec::new();
+        match g.next() % 12 {
+            0 => delta.extend_from_slice(br#"{"reasoning_content":""#),
+            1 => delta.extend_from_slice(br#"{"role":"assistant","content":""#),
+            2 => delta.extend_from_slice(br#"{"refusal":"no","content":""#),
+            3 | 4 => {
+                let index = g.next() % 3;
+                delta.extend_from_slice(
+                    format!(r#"{{"tool_calls":[{{"index":{index},"function":{{"arguments":""#)
+                        .as_bytes(),
+                );
+            }
+            _ => delta.extend_from_slice(br#"{"content":""#),
+        }
+        delta.extend_from_slice(text);
+        delta.push(b'"');
+        if delta.starts_with(br#"{"tool_calls""#) {
+            delta.extend_from_slice(b"}}]");
+        }
+        delta.push(b'}');
+        out.extend_from_slice(
+            format!(r#"{{"id":"{id}","object":"chat.completion.chunk","created":1,"model":"{model}","choices":[{{"index":{choice},"delta":"#).as_bytes(),
+        );
+        out.extend_from_slice(&delta);
+        out.extend_from_slice(
+            format!(r#","logprobs":null,"finish_reason":{finish}}}],"usage":null"#).as_bytes(),
+        );
+        out.extend_from_slice(obfuscation);
+        out.push(b'}');
+        if g.next() % 15 == 0 {
+            out.push(b' ');
+        }
+        out.push(b'\n');
+    }
+    out
+}
+
+#[test]
+fn alike_chunks_fast_path_equals_generic_path() {
+    let mut g = Gen(0x2545_f491_4f6c_dd1d);
+    let mut hits = 0;
+    for _ in 0..400 {
+        let stream = generated_alike(&mut g);
+        hits += lockstep(&stream);
+        assert_same_whole("alike", &stream);
+    }
+    assert!(hits > 4000, "fast path read only {hits} generated events");
+}
+
+#[test]
+fn a_chunk_read_as_an_earlier_one_changes_the_state_as_it() {
+    // the last fragment of a call is read as the bytes of the call's earlier one: the stream
+    // still ends inside that call (no finish_reason), as the generic path says
+    let chunk = |delta: &str, obfuscation: &str| {
+        format!(
+            r#"{{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{{"index":0,"delta":{delta},"logprobs":null,"finish_reason":null}}],"usage":null,"obfuscation":"{obfuscation}"}}"#
+        ) + "\n"
+    };
+    let stream = [
+        chunk(r#"{"role":"assistant","content":""}"#, "a"),
+        chunk(r#"{"content":"Hi"}"#, "b"),
+        chunk(
+            r#"{"tool_calls":[{"index":0,"id":"call_0","type":"function","function":{"name":"f","arguments":""}}]}"#,
+            "c",
+        ),
+        chunk(r#"{"tool_calls":[{"index":0,"function":{"arguments":"{"}}]}"#, "d"),
+        chunk(r#"{"content":" there"}"#, "e"),
+        chunk(r#"{"tool_calls":[{"index":0,"function":{"arguments":"}"}}]}"#, "ff"),
+    ]
+    .concat();
+    assert_eq!(lockstep(stream.as_bytes()), 5);
+    assert_same_whole("alike", stream.as_bytes());
+    assert!(aggregated(stream.as_bytes(), stream.len(), true, false).contains("truncated"));
+}
+
+#[test]
+fn chunks_that_differ_elsewhere_too_are_read_the_same() {
+    // a timestamp per chunk: no chunk is alike the one before (the fast path stops keeping
+    // them after a few, and tries again now and then); then alike chunks again
+    let chunk = |created: usize, text: &str| {
+        format!(
+            r#"{{"id":"c","object":"chat.completion.chunk","created":{created},"model":"m","choices":[{{"index":0,"delta":{{"content":"{text}"}},"logprobs":null,"finish_reason":null}}]}}"#
+        ) + "\n"
+    };
+    let mut stream = String::from(
+        r#"{"id":"c","created":0,"choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}"#,
+    );
+    stream.push('\n');
+    for i in 0..300 {
+        let created = if i < 200 { i / (1 + i % 3) } else { 7 };
+        stream.push_str(&chunk(created, ["a", " b", "\\n", "c"][i % 4]));
+    }
+    assert_eq!(lockstep(stream.as_bytes()), 301);
+    assert_same_whole("created", stream.as_bytes());
+}

@@ -111,6 +111,82 @@ def test_fast_path_equals_generic_path_and_twin(
     assert fast == _run("python", data, strict)
 
 
+# Chunks alike but for their delta's text and obfuscation (the Rust fast path reads such a chunk
+# by comparing its bytes with an earlier one's), among other chunks
+_alike_text = _text | st.text(max_size=3) | st.sampled_from(["\ud800", "a\tb", "\\"])
+
+
+def _alike(step: tuple[str, Any, Any, int, str]) -> dict[str, Any]:
+    kind, text, obfuscation, index, model = step
+    delta: dict[str, Any]
+    if kind == "arguments":
+        delta = {"tool_calls": [{"index": index, "function": {"arguments": text}}]}
+    else:
+        delta = {kind: text}
+    chunk: dict[str, Any] = {
+        "id": "c",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": model,
+        "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": None}],
+        "usage": None,
+    }
+    if obfuscation is not ...:
+        chunk["obfuscation"] = obfuscation
+    return chunk
+
+
+_alike_chunk = st.tuples(
+    st.sampled_from(["content", "content", "reasoning_content", "arguments"]),
+    _alike_text,
+    st.sampled_from(["zz", "abc", "", 'a"b', "é", None, ...]),
+    st.sampled_from([0, 1]),
+    st.sampled_from(["m", "m", "m", "n"]),
+).map(_alike)
+
+
+@pytest.mark.differential
+@given(
+    st.lists(_alike_chunk | _chunk, min_size=1, max_size=16),
+    st.booleans(),
+    st.booleans(),
+    st.booleans(),
+)
+def test_alike_chunks_fast_path_equals_generic_path_and_twin(
+    both: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    chunks: list[dict[str, Any]],
+    calls: bool,
+    ascii_only: bool,
+    strict: bool,
+) -> None:
+    start = [_alike(("role", "assistant", "zz", 0, "m"))]
+    if calls:
+        start += [
+            {
+                "id": "c",
+                "choices": [
+                    {
+                        "index": 0,
+                        "delta": {
+                            "tool_calls": [
+                                {"index": i, "id": f"call_{i}", "function": {"name": "f"}}
+                            ]
+                        },
+                    }
+                ],
+            }
+            for i in (0, 1)
+        ]
+    data = _stream([*start, *chunks], ascii_only)
+    fast = _run("rust", data, strict)
+    with monkeypatch.context() as patch:
+        patch.setenv("FASTMERGE_GENERIC_EVENTS", "1")
+        generic = _run("rust", data, strict)
+    assert fast == generic
+    assert fast == _run("python", data, strict)
+
+
 # Anthropic: content_block_delta events around the fast path's shape, for blocks of each kind
 _anthropic_starts = [
     {"type": "content_block_start", "index": 0, "content_block": {"type": "thinking"}},

@@ -308,6 +308,8 @@ pub struct Adapter {
     choices: IndexMap<i64, Choice>,
     /// the chunk id when a choice first finished
     finished_id: FinishedId,
+    /// chunks read by the typed path whose like is read by comparing bytes (fast.rs)
+    templates: fast::Templates,
 }
 
 impl Adapter {
@@ -839,6 +841,7 @@ fn tool_call(
 
 impl common::Adapter for Adapter {
     fn event(&mut self, event: &Value) -> Result<Leaves, String> {
+        self.templates.clear();
         let Value::Dict(map) = event else {
             return Err("the event is not an object".to_owned());
         };
