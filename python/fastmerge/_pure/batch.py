@@ -200,9 +200,14 @@ class BatchCore:
             raise errors.batch_option(str(exc)) from None
         self._options = (provider, strict, signature_merge, usage)
         # every argument's type before any path's syntax (as the binding converts them)
-        for name, value in (("group_by", group_by), ("event", event), ("order_by", order_by)):
-            if type(value) is not str and (value is not None or name == "group_by"):
-                raise errors.wrong_type(name, "a str", value)
+        texts: tuple[tuple[str, object], ...] = (
+            ("group_by", group_by),
+            ("event", event),
+            ("order_by", order_by),
+        )
+        for name, text in texts:
+            if type(text) is not str and (text is not None or name == "group_by"):
+                raise errors.wrong_type(name, "a str", text)
         self._event = None if event is None else parse_path("event", event)
         self._order = None if order_by is None else parse_path("order_by", order_by)
         if group_by in ("auto", "file") and event is not None:
