@@ -5,11 +5,5 @@
 
 pub mod engine;
 
-/// The extension's allocator (Cargo.toml says why); `cargo test` of the engine keeps the
-/// system's.
-#[cfg(feature = "python")]
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 #[cfg(feature = "python")]
 mod py;
