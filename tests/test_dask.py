@@ -4,6 +4,7 @@ worker is killed mid-job."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import time
@@ -11,6 +12,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Iterator
 
+import dask
+import dask.bag
 import distributed
 import pytest
 from _batch import batch_module, chat, lines, wrap, write
@@ -149,6 +152,58 @@ def test_bad_options_and_paths_are_the_single_machine_errors(tmp_path: Path) -> 
         fdask.merge_logs([str(tmp_path / "missing")], group_by="stream_id")
     with pytest.raises(errors.BatchError, match="group_by 'a..b' has an empty segment"):
         fdask.merge_logs([write(tmp_path / "x", b"")], group_by="a..b")
+
+
+def text(line: bytes) -> str | bytes:
+    """A line as str where it is UTF-8 (a Bag may hold either)."""
+    try:
+        return line.decode()
+    except UnicodeDecodeError:
+        return line
+
+
+@pytest.mark.parametrize("shuffle", ["groupby", "foldby"])
+def test_a_bag_of_lines_gives_the_records_of_its_partitions_read_as_files(
+    client: Any, batch: ModuleType, backend_name: str, tmp_path: Path, shuffle: str
+) -> None:
+    """A Bag of lines (bytes, or str) is read as if each partition were a file, in
+    partition order: the same records as those files on one machine, and the same bad lines
+    named by partition."""
+    data, bad = tricky_log()
+    paths = split_log(tmp_path, data, 4)
+    chunks = []
+    for i, path in enumerate(paths):
+        with open(path, "rb") as file:
+            raw = file.read()
+        if raw[:2] == b"\x1f\x8b":  # split_log gzips some files
+            raw = gzip.decompress(raw)
+        # as dask.bag.read_text gives them (newlines kept), or without their newline
+        lines_ = raw.splitlines(keepends=i < 2)
+        chunks.append([text(line) for line in lines_] if i % 2 else lines_)
+    bag = dask.bag.from_delayed([dask.delayed(chunk) for chunk in chunks])
+    assert bag.npartitions == 4
+    options: dict[str, Any] = dict(group_by="stream_id", event="event", errors="collect")
+    one = batch.merge_logs(paths, **options)
+    run = fdask.merge_logs(bag, shuffle=shuffle, backend=backend_name, **options).compute()
+    assert records(run) == records(one)
+    named = one.bad_lines
+    for i, path in enumerate(paths):
+        named = [line.replace(f"{path}:", f"<bag partition {i}>:") for line in named]
+    assert run.bad_lines == named
+    assert len(named) == bad
+    assert run.counts == one.counts
+
+
+def test_a_bag_needs_a_key_and_lines(client: Any, backend_name: str) -> None:
+    lines_ = dask.bag.from_sequence([b'{"k": "a", "e": {}}'], npartitions=1)
+    with pytest.raises(errors.BatchError, match="a Bag of lines has no files"):
+        fdask.merge_logs(lines_, backend=backend_name)
+    with pytest.raises(errors.BatchError, match="group_by 'a..b' has an empty segment"):
+        fdask.merge_logs(lines_, group_by="a..b", backend=backend_name)
+    odd = dask.bag.from_sequence([{"k": "a"}], npartitions=1)
+    job = fdask.merge_logs(odd, group_by="k", event="e", backend=backend_name)
+    with pytest.raises(TypeError, match="an item of the Bag"):
+        job.compute()
 
 
 @pytest.mark.single_run

@@ -150,6 +150,42 @@ def _split(job: _Job, file: int) -> list[tuple[int, Fragment]]:
     return [(bucket, Fragment(file, *rest)) for bucket, *rest in parts]
 
 
+def _split_lines(job: _Job, items: Iterable[Any], partitions: list[int]) -> list[Any]:
+    """Task 1 for a Bag of lines: one partition's lines (``str`` or ``bytes``, one record
+    each, with or without their newline) as one fragment per bucket, read as a file named
+    ``<bag partition N>`` whose line numbers count the partition's items from 1 (an item
+    holding a newline inside reads as several lines)."""
+    (partition,) = partitions
+    with tempfile.NamedTemporaryFile("wb", suffix=".jsonl", delete=False) as tmp:
+        for item in items:
+            if isinstance(item, str):
+                # a lone surrogate stays as bytes that are not UTF-8: the core's bad line
+                item = item.encode("utf-8", "surrogatepass")
+            elif not isinstance(item, (bytes, bytearray)):
+                raise _errors.wrong_type("an item of the Bag", "a str or bytes line", item)
+            tmp.write(item)
+            if not item.endswith(b"\n"):  # dask.bag.read_text keeps each line's newline
+                tmp.write(b"\n")
+    try:
+        o = job.options
+        parts = job.batch()._split_file(
+            tmp.name, o["group_by"], o["event"], o["order_by"], job.buckets
+        )
+    finally:
+        os.unlink(tmp.name)
+    return [(bucket, Fragment(partition, *rest)) for bucket, *rest in parts]
+
+
+def _check_options(job: _Job) -> None:
+    """The single-machine core's checks of the options, on an empty input."""
+    with tempfile.NamedTemporaryFile("wb", suffix=".jsonl", delete=False) as tmp:
+        pass
+    try:
+        job.core([tmp.name]).close()
+    finally:
+        os.unlink(tmp.name)
+
+
 def _aggregate(job: _Job, fragments: list[Fragment]) -> list[tuple[tuple[int, int, int], Any]]:
     """Task 3: a bucket's records, in input order, through the core; each item with the
     input position where one machine decides it: the core's place of the item (``end`` 0:
@@ -276,7 +312,7 @@ class DaskBatch:
 
 
 def merge_logs(
-    paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | Any,
     *,
     group_by: str = "auto",
     event: str | None = None,
@@ -298,7 +334,12 @@ def merge_logs(
     aggregate tasks (0: as many as input files), ``jobs`` the core's threads in each task,
     ``shuffle`` how fragments meet (``"groupby"``: a shuffle; ``"foldby"``: combine per
     partition, then across); ``backend`` (``"rust"`` or ``"python"``; None: the selected one)
-    the cores the tasks run. The paths must be readable from every worker."""
+    the cores the tasks run. The paths must be readable from every worker.
+
+    ``paths`` may instead be a Dask Bag of log lines (``str`` or ``bytes``, one record each;
+    it needs a ``group_by`` key): each partition is read as an input file named
+    ``<bag partition N>``, in partition order, so a stream may cross partitions as it may
+    cross files."""
     bag = _dask_bag()
     if errors not in _batch.ERROR_MODES:
         raise _errors.invalid_option("errors", errors, _batch.ERROR_MODES)
@@ -306,6 +347,25 @@ def merge_logs(
         raise _errors.batch_option("errors_file needs errors='collect'")
     if shuffle not in SHUFFLES:
         raise _errors.invalid_option("shuffle", shuffle, SHUFFLES)
+    if isinstance(paths, bag.Bag):
+        return _merge_bag(
+            paths,
+            errors,
+            errors_file,
+            buckets,
+            backend,
+            shuffle,
+            dict(
+                group_by=group_by,
+                event=event,
+                order_by=order_by,
+                provider=provider,
+                strict=strict,
+                signature_merge=signature_merge,
+                usage=usage,
+                jobs=jobs,
+            ),
+        )
     expanded = _batch.expand_paths(paths)
     if "-" in expanded:
         raise _errors.batch_option("standard input cannot be read on a cluster: pass files")
@@ -327,6 +387,44 @@ def merge_logs(
         items = files.map(partial(_whole_file, job)).flatten()
         return DaskBatch(job, items, total, errors, errors_file)
     fragments = files.map(partial(_split, job)).flatten()
+    return _shuffle_and_aggregate(job, fragments, shuffle, total, errors, errors_file)
+
+
+def _merge_bag(
+    lines: Any,
+    errors: str,
+    errors_file: IO[str] | None,
+    buckets: int,
+    backend: str | None,
+    shuffle: str,
+    options: dict[str, Any],
+) -> DaskBatch:
+    """:func:`merge_logs` of a Bag of lines."""
+    bag = _dask_bag()
+    n = lines.npartitions
+    names = [f"<bag partition {i}>" for i in range(n)]
+    job = _Job(names, options, max(buckets or n, 1), backend)
+    if not job.records:
+        raise _errors.batch_option(
+            "a Bag of lines has no files to read as streams: pass group_by (e.g. group_by="
+            "'stream_id')"
+        )
+    _check_options(job)
+    indexes = bag.from_sequence(range(n), npartitions=n)
+    fragments = lines.map_partitions(partial(_split_lines, job), indexes)
+    # the total size is not known before the lines are read
+    return _shuffle_and_aggregate(job, fragments, shuffle, -1, errors, errors_file)
+
+
+def _shuffle_and_aggregate(
+    job: _Job,
+    fragments: Any,
+    shuffle: str,
+    total: int,
+    errors: str,
+    errors_file: IO[str] | None,
+) -> DaskBatch:
+    """Tasks 2 and 3: each bucket's fragments brought together, then aggregated."""
     if shuffle == "groupby":
         grouped = fragments.groupby(itemgetter(0), npartitions=job.buckets)
         per_bucket = grouped.map(lambda pair: [f for _, f in pair[1]])
