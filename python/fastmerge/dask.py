@@ -347,28 +347,6 @@ def merge_logs(
         raise _errors.batch_option("errors_file needs errors='collect'")
     if shuffle not in SHUFFLES:
         raise _errors.invalid_option("shuffle", shuffle, SHUFFLES)
-    if isinstance(paths, bag.Bag):
-        return _merge_bag(
-            paths,
-            errors,
-            errors_file,
-            buckets,
-            backend,
-            shuffle,
-            dict(
-                group_by=group_by,
-                event=event,
-                order_by=order_by,
-                provider=provider,
-                strict=strict,
-                signature_merge=signature_merge,
-                usage=usage,
-                jobs=jobs,
-            ),
-        )
-    expanded = _batch.expand_paths(paths)
-    if "-" in expanded:
-        raise _errors.batch_option("standard input cannot be read on a cluster: pass files")
     options = dict(
         group_by=group_by,
         event=event,
@@ -379,6 +357,11 @@ def merge_logs(
         usage=usage,
         jobs=jobs,
     )
+    if isinstance(paths, bag.Bag):
+        return _merge_bag(paths, errors, errors_file, buckets, backend, shuffle, options)
+    expanded = _batch.expand_paths(paths)
+    if "-" in expanded:
+        raise _errors.batch_option("standard input cannot be read on a cluster: pass files")
     job = _Job(expanded, options, max(buckets or len(expanded), 1), backend)
     # the single-machine core checks the options and the paths, with its errors
     total = job.core(expanded).progress()[1]
