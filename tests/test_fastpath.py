@@ -117,7 +117,8 @@ _alike_text = _text | st.text(max_size=3) | st.sampled_from(["\ud800", "a\tb", "
 
 
 def _alike(step: tuple[str, Any, Any, int, str]) -> dict[str, Any]:
-    kind, text, obfuscation, index, model = step
+    kind, text, obfuscation, index, model, *rest = step
+    logprobs = rest[0](text) if rest else None
     delta: dict[str, Any]
     if kind == "arguments":
         delta = {"tool_calls": [{"index": index, "function": {"arguments": text}}]}
@@ -128,7 +129,7 @@ def _alike(step: tuple[str, Any, Any, int, str]) -> dict[str, Any]:
         "object": "chat.completion.chunk",
         "created": 1,
         "model": model,
-        "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": None}],
+        "choices": [{"index": 0, "delta": delta, "logprobs": logprobs, "finish_reason": None}],
         "usage": None,
     }
     if obfuscation is not ...:
@@ -136,12 +137,39 @@ def _alike(step: tuple[str, Any, Any, int, str]) -> dict[str, Any]:
     return chunk
 
 
+def _entry(text: Any, **more: Any) -> dict[str, Any]:
+    token = text if isinstance(text, str) else "t"
+    return {"token": token, "logprob": -0.25, "bytes": list(token.encode("utf-8", "replace")),
+            "top_logprobs": [{"token": token, "logprob": -0.25}], **more}  # fmt: skip
+
+
+# A chunk's logprobs from its delta's text: mostly an entry of that token (the kept text the
+# Rust fast path reads later, a template's third hole), sometimes another shape or a value
+# only the generic path reads
+_alike_logprobs = st.sampled_from(
+    [
+        lambda text: None,
+        lambda text: {"content": [_entry(text)], "refusal": None},
+        lambda text: {"content": [_entry(text)]},
+        lambda text: {"content": [_entry(text), _entry('😀 é\n"', x=[True, None, {}])]},
+        lambda text: {"content": []},
+        lambda text: {"content": None, "refusal": None},
+        lambda text: {"content": [_entry(text, logprob=-0.0)]},
+        lambda text: {"content": [_entry(text, logprob=0, bytes=[2**63, -(2**63) - 1, 1e-300])]},
+        lambda text: {"content": [{"token": "\ud800"}]},
+        lambda text: {"content": [_entry(text)], "refusal": [_entry("r")], "x": -0.0},
+        lambda text: [_entry(text)],
+        lambda text: 7,
+    ]
+)
+
 _alike_chunk = st.tuples(
     st.sampled_from(["content", "content", "reasoning_content", "arguments"]),
     _alike_text,
     st.sampled_from(["zz", "abc", "", 'a"b', "é", None, ...]),
     st.sampled_from([0, 1]),
     st.sampled_from(["m", "m", "m", "n"]),
+    _alike_logprobs,
 ).map(_alike)
 
 

@@ -9,8 +9,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::engine::chunks::{
-    append_bare_str, append_bare_text, append_indexed_arguments, append_indexed_arguments_str,
-    append_indexed_str, append_indexed_text, fold, materialize, Family, Leaf, Options, State,
+    append_bare_str, append_bare_str_logprobs, append_bare_text, append_indexed_arguments,
+    append_indexed_arguments_str, append_indexed_str, append_indexed_text, fold, materialize,
+    Family, Leaf, Options, State,
 };
 use crate::engine::error::EngineError;
 use crate::engine::events::{self, EventDataError, Transport, TransportKind};
@@ -474,6 +475,14 @@ impl AggregatorCore {
                         None => append_bare_str(state, text, *reasoning),
                         Some(index) => append_indexed_str(state, text, *reasoning, *index),
                     },
+                    common::FastLeaf::TextLogprobs {
+                        text,
+                        reasoning,
+                        logprobs,
+                    } if !text.is_empty() => {
+                        append_bare_str_logprobs(state, text, *reasoning, logprobs)
+                            .map_err(|err| native_error(err, self.count))?
+                    }
                     common::FastLeaf::Arguments { arguments, index } if !arguments.is_empty() => {
                         append_indexed_arguments_str(state, arguments, *index)
                             .map_err(|err| native_error(err, self.count))?

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use crate::engine::value::Map;
 use serde::de::{DeserializeSeed, Error as _, MapAccess, SeqAccess, Visitor};
 
+use crate::engine::json_text::JsonText;
 use crate::engine::value::Value;
 
 /// Deepest nesting of an event (the top-level object is level 1).
@@ -32,13 +33,14 @@ impl EventDataError {
 
 /// The JSON name of a value's kind (the twin's `kind_name`).
 pub fn kind_name(value: &Value) -> &'static str {
-    match value {
+    match value.resolved() {
         Value::Null => "null",
         Value::Bool(_) => "boolean",
         Value::Int(_) | Value::Float(_) => "number",
         Value::Str(_) => "string",
         Value::List(_) => "array",
         Value::Dict(_) => "object",
+        Value::Json(_) => "object", // never: resolved
     }
 }
 
@@ -136,24 +138,124 @@ fn negative_zero_ints(data: &[u8]) -> Vec<bool> {
     out
 }
 
-/// A JSON value nested `DEPTH` levels deep in an event (the top-level object is level 1),
-/// read into [`Value`]s as [`parse`] reads it: for a typed reading of an event that keeps
-/// this value whole (a fast path's `logprobs`). A negative zero fails it (only [`parse`] tells
+/// A JSON value nested `DEPTH` levels deep in an event (the top-level object is level 1), for
+/// a typed reading of an event that keeps this value whole (a fast path's `logprobs`): the
+/// items of each list one key below it (a logprobs `content`) are kept as their text where
+/// [`JsonText::accept`] takes them (only what the message keeps is copied, once, and read into
+/// objects straight from it); the rest, and every item it declines, is read into [`Value`]s
+/// as [`parse`] reads them. A negative zero outside kept text fails it (only [`parse`] tells
 /// `-0` from `-0.0`), as does nesting deeper than [`MAX_JSON_DEPTH`] in all.
-pub struct Nested<const DEPTH: usize>(pub Value);
+pub struct KeptItems<const DEPTH: usize>(pub Value);
 
-impl<'de, const DEPTH: usize> serde::Deserialize<'de> for Nested<DEPTH> {
+impl<'de, const DEPTH: usize> serde::Deserialize<'de> for KeptItems<DEPTH> {
     fn deserialize<D: serde::Deserializer<'de>>(de: D) -> Result<Self, D::Error> {
         let zeros = NegativeZeros::default();
-        let value = Seed {
+        let seed = Seed {
             depth: DEPTH,
             zeros: &zeros,
-        }
-        .deserialize(de)?;
+        };
+        let value = de.deserialize_any(Keeping {
+            seed,
+            items_kept: false,
+        })?;
         if zeros.seen.get() {
             return Err(D::Error::custom("a negative zero"));
         }
-        Ok(Nested(value))
+        Ok(KeptItems(value))
+    }
+}
+
+/// [`KeptItems`]' reading of a value at `seed.depth`: an object's values are read keeping
+/// their lists' items (`items_kept` then), a list's items are kept if `items_kept`; anything
+/// else is [`Seed`]'s.
+#[derive(Clone, Copy)]
+struct Keeping<'z> {
+    seed: Seed<'z>,
+    items_kept: bool,
+}
+
+impl<'de> DeserializeSeed<'de> for Keeping<'_> {
+    type Value = Value;
+    fn deserialize<D: serde::Deserializer<'de>>(self, de: D) -> Result<Value, D::Error> {
+        de.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Keeping<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Value, E> {
+        self.seed.visit_unit()
+    }
+    fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Value, E> {
+        self.seed.visit_bool(v)
+    }
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Value, E> {
+        self.seed.visit_i64(v)
+    }
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Value, E> {
+        self.seed.visit_u64(v)
+    }
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Value, E> {
+        self.seed.visit_f64(v)
+    }
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Value, E> {
+        self.seed.visit_str(v)
+    }
+    fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Value, E> {
+        self.seed.visit_string(v)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        if !self.items_kept {
+            return self.seed.visit_seq(seq);
+        }
+        if self.seed.depth > MAX_JSON_DEPTH {
+            return Err(A::Error::custom("too deep"));
+        }
+        let depth = self.seed.depth + 1;
+        let room = (MAX_JSON_DEPTH + 1).saturating_sub(depth);
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+        while let Some(raw) = seq.next_element::<&'de serde_json::value::RawValue>()? {
+            let text = raw.get();
+            items.push(match JsonText::accept(text, room) {
+                Some(kept) => Value::Json(Arc::new(kept)),
+                None => {
+                    let mut de = serde_json::Deserializer::from_str(text);
+                    Seed {
+                        depth,
+                        zeros: self.seed.zeros,
+                    }
+                    .deserialize(&mut de)
+                    .map_err(A::Error::custom)?
+                }
+            });
+        }
+        Ok(Value::List(Arc::new(items)))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        if self.items_kept {
+            return self.seed.visit_map(map);
+        }
+        if self.seed.depth > MAX_JSON_DEPTH {
+            return Err(A::Error::custom("too deep"));
+        }
+        let inner = Keeping {
+            seed: Seed {
+                depth: self.seed.depth + 1,
+                zeros: self.seed.zeros,
+            },
+            items_kept: true,
+        };
+        let mut out =
+            Map::with_capacity_and_hasher(map.size_hint().unwrap_or(4), Default::default());
+        while let Some(key) = map.next_key::<String>()? {
+            let value = map.next_value_seed(inner)?;
+            out.insert(key, value);
+        }
+        Ok(Value::Dict(Arc::new(out)))
     }
 }
 

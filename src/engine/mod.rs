@@ -12,6 +12,7 @@ pub mod error;
 pub mod events;
 pub mod generic;
 pub mod host;
+pub mod json_text;
 mod nodes;
 mod printable;
 pub mod providers;

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use crate::engine::error::EngineError;
 use crate::engine::host::{Class, Host, Kind};
+use crate::engine::json_text::JsonText;
 use crate::engine::printable::is_printable;
 
 /// The map of a JSON object: keys keep their order; hashed with foldhash, seeded per process
@@ -26,6 +27,9 @@ pub enum Value {
     Str(String),
     List(Arc<Vec<Value>>),
     Dict(Arc<Map>),
+    /// A value kept as its JSON text (a logprobs entry: see [`JsonText`]); it reads as the
+    /// value the text holds ([`Value::resolved`]) wherever a rule looks into it.
+    Json(Arc<JsonText>),
 }
 
 fn int_of(value: &Value) -> i64 {
@@ -37,6 +41,14 @@ fn int_of(value: &Value) -> i64 {
 }
 
 impl Value {
+    /// The value itself, or the one its kept text holds (read once).
+    pub fn resolved(&self) -> &Value {
+        match self {
+            Value::Json(text) => text.value(),
+            value => value,
+        }
+    }
+
     /// Numeric value for Python-style equality across bool / int / float.
     fn number(&self) -> Option<f64> {
         match self {
@@ -51,6 +63,9 @@ impl Value {
 /// Python's `==`: `1 == 1.0 == True`, NaN is unequal to itself.
 impl PartialEq for Value {
     fn eq(&self, other: &Value) -> bool {
+        if matches!(self, Value::Json(_)) || matches!(other, Value::Json(_)) {
+            return self.resolved() == other.resolved();
+        }
         match (self, other) {
             (Value::Null, Value::Null) => true,
             (Value::Int(a), Value::Int(b)) => a == b,
@@ -96,7 +111,7 @@ pub enum NativeError {
 pub struct NativeHost;
 
 fn dict(value: &Value) -> Result<&Map, NativeError> {
-    match value {
+    match value.resolved() {
         Value::Dict(map) => Ok(map),
         _ => Err(NativeError::Unsupported("a dict operation on a non-dict")),
     }
@@ -116,25 +131,25 @@ impl Host for NativeHost {
         )
     }
     fn class(&self, obj: &Value) -> Class {
-        Class::exact(match obj {
+        Class::exact(match obj.resolved() {
             Value::Null => Kind::Null,
             Value::Bool(_) => Kind::Bool,
             Value::Int(_) => Kind::Int,
             Value::Float(_) => Kind::Float,
             Value::Str(_) => Kind::Str,
             Value::List(_) => Kind::List,
-            Value::Dict(_) => Kind::Dict,
+            Value::Dict(_) | Value::Json(_) => Kind::Dict,
         })
     }
     fn type_name(&self, obj: &Value) -> String {
-        match obj {
+        match obj.resolved() {
             Value::Null => "NoneType",
             Value::Bool(_) => "bool",
             Value::Int(_) => "int",
             Value::Float(_) => "float",
             Value::Str(_) => "str",
             Value::List(_) => "list",
-            Value::Dict(_) => "dict",
+            Value::Dict(_) | Value::Json(_) => "dict",
         }
         .to_owned()
     }
@@ -148,18 +163,19 @@ impl Host for NativeHost {
         Value::Str(text.to_owned())
     }
     fn str_text<'a>(&self, obj: &'a Value) -> Option<Cow<'a, str>> {
-        match obj {
+        match obj.resolved() {
             Value::Str(s) => Some(Cow::Borrowed(s)),
             _ => None,
         }
     }
     fn int_i64(&self, obj: &Value) -> Option<i64> {
-        match obj {
+        match obj.resolved() {
             Value::Int(i) => Some(*i),
             _ => None,
         }
     }
     fn add(&self, a: &Value, b: &Value) -> Result<Value, NativeError> {
+        let (a, b) = (a.resolved(), b.resolved());
         match (a, b) {
             (Value::Str(x), Value::Str(y)) => Ok(Value::Str(format!("{x}{y}"))),
             (Value::List(x), Value::List(y)) => Ok(Value::List(Arc::new(
@@ -187,7 +203,7 @@ impl Host for NativeHost {
         Ok(a == b)
     }
     fn truthy(&self, obj: &Value) -> Result<bool, NativeError> {
-        Ok(match obj {
+        Ok(match obj.resolved() {
             Value::Null => false,
             Value::Bool(b) => *b,
             Value::Int(i) => *i != 0,
@@ -195,6 +211,7 @@ impl Host for NativeHost {
             Value::Str(s) => !s.is_empty(),
             Value::List(l) => !l.is_empty(),
             Value::Dict(d) => !d.is_empty(),
+            Value::Json(_) => true,
         })
     }
     fn has_attr(&self, _obj: &Value, _name: &str) -> Result<bool, NativeError> {
@@ -202,14 +219,14 @@ impl Host for NativeHost {
         Ok(false)
     }
     fn same_type(&self, a: &Value, b: &Value) -> bool {
-        std::mem::discriminant(a) == std::mem::discriminant(b)
+        std::mem::discriminant(a.resolved()) == std::mem::discriminant(b.resolved())
     }
     fn repr(&self, obj: &Value) -> Result<Value, NativeError> {
         Ok(Value::Str(py_repr(obj)))
     }
     fn format(&self, obj: &Value) -> Result<Value, NativeError> {
-        Ok(match obj {
-            Value::Str(_) => obj.clone(),
+        Ok(match obj.resolved() {
+            Value::Str(_) => obj.resolved().clone(),
             other => Value::Str(py_repr(other)),
         })
     }
@@ -223,7 +240,7 @@ impl Host for NativeHost {
         err.clone()
     }
     fn iterate(&self, obj: &Value) -> Result<Vec<Value>, NativeError> {
-        match obj {
+        match obj.resolved() {
             Value::List(items) => Ok(items.as_ref().clone()),
             Value::Dict(map) => Ok(map.keys().map(|k| Value::Str(k.clone())).collect()),
             Value::Str(s) => Ok(s.chars().map(|c| Value::Str(c.to_string())).collect()),
@@ -236,8 +253,8 @@ impl Host for NativeHost {
         name: &str,
         _args: Vec<Value>,
     ) -> Result<Value, NativeError> {
-        match (obj, name) {
-            (Value::Dict(_), "items") => Ok(obj.clone()),
+        match (obj.resolved(), name) {
+            (Value::Dict(_), "items") => Ok(obj.resolved().clone()),
             _ => Err(NativeError::Unsupported("a method call")),
         }
     }
@@ -250,7 +267,7 @@ impl Host for NativeHost {
     fn join(&self, pieces: &[Value]) -> Result<Value, NativeError> {
         let mut out = String::new();
         for piece in pieces {
-            match piece {
+            match piece.resolved() {
                 Value::Str(s) => out.push_str(s),
                 _ => {
                     return Err(NativeError::Unsupported(
@@ -262,7 +279,7 @@ impl Host for NativeHost {
         Ok(Value::Str(out))
     }
     fn list_items(&self, list: &Value) -> Result<Vec<Value>, NativeError> {
-        match list {
+        match list.resolved() {
             Value::List(items) => Ok(items.as_ref().clone()),
             _ => Err(NativeError::Unsupported("list items of a non-list")),
         }
@@ -282,7 +299,7 @@ impl Host for NativeHost {
     fn new_dict(&self, pairs: Vec<(Value, Value)>) -> Result<Value, NativeError> {
         let mut map = Map::with_capacity_and_hasher(pairs.len(), Default::default());
         for (key, value) in pairs {
-            match key {
+            match key.resolved().clone() {
                 Value::Str(k) => {
                     map.insert(k, value);
                 }
@@ -296,6 +313,7 @@ impl Host for NativeHost {
     }
     fn key_hash(&self, key: &Value) -> Result<i64, NativeError> {
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        let key = key.resolved();
         match key {
             Value::Str(s) => s.hash(&mut hasher),
             // equal numbers hash alike, as Python's 1 == 1.0 == True do (Value's == agrees)
@@ -311,7 +329,7 @@ impl Host for NativeHost {
         self.dict_of(mapping)
     }
     fn lookup(&self, mapping: &Value, key: &Value) -> Result<Option<Value>, NativeError> {
-        match key {
+        match key.resolved() {
             Value::Str(k) => Ok(dict(mapping)?.get(k).cloned()),
             _ => Ok(None),
         }
@@ -320,7 +338,10 @@ impl Host for NativeHost {
         Err(NativeError::Unsupported("models"))
     }
     fn set_item(&self, mapping: &mut Value, key: Value, value: Value) -> Result<(), NativeError> {
-        match (mapping, key) {
+        if let Value::Json(text) = mapping {
+            *mapping = text.value().clone();
+        }
+        match (mapping, key.resolved().clone()) {
             (Value::Dict(map), Value::Str(k)) => {
                 Arc::make_mut(map).insert(k, value);
                 Ok(())
@@ -394,7 +415,7 @@ pub fn py_float(f: f64) -> String {
 }
 
 pub fn py_repr(value: &Value) -> String {
-    match value {
+    match value.resolved() {
         Value::Null => "None".to_owned(),
         Value::Bool(true) => "True".to_owned(),
         Value::Bool(false) => "False".to_owned(),
@@ -446,5 +467,6 @@ pub fn py_repr(value: &Value) -> String {
                 .collect();
             format!("{{{}}}", inner.join(", "))
         }
+        Value::Json(text) => text.text().to_owned(), // never: resolved
     }
 }

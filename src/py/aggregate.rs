@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use crate::engine::json_text::{self, Build};
 use crate::engine::value::Map;
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -226,6 +227,12 @@ fn untrack(made: &Bound<'_, PyAny>) {
 pub(crate) struct ToPy<'py> {
     py: Python<'py>,
     keys: foldhash::HashMap<String, Bound<'py, PyString>>,
+    /// Short strings of kept JSON text ([`Value::Json`]), made once: a logprobs entry's token
+    /// comes again in its `top_logprobs` and in later entries (a `str` is immutable: sharing
+    /// one is invisible but to `is`).
+    strs: foldhash::HashMap<String, Bound<'py, PyString>>,
+    /// The read-only lists of integers of kept text by their text (a token's `bytes`).
+    int_lists: foldhash::HashMap<String, Bound<'py, PyAny>>,
     /// Set for the trees built read-only (a message's `logprobs`).
     frozen: Option<&'static Frozen>,
 }
@@ -235,6 +242,8 @@ impl<'py> ToPy<'py> {
         ToPy {
             py,
             keys: foldhash::HashMap::default(),
+            strs: foldhash::HashMap::default(),
+            int_lists: foldhash::HashMap::default(),
             frozen: None,
         }
     }
@@ -298,6 +307,8 @@ impl<'py> ToPy<'py> {
             Value::Int(number) => return Ok((number.into_pyobject(py)?.into_any(), false)),
             Value::Float(number) => return Ok((PyFloat::new(py, *number).into_any(), false)),
             Value::Str(text) => return Ok((PyString::new(py, text).into_any(), false)),
+            // every container read from text is new and holds no tracked one
+            Value::Json(text) => return Ok((json_text::read(text.text(), self)?, false)),
             Value::List(items) => {
                 let mut tracked = false;
                 let list = if let Some(frozen) = self.frozen {
@@ -351,6 +362,103 @@ impl<'py> ToPy<'py> {
             untrack(&made);
         }
         Ok((made, tracked))
+    }
+}
+
+/// How many strings, and lists of integers, of kept text a [`ToPy`] shares at most, and
+/// how long their text may be.
+const SHARED: usize = 8192;
+const SHARED_LEN: usize = 64;
+
+/// Kept JSON text ([`Value::Json`]) read straight into Python objects: what
+/// [`ToPy::tree`] makes of its value, without the tree (read-only when [`ToPy::frozen`]).
+impl<'py> Build for ToPy<'py> {
+    type Out = Bound<'py, PyAny>;
+    type List = Bound<'py, PyAny>;
+    type Dict = Bound<'py, PyAny>;
+    type Err = PyErr;
+
+    fn null(&mut self) -> PyResult<Self::Out> {
+        Ok(self.py.None().into_bound(self.py))
+    }
+    fn bool(&mut self, value: bool) -> PyResult<Self::Out> {
+        Ok(PyBool::new(self.py, value).to_owned().into_any())
+    }
+    fn int(&mut self, value: i64) -> PyResult<Self::Out> {
+        Ok(value.into_pyobject(self.py)?.into_any())
+    }
+    fn float(&mut self, value: f64) -> PyResult<Self::Out> {
+        Ok(PyFloat::new(self.py, value).into_any())
+    }
+    fn str(&mut self, value: &str) -> PyResult<Self::Out> {
+        if let Some(known) = self.strs.get(value) {
+            return Ok(known.clone().into_any());
+        }
+        let made = PyString::new(self.py, value);
+        if value.len() <= SHARED_LEN && self.strs.len() < SHARED {
+            self.strs.insert(value.to_owned(), made.clone());
+        }
+        Ok(made.into_any())
+    }
+    fn list(&mut self) -> PyResult<Self::List> {
+        match self.frozen {
+            Some(frozen) => frozen.new_list(self.py),
+            None => Ok(PyList::empty(self.py).into_any()),
+        }
+    }
+    fn push(&mut self, list: &mut Self::List, item: Self::Out) -> PyResult<()> {
+        // SAFETY: `list` is a list (or a FrozenList) only this reading holds; item borrowed.
+        if unsafe { ffi::PyList_Append(list.as_ptr(), item.as_ptr()) } != 0 {
+            return Err(PyErr::fetch(self.py));
+        }
+        Ok(())
+    }
+    fn end_list(&mut self, list: Self::List) -> PyResult<Self::Out> {
+        untrack(&list);
+        Ok(list)
+    }
+    fn dict(&mut self) -> PyResult<Self::Dict> {
+        match self.frozen {
+            Some(frozen) => frozen.new_dict(self.py),
+            None => Ok(PyDict::new(self.py).into_any()),
+        }
+    }
+    fn set(&mut self, dict: &mut Self::Dict, key: &str, item: Self::Out) -> PyResult<()> {
+        let key = self.key(key);
+        // SAFETY: `dict` is a dict (or a FrozenDict) only this reading holds; key and item are
+        // borrowed.
+        if unsafe { ffi::PyDict_SetItem(dict.as_ptr(), key.as_ptr(), item.as_ptr()) } != 0 {
+            return Err(PyErr::fetch(self.py));
+        }
+        Ok(())
+    }
+    fn end_dict(&mut self, dict: Self::Dict) -> PyResult<Self::Out> {
+        untrack(&dict);
+        Ok(dict)
+    }
+    fn ints(&mut self, text: &str, items: &[i64]) -> PyResult<Self::Out> {
+        // only a read-only list may be handed out twice
+        let shared = self.frozen.is_some() && text.len() <= SHARED_LEN;
+        if shared {
+            if let Some(known) = self.int_lists.get(text) {
+                return Ok(known.clone());
+            }
+        }
+        let mut list = self.list()?;
+        for &item in items {
+            let item = self.int(item)?;
+            self.push(&mut list, item)?;
+        }
+        let list = self.end_list(list)?;
+        if shared && self.int_lists.len() < SHARED {
+            self.int_lists.insert(text.to_owned(), list.clone());
+        }
+        Ok(list)
+    }
+    fn broken(&mut self, detail: &'static str) -> PyErr {
+        pyo3::exceptions::PyRuntimeError::new_err(format!(
+            "fastmerge engine error: kept JSON text: {detail}"
+        ))
     }
 }
 

@@ -31,7 +31,7 @@ pub fn convert(json: serde_json::Value) -> Value {
 }
 
 pub fn to_json(value: &Value) -> serde_json::Value {
-    match value {
+    match value.resolved() {
         Value::Null => serde_json::Value::Null,
         Value::Bool(b) => json!(b),
         Value::Int(i) => json!(i),
@@ -43,6 +43,7 @@ pub fn to_json(value: &Value) -> serde_json::Value {
         Value::Dict(map) => {
             serde_json::Value::Object(map.iter().map(|(k, v)| (k.clone(), to_json(v))).collect())
         }
+        Value::Json(text) => panic!("resolved: {}", text.text()),
     }
 }
 

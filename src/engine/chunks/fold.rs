@@ -724,6 +724,26 @@ fn indexed_text_part<O: PartialEq>(state: &State<O>, reasoning: bool, index: &O)
         .then(|| state.parts.len() - 1)
 }
 
+/// [`append_bare_str`] of a leaf that carries its `logprobs` too (`{"parts": [text part],
+/// "logprobs": logprobs}`, a token delta with its logprobs): the text appended as there,
+/// then the logprobs folded as `fold` folds that leaf's (the leaf counted once). False, with
+/// nothing done, where the text cannot be appended: then fold the leaf.
+pub fn append_bare_str_logprobs(
+    state: &mut State<Value>,
+    text: &str,
+    reasoning: bool,
+    logprobs: &Value,
+) -> Result<bool, NativeError> {
+    let part = bare_text_part(state, reasoning);
+    if !push_to(part, state, |pieces| push_str(pieces, text)) {
+        return Ok(false);
+    }
+    if !matches!(logprobs, Value::Null) {
+        state.logprobs = Some(fold_logprobs(&NativeHost, state.logprobs.take(), logprobs)?);
+    }
+    Ok(true)
+}
+
 /// [`append_indexed_text`] of a text borrowed from an event's bytes (a typed fast path's).
 pub fn append_indexed_str(
     state: &mut State<Value>,

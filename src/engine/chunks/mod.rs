@@ -13,8 +13,8 @@ pub mod map;
 mod read;
 
 pub use fold::{
-    append_bare_str, append_bare_text, append_indexed_arguments, append_indexed_arguments_str,
-    append_indexed_str, append_indexed_text, fold, State,
+    append_bare_str, append_bare_str_logprobs, append_bare_text, append_indexed_arguments,
+    append_indexed_arguments_str, append_indexed_str, append_indexed_text, fold, State,
 };
 pub use leaf::Leaf;
 pub use read::materialize;

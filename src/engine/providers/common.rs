@@ -24,6 +24,13 @@ pub enum FastLeaf<'a> {
         reasoning: bool,
         index: Option<i64>,
     },
+    /// `{"parts": [{"part": "text" | "reasoning", "text": text}], "logprobs": logprobs}`: a
+    /// token delta with its logprobs
+    TextLogprobs {
+        text: Cow<'a, str>,
+        reasoning: bool,
+        logprobs: Value,
+    },
     /// `{"parts": [{"part": "tool_call", "provider_index": index, "arguments": arguments}]}`
     Arguments {
         arguments: Cow<'a, str>,
@@ -41,6 +48,16 @@ impl FastLeaf<'_> {
                 reasoning,
                 index,
             } => text_part(&text, reasoning, index),
+            FastLeaf::TextLogprobs {
+                text,
+                reasoning,
+                logprobs,
+            } => {
+                let mut leaf = Obj::new();
+                leaf.put("parts", list(vec![text_part(&text, reasoning, None)]));
+                leaf.put("logprobs", logprobs);
+                return leaf.build();
+            }
             FastLeaf::Arguments { arguments, index } => arguments_part(&arguments, index),
         };
         let mut leaf = Obj::new();

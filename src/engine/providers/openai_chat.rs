@@ -106,7 +106,7 @@ fn is_empty_str(value: &Value) -> bool {
 }
 
 fn truthy(value: &Value) -> bool {
-    match value {
+    match value.resolved() {
         Value::Null => false,
         Value::Bool(b) => *b,
         Value::Int(i) => *i != 0,
@@ -114,6 +114,7 @@ fn truthy(value: &Value) -> bool {
         Value::Str(text) => !text.is_empty(),
         Value::List(items) => !items.is_empty(),
         Value::Dict(map) => !map.is_empty(),
+        Value::Json(_) => true, // never: resolved
     }
 }
 

@@ -23,14 +23,14 @@ const SUMMARY_LIMIT: i64 = ITEM - SUMMARY;
 
 /// Python's `type(value).__name__` of a JSON value (a missing key reads as None).
 fn type_name(value: Option<&Value>) -> &'static str {
-    match value {
+    match value.map(Value::resolved) {
         None | Some(Value::Null) => "NoneType",
         Some(Value::Bool(_)) => "bool",
         Some(Value::Int(_)) => "int",
         Some(Value::Float(_)) => "float",
         Some(Value::Str(_)) => "str",
         Some(Value::List(_)) => "list",
-        Some(Value::Dict(_)) => "dict",
+        Some(Value::Dict(_) | Value::Json(_)) => "dict",
     }
 }
 

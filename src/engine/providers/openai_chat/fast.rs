@@ -3,7 +3,7 @@
 //! known calls, a finish_reason, `logprobs`, and the usual top-level scalars) read with a
 //! borrowed serde parse straight from the event's bytes, to the leaves [`Adapter::event`]
 //! builds from the parsed tree. Only what a leaf keeps is copied: its texts, and the logprobs,
-//! read into values where they lie (events::Nested). Anything else (another key, another
+//! kept as the text of their entries (events::KeptItems). Anything else (another key, another
 //! type, a null where the generic path would error, a duplicate key, an escape it cannot
 //! borrow around, a state the generic path would flag) makes [`fast_event`] answer None and
 //! the caller reads the event the generic way: the exact-shape check is what keeps both paths
@@ -16,9 +16,10 @@
 use std::borrow::Cow;
 
 use serde::{Deserialize, Deserializer};
+use serde_json::value::RawValue;
 
 use super::{delta, Adapter, TOP_KEYS};
-use crate::engine::events::Nested;
+use crate::engine::events::KeptItems;
 use crate::engine::providers::common::{arguments_part, list, s, FastLeaf, FastLeaves, Obj};
 use crate::engine::text::is_absent_text;
 use crate::engine::value::{Map, Value};
@@ -82,9 +83,10 @@ struct ChunkChoice<'a> {
     delta: Option<Delta<'a>>,
     #[serde(borrow, default)]
     finish_reason: Text<'a>,
-    /// kept whole (the leaf's `logprobs`), read into values in place: level 4 of the event
-    #[serde(default)]
-    logprobs: Option<Nested<4>>,
+    /// kept whole (the leaf's `logprobs`), level 4 of the event: read by [`logprobs`] (a
+    /// template keeps where it lies)
+    #[serde(borrow, default)]
+    logprobs: Option<&'a RawValue>,
     /// vLLM's `"token_ids": null` on every chunk
     #[serde(default)]
     #[allow(dead_code)]
@@ -133,6 +135,16 @@ struct Function<'a> {
     name: Option<OnlyNull>,
 }
 
+/// A choice's `logprobs` (level 4 of the event) from its text: its `content` entries kept as
+/// their text ([`KeptItems`]), the rest read into values; None where the typed path declines
+/// (a negative zero outside the entries, too deep).
+fn logprobs(text: &[u8]) -> Option<Value> {
+    let mut de = serde_json::Deserializer::from_slice(text);
+    let KeptItems(value) = KeptItems::<4>::deserialize(&mut de).ok()?;
+    de.end().ok()?;
+    Some(value)
+}
+
 /// A text of the event, borrowed from its bytes where it lies there (no escape in it).
 fn keep<'a>(text: &Cow<'a, str>) -> Cow<'a, str> {
     match text {
@@ -147,14 +159,19 @@ pub(super) fn fast_event<'a>(adapter: &mut Adapter, raw: &'a [u8]) -> Option<Fas
     if let Some(leaves) = template_event(adapter, raw) {
         return Some(leaves);
     }
-    let (leaves, id, ignored) = typed_event(adapter, raw)?;
-    adapter.templates.after(raw, &leaves, id, ignored);
+    let (leaves, id, ignored, logprobs) = typed_event(adapter, raw)?;
+    adapter.templates.after(raw, &leaves, id, ignored, logprobs);
     Some(leaves)
 }
 
-/// What [`typed_event`] read: the leaves, the chunk's id and its `obfuscation` when it is read
-/// in place (a string whose value is not kept).
-type Typed<'a> = (FastLeaves<'a>, Option<Cow<'a, str>>, Option<&'a str>);
+/// What [`typed_event`] read: the leaves, the chunk's id, its `obfuscation` when it is read
+/// in place (a string whose value is not kept), and the text of its one choice's `logprobs`.
+type Typed<'a> = (
+    FastLeaves<'a>,
+    Option<Cow<'a, str>>,
+    Option<&'a str>,
+    Option<&'a str>,
+);
 
 /// [`fast_event`] by the typed parse.
 fn typed_event<'a>(adapter: &mut Adapter, raw: &'a [u8]) -> Option<Typed<'a>> {
@@ -185,8 +202,20 @@ fn typed_event<'a>(adapter: &mut Adapter, raw: &'a [u8]) -> Option<Typed<'a>> {
         Some(Str(Cow::Borrowed(obfuscation))) => Some(*obfuscation),
         _ => None,
     };
+    // every choice's logprobs read before any state changes (a decline leaves it untouched)
+    let mut kept = Vec::with_capacity(chunk.choices.len());
+    let mut logprobs_text = None;
+    for choice in &chunk.choices {
+        kept.push(match choice.logprobs {
+            Some(raw) => {
+                logprobs_text = Some(raw.get());
+                Some(logprobs(raw.get().as_bytes())?)
+            }
+            None => None,
+        });
+    }
     let mut leaves = FastLeaves::with_capacity(chunk.choices.len());
-    for choice in chunk.choices {
+    for (choice, kept_logprobs) in chunk.choices.into_iter().zip(kept) {
         let state = adapter.choices.entry(choice.index).or_default();
         // the leaf's entries, in the generic path's order of work (state changes included);
         // built at the end, so that a bare text delta is never built as a leaf
@@ -251,12 +280,26 @@ fn typed_event<'a>(adapter: &mut Adapter, raw: &'a [u8]) -> Option<Typed<'a>> {
                 meta.insert(TOP_KEYS[slot].to_owned(), value);
             }
         }
+        // nothing but one delta (and its logprobs)
         let alone = role.is_none()
             && refusal.is_none()
-            && choice.logprobs.is_none()
             && finish.is_none()
             && fields.is_empty()
             && meta.is_empty();
+        if alone && calls.is_empty() {
+            if let (Some(logprobs), Some(text)) = (&kept_logprobs, reasoning.xor(content)) {
+                leaves.push((
+                    choice.index,
+                    FastLeaf::TextLogprobs {
+                        text: keep(&text.0),
+                        reasoning: reasoning.is_some(),
+                        logprobs: logprobs.clone(),
+                    },
+                ));
+                continue;
+            }
+        }
+        let alone = alone && kept_logprobs.is_none();
         let bare = match (reasoning, content, calls.as_slice()) {
             (Some(text), None, []) if alone => Some(FastLeaf::Text {
                 text: keep(&text.0),
@@ -300,7 +343,7 @@ fn typed_event<'a>(adapter: &mut Adapter, raw: &'a [u8]) -> Option<Typed<'a>> {
         if let Some(text) = refusal {
             leaf.put("refusal", s(text));
         }
-        if let Some(Nested(logprobs)) = choice.logprobs {
+        if let Some(logprobs) = kept_logprobs {
             leaf.put("logprobs", logprobs);
         }
         if let Some(finish) = finish {
@@ -320,7 +363,7 @@ fn typed_event<'a>(adapter: &mut Adapter, raw: &'a [u8]) -> Option<Typed<'a>> {
     let finished = adapter.choices.values().any(|c| c.finished);
     adapter.finished_id.track_str(id, finished);
     let id = chunk.id.as_ref().map(|id| keep(&id.0));
-    Some((leaves, id, ignored))
+    Some((leaves, id, ignored, logprobs_text))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -347,12 +390,28 @@ enum Bare {
 struct Template {
     /// the chunk's bytes without what its holes held (the quotes around each hole are kept)
     fixed: Vec<u8>,
-    /// where each hole is in `fixed` (after its opening quote), and whether it is the text
-    holes: Vec<(usize, bool)>,
+    /// where each hole is in `fixed` (a string's after its opening quote), and what it holds
+    holes: Vec<(usize, Hole)>,
     choice: i64,
     bare: Bare,
     id: Option<String>,
 }
+
+/// What a hole of a [`Template`] holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Hole {
+    /// the delta's text (a JSON string)
+    Text,
+    /// the `obfuscation` padding (a JSON string, not kept)
+    Ignored,
+    /// the choice's `logprobs` (any JSON value: a chunk whose logprobs are null is a bare
+    /// delta, as the typed path reads it)
+    Logprobs,
+}
+
+/// What [`Template::read`] finds in a chunk's holes: the text, and the logprobs if the
+/// template has that hole and they are not null.
+type Holes<'a> = (Cow<'a, str>, Option<Value>);
 
 /// The templates of the chunks read since the last chunk that was not one bare delta (a few:
 /// one per kind of delta, per tool call, per choice).
@@ -376,19 +435,22 @@ impl Templates {
     }
 
     /// After the typed path read `raw` into `leaves`: keep it as a template if it is one bare
-    /// delta whose text lies in `raw` (`ignored`: its `obfuscation`, if it lies there); drop
-    /// every template if it is not bare.
+    /// delta (with its logprobs, their text `logprobs`) whose text lies in `raw` (`ignored`:
+    /// its `obfuscation`, if it lies there); drop every template if it is not bare.
     fn after(
         &mut self,
         raw: &[u8],
         leaves: &FastLeaves<'_>,
         id: Option<Cow<'_, str>>,
         ignored: Option<&str>,
+        logprobs: Option<&str>,
     ) {
         if !leaves.iter().all(|(_, leaf)| {
             matches!(
                 leaf,
-                FastLeaf::Text { index: None, .. } | FastLeaf::Arguments { .. }
+                FastLeaf::Text { index: None, .. }
+                    | FastLeaf::TextLogprobs { .. }
+                    | FastLeaf::Arguments { .. }
             )
         }) {
             self.kept.clear();
@@ -408,6 +470,16 @@ impl Templates {
                     reasoning: *reasoning,
                 },
             ),
+            FastLeaf::TextLogprobs {
+                text: Cow::Borrowed(text),
+                reasoning,
+                ..
+            } => (
+                *text,
+                Bare::Text {
+                    reasoning: *reasoning,
+                },
+            ),
             FastLeaf::Arguments {
                 arguments: Cow::Borrowed(arguments),
                 index,
@@ -421,27 +493,40 @@ impl Templates {
         if self.misses > MISSES && self.misses % RETRY != 0 {
             return;
         }
-        let mut holes: Vec<(usize, usize, bool)> = Vec::with_capacity(2);
-        for (hole, is_text) in [(Some(text), true), (ignored, false)] {
+        let mut holes: Vec<(usize, usize, Hole)> = Vec::with_capacity(3);
+        let with_logprobs = matches!(leaf, FastLeaf::TextLogprobs { .. });
+        let logprobs = if with_logprobs { logprobs } else { None };
+        for (hole, kind) in [
+            (Some(text), Hole::Text),
+            (ignored, Hole::Ignored),
+            (logprobs, Hole::Logprobs),
+        ] {
             let Some(hole) = hole else { continue };
-            // a str the parse borrowed lies in `raw`, between the quotes of its token
+            // a str the parse borrowed lies in `raw`: a string between the quotes of its
+            // token, the logprobs as their whole JSON text
             let start = (hole.as_ptr() as usize).wrapping_sub(raw.as_ptr() as usize);
             let end = start.wrapping_add(hole.len());
-            if start == 0 || end >= raw.len() || raw[start - 1] != b'"' || raw[end] != b'"' {
+            if start == 0 || end >= raw.len() {
                 return;
             }
-            holes.push((start, end, is_text));
+            if kind != Hole::Logprobs && (raw[start - 1] != b'"' || raw[end] != b'"') {
+                return;
+            }
+            holes.push((start, end, kind));
+        }
+        if with_logprobs && holes.last().is_none_or(|hole| hole.2 != Hole::Logprobs) {
+            return; // logprobs that do not lie in `raw`
         }
         holes.sort_unstable();
         let mut fixed = Vec::with_capacity(raw.len());
         let mut cuts = Vec::with_capacity(holes.len());
         let mut from = 0;
-        for (start, end, is_text) in holes {
+        for (start, end, kind) in holes {
             if start < from {
                 return;
             }
             fixed.extend_from_slice(&raw[from..start]);
-            cuts.push((fixed.len(), is_text));
+            cuts.push((fixed.len(), kind));
             from = end;
         }
         fixed.extend_from_slice(&raw[from..]);
@@ -459,18 +544,29 @@ impl Templates {
 }
 
 impl Template {
-    /// The text of `raw` if it is this template's chunk with other strings in its holes.
-    fn read<'a>(&self, raw: &'a [u8]) -> Option<Cow<'a, str>> {
+    /// What the holes of `raw` hold, if it is this template's chunk with other strings (and
+    /// logprobs) in its holes.
+    fn read<'a>(&self, raw: &'a [u8]) -> Option<Holes<'a>> {
         let mut pos = 0;
         let mut from = 0;
         let mut text = None;
-        for &(at, is_text) in &self.holes {
+        let mut kept = None;
+        for &(at, kind) in &self.holes {
             let run = &self.fixed[from..at];
             if raw.get(pos..pos + run.len())? != run {
                 return None;
             }
             pos += run.len();
             from = at;
+            if kind == Hole::Logprobs {
+                // the value to its end, read as the typed path reads it (a decline declines)
+                let mut values = serde_json::Deserializer::from_slice(raw.get(pos..)?)
+                    .into_iter::<KeptItems<4>>();
+                let KeptItems(value) = values.next()?.ok()?;
+                pos += values.byte_offset();
+                kept = Some(value).filter(|value| !matches!(value, Value::Null));
+                continue;
+            }
             // the string to its closing quote (a control character is not JSON: the typed
             // path's error, so it reads the chunk)
             let start = pos;
@@ -493,7 +589,7 @@ impl Template {
             } else {
                 Cow::Borrowed(std::str::from_utf8(body).ok()?)
             };
-            if is_text {
+            if kind == Hole::Text {
                 if read.is_empty() {
                     return None; // no delta: the typed path builds its leaf
                 }
@@ -501,18 +597,18 @@ impl Template {
             }
         }
         (raw.get(pos..)? == &self.fixed[from..]).then_some(())?;
-        text
+        Some((text?, kept))
     }
 }
 
 /// [`fast_event`] of a chunk that matches a template: its bare delta, with the state changes
 /// the typed path would make; None, with nothing done, if none matches.
 fn template_event<'a>(adapter: &mut Adapter, raw: &'a [u8]) -> Option<FastLeaves<'a>> {
-    let (template, text) = adapter
+    let (template, (text, logprobs)) = adapter
         .templates
         .kept
         .iter()
-        .find_map(|t| t.read(raw).map(|text| (t, text)))?;
+        .find_map(|t| t.read(raw).map(|holes| (t, holes)))?;
     let id = template.id.as_deref();
     // the typed path's checks, which the adapter's state decides
     if let (Some(finished), Some(id)) = (adapter.finished_id.finished(), id) {
@@ -524,10 +620,17 @@ fn template_event<'a>(adapter: &mut Adapter, raw: &'a [u8]) -> Option<FastLeaves
     let leaf = match template.bare {
         Bare::Text { reasoning } => {
             state.open_call = None;
-            FastLeaf::Text {
-                text,
-                reasoning,
-                index: None,
+            match logprobs {
+                Some(logprobs) => FastLeaf::TextLogprobs {
+                    text,
+                    reasoning,
+                    logprobs,
+                },
+                None => FastLeaf::Text {
+                    text,
+                    reasoning,
+                    index: None,
+                },
             }
         }
         Bare::Arguments { index } => {
