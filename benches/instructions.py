@@ -65,9 +65,14 @@ elif case == "logprobs":
         return json.dumps({{"id": "chatcmpl-AbC123", "object": "chat.completion.chunk",
                            "created": 1735000000, "model": "gpt-4o-mini", "choices": [choice]}},
                           separators=(",", ":"))
-    data = "".join(chunk(i) + "\n" for i in range(n)).encode()
+    # a stream starts with the role, as every OpenAI stream does
+    first = chunk(0).replace('{{"content":"t0"}}', '{{"role":"assistant","content":""}}')
+    data = (first + "\n" + "".join(chunk(i) + "\n" for i in range(n))).encode()
+    import fastmerge
+    # the first call imports the message modules: made either way, so that the difference is
+    # the merge alone
+    fastmerge.aggregate("".join(chunk(i) + "\n" for i in range(2)), "openai-chat").logprobs
     if run:
-        import fastmerge
         fastmerge.aggregate(data, "openai-chat").logprobs["content"]
 else:
     items = [json.loads(CHUNK % ("tok%d" % i)) for i in range(n)]

@@ -1,7 +1,7 @@
 //! JSON kept as its text (`engine::json_text`): what it accepts, and that reading accepted text
 //! gives what the generic reading (`events::parse`) gives, numbers and escapes included.
 
-use fastmerge::engine::events::{self, MAX_JSON_DEPTH};
+use fastmerge::engine::events::{self, kept_items_at, KeptItems, MAX_JSON_DEPTH};
 use fastmerge::engine::json_text::JsonText;
 use fastmerge::engine::value::{py_repr, Value};
 
@@ -159,4 +159,89 @@ fn generated_text_reads_as_the_generic_reading() {
             py_repr(&expected)
         );
     }
+}
+
+/// `text` mutated `n` times: bytes deleted, replaced or inserted, near JSON's grammar.
+fn mutated(g: &mut Gen, text: &str, n: usize) -> Vec<u8> {
+    let snippets = [
+        ",", "]", "}", "[", "{", "\"", ":", "0", "-", "e", ".", "\\", "u", " ", "\u{1}", "tru",
+        "nul", "1e999", "\\ud800", "00", "+", "E", "\\x", "\t", "é", "\"\"", ",]", "[]", "{}",
+    ];
+    let mut bytes = text.as_bytes().to_vec();
+    for _ in 0..n {
+        let at = (g.next() as usize) % (bytes.len() + 1);
+        let snippet = g.pick(&snippets).as_bytes();
+        match g.next() % 3 {
+            0 if at < bytes.len() => {
+                bytes.remove(at);
+            }
+            1 if at < bytes.len() => {
+                bytes.splice(at..=at, snippet.iter().copied());
+            }
+            _ => {
+                bytes.splice(at..at, snippet.iter().copied());
+            }
+        }
+    }
+    bytes
+}
+
+/// What serde reads (`KeptItems`, the reference): the value, or None for an error.
+fn kept_by_serde(text: &[u8]) -> Option<Value> {
+    serde_json::from_slice::<KeptItems<4>>(text)
+        .ok()
+        .map(|kept| kept.0)
+}
+
+#[test]
+fn what_the_scan_keeps_is_valid_json_read_alike() {
+    let mut g = Gen(0x2545_f491_4f6c_dd1d);
+    let (mut kept, mut read_fast) = (0, 0);
+    for round in 0..20_000 {
+        let entries: Vec<String> = (0..1 + g.next() % 3)
+            .map(|_| generated(&mut g, 3))
+            .collect();
+        let text = format!(
+            r#"{{"content":[{}],"refusal":null{}}}"#,
+            entries.join(","),
+            g.pick(&["", r#","x":[]"#, r#", "y" : [ 1 ] "#])
+        );
+        let bytes = if round % 4 == 0 {
+            text.clone().into_bytes()
+        } else {
+            let n = 1 + (g.next() % 3) as usize;
+            mutated(&mut g, &text, n)
+        };
+        // the logprobs object, read without serde: the same value serde reads, or left to it
+        if let Some((value, end)) = kept_items_at(&bytes, 0, 4) {
+            if end == bytes.len() {
+                read_fast += 1;
+                let reference = kept_by_serde(&bytes).unwrap_or_else(|| {
+                    panic!(
+                        "read what serde rejects: {}",
+                        String::from_utf8_lossy(&bytes)
+                    )
+                });
+                assert!(
+                    same(&value, &reference),
+                    "{}",
+                    String::from_utf8_lossy(&bytes)
+                );
+            }
+        }
+        // a value kept as text: valid JSON, read as the generic reading reads it
+        let Ok(text) = std::str::from_utf8(&bytes) else {
+            continue;
+        };
+        if let Some(json) = JsonText::accept(text, MAX_JSON_DEPTH) {
+            kept += 1;
+            let expected = generic(text).unwrap_or_else(|e| panic!("kept invalid {text}: {e}"));
+            assert!(same(json.value(), &expected), "{text}");
+        }
+    }
+    // both paths were taken, on mutated text too
+    assert!(
+        kept > 5_000 && read_fast > 5_000,
+        "kept {kept}, read {read_fast}"
+    );
 }

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use crate::engine::value::Map;
 use serde::de::{DeserializeSeed, Error as _, MapAccess, SeqAccess, Visitor};
 
-use crate::engine::json_text::JsonText;
+use crate::engine::json_text::{self, JsonText};
 use crate::engine::value::Value;
 
 /// Deepest nesting of an event (the top-level object is level 1).
@@ -162,6 +162,86 @@ impl<'de, const DEPTH: usize> serde::Deserialize<'de> for KeptItems<DEPTH> {
             return Err(D::Error::custom("a negative zero"));
         }
         Ok(KeptItems(value))
+    }
+}
+
+/// [`KeptItems`] of the usual shape, read without serde: an object whose keys have no escape
+/// and whose values are null or lists of items [`json_text::scan`] keeps (a logprobs object),
+/// starting at `pos` in `b` at level `depth` of its event. The value and where it ends; None
+/// for anything else, invalid JSON included, which the caller then reads with [`KeptItems`]
+/// (where this reads a value, that reads the same value).
+pub fn kept_items_at(b: &[u8], pos: usize, depth: usize) -> Option<(Value, usize)> {
+    let skip = |pos: usize| {
+        let mut pos = pos;
+        while matches!(b.get(pos), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            pos += 1;
+        }
+        pos
+    };
+    // the items of a list one key below are at `depth + 2`
+    let room = (MAX_JSON_DEPTH + 1).checked_sub(depth + 2)?;
+    let mut pos = skip(pos);
+    if b.get(pos) != Some(&b'{') {
+        return None;
+    }
+    let mut out = Map::with_capacity_and_hasher(2, Default::default());
+    pos = skip(pos + 1);
+    if b.get(pos) == Some(&b'}') {
+        return Some((Value::Dict(Arc::new(out)), pos + 1));
+    }
+    loop {
+        // a key without escapes (nor control characters)
+        if b.get(pos) != Some(&b'"') {
+            return None;
+        }
+        let len = memchr::memchr2(b'"', b'\\', b.get(pos + 1..)?)?;
+        let key = b.get(pos + 1..pos + 1 + len)?;
+        if b.get(pos + 1 + len) != Some(&b'"') || key.iter().any(|&c| c < 0x20) {
+            return None;
+        }
+        let key = std::str::from_utf8(key).ok()?;
+        pos = skip(pos + len + 2);
+        if b.get(pos) != Some(&b':') {
+            return None;
+        }
+        pos = skip(pos + 1);
+        let value = match *b.get(pos)? {
+            b'n' if b.get(pos..pos + 4) == Some(b"null") => {
+                pos += 4;
+                Value::Null
+            }
+            b'[' => {
+                let mut items = Vec::new();
+                pos = skip(pos + 1);
+                if b.get(pos) == Some(&b']') {
+                    pos += 1;
+                } else {
+                    loop {
+                        let end = json_text::scan(b, pos, room)?;
+                        let text = std::str::from_utf8(&b[pos..end]).ok()?;
+                        items.push(Value::Json(Arc::new(JsonText::kept(text))));
+                        pos = skip(end);
+                        match *b.get(pos)? {
+                            b',' => pos = skip(pos + 1),
+                            b']' => {
+                                pos += 1;
+                                break;
+                            }
+                            _ => return None,
+                        }
+                    }
+                }
+                Value::List(Arc::new(items))
+            }
+            _ => return None,
+        };
+        out.insert(key.to_owned(), value);
+        pos = skip(pos);
+        match *b.get(pos)? {
+            b',' => pos = skip(pos + 1),
+            b'}' => return Some((Value::Dict(Arc::new(out)), pos + 1)),
+            _ => return None,
+        }
     }
 }
 

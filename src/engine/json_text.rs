@@ -41,6 +41,14 @@ impl JsonText {
         })
     }
 
+    /// `text` as [`scan`] found it: one whole value it keeps (see [`JsonText::accept`]).
+    pub(crate) fn kept(text: &str) -> JsonText {
+        JsonText {
+            text: text.into(),
+            tree: OnceLock::new(),
+        }
+    }
+
     pub fn text(&self) -> &str {
         &self.text
     }
@@ -56,70 +64,176 @@ impl JsonText {
 }
 
 fn acceptable(b: &[u8], room: usize) -> bool {
+    let start = skip_space(b, 0);
+    scan(b, start, room).is_some_and(|end| skip_space(b, end) == b.len())
+}
+
+fn skip_space(b: &[u8], mut pos: usize) -> usize {
+    while matches!(b.get(pos), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+        pos += 1;
+    }
+    pos
+}
+
+/// The end of the JSON value that starts at `pos` in `b`, if it is valid JSON (as strict as
+/// serde_json: no leading zero, no trailing comma, no control character in a string, a known
+/// escape; UTF-8 is the caller's to check) that [`JsonText::accept`] keeps: no `\u` escape of
+/// a surrogate, no number token longer than [`MAX_NUMBER`] or with an exponent of three
+/// digits or more, at most `room` levels of nesting. None for anything else (then the caller
+/// reads it the generic way, which also tells invalid JSON).
+pub fn scan(b: &[u8], mut pos: usize, room: usize) -> Option<usize> {
+    // one bit per open container, 1 for an object (`room` is at most the depth limit)
+    let mut objects: u128 = 0;
     let mut depth = 0usize;
-    let mut pos = 0;
-    while pos < b.len() {
-        match b[pos] {
-            b'"' => {
-                pos += 1;
-                loop {
-                    let Some(at) = memchr::memchr2(b'"', b'\\', &b[pos..]) else {
-                        return false;
-                    };
-                    pos += at;
-                    if b[pos] == b'"' {
-                        pos += 1;
-                        break;
-                    }
-                    // an escape: `\uD800`-`\uDFFF` is a surrogate
-                    if b.get(pos + 1) == Some(&b'u')
-                        && matches!(b.get(pos + 2), Some(b'd' | b'D'))
-                        && matches!(
-                            b.get(pos + 3),
-                            Some(b'8'..=b'9' | b'a'..=b'f' | b'A'..=b'F')
-                        )
-                    {
-                        return false;
-                    }
-                    pos += 2;
-                }
-            }
-            b'[' | b'{' => {
+    let room = room.min(127);
+    loop {
+        // a value at `pos`
+        match *b.get(pos)? {
+            open @ (b'{' | b'[') => {
                 depth += 1;
                 if depth > room {
-                    return false;
+                    return None;
                 }
-                pos += 1;
-            }
-            b']' | b'}' => {
-                depth = depth.saturating_sub(1);
-                pos += 1;
-            }
-            b'-' | b'0'..=b'9' => {
-                let start = pos;
-                let mut exponent = None;
-                while pos < b.len() {
-                    match b[pos] {
-                        b'e' | b'E' => exponent = Some(pos + 1),
-                        b'-' | b'+' | b'.' | b'0'..=b'9' => {}
-                        _ => break,
-                    }
+                objects = objects << 1 | u128::from(open == b'{');
+                pos = skip_space(b, pos + 1);
+                let close = if open == b'{' { b'}' } else { b']' };
+                if b.get(pos) == Some(&close) {
                     pos += 1;
-                }
-                if pos - start > MAX_NUMBER {
-                    return false;
-                }
-                if let Some(at) = exponent {
-                    let digits = b[at..pos].iter().filter(|c| c.is_ascii_digit()).count();
-                    if digits > 2 {
-                        return false;
+                    depth -= 1;
+                    objects >>= 1;
+                } else {
+                    if open == b'{' {
+                        pos = scan_key(b, pos)?;
                     }
+                    continue;
                 }
             }
+            b'"' => pos = scan_string(b, pos)?,
+            b'-' | b'0'..=b'9' => pos = scan_number(b, pos)?,
+            b't' => pos = scan_word(b, pos, b"true")?,
+            b'f' => pos = scan_word(b, pos, b"false")?,
+            b'n' => pos = scan_word(b, pos, b"null")?,
+            _ => return None,
+        }
+        // after a value: close containers until one goes on
+        loop {
+            if depth == 0 {
+                return Some(pos);
+            }
+            pos = skip_space(b, pos);
+            let in_object = objects & 1 == 1;
+            match *b.get(pos)? {
+                b',' => {
+                    pos = skip_space(b, pos + 1);
+                    if in_object {
+                        pos = scan_key(b, pos)?;
+                    }
+                    break;
+                }
+                b']' if !in_object => {}
+                b'}' if in_object => {}
+                _ => return None,
+            }
+            pos += 1;
+            depth -= 1;
+            objects >>= 1;
+        }
+    }
+}
+
+/// An object's key and its colon at `pos`: where its value starts.
+fn scan_key(b: &[u8], pos: usize) -> Option<usize> {
+    if b.get(pos) != Some(&b'"') {
+        return None;
+    }
+    let pos = skip_space(b, scan_string(b, pos)?);
+    (b.get(pos) == Some(&b':')).then(|| skip_space(b, pos + 1))
+}
+
+/// The bytes a run of a string's text ends at: its quote, a backslash, a control character.
+static STOPS: [bool; 256] = {
+    let mut stops = [false; 256];
+    let mut c = 0;
+    while c < 0x20 {
+        stops[c] = true;
+        c += 1;
+    }
+    stops[b'"' as usize] = true;
+    stops[b'\\' as usize] = true;
+    stops
+};
+
+/// Where the run of plain string text from `pos` ends ([`STOPS`]); None at the end of `b`.
+/// (Tokens are short: a byte loop beats a vectorized search here.)
+fn plain_run(b: &[u8], pos: usize) -> Option<usize> {
+    let run = b.get(pos..)?.iter().position(|&c| STOPS[c as usize])?;
+    Some(pos + run)
+}
+
+/// The end of the string whose opening quote is at `pos`.
+fn scan_string(b: &[u8], mut pos: usize) -> Option<usize> {
+    pos += 1;
+    loop {
+        pos = plain_run(b, pos)?;
+        match *b.get(pos)? {
+            b'"' => return Some(pos + 1),
+            b'\\' => match *b.get(pos + 1)? {
+                b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => pos += 2,
+                b'u' => {
+                    let hex = b.get(pos + 2..pos + 6)?;
+                    if !hex.iter().all(u8::is_ascii_hexdigit)
+                        || (matches!(hex[0], b'd' | b'D')
+                            && matches!(hex[1], b'8'..=b'9' | b'a'..=b'f' | b'A'..=b'F'))
+                    {
+                        return None;
+                    }
+                    pos += 6;
+                }
+                _ => return None,
+            },
+            0..=0x1f => return None,
             _ => pos += 1,
         }
     }
-    true
+}
+
+/// The end of the number token at `pos` (JSON's grammar, and the limits above).
+fn scan_number(b: &[u8], start: usize) -> Option<usize> {
+    let digits = |pos: &mut usize| {
+        let from = *pos;
+        while matches!(b.get(*pos), Some(b'0'..=b'9')) {
+            *pos += 1;
+        }
+        *pos - from
+    };
+    let mut pos = start + usize::from(b.get(start) == Some(&b'-'));
+    match *b.get(pos)? {
+        b'0' => pos += 1,
+        b'1'..=b'9' => {
+            digits(&mut pos);
+        }
+        _ => return None,
+    }
+    if b.get(pos) == Some(&b'.') {
+        pos += 1;
+        if digits(&mut pos) == 0 {
+            return None;
+        }
+    }
+    if matches!(b.get(pos), Some(b'e' | b'E')) {
+        pos += 1;
+        if matches!(b.get(pos), Some(b'+' | b'-')) {
+            pos += 1;
+        }
+        if !(1..=2).contains(&digits(&mut pos)) {
+            return None;
+        }
+    }
+    (pos - start <= MAX_NUMBER).then_some(pos)
+}
+
+fn scan_word(b: &[u8], pos: usize, word: &[u8]) -> Option<usize> {
+    (b.get(pos..pos + word.len())? == word).then_some(pos + word.len())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -257,10 +371,9 @@ impl Reader<'_> {
         let mut pos = start;
         let mut escaped = false;
         loop {
-            let Some(at) = memchr::memchr2(b'"', b'\\', &bytes[pos..]) else {
+            let Some(at) = plain_run(bytes, pos) else {
                 return Err(b.broken("an unterminated string"));
             };
-            let at = pos + at;
             if bytes[at] == b'"' {
                 if escaped {
                     self.scratch.push_str(&self.text[pos..at]);
@@ -271,6 +384,9 @@ impl Reader<'_> {
                 } else {
                     Str::Text(start, at)
                 });
+            }
+            if bytes[at] != b'\\' {
+                return Err(b.broken("a control character in a string"));
             }
             if !escaped {
                 self.scratch.clear();
@@ -339,22 +455,47 @@ impl Reader<'_> {
     fn int_list<B: Build>(&mut self, b: &mut B) -> Option<Result<B::Out, B::Err>> {
         let bytes = self.text.as_bytes();
         let start = self.pos;
-        let body = bytes.get(start + 1..)?;
-        let len = body
-            .iter()
-            .take(256)
-            .position(|c| !matches!(c, b'0'..=b'9' | b'-' | b',' | b' ' | b'\n' | b'\r' | b'\t'))?;
-        if body[len] != b']' {
-            return None;
-        }
-        let inner = &self.text[start + 1..start + 1 + len];
+        let mut pos = start + 1;
+        let skip = |pos: &mut usize| {
+            while matches!(bytes.get(*pos), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+                *pos += 1;
+            }
+        };
         self.ints.clear();
-        if !inner.trim().is_empty() {
-            for item in inner.split(',') {
-                self.ints.push(item.trim().parse::<i64>().ok()?);
+        skip(&mut pos);
+        if bytes.get(pos) != Some(&b']') {
+            loop {
+                // one integer, summed on the negative side (i64::MIN has no positive twin)
+                let negative = bytes.get(pos) == Some(&b'-');
+                pos += usize::from(negative);
+                let digits = pos;
+                let mut value: i64 = 0;
+                while let Some(digit @ b'0'..=b'9') = bytes.get(pos) {
+                    value = value
+                        .checked_mul(10)?
+                        .checked_sub(i64::from(digit - b'0'))?;
+                    pos += 1;
+                }
+                if pos == digits {
+                    return None; // not an integer (a string, a float, a container...)
+                }
+                self.ints.push(if negative {
+                    value
+                } else {
+                    value.checked_neg()?
+                });
+                skip(&mut pos);
+                match bytes.get(pos) {
+                    Some(b',') => {
+                        pos += 1;
+                        skip(&mut pos);
+                    }
+                    Some(b']') => break,
+                    _ => return None,
+                }
             }
         }
-        self.pos = start + len + 2;
+        self.pos = pos + 1;
         let ints = std::mem::take(&mut self.ints);
         let out = b.ints(&self.text[start..self.pos], &ints);
         self.ints = ints;

@@ -9,6 +9,8 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple, PyType};
+use smallvec::SmallVec;
+use std::hash::BuildHasher;
 
 use crate::engine::aggregate::{AggError, AggregatorCore as Core};
 use crate::engine::events::{EventDataError, MAX_JSON_DEPTH};
@@ -221,18 +223,62 @@ fn untrack(made: &Bound<'_, PyAny>) {
     unsafe { ffi::PyObject_GC_UnTrack(made.as_ptr().cast()) };
 }
 
+/// A [`Shared`] object and its text.
+type Slot<'py, T> = (SmallVec<[u8; 24]>, Bound<'py, T>);
+
+/// Python objects made from short texts, found again by their text: a direct-mapped table
+/// (one slot per hash of the text; a newer text takes the slot), so a lookup is a hash and one
+/// comparison, and the table never grows. Allocated at its first use.
+struct Shared<'py, T> {
+    slots: Vec<Option<Slot<'py, T>>>,
+    bits: u32,
+}
+
+impl<'py, T> Shared<'py, T> {
+    fn new(bits: u32) -> Self {
+        Shared {
+            slots: Vec::new(),
+            bits,
+        }
+    }
+
+    fn slot(&self, text: &[u8]) -> usize {
+        let hash = foldhash::fast::FixedState::default().hash_one(text);
+        (hash >> (64 - self.bits)) as usize
+    }
+
+    fn get(&self, text: &[u8]) -> Option<Bound<'py, T>> {
+        match self.slots.get(self.slot(text)) {
+            Some(Some((known, obj))) if known.as_slice() == text => Some(obj.clone()),
+            _ => None,
+        }
+    }
+
+    /// Keeps `obj` as the object of `text` (a short one: see [`SHARED_LEN`]).
+    fn put(&mut self, text: &[u8], obj: &Bound<'py, T>) {
+        if text.len() > SHARED_LEN {
+            return;
+        }
+        if self.slots.is_empty() {
+            self.slots.resize_with(1 << self.bits, || None);
+        }
+        let slot = self.slot(text);
+        self.slots[slot] = Some((SmallVec::from_slice(text), obj.clone()));
+    }
+}
+
 /// Engine values as Python data. Object keys repeat across a stream (every logprobs entry has
 /// `token`, `logprob`, `bytes`, ...), so each distinct key is made into a `str` once and
 /// shared, as orjson does (a `str` caches its hash: dict inserts do not hash it again).
 pub(crate) struct ToPy<'py> {
     py: Python<'py>,
-    keys: foldhash::HashMap<String, Bound<'py, PyString>>,
+    keys: Shared<'py, PyString>,
     /// Short strings of kept JSON text ([`Value::Json`]), made once: a logprobs entry's token
     /// comes again in its `top_logprobs` and in later entries (a `str` is immutable: sharing
     /// one is invisible but to `is`).
-    strs: foldhash::HashMap<String, Bound<'py, PyString>>,
+    strs: Shared<'py, PyString>,
     /// The read-only lists of integers of kept text by their text (a token's `bytes`).
-    int_lists: foldhash::HashMap<String, Bound<'py, PyAny>>,
+    int_lists: Shared<'py, PyAny>,
     /// Set for the trees built read-only (a message's `logprobs`).
     frozen: Option<&'static Frozen>,
 }
@@ -241,21 +287,19 @@ impl<'py> ToPy<'py> {
     pub(crate) fn new(py: Python<'py>) -> Self {
         ToPy {
             py,
-            keys: foldhash::HashMap::default(),
-            strs: foldhash::HashMap::default(),
-            int_lists: foldhash::HashMap::default(),
+            keys: Shared::new(8),
+            strs: Shared::new(10),
+            int_lists: Shared::new(10),
             frozen: None,
         }
     }
 
     fn key(&mut self, key: &str) -> Bound<'py, PyString> {
-        if let Some(known) = self.keys.get(key) {
-            return known.clone();
+        if let Some(known) = self.keys.get(key.as_bytes()) {
+            return known;
         }
         let made = PyString::new(self.py, key);
-        if key.len() <= 64 && self.keys.len() < 4096 {
-            self.keys.insert(key.to_owned(), made.clone());
-        }
+        self.keys.put(key.as_bytes(), &made);
         made
     }
 
@@ -365,9 +409,7 @@ impl<'py> ToPy<'py> {
     }
 }
 
-/// How many strings, and lists of integers, of kept text a [`ToPy`] shares at most, and
-/// how long their text may be.
-const SHARED: usize = 8192;
+/// How long a text may be for [`Shared`] to keep its object.
 const SHARED_LEN: usize = 64;
 
 /// Kept JSON text ([`Value::Json`]) read straight into Python objects: what
@@ -391,13 +433,11 @@ impl<'py> Build for ToPy<'py> {
         Ok(PyFloat::new(self.py, value).into_any())
     }
     fn str(&mut self, value: &str) -> PyResult<Self::Out> {
-        if let Some(known) = self.strs.get(value) {
-            return Ok(known.clone().into_any());
+        if let Some(known) = self.strs.get(value.as_bytes()) {
+            return Ok(known.into_any());
         }
         let made = PyString::new(self.py, value);
-        if value.len() <= SHARED_LEN && self.strs.len() < SHARED {
-            self.strs.insert(value.to_owned(), made.clone());
-        }
+        self.strs.put(value.as_bytes(), &made);
         Ok(made.into_any())
     }
     fn list(&mut self) -> PyResult<Self::List> {
@@ -440,8 +480,8 @@ impl<'py> Build for ToPy<'py> {
         // only a read-only list may be handed out twice
         let shared = self.frozen.is_some() && text.len() <= SHARED_LEN;
         if shared {
-            if let Some(known) = self.int_lists.get(text) {
-                return Ok(known.clone());
+            if let Some(known) = self.int_lists.get(text.as_bytes()) {
+                return Ok(known);
             }
         }
         let mut list = self.list()?;
@@ -450,8 +490,8 @@ impl<'py> Build for ToPy<'py> {
             self.push(&mut list, item)?;
         }
         let list = self.end_list(list)?;
-        if shared && self.int_lists.len() < SHARED {
-            self.int_lists.insert(text.to_owned(), list.clone());
+        if shared {
+            self.int_lists.put(text.as_bytes(), &list);
         }
         Ok(list)
     }

@@ -19,7 +19,7 @@ use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
 use super::{delta, Adapter, TOP_KEYS};
-use crate::engine::events::KeptItems;
+use crate::engine::events::{kept_items_at, KeptItems};
 use crate::engine::providers::common::{arguments_part, list, s, FastLeaf, FastLeaves, Obj};
 use crate::engine::text::is_absent_text;
 use crate::engine::value::{Map, Value};
@@ -139,6 +139,11 @@ struct Function<'a> {
 /// their text ([`KeptItems`]), the rest read into values; None where the typed path declines
 /// (a negative zero outside the entries, too deep).
 fn logprobs(text: &[u8]) -> Option<Value> {
+    if let Some((value, end)) = kept_items_at(text, 0, 4) {
+        if end == text.len() {
+            return Some(value);
+        }
+    }
     let mut de = serde_json::Deserializer::from_slice(text);
     let KeptItems(value) = KeptItems::<4>::deserialize(&mut de).ok()?;
     de.end().ok()?;
@@ -560,6 +565,11 @@ impl Template {
             from = at;
             if kind == Hole::Logprobs {
                 // the value to its end, read as the typed path reads it (a decline declines)
+                if let Some((value, end)) = kept_items_at(raw, pos, 4) {
+                    pos = end;
+                    kept = Some(value);
+                    continue;
+                }
                 let mut values = serde_json::Deserializer::from_slice(raw.get(pos..)?)
                     .into_iter::<KeptItems<4>>();
                 let KeptItems(value) = values.next()?.ok()?;
