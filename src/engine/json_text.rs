@@ -268,6 +268,11 @@ pub trait Build {
         }
         self.end_list(list)
     }
+    /// The list [`Build::ints`] made earlier from the same `text`, if the builder shares them:
+    /// asked before the list is read.
+    fn shared_ints(&mut self, _text: &str) -> Option<Self::Out> {
+        None
+    }
     /// The text is not what [`JsonText::accept`] accepted (never, unless a bug).
     fn broken(&mut self, detail: &'static str) -> Self::Err;
 }
@@ -455,6 +460,18 @@ impl Reader<'_> {
     fn int_list<B: Build>(&mut self, b: &mut B) -> Option<Result<B::Out, B::Err>> {
         let bytes = self.text.as_bytes();
         let start = self.pos;
+        // a list of digits, signs, commas and spaces (valid JSON: integers) is looked up by its
+        // text before its numbers are read
+        let len = bytes
+            .get(start + 1..)?
+            .iter()
+            .position(|c| !matches!(c, b'0'..=b'9' | b'-' | b',' | b' ' | b'\t' | b'\n' | b'\r'))?;
+        if bytes.get(start + 1 + len) == Some(&b']') {
+            if let Some(shared) = b.shared_ints(&self.text[start..start + len + 2]) {
+                self.pos = start + len + 2;
+                return Some(Ok(shared));
+            }
+        }
         let mut pos = start + 1;
         let skip = |pos: &mut usize| {
             while matches!(bytes.get(*pos), Some(b' ' | b'\t' | b'\n' | b'\r')) {

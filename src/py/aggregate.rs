@@ -476,14 +476,13 @@ impl<'py> Build for ToPy<'py> {
         untrack(&dict);
         Ok(dict)
     }
-    fn ints(&mut self, text: &str, items: &[i64]) -> PyResult<Self::Out> {
+    fn shared_ints(&mut self, text: &str) -> Option<Self::Out> {
         // only a read-only list may be handed out twice
+        self.frozen?;
+        self.int_lists.get(text.as_bytes())
+    }
+    fn ints(&mut self, text: &str, items: &[i64]) -> PyResult<Self::Out> {
         let shared = self.frozen.is_some() && text.len() <= SHARED_LEN;
-        if shared {
-            if let Some(known) = self.int_lists.get(text.as_bytes()) {
-                return Ok(known);
-            }
-        }
         let mut list = self.list()?;
         for &item in items {
             let item = self.int(item)?;
