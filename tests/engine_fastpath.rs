@@ -175,17 +175,13 @@ fn logprobs_chunks_take_the_fast_path() {
     assert_same_whole("negative zeros", zeros.as_bytes());
 }
 
-/// A small deterministic generator (xorshift): chunks that vary every field the fast path
-/// reads between its hot shape and the shapes it must leave to the generic path.
-struct Gen(u64);
+/// The generator of chunks that vary every field the fast path reads between its hot shape
+/// and the shapes it must leave to the generic path.
+trait Pick {
+    fn pick<'a>(&mut self, hostile: bool, options: &[&'a str]) -> &'a str;
+}
 
-impl Gen {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
+impl Pick for Gen {
     /// One of `options`; only of those before the "|" unless `hostile`.
     fn pick<'a>(&mut self, hostile: bool, options: &[&'a str]) -> &'a str {
         let good = options

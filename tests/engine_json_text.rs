@@ -1,6 +1,9 @@
 //! JSON kept as its text (`engine::json_text`): what it accepts, and that reading accepted text
 //! gives what the generic reading (`events::parse`) gives, numbers and escapes included.
 
+mod common;
+
+use common::Gen;
 use fastmerge::engine::events::{self, kept_items_at, KeptItems, MAX_JSON_DEPTH};
 use fastmerge::engine::json_text::JsonText;
 use fastmerge::engine::value::{py_repr, Value};
@@ -76,16 +79,11 @@ fn text_the_reading_could_get_wrong_is_declined() {
     assert!(JsonText::accept("7", 0).is_some());
 }
 
-/// A small deterministic generator (xorshift).
-struct Gen(u64);
+trait Pick {
+    fn pick<'a>(&mut self, options: &[&'a str]) -> &'a str;
+}
 
-impl Gen {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
+impl Pick for Gen {
     fn pick<'a>(&mut self, options: &[&'a str]) -> &'a str {
         options[(self.next() % options.len() as u64) as usize]
     }

@@ -171,13 +171,7 @@ impl<'de, const DEPTH: usize> serde::Deserialize<'de> for KeptItems<DEPTH> {
 /// for anything else, invalid JSON included, which the caller then reads with [`KeptItems`]
 /// (where this reads a value, that reads the same value).
 pub fn kept_items_at(b: &[u8], pos: usize, depth: usize) -> Option<(Value, usize)> {
-    let skip = |pos: usize| {
-        let mut pos = pos;
-        while matches!(b.get(pos), Some(b' ' | b'\t' | b'\n' | b'\r')) {
-            pos += 1;
-        }
-        pos
-    };
+    let skip = |pos: usize| json_text::skip_space(b, pos);
     // the items of a list one key below are at `depth + 2`
     let room = (MAX_JSON_DEPTH + 1).checked_sub(depth + 2)?;
     let mut pos = skip(pos);

@@ -68,7 +68,8 @@ fn acceptable(b: &[u8], room: usize) -> bool {
     scan(b, start, room).is_some_and(|end| skip_space(b, end) == b.len())
 }
 
-fn skip_space(b: &[u8], mut pos: usize) -> usize {
+/// `pos` after the JSON whitespace there.
+pub(crate) fn skip_space(b: &[u8], mut pos: usize) -> usize {
     while matches!(b.get(pos), Some(b' ' | b'\t' | b'\n' | b'\r')) {
         pos += 1;
     }
@@ -309,9 +310,7 @@ impl Reader<'_> {
     }
 
     fn space(&mut self) {
-        while matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
-            self.pos += 1;
-        }
+        self.pos = skip_space(self.text.as_bytes(), self.pos);
     }
 
     fn value<B: Build>(&mut self, b: &mut B) -> Result<B::Out, B::Err> {
@@ -473,13 +472,8 @@ impl Reader<'_> {
             }
         }
         let mut pos = start + 1;
-        let skip = |pos: &mut usize| {
-            while matches!(bytes.get(*pos), Some(b' ' | b'\t' | b'\n' | b'\r')) {
-                *pos += 1;
-            }
-        };
         self.ints.clear();
-        skip(&mut pos);
+        pos = skip_space(bytes, pos);
         if bytes.get(pos) != Some(&b']') {
             loop {
                 // one integer, summed on the negative side (i64::MIN has no positive twin)
@@ -501,11 +495,11 @@ impl Reader<'_> {
                 } else {
                     value.checked_neg()?
                 });
-                skip(&mut pos);
+                pos = skip_space(bytes, pos);
                 match bytes.get(pos) {
                     Some(b',') => {
                         pos += 1;
-                        skip(&mut pos);
+                        pos = skip_space(bytes, pos);
                     }
                     Some(b']') => break,
                     _ => return None,

@@ -90,3 +90,15 @@ pub fn leaves(adapter: &mut dyn Adapter, event: serde_json::Value) -> String {
 pub fn text(value: serde_json::Value) -> String {
     serde_json::to_string(&value).expect("json")
 }
+
+/// A small deterministic generator (xorshift) for generated test inputs.
+pub struct Gen(pub u64);
+
+impl Gen {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
