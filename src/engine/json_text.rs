@@ -35,10 +35,7 @@ impl JsonText {
     /// there), and at most `room` levels of nesting (the rest of the event's depth limit).
     /// None otherwise: the caller reads it into values.
     pub fn accept(text: &str, room: usize) -> Option<JsonText> {
-        acceptable(text.as_bytes(), room).then(|| JsonText {
-            text: text.into(),
-            tree: OnceLock::new(),
-        })
+        acceptable(text.as_bytes(), room).then(|| JsonText::kept(text))
     }
 
     /// `text` as [`scan`] found it: one whole value it keeps (see [`JsonText::accept`]).
@@ -262,12 +259,7 @@ pub trait Build {
     /// A list of integers that fit 64 bits, `text` its JSON text (a logprobs entry's `bytes`):
     /// a builder of immutable lists may hand out one it made from the same text.
     fn ints(&mut self, _text: &str, items: &[i64]) -> Result<Self::Out, Self::Err> {
-        let mut list = self.list()?;
-        for &item in items {
-            let item = self.int(item)?;
-            self.push(&mut list, item)?;
-        }
-        self.end_list(list)
+        int_list(self, items)
     }
     /// The list [`Build::ints`] made earlier from the same `text`, if the builder shares them:
     /// asked before the list is read.
@@ -276,6 +268,16 @@ pub trait Build {
     }
     /// The text is not what [`JsonText::accept`] accepted (never, unless a bug).
     fn broken(&mut self, detail: &'static str) -> Self::Err;
+}
+
+/// A list of `items` built by `builder` (what [`Build::ints`] makes unless the builder shares).
+pub fn int_list<B: Build + ?Sized>(builder: &mut B, items: &[i64]) -> Result<B::Out, B::Err> {
+    let mut list = builder.list()?;
+    for &item in items {
+        let item = builder.int(item)?;
+        builder.push(&mut list, item)?;
+    }
+    builder.end_list(list)
 }
 
 /// The value of `text`, an accepted [`JsonText`]'s, built by `builder`: numbers and strings as

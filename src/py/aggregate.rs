@@ -482,14 +482,8 @@ impl<'py> Build for ToPy<'py> {
         self.int_lists.get(text.as_bytes())
     }
     fn ints(&mut self, text: &str, items: &[i64]) -> PyResult<Self::Out> {
-        let shared = self.frozen.is_some() && text.len() <= SHARED_LEN;
-        let mut list = self.list()?;
-        for &item in items {
-            let item = self.int(item)?;
-            self.push(&mut list, item)?;
-        }
-        let list = self.end_list(list)?;
-        if shared {
+        let list = json_text::int_list(self, items)?;
+        if self.frozen.is_some() {
             self.int_lists.put(text.as_bytes(), &list);
         }
         Ok(list)

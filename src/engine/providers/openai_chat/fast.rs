@@ -135,19 +135,17 @@ struct Function<'a> {
     name: Option<OnlyNull>,
 }
 
-/// A choice's `logprobs` (level 4 of the event) from its text: its `content` entries kept as
-/// their text ([`KeptItems`]), the rest read into values; None where the typed path declines
-/// (a negative zero outside the entries, too deep).
-fn logprobs(text: &[u8]) -> Option<Value> {
-    if let Some((value, end)) = kept_items_at(text, 0, 4) {
-        if end == text.len() {
-            return Some(value);
-        }
+/// A choice's `logprobs` (level 4 of the event) at `pos` in `raw`: its `content` entries kept
+/// as their text, the rest read into values (the usual shape by [`kept_items_at`], any other
+/// by serde, [`KeptItems`]), and where they end; None where the typed path declines (a
+/// negative zero outside the entries, too deep, not JSON).
+fn logprobs_at(raw: &[u8], pos: usize) -> Option<(Value, usize)> {
+    if let Some(read) = kept_items_at(raw, pos, 4) {
+        return Some(read);
     }
-    let mut de = serde_json::Deserializer::from_slice(text);
-    let KeptItems(value) = KeptItems::<4>::deserialize(&mut de).ok()?;
-    de.end().ok()?;
-    Some(value)
+    let mut values = serde_json::Deserializer::from_slice(raw.get(pos..)?).into_iter();
+    let KeptItems::<4>(value) = values.next()?.ok()?;
+    Some((value, pos + values.byte_offset()))
 }
 
 /// A text of the event, borrowed from its bytes where it lies there (no escape in it).
@@ -213,14 +211,19 @@ fn typed_event<'a>(adapter: &mut Adapter, raw: &'a [u8]) -> Option<Typed<'a>> {
     for choice in &chunk.choices {
         kept.push(match choice.logprobs {
             Some(raw) => {
-                logprobs_text = Some(raw.get());
-                Some(logprobs(raw.get().as_bytes())?)
+                let text = raw.get();
+                logprobs_text = Some(text);
+                let (value, end) = logprobs_at(text.as_bytes(), 0)?;
+                if end != text.len() {
+                    return None;
+                }
+                Some(value)
             }
             None => None,
         });
     }
     let mut leaves = FastLeaves::with_capacity(chunk.choices.len());
-    for (choice, kept_logprobs) in chunk.choices.into_iter().zip(kept) {
+    for (choice, mut kept_logprobs) in chunk.choices.into_iter().zip(kept) {
         let state = adapter.choices.entry(choice.index).or_default();
         // the leaf's entries, in the generic path's order of work (state changes included);
         // built at the end, so that a bare text delta is never built as a leaf
@@ -291,14 +294,14 @@ fn typed_event<'a>(adapter: &mut Adapter, raw: &'a [u8]) -> Option<Typed<'a>> {
             && finish.is_none()
             && fields.is_empty()
             && meta.is_empty();
-        if alone && calls.is_empty() {
-            if let (Some(logprobs), Some(text)) = (&kept_logprobs, reasoning.xor(content)) {
+        if let Some(text) = reasoning.xor(content).filter(|_| alone && calls.is_empty()) {
+            if let Some(logprobs) = kept_logprobs.take() {
                 leaves.push((
                     choice.index,
                     FastLeaf::TextLogprobs {
                         text: keep(&text.0),
                         reasoning: reasoning.is_some(),
-                        logprobs: logprobs.clone(),
+                        logprobs,
                     },
                 ));
                 continue;
@@ -499,8 +502,11 @@ impl Templates {
             return;
         }
         let mut holes: Vec<(usize, usize, Hole)> = Vec::with_capacity(3);
-        let with_logprobs = matches!(leaf, FastLeaf::TextLogprobs { .. });
-        let logprobs = if with_logprobs { logprobs } else { None };
+        let logprobs = match leaf {
+            FastLeaf::TextLogprobs { .. } if logprobs.is_none() => return,
+            FastLeaf::TextLogprobs { .. } => logprobs,
+            _ => None,
+        };
         for (hole, kind) in [
             (Some(text), Hole::Text),
             (ignored, Hole::Ignored),
@@ -518,9 +524,6 @@ impl Templates {
                 return;
             }
             holes.push((start, end, kind));
-        }
-        if with_logprobs && holes.last().is_none_or(|hole| hole.2 != Hole::Logprobs) {
-            return; // logprobs that do not lie in `raw`
         }
         holes.sort_unstable();
         let mut fixed = Vec::with_capacity(raw.len());
@@ -565,15 +568,8 @@ impl Template {
             from = at;
             if kind == Hole::Logprobs {
                 // the value to its end, read as the typed path reads it (a decline declines)
-                if let Some((value, end)) = kept_items_at(raw, pos, 4) {
-                    pos = end;
-                    kept = Some(value);
-                    continue;
-                }
-                let mut values = serde_json::Deserializer::from_slice(raw.get(pos..)?)
-                    .into_iter::<KeptItems<4>>();
-                let KeptItems(value) = values.next()?.ok()?;
-                pos += values.byte_offset();
+                let (value, end) = logprobs_at(raw, pos)?;
+                pos = end;
                 kept = Some(value).filter(|value| !matches!(value, Value::Null));
                 continue;
             }
