@@ -193,6 +193,28 @@ def test_a_directory_without_logs(capsys: pytest.CaptureFixture[str], tmp_path: 
     assert err == f"fastmerge: error: {tmp_path}/empty: the directory holds no file\n"
 
 
+@pytest.mark.parametrize("content", [b"", b"\n\n", b"\r\n"])
+def test_an_empty_log_is_no_silent_success(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, content: bytes
+) -> None:
+    path = write(tmp_path / "empty.jsonl", content)
+    status, records, err = run(capsys, "batch", path, *WRAPPED)
+    assert (status, records) == (1, [])
+    assert err == (
+        "fastmerge: 0 streams (0 complete, 0 incomplete, 0 failed, 0 error); 0 bad lines\n"
+        f"fastmerge: error: no stream in the input: no line of {path} holds an event\n"
+    )
+
+
+def test_an_empty_log_among_others_is_not_an_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    empty = write(tmp_path / "empty.jsonl", b"")
+    status, records, err = run(capsys, "batch", empty, log(tmp_path), *WRAPPED)
+    assert status == 0
+    assert [r["key"] for r in records] == ["b", "a"]
+
+
 def test_a_binary_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     path = write(tmp_path / "core.bin", bytes(range(256)) * 4)
     status, records, err = run(capsys, "batch", path)

@@ -16,7 +16,8 @@ LocalCluster on this machine) with the same output (:mod:`fastmerge.dask`).
 
 Exit status: 0 when every stream is complete; 2 when some stream is incomplete or failed and
 nothing else went wrong; 1 when a stream could not be merged (status ``error``), a line was bad
-(with ``--errors skip`` or ``collect`` too: the line was not used), or the input cannot be read;
+(with ``--errors skip`` or ``collect`` too: the line was not used), the input holds no stream
+(an empty log), or the input cannot be read;
 64 for a usage error; 130 on Ctrl-C; 141 when the reader of the output went away.
 """
 
@@ -201,6 +202,10 @@ def run(args: argparse.Namespace) -> int:
             sys.stderr.write(f"fastmerge: {summary(counts)}\n")
     if counts["error"] or counts["bad_lines"]:
         return EXIT_DATA
+    if not any(counts[status] for status in batch.STATUSES):
+        # an empty log (or only blank lines) is never a silent success
+        names = ", ".join("standard input" if p == "-" else p for p in args.paths)
+        return _fail(f"no stream in the input: no line of {names} holds an event", EXIT_DATA)
     if counts["incomplete"] or counts["failed"]:
         return EXIT_INCOMPLETE
     return EXIT_OK
