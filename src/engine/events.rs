@@ -212,7 +212,7 @@ pub fn kept_items_at(b: &[u8], pos: usize, depth: usize) -> Option<(Value, usize
                 } else {
                     loop {
                         let end = json_text::scan(b, pos, room)?;
-                        let text = std::str::from_utf8(&b[pos..end]).ok()?;
+                        let text = simdutf8::basic::from_utf8(&b[pos..end]).ok()?;
                         items.push(Value::Json(Arc::new(JsonText::kept(text))));
                         pos = skip(end);
                         match *b.get(pos)? {

@@ -179,7 +179,7 @@ type Typed<'a> = (
 /// [`fast_event`] by the typed parse.
 fn typed_event<'a>(adapter: &mut Adapter, raw: &'a [u8]) -> Option<Typed<'a>> {
     // one UTF-8 check of the whole event, not one per string (invalid text: the generic path)
-    let text = std::str::from_utf8(raw).ok()?;
+    let text = simdutf8::basic::from_utf8(raw).ok()?;
     let chunk: Chunk<'a> = serde_json::from_str(text).ok()?;
     if chunk.choices.is_empty() {
         return None; // a chunk for every choice: the generic path
