@@ -324,13 +324,16 @@ STREAM_LABELS = {
     "rust_feed": "rust feed",
     "twin": "twin",
     "orjson": "orjson",
+    "orjson_kept": "orjson kept",
     "baseline": "baseline",
     "openai": "openai",
     "anthropic": "anthropic",
     "litellm": "LiteLLM",
 }
 #: Compared with the fast path in the ratio columns (``impl / rust``).
-STREAM_RATIOS = ("rust_lines", "twin", "orjson", "baseline", "openai", "anthropic", "litellm")
+STREAM_RATIOS = (
+    "rust_lines", "twin", "orjson", "orjson_kept", "baseline", "openai", "anthropic", "litellm"
+)  # fmt: skip
 
 StreamKey = tuple[str, int, str]  # shape, size, impl
 #: The largest size of the linearity tables (the on-demand 200,000-event stream is left out).
@@ -383,7 +386,10 @@ def stream_report(benchmarks: list[dict[str, Any]]) -> str:
         " lines** the same from the list of line bytes; **rust feed** only "
         "`Aggregator.feed(jsonl_bytes)` (the Rust parse and merge, no message built); **twin** "
         "`aggregate(jsonl_bytes)` on the pure-Python backend; **orjson** `orjson.loads` of every "
-        "line, no merge, each result dropped (the least parsing in Python costs); **baseline** "
+        "line, no merge, each result dropped (the least parsing in Python costs); **orjson kept** "
+        "(logprobs only) `orjson.loads` of only the logprobs entries the message keeps, as one "
+        "JSON array, GC paused (what making and freeing the objects the benchmark reads costs "
+        "orjson, with no envelope and no merge); **baseline** "
         "the least a pure-Python merge does (`json.loads` of every line, list appends, joins); "
         "**openai** the "
         "SDK's `ChatCompletionStreamState.handle_chunk` of "
@@ -457,6 +463,23 @@ def parse_table(
             lines.append(
                 f"| {shape} | {size:,} | {seconds(rust)} | {seconds(parse)} | {seconds(base)} "
                 f"| {ratio(rust, parse)} | {ratio(rust, base)} |"
+            )
+    kept = [(s, n) for s in shapes for n in sizes if t(s, n, "orjson_kept") is not None]
+    if kept:
+        lines += [
+            "",
+            "What the message keeps costs orjson alone (**orjson kept**: only the logprobs "
+            "entries, as one array, GC paused; **orjson**: every line, each result dropped):",
+            "",
+            "| stream | events | rust | orjson | orjson kept | orjson kept / orjson "
+            "| rust / orjson | rust / orjson kept |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|",
+        ]
+        for shape, size in kept:
+            rust, parse, own = (t(shape, size, i) for i in ("rust", "orjson", "orjson_kept"))
+            lines.append(
+                f"| {shape} | {size:,} | {seconds(rust)} | {seconds(parse)} | {seconds(own)} "
+                f"| {ratio(own, parse)} | {ratio(rust, parse)} | {ratio(rust, own)} |"
             )
     return lines
 
