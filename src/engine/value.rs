@@ -312,7 +312,10 @@ impl Host for NativeHost {
         Ok(Value::Dict(Arc::new(dict(value)?.clone())))
     }
     fn key_hash(&self, key: &Value) -> Result<i64, NativeError> {
-        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        // foldhash with its fixed seed, as the maps' own hasher: as predictable as SipHash with
+        // zero keys was, and a few times cheaper on short keys
+        let mut hasher =
+            std::hash::BuildHasher::build_hasher(&foldhash::fast::FixedState::default());
         let key = key.resolved();
         match key {
             Value::Str(s) => s.hash(&mut hasher),
