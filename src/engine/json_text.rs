@@ -66,8 +66,13 @@ fn acceptable(b: &[u8], room: usize) -> bool {
 }
 
 /// `pos` after the JSON whitespace there.
+#[inline]
 pub(crate) fn skip_space(b: &[u8], mut pos: usize) -> usize {
-    while matches!(b.get(pos), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+    // compact JSON has none: one comparison says so (every JSON space is at most b' ')
+    while let Some(&c) = b.get(pos) {
+        if c > b' ' || !matches!(c, b' ' | b'\t' | b'\n' | b'\r') {
+            break;
+        }
         pos += 1;
     }
     pos
@@ -162,10 +167,34 @@ static STOPS: [bool; 256] = {
 };
 
 /// Where the run of plain string text from `pos` ends ([`STOPS`]); None at the end of `b`.
-/// (Tokens are short: a byte loop beats a vectorized search here.)
-fn plain_run(b: &[u8], pos: usize) -> Option<usize> {
+/// Eight bytes a step while eight are left (SWAR: keys and tokens are a word or two, too short
+/// for a vectorized search to pay), then byte by byte.
+fn plain_run(b: &[u8], mut pos: usize) -> Option<usize> {
+    while let Some(word) = b.get(pos..pos + 8) {
+        let Ok(word) = <[u8; 8]>::try_from(word) else {
+            break;
+        };
+        let stops = word_stops(u64::from_le_bytes(word));
+        if stops != 0 {
+            return Some(pos + (stops.trailing_zeros() / 8) as usize);
+        }
+        pos += 8;
+    }
     let run = b.get(pos..)?.iter().position(|&c| STOPS[c as usize])?;
     Some(pos + run)
+}
+
+/// The high bit of each byte of `x` (little-endian) that is a [`STOPS`] byte: a quote, a
+/// backslash or a control character, exact up to the first one (each test borrows only into
+/// the bytes above a true match, so the lowest bit set is always a true one).
+fn word_stops(x: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let zero = |v: u64| v.wrapping_sub(ONES) & !v;
+    let quote = x ^ (ONES * u64::from(b'"'));
+    let backslash = x ^ (ONES * u64::from(b'\\'));
+    let control = x.wrapping_sub(ONES * 0x20) & !x;
+    (zero(quote) | zero(backslash) | control) & HIGH
 }
 
 /// The end of the string whose opening quote is at `pos`.
@@ -626,5 +655,35 @@ impl Build for ValueBuilder {
     }
     fn broken(&mut self, detail: &'static str) -> &'static str {
         detail
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The word-at-a-time run ends where the byte loop ends, for a stop byte of every kind at
+    /// every offset, after every kind of plain byte (ASCII, UTF-8, 0x7f, 0xff).
+    #[test]
+    fn plain_run_ends_where_the_byte_loop_ends() {
+        let plain = [b'a', b' ', 0x7f, 0x80, 0xc3, 0xff, b'!', b'#', b'[', b'~'];
+        let stops = [b'"', b'\\', 0x00, 0x01, 0x1f];
+        for len in 0..40 {
+            for i in 0..plain.len() {
+                let mut text: Vec<u8> = (0..len).map(|k| plain[(i + k) % plain.len()]).collect();
+                assert_eq!(plain_run(&text, 0), None, "{text:?}");
+                for at in 0..len {
+                    for &stop in &stops {
+                        let saved = text[at];
+                        text[at] = stop;
+                        let slow = text.iter().position(|&c| STOPS[c as usize]);
+                        for from in 0..=at {
+                            assert_eq!(plain_run(&text, from), slow.map(|_| at), "{text:?} {from}");
+                        }
+                        text[at] = saved;
+                    }
+                }
+            }
+        }
     }
 }
