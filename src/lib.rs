@@ -7,3 +7,6 @@ pub mod engine;
 
 #[cfg(feature = "python")]
 mod py;
+
+#[cfg(feature = "python")]
+mod alloc;

@@ -17,6 +17,7 @@ mod host;
 #[pymodule]
 fn _fastmerge(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
+    crate::alloc::configure();
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("MAX_DEPTH", MAX_DEPTH)?;
     m.add("POLICIES", PyTuple::new(py, POLICIES)?)?;
