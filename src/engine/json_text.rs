@@ -98,9 +98,10 @@ pub fn scan(b: &[u8], mut pos: usize, room: usize) -> Option<usize> {
                     return None;
                 }
                 objects = objects << 1 | u128::from(open == b'{');
-                pos = skip_space(b, pos + 1);
+                let (at, next) = past_space(b, pos + 1)?;
+                pos = at;
                 let close = if open == b'{' { b'}' } else { b']' };
-                if b.get(pos) == Some(&close) {
+                if next == close {
                     pos += 1;
                     depth -= 1;
                     objects >>= 1;
@@ -123,11 +124,12 @@ pub fn scan(b: &[u8], mut pos: usize, room: usize) -> Option<usize> {
             if depth == 0 {
                 return Some(pos);
             }
-            pos = skip_space(b, pos);
+            let (at, next) = past_space(b, pos)?;
+            pos = at;
             let in_object = objects & 1 == 1;
-            match *b.get(pos)? {
+            match next {
                 b',' => {
-                    pos = skip_space(b, pos + 1);
+                    pos = past_space(b, pos + 1)?.0;
                     if in_object {
                         pos = scan_key(b, pos)?;
                     }
@@ -144,13 +146,28 @@ pub fn scan(b: &[u8], mut pos: usize, room: usize) -> Option<usize> {
     }
 }
 
+/// The first byte at or after `pos` that is not JSON whitespace, and where it is; None at the
+/// end of `b`. Compact JSON has no space: one comparison says so, and the byte is read once.
+#[inline]
+fn past_space(b: &[u8], pos: usize) -> Option<(usize, u8)> {
+    let c = *b.get(pos)?;
+    if c > b' ' {
+        return Some((pos, c));
+    }
+    let pos = skip_space(b, pos);
+    Some((pos, *b.get(pos)?))
+}
+
 /// An object's key and its colon at `pos`: where its value starts.
 fn scan_key(b: &[u8], pos: usize) -> Option<usize> {
     if b.get(pos) != Some(&b'"') {
         return None;
     }
-    let pos = skip_space(b, scan_string(b, pos)?);
-    (b.get(pos) == Some(&b':')).then(|| skip_space(b, pos + 1))
+    let (pos, colon) = past_space(b, scan_string(b, pos)?)?;
+    if colon != b':' {
+        return None;
+    }
+    Some(past_space(b, pos + 1)?.0)
 }
 
 /// The bytes a run of a string's text ends at: its quote, a backslash, a control character.
@@ -227,11 +244,9 @@ fn scan_string(b: &[u8], mut pos: usize) -> Option<usize> {
 /// The end of the number token at `pos` (JSON's grammar, and the limits above).
 fn scan_number(b: &[u8], start: usize) -> Option<usize> {
     let digits = |pos: &mut usize| {
-        let from = *pos;
-        while matches!(b.get(*pos), Some(b'0'..=b'9')) {
-            *pos += 1;
-        }
-        *pos - from
+        let run = digits_at(b, *pos);
+        *pos += run;
+        run
     };
     let mut pos = start + usize::from(b.get(start) == Some(&b'-'));
     match *b.get(pos)? {
@@ -257,6 +272,37 @@ fn scan_number(b: &[u8], start: usize) -> Option<usize> {
         }
     }
     (pos - start <= MAX_NUMBER).then_some(pos)
+}
+
+/// How many ASCII digits `b` has from `pos` on: eight bytes a step while eight are left (a
+/// logprob's fraction is eight digits), then byte by byte.
+#[inline]
+fn digits_at(b: &[u8], start: usize) -> usize {
+    let mut pos = start;
+    while let Some(word) = b.get(pos..pos + 8) {
+        let Ok(word) = <[u8; 8]>::try_from(word) else {
+            break;
+        };
+        let stops = word_non_digits(u64::from_le_bytes(word));
+        if stops != 0 {
+            return pos + (stops.trailing_zeros() / 8) as usize - start;
+        }
+        pos += 8;
+    }
+    while matches!(b.get(pos), Some(b'0'..=b'9')) {
+        pos += 1;
+    }
+    pos - start
+}
+
+/// The high bit of each byte of `x` (little-endian) that is not an ASCII digit, exact up to the
+/// first one: a digit XOR 0x30 is 0..=9, which 0x76 does not carry into the high bit; any
+/// other byte gets it (a carry out of a byte of 0x8a or more reaches only the bytes above).
+fn word_non_digits(x: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let t = x ^ (ONES * 0x30);
+    (t.wrapping_add(ONES * 0x76) | t) & HIGH
 }
 
 fn scan_word(b: &[u8], pos: usize, word: &[u8]) -> Option<usize> {
@@ -384,19 +430,25 @@ impl Reader<'_> {
         }
     }
 
-    /// The number token at `pos`, and whether it is written as an integer.
+    /// The number token at `pos` (valid JSON: [`scan`] checked it), and whether it is written
+    /// as an integer.
     fn number_token(&mut self) -> (&str, bool) {
+        let b = self.text.as_bytes();
         let start = self.pos;
+        let mut pos = start + usize::from(b.get(start) == Some(&b'-'));
+        pos += digits_at(b, pos);
         let mut is_int = true;
-        while let Some(c) = self.peek() {
-            match c {
-                b'.' | b'e' | b'E' => is_int = false,
-                b'-' | b'+' | b'0'..=b'9' => {}
-                _ => break,
-            }
-            self.pos += 1;
+        if b.get(pos) == Some(&b'.') {
+            is_int = false;
+            pos += 1 + digits_at(b, pos + 1);
         }
-        (&self.text[start..self.pos], is_int)
+        if matches!(b.get(pos), Some(b'e' | b'E')) {
+            is_int = false;
+            pos += 1 + usize::from(matches!(b.get(pos + 1), Some(b'+' | b'-')));
+            pos += digits_at(b, pos);
+        }
+        self.pos = pos;
+        (self.text.get(start..pos).unwrap_or(""), is_int)
     }
 
     /// The string at `pos` (its opening quote): where it lies, or decoded into `scratch`.
@@ -661,6 +713,26 @@ impl Build for ValueBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The word-at-a-time count of digits agrees with the byte loop for runs of every length
+    /// followed by every byte, at every offset.
+    #[test]
+    fn digits_at_counts_as_the_byte_loop() {
+        for len in 0..20 {
+            for after in 0..=255u8 {
+                let mut text: Vec<u8> = (0..len).map(|k| b'0' + (k % 10) as u8).collect();
+                text.push(after);
+                text.extend_from_slice(b"12345678");
+                for from in 0..=len {
+                    let slow = text[from..]
+                        .iter()
+                        .take_while(|c| c.is_ascii_digit())
+                        .count();
+                    assert_eq!(digits_at(&text, from), slow, "{text:?} {from}");
+                }
+            }
+        }
+    }
 
     /// The word-at-a-time run ends where the byte loop ends, for a stop byte of every kind at
     /// every offset, after every kind of plain byte (ASCII, UTF-8, 0x7f, 0xff).
