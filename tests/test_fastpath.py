@@ -342,3 +342,43 @@ def test_odd_logprobs_fast_path_equals_generic_path_and_twin(
     assert fast == generic
     assert fast == read("python")
     assert fast[0] == "ok"
+
+
+def _near_texts() -> list[str]:
+    """Texts of every length to 20 that differ from each other in one character at each place
+    (first, middle, last): what a lookup of Python objects by a print of the text (its length,
+    first and last bytes) must tell apart."""
+    texts = []
+    for n in range(21):
+        base = "".join("abcdefghijklmnopqrstu"[i] for i in range(n))
+        texts.append(base)
+        for at in {0, n // 2, n - 1} if n else set():
+            texts.append(base[:at] + "Z" + base[at + 1 :])
+            texts.append(base[:at] + "é" + base[at + 1 :])
+    return texts
+
+
+def test_near_tokens_keys_and_bytes_lists_are_never_taken_for_each_other(both: Any) -> None:
+    """The binding shares the str of a token or key and the read-only list of a ``bytes``
+    that it made from the same text; texts that differ in one byte get their own objects."""
+    texts = _near_texts()
+    head = '{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":['
+    lines = [head + '{"index":0,"delta":{"role":"assistant","content":""}}]}']
+    entries = []
+    for i, text in enumerate(texts * 2):  # twice: the second time from the shared objects
+        other = texts[(i * 7) % len(texts)]
+        entry = {
+            "token": text,
+            "logprob": -0.5,
+            "bytes": list(text.encode()) + [1000 + len(text)] * (i % 3),
+            "top_logprobs": [{"token": other, "logprob": -1.0, "bytes": list(other.encode())}],
+            text or "_": other,  # a key of every near text too
+        }
+        entries.append(entry)
+        logprobs = json.dumps({"content": [entry], "refusal": None}, separators=(",", ":"))
+        choice = '{"index":0,"delta":{"content":"t"},"logprobs":' + logprobs + "}"
+        lines.append(head + choice + "]}")
+    data = ("\n".join(lines) + "\n").encode()
+    for backend in ("rust", "python"):
+        message = AGGREGATES[backend].aggregate(data, "openai-chat")
+        assert json.loads(json.dumps(message.logprobs["content"])) == entries, backend

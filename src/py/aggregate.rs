@@ -10,7 +10,6 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple, PyType};
 use smallvec::SmallVec;
-use std::hash::BuildHasher;
 
 use crate::engine::aggregate::{AggError, AggregatorCore as Core};
 use crate::engine::events::{EventDataError, MAX_JSON_DEPTH};
@@ -223,12 +222,56 @@ fn untrack(made: &Bound<'_, PyAny>) {
     unsafe { ffi::PyObject_GC_UnTrack(made.as_ptr().cast()) };
 }
 
-/// A [`Shared`] object and its text.
-type Slot<'py, T> = (SmallVec<[u8; 24]>, Bound<'py, T>);
+/// A [`Shared`] object, the [`Print`] of its text, and the text itself when the print does
+/// not hold all of it (longer than 16 bytes).
+type Slot<'py, T> = (Print, Option<SmallVec<[u8; 24]>>, Bound<'py, T>);
+
+/// A short text's length and two words of it: its first and last eight bytes (four for a text
+/// of 4 to 7 bytes, the bytes themselves below 4). Up to 16 bytes the print is the text: two
+/// texts with the same print are equal, with no comparison of bytes (keys and tokens are that
+/// short); it also gives the slot.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Print {
+    len: usize,
+    head: u64,
+    tail: u64,
+}
+
+impl Print {
+    /// Texts longer than this are compared byte by byte after their prints.
+    const WHOLE: usize = 16;
+
+    fn of(text: &[u8]) -> Print {
+        let len = text.len();
+        let word = |at: usize, width: usize| -> u64 {
+            let mut bytes = [0u8; 8];
+            if let (Some(to), Some(from)) = (bytes.get_mut(..width), text.get(at..at + width)) {
+                to.copy_from_slice(from);
+            }
+            u64::from_le_bytes(bytes)
+        };
+        let (head, tail) = match len {
+            8.. => (word(0, 8), word(len - 8, 8)),
+            4..=7 => (word(0, 4), word(len - 4, 4)),
+            1..=3 => (
+                word(0, 1) | word(len / 2, 1) << 8 | word(len - 1, 1) << 16,
+                0,
+            ),
+            0 => (0, 0),
+        };
+        Print { len, head, tail }
+    }
+
+    fn slot(&self, bits: u32) -> usize {
+        let mixed = (self.head ^ self.tail.rotate_left(29) ^ self.len as u64)
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        (mixed >> (64 - bits)) as usize
+    }
+}
 
 /// Python objects made from short texts, found again by their text: a direct-mapped table
-/// (one slot per hash of the text; a newer text takes the slot), so a lookup is a hash and one
-/// comparison, and the table never grows. Allocated at its first use.
+/// (one slot per hash of the text; a newer text takes the slot), so a lookup is a [`Print`]
+/// and one comparison, and the table never grows. Allocated at its first use.
 struct Shared<'py, T> {
     slots: Vec<Option<Slot<'py, T>>>,
     bits: u32,
@@ -242,14 +285,15 @@ impl<'py, T> Shared<'py, T> {
         }
     }
 
-    fn slot(&self, text: &[u8]) -> usize {
-        let hash = foldhash::fast::FixedState::default().hash_one(text);
-        (hash >> (64 - self.bits)) as usize
-    }
-
     fn get(&self, text: &[u8]) -> Option<Bound<'py, T>> {
-        match self.slots.get(self.slot(text)) {
-            Some(Some((known, obj))) if known.as_slice() == text => Some(obj.clone()),
+        let print = Print::of(text);
+        match self.slots.get(print.slot(self.bits)) {
+            Some(Some((known, whole, obj)))
+                if *known == print
+                    && whole.as_ref().is_none_or(|whole| whole.as_slice() == text) =>
+            {
+                Some(obj.clone())
+            }
             _ => None,
         }
     }
@@ -262,8 +306,11 @@ impl<'py, T> Shared<'py, T> {
         if self.slots.is_empty() {
             self.slots.resize_with(1 << self.bits, || None);
         }
-        let slot = self.slot(text);
-        self.slots[slot] = Some((SmallVec::from_slice(text), obj.clone()));
+        let print = Print::of(text);
+        let whole = (text.len() > Print::WHOLE).then(|| SmallVec::from_slice(text));
+        if let Some(slot) = self.slots.get_mut(print.slot(self.bits)) {
+            *slot = Some((print, whole, obj.clone()));
+        }
     }
 }
 
