@@ -4,8 +4,10 @@
 
 For each case it runs a small program twice under callgrind, building the same inputs, once
 without and once with N calls (or one merge_all of N chunks), and prints (difference) / N: the
-instructions one call (one chunk) costs, loop included. PYTHONHASHSEED is
-fixed so that dict probing is the same in every run. Wall-clock ratios are in ``make bench``;
+instructions one call (one chunk) costs, loop included; the ``stream`` case counts per event
+of the benchmarks' 1,000-chunk openai_logprobs stream (N // 1,000 runs), against
+``orjson.loads`` of its lines. PYTHONHASHSEED is fixed so that dict probing is the same in
+every run. Wall-clock ratios are in ``make bench``;
 this tells where the time goes when those ratios look surprising.
 """
 
@@ -74,6 +76,22 @@ elif case == "logprobs":
     fastmerge.aggregate("".join(chunk(i) + "\n" for i in range(2)), "openai-chat").logprobs
     if run:
         fastmerge.aggregate(data, "openai-chat").logprobs["content"]
+elif case == "stream":
+    # the benchmarks' 1,000-chunk openai_logprobs stream (test_bench_streams.py), n // 1,000
+    # times: aggregate(bytes) and message.logprobs (rust), or orjson.loads of every line
+    sys.path.insert(0, {benches!r})
+    from _streams import STREAMS
+    import orjson
+    import fastmerge
+    stream = [s for s in STREAMS if s.shape == "openai_logprobs" and s.size == 1000][0]
+    data, lines = stream.jsonl, stream.lines
+    fastmerge.aggregate(data, "openai-chat").logprobs  # imports, as in the logprobs case
+    for _ in range(n // 1000 if run else 0):
+        if impl == "orjson":
+            for line in lines:
+                orjson.loads(line)
+        else:
+            fastmerge.aggregate(data, "openai-chat").logprobs["content"]
 else:
     items = [json.loads(CHUNK % ("tok%d" % i)) for i in range(n)]
     if run:
@@ -108,18 +126,21 @@ def main() -> None:
         sys.exit("valgrind is not installed (apt-get install valgrind)")
     program = ROOT / ".benchmarks" / "instructions_program.py"
     program.parent.mkdir(exist_ok=True)
-    program.write_text(PROGRAM.format(tests=str(ROOT / "tests")), "utf-8")
+    program.write_text(
+        PROGRAM.format(tests=str(ROOT / "tests"), benches=str(ROOT / "benches")), "utf-8"
+    )
     print(f"instructions per call (callgrind, N = {N}, PYTHONHASHSEED=0)")
     cases = [("merge", impl) for impl in ("openjiuwen", "twin", "rust")]
     cases += [("merge_all", impl) for impl in ("twin", "rust")]
     cases += [("aggregate", impl) for impl in ("rust-generic", "rust")]
     cases += [("logprobs", impl) for impl in ("rust-generic", "rust")]
+    cases += [("stream", impl) for impl in ("rust", "orjson")]
     if len(sys.argv) > 1:  # only the cases named: python benches/instructions.py logprobs
         cases = [case for case in cases if case[0] in sys.argv[1:]]
     for case, impl in cases:
         base = count(program, case, impl, str(N), "skip")
         total = count(program, case, impl, str(N), "run")
-        unit = "call" if case == "merge" else "chunk"
+        unit = {"merge": "call", "stream": "event"}.get(case, "chunk")
         print(f"  {case:9} {impl:10} {(total - base) / N:10.0f} per {unit}")
 
 
