@@ -151,11 +151,29 @@ def test_blank_lines_skipped_and_crlf(backend_name: str, tmp_path: Path) -> None
     assert assert_ok(fastmerge_cli(backend_name, "merge", path)) == b'{"a":"xy","n":[1,2]}\n'
 
 
-def test_empty_input_is_null(backend_name: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("content", [b"", b"\n \n", b"\xef\xbb\xbf\r\n"])
+def test_empty_input_is_an_error_not_null(
+    backend_name: str, tmp_path: Path, content: bytes
+) -> None:
+    """merge_all of nothing is None; the command says the input was empty instead of printing
+    a ``null`` that a pipeline would take for a merged result."""
     path = tmp_path / "empty.jsonl"
-    path.write_bytes(b"\n \n")
-    assert assert_ok(fastmerge_cli(backend_name, "merge", path)) == b"null\n"
-    assert assert_ok(fastmerge_cli(backend_name, "merge", "-")) == b"null\n"
+    path.write_bytes(content)
+    done = fastmerge_cli(backend_name, "merge", path)
+    assert (done.returncode, done.stdout) == (1, b"")
+    assert (
+        done.stderr
+        == (
+            f"fastmerge: error: {path}: no JSON value to merge: the input is empty or blank\n"
+        ).encode()
+    )
+    done = fastmerge_cli(backend_name, "merge", "-", stdin=content)
+    assert (done.returncode, done.stdout) == (1, b"")
+    assert done.stderr.endswith(b": no JSON value to merge: the input is empty or blank\n")
+
+
+def test_a_null_line_is_merged_not_empty(backend_name: str) -> None:
+    assert assert_ok(fastmerge_cli(backend_name, "merge", "-", stdin=b"null\n")) == b"null\n"
 
 
 def test_byte_order_mark_ignored(backend_name: str) -> None:

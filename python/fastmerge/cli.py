@@ -32,7 +32,8 @@ writes back unchanged. Output is compact (``","`` and ``":"`` separators, as orj
 indented with ``--indent``, UTF-8, not ASCII-escaped; a result holding a lone surrogate, which
 UTF-8 cannot encode, is written with every non-ASCII character escaped instead.
 
-Exit status (the ``EXIT_*`` constants): 0 on success; 1 when the input cannot be read, a line
+Exit status (the ``EXIT_*`` constants): 0 on success; 1 when the input cannot be read or holds
+no JSON value (empty or blank: not a ``null`` that would pass for a merged result), a line
 is not JSON (the message names the file and the line number), the merge fails (for example
 ``--strict``, or nesting deeper than :data:`fastmerge.MAX_DEPTH`), or the output cannot be
 written; 2 when a provider stream is incomplete or failed (without ``--allow-incomplete``);
@@ -235,7 +236,8 @@ def build_parser() -> argparse.ArgumentParser:
         description=(
             "Read JSON Lines (one JSON value a line; blank lines are skipped) and print "
             "fastmerge.merge_all of the values as JSON. Exit status 1 if the input cannot "
-            "be read, a line is not JSON (reported as FILE:LINE) or the merge fails."
+            "be read, holds no value, a line is not JSON (reported as FILE:LINE) or the merge "
+            "fails."
         ),
     )
     merge.add_argument("file", metavar="FILE", help="a JSON Lines file, or - for standard input")
@@ -370,13 +372,24 @@ def _merge_command(args: argparse.Namespace) -> int:
     except (TypeError, ValueError) as exc:
         args.parser.error(str(exc))
     source = STDIN_NAME if args.file == STDIN else args.file
+    read = 0
+
+    def counted(values: Iterator[Any]) -> Iterator[Any]:
+        nonlocal read
+        for value in values:
+            read += 1
+            yield value
+
     try:
         with _open_input(args.file) as stream:
-            result = merge_all(read_json_lines(stream, source), **options)
+            result = merge_all(counted(read_json_lines(stream, source)), **options)
     except InputError as exc:
         return _fail(str(exc))
     except MergeError as exc:
         return _fail(f"{source}: cannot merge: {exc}")
+    if not read:
+        # merge_all of nothing is None; printed, `null` would pass for a merged empty input
+        return _fail(f"{source}: no JSON value to merge: the input is empty or blank")
     return _write_stdout(dump_json(result, args.indent))
 
 
