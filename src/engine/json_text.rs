@@ -201,12 +201,14 @@ fn plain_run(b: &[u8], mut pos: usize) -> Option<usize> {
     Some(pos + run)
 }
 
+/// A byte of 1s, and the high bit of each byte, in a word (the SWAR tests below).
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGH: u64 = 0x8080_8080_8080_8080;
+
 /// The high bit of each byte of `x` (little-endian) that is a [`STOPS`] byte: a quote, a
 /// backslash or a control character, exact up to the first one (each test borrows only into
 /// the bytes above a true match, so the lowest bit set is always a true one).
 fn word_stops(x: u64) -> u64 {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
     let zero = |v: u64| v.wrapping_sub(ONES) & !v;
     let quote = x ^ (ONES * u64::from(b'"'));
     let backslash = x ^ (ONES * u64::from(b'\\'));
@@ -299,8 +301,6 @@ fn digits_at(b: &[u8], start: usize) -> usize {
 /// first one: a digit XOR 0x30 is 0..=9, which 0x76 does not carry into the high bit; any
 /// other byte gets it (a carry out of a byte of 0x8a or more reaches only the bytes above).
 fn word_non_digits(x: u64) -> u64 {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
     let t = x ^ (ONES * 0x30);
     (t.wrapping_add(ONES * 0x76) | t) & HIGH
 }
