@@ -114,18 +114,18 @@ def test_cli_examples_run(backend_name: str, args: list[str]) -> None:
 def test_cli_error_message_as_shown(backend_name: str, tmp_path: Path) -> None:
     text = " ".join(_section("Command line").split())
     shown = re.findall(r"`(fastmerge: error: [^`]*)`", text)
-    assert len(shown) == 2, shown
-    (tmp_path / "log.jsonl").write_text('{"a": "x"}\n\n{"a": \n', "utf-8")
-    for args, message in (
-        (["merge", "--provider", "auto", "log.jsonl"], shown[0]),  # a provider stream
-        (["merge", "log.jsonl"], shown[1]),  # JSON values
-    ):
-        if args[1] == "--provider":
-            (tmp_path / "log.jsonl").write_bytes(gzip.compress(b'{"choices": []}\n'))
-        else:
-            (tmp_path / "log.jsonl").write_text('{"a": "x"}\n\n{"a": \n', "utf-8")
+    # in the README's order: a compressed provider stream, an empty input, a bad JSON line
+    cases = [
+        (["merge", "--provider", "auto"], gzip.compress(b'{"choices": []}\n')),
+        (["merge"], b"\n \n"),
+        (["merge"], b'{"a": "x"}\n\n{"a": \n'),
+    ]
+    assert len(shown) == len(cases), shown
+    for (args, content), message in zip(cases, shown):
+        name = message.split(": ")[2].split(":")[0]  # the file the message names
+        (tmp_path / name).write_bytes(content)
         proc = subprocess.run(
-            [sys.executable, "-m", "fastmerge", *args],
+            [sys.executable, "-m", "fastmerge", *args, name],
             capture_output=True,
             text=True,
             env=_env(backend_name),
