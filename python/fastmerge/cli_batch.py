@@ -202,7 +202,7 @@ def run(args: argparse.Namespace) -> int:
             sys.stderr.write(f"fastmerge: {summary(counts)}\n")
     if counts["error"] or counts["bad_lines"]:
         return EXIT_DATA
-    if not any(counts[status] for status in batch.STATUSES):
+    if not _stream_count(counts):
         # an empty log (or only blank lines) is never a silent success
         names = ", ".join("standard input" if p == "-" else p for p in args.paths)
         return _fail(f"no stream in the input: no line of {names} holds an event", EXIT_DATA)
@@ -240,10 +240,17 @@ def summary(counts: dict[str, int]) -> str:
     """The summary line: streams by status, and bad lines."""
     from . import batch
 
-    streams = sum(counts[status] for status in batch.STATUSES)
+    total = _stream_count(counts)
     parts = ", ".join(f"{counts[status]} {status}" for status in batch.STATUSES)
     bad = counts["bad_lines"]
-    return f"{streams} stream{'s' * (streams != 1)} ({parts}); {bad} bad line{'s' * (bad != 1)}"
+    return f"{total} stream{'s' * (total != 1)} ({parts}); {bad} bad line{'s' * (bad != 1)}"
+
+
+def _stream_count(counts: dict[str, int]) -> int:
+    """How many streams the run counted, whatever their status."""
+    from . import batch
+
+    return sum(counts[status] for status in batch.STATUSES)
 
 
 def _isatty(stream: Any) -> bool:

@@ -66,13 +66,8 @@ fn acceptable(b: &[u8], room: usize) -> bool {
 }
 
 /// `pos` after the JSON whitespace there.
-#[inline]
 pub(crate) fn skip_space(b: &[u8], mut pos: usize) -> usize {
-    // compact JSON has none: one comparison says so (every JSON space is at most b' ')
-    while let Some(&c) = b.get(pos) {
-        if c > b' ' || !matches!(c, b' ' | b'\t' | b'\n' | b'\r') {
-            break;
-        }
+    while matches!(b.get(pos), Some(b' ' | b'\t' | b'\n' | b'\r')) {
         pos += 1;
     }
     pos

@@ -270,8 +270,8 @@ impl Print {
 }
 
 /// Python objects made from short texts, found again by their text: a direct-mapped table
-/// (one slot per hash of the text; a newer text takes the slot), so a lookup is a [`Print`]
-/// and one comparison, and the table never grows. Allocated at its first use.
+/// (one slot per text's [`Print`]; a newer text takes the slot), so a lookup is a print and
+/// one comparison of it, and the table never grows. Allocated at its first use.
 struct Shared<'py, T> {
     slots: Vec<Option<Slot<'py, T>>>,
     bits: u32,
