@@ -7,8 +7,9 @@ response's ``id``, ``created``, ``model``, ``system_fingerprint``, ``service_tie
 What the ``"openai-chat"`` adapter kept comes back where the provider had it (only for
 messages that adapter produced): the choice's and the message's other keys, the top-level
 keys of the chunks (``x_groq``, OpenRouter's ``provider``, Azure's
-``prompt_filter_results``), the usage keys verbatim, and OpenRouter ``reasoning_details``
-rebuilt from the reasoning parts with their signatures / encrypted data. A message whose
+``prompt_filter_results``), the usage keys verbatim, the reasoning text under the field name
+the server streamed it in, and OpenRouter ``reasoning_details`` rebuilt from the reasoning
+parts with their signatures / encrypted data. A message whose
 content came as Mistral's typed chunks gets its content back as that list (thinking and text
 items in part order). Opaque payloads of other providers are not replayed. A tool call the
 stream cut keeps its raw ``arguments`` (as always here) and gets ``"truncated": true``.
@@ -127,11 +128,11 @@ def _message(d: dict[str, Any], pm: dict[str, Any]) -> dict[str, Any]:
     if audio:
         message["audio"] = audio
     message["annotations"] = annotations
-    if reasoning and not d["content_list"]:
-        message["reasoning_content"] = "".join(reasoning)
     details = _details(parts, pm)
+    field = _reasoning_field(pm, bool(details))
+    if reasoning and not d["content_list"] and field is not None:
+        message[field] = "".join(reasoning)
     if details:
-        message["reasoning"] = "".join(reasoning)
         message["reasoning_details"] = details
     tools = _executed_tools(parts)
     if tools and pm:
@@ -140,6 +141,18 @@ def _message(d: dict[str, Any], pm: dict[str, Any]) -> dict[str, Any]:
         if key not in message:
             message[key] = value
     return message
+
+
+def _reasoning_field(pm: dict[str, Any], details: bool) -> str | None:
+    """The message field the reasoning text goes in: the one the server streamed it in
+    (``reasoning_content``: DeepSeek, Qwen, xAI; ``reasoning``: Groq, OpenRouter), none when
+    it sent only ``reasoning_details``. A message without the name (recorded before the
+    adapter kept it, built by hand, or another provider's) gets ``reasoning_content``, or
+    only its details."""
+    field = pm.get("reasoning_field")
+    if field in ("reasoning_content", "reasoning"):
+        return str(field)
+    return None if details else "reasoning_content"
 
 
 def _executed_tools(parts: list[dict[str, Any]]) -> list[Any]:

@@ -215,14 +215,18 @@ struct Choice {
     top: [Option<Value>; TOP_KEYS.len()],
 }
 
+/// The slot of `reasoning_field` in [`TOP_KEYS`].
+const REASONING_FIELD: usize = 6;
+
 /// The entries every chunk carries, in [`Choice::top`].
-const TOP_KEYS: [&str; 6] = [
+const TOP_KEYS: [&str; 7] = [
     "response_id",
     "response_model",
     "created",
     "object",
     "system_fingerprint",
     "service_tier",
+    "reasoning_field",
 ];
 
 impl Choice {
@@ -433,7 +437,14 @@ impl Adapter {
         for key in ["reasoning_content", "reasoning"] {
             match present(delta_map.get(key)) {
                 None => {}
-                Some(Value::Str(text)) if !text.is_empty() && plain.is_empty() => plain = text,
+                Some(Value::Str(text)) if !text.is_empty() && plain.is_empty() => {
+                    plain = text;
+                    // the field's name (the first one sent), for a replay under that name
+                    // (§9.1)
+                    if state.top[REASONING_FIELD].is_none() {
+                        pm.insert("reasoning_field".to_owned(), s(key));
+                    }
+                }
                 Some(Value::Str(_)) => {}
                 Some(_) => return Err(format!("{at}.delta.{key} is not a string")),
             }

@@ -10,7 +10,9 @@ What a choice entry maps to:
 
 - ``delta.role`` -> ``role``; ``delta.refusal`` -> ``refusal``;
 - reasoning: ``delta.reasoning_content`` (DeepSeek, Qwen, xAI, Z.ai) or ``delta.reasoning``
-  (Groq, OpenRouter) -> a reasoning delta; ``delta.reasoning_details[]`` (OpenRouter,
+  (Groq, OpenRouter) -> a reasoning delta, the field's name in
+  ``provider_metadata["reasoning_field"]`` (a replay sends the name received);
+  ``delta.reasoning_details[]`` (OpenRouter,
   Snowflake) -> reasoning deltas at the entry's ``index`` as part index, with the
   entry's signature or encrypted data as an opaque payload (kind = the entry's ``type``) and
   its other fields (``type``, ``format``, ``id``) in
@@ -354,6 +356,9 @@ class Adapter:
                 raise AdapterError(f"{where}.delta.{key} is not a string")
             if value and not plain:
                 plain = value
+                # the field's name (the first one sent), for a replay under that name (§9.1)
+                if "reasoning_field" not in state.sent:
+                    pm["reasoning_field"] = key
         detail_text = False
         for j, entry in enumerate(details or ()):
             if not isinstance(entry, dict):

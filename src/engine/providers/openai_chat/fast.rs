@@ -18,7 +18,7 @@ use std::borrow::Cow;
 use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
-use super::{delta, Adapter, TOP_KEYS};
+use super::{delta, Adapter, REASONING_FIELD, TOP_KEYS};
 use crate::engine::events::{kept_items_at, KeptItems};
 use crate::engine::providers::common::{arguments_part, list, s, FastLeaf, FastLeaves, Obj};
 use crate::engine::text::is_absent_text;
@@ -229,15 +229,22 @@ fn typed_event<'a>(adapter: &mut Adapter, raw: &'a [u8]) -> Option<Typed<'a>> {
         // built at the end, so that a bare text delta is never built as a leaf
         let mut role = None;
         let mut reasoning = None;
+        let mut reasoning_field = None;
         let mut content = None;
         let mut calls: Vec<(i64, &Cow<'a, str>)> = Vec::new();
         let mut refusal = None;
         if let Some(d) = &choice.delta {
             role = d.role.as_deref();
-            reasoning = [&d.reasoning_content, &d.reasoning]
-                .into_iter()
-                .flatten()
-                .find(|text| !text.is_empty());
+            reasoning = [
+                ("reasoning_content", &d.reasoning_content),
+                ("reasoning", &d.reasoning),
+            ]
+            .into_iter()
+            .find_map(|(key, text)| text.as_ref().filter(|t| !t.is_empty()).map(|t| (key, t)))
+            .map(|(key, text)| {
+                reasoning_field = Some(key);
+                text
+            });
             if reasoning.is_some() {
                 state.open_call = None;
             }
@@ -286,6 +293,15 @@ fn typed_event<'a>(adapter: &mut Adapter, raw: &'a [u8]) -> Option<Typed<'a>> {
             };
             if let Some(value) = state.fresh_top_str(slot, text) {
                 meta.insert(TOP_KEYS[slot].to_owned(), value);
+            }
+        }
+        // the reasoning field's name (the first one sent), after the chunk's metadata as in
+        // the generic path
+        if state.top[REASONING_FIELD].is_none() {
+            if let Some(value) =
+                reasoning_field.and_then(|key| state.fresh_top_str(REASONING_FIELD, key))
+            {
+                meta.insert(TOP_KEYS[REASONING_FIELD].to_owned(), value);
             }
         }
         // nothing but one delta (and its logprobs)
