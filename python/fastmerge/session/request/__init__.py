@@ -68,6 +68,11 @@ def to_request(messages: Sequence[Any], provider: str) -> dict[str, Any]:
     calls: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
     system: list[Any] = []
     entries: list[dict[str, Any]] = []
+    answered = frozenset(
+        message.tool_call_id
+        for message in messages
+        if hasattr(message, "tool_call_id") and isinstance(message.tool_call_id, str)
+    )
     for message in messages:
         if isinstance(message, dict):
             if message["role"] == "system":
@@ -83,11 +88,12 @@ def to_request(messages: Sequence[Any], provider: str) -> dict[str, Any]:
             call, owner = calls.get(data["tool_call_id"] or "", ({}, {}))
             entries.append(module.tool(data, call, owner))
         else:
-            replayed = for_provider(message, provider)
+            replayed = for_provider(message, provider, answered)
             data = replayed.to_dict()
             for part in data["parts"]:
                 if part.get("part") == "tool_call" and isinstance(part.get("id"), str):
                     calls[part["id"]] = (part, data)
-            entries.extend(module.assistant(render([replayed])))
+            # an entry with nothing replayable (a failed or empty response) is left out
+            entries.extend(e for e in module.assistant(render([replayed])) if e is not None)
     request: dict[str, Any] = module.request(entries, system)
     return request

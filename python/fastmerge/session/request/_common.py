@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any, Sequence
+
+from ...render._common import arguments_object, cut_calls, is_cut
 
 
 def own(data: dict[str, Any], provider: str) -> bool:
@@ -11,13 +14,65 @@ def own(data: dict[str, Any], provider: str) -> bool:
     return bool(metadata.get("provider") == provider)
 
 
-def for_provider(message: Any, provider: str) -> Any:
-    """``message`` as it is replayed to ``provider``: whole for its own provider; for
-    another, without its reasoning parts (see the package's rules)."""
+def is_server_call(part: dict[str, Any]) -> bool:
+    """A tool call the provider ran itself (Bedrock's built-in tools): no client result
+    follows it, so it goes back only to its own provider, with its result blocks."""
+    extra = part.get("extra")
+    return isinstance(extra, dict) and extra.get("type") == "server_tool_use"
+
+
+# the part fields that hold one provider's data (citations, attributes, signatures, payloads,
+# a tool call's extra keys such as Anthropic's ``caller``): cleared for another provider
+_FOREIGN_FIELDS = ("citations", "attributes", "payload", "extra")
+
+
+def for_provider(message: Any, provider: str, answered: frozenset[str]) -> Any:
+    """``message`` as it is replayed to ``provider`` (rules §9.1), given the ids of the tool
+    calls whose results the history holds (``answered``).
+
+    For its own provider the message is whole. Another provider gets only the portable
+    content: no reasoning (a thinking block without its provider's signature is refused),
+    no server-side tool use or other provider blocks, no citations, signatures, payloads or
+    extra keys. For every provider: a tool call the stream cut (``truncated``) is left out
+    when no result answers it, and otherwise goes with its arguments as far as they parse
+    (the SDK accumulators' object), no longer marked cut; a refusal with no text is the
+    assistant's text for providers with no refusal field."""
     data = message.to_dict()
-    if own(data, provider) or not any(p.get("part") == "reasoning" for p in data["parts"]):
+    ours = own(data, provider)
+    parts = data["parts"]
+    cut = cut_calls(data)
+    changed = False
+    out: list[dict[str, Any]] = []
+    for part in parts:
+        kind = part.get("part")
+        if not ours and (
+            kind in ("reasoning", "unknown") or (kind == "tool_call" and is_server_call(part))
+        ):
+            changed = True
+            continue
+        if not ours and any(part.get(key) for key in _FOREIGN_FIELDS):
+            part = {**part, **{k: None for k in _FOREIGN_FIELDS if k in part}}
+            changed = True
+        if kind == "tool_call" and is_cut(part, cut):
+            changed = True
+            if part.get("id") not in answered:
+                continue
+            parsed = arguments_object(part.get("arguments"), partial=True)
+            if not isinstance(parsed, dict):
+                parsed = {}
+            part = {**part, "arguments": json.dumps(parsed, ensure_ascii=False)}
+        out.append(part)
+    if cut:
+        data["anomalies"] = [a for a in data["anomalies"] if a.get("code") != "truncated"]
+    refusal = data.get("refusal")
+    # (OpenAI's two APIs have a refusal field; the Responses renderer writes it as content)
+    if refusal and provider not in ("openai-chat", "openai-responses"):
+        if not any(p.get("part") == "text" and p.get("text") for p in out):
+            out.append({"part": "text", "text": refusal})
+            changed = True
+    if not changed:
         return message
-    data["parts"] = [p for p in data["parts"] if p.get("part") != "reasoning"]
+    data["parts"] = out
     return type(message).from_dict(data)
 
 

@@ -5,8 +5,9 @@ blocks>}``, the blocks as the response has them (thinking with its signature, re
 thinking, tool use, server-tool and compaction blocks verbatim) except:
 
 - a text block's ``citations: null`` is left out (the request takes a list or no key);
-- an empty text block (with no citations) is left out: the API rejects empty text blocks in
-  a request, and it holds nothing.
+- an empty or whitespace-only text block is left out: the API rejects such text blocks in
+  a request, and it holds nothing;
+- a message left with no block is left out (rules §9.1.5).
 
 The response's ``id``, ``model``, ``stop_reason``, ``stop_sequence``, ``usage`` and the other
 top-level fields describe the response and have no place in a request. A tool result is a
@@ -26,17 +27,19 @@ NAME = "anthropic"
 def _block(block: dict[str, Any]) -> dict[str, Any] | None:
     if block.get("type") != "text":
         return block
+    text = block.get("text")
+    if not isinstance(text, str) or not text.strip():
+        return None  # the API refuses empty and whitespace-only text blocks
     if block.get("citations") is None:
-        if not block.get("text"):
-            return None
         block = {k: v for k, v in block.items() if k != "citations"}
     return block
 
 
-def assistant(response: dict[str, Any]) -> list[dict[str, Any]]:
-    """The request form of a ``Message``."""
+def assistant(response: dict[str, Any]) -> list[dict[str, Any] | None]:
+    """The request form of a ``Message`` (None when no block is left)."""
     blocks = [_block(b) for b in response.get("content") or ()]
-    return [{"role": "assistant", "content": [b for b in blocks if b is not None]}]
+    content = [b for b in blocks if b is not None]
+    return [{"role": "assistant", "content": content} if content else None]
 
 
 def user(content: Any) -> dict[str, Any]:

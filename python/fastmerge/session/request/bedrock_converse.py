@@ -2,7 +2,8 @@
 
 Request form of a response (a ``Converse`` output): ``output.message`` as it is, ``{"role":
 "assistant", "content": <its blocks>}`` (text, ``reasoningContent`` with its signature or
-redacted content, ``toolUse``, ``citationsContent``, server-tool blocks). ``stopReason``,
+redacted content, ``toolUse``, ``citationsContent``, server-tool blocks), without blank text
+blocks (Bedrock refuses them); a message left with no block is left out. ``stopReason``,
 ``usage``, ``metrics`` and the other top-level fields describe the response. A tool result is
 a ``toolResult {toolUseId, content: [{"text"}] | blocks}`` block in a user message;
 consecutive user messages are joined (Converse requires alternating roles).
@@ -18,10 +19,18 @@ __all__ = ["NAME", "assistant", "request", "system", "tool", "user"]
 NAME = "bedrock-converse"
 
 
-def assistant(response: dict[str, Any]) -> list[dict[str, Any]]:
-    """The request form of a Converse response."""
+def _replayable(block: Any) -> bool:
+    text = block.get("text") if isinstance(block, dict) else None
+    return not isinstance(text, str) or bool(text.strip())  # Bedrock refuses blank text
+
+
+def assistant(response: dict[str, Any]) -> list[dict[str, Any] | None]:
+    """The request form of a Converse response (None when no block is left)."""
     message = response["output"]["message"]
-    return [{"role": message.get("role") or "assistant", "content": list(message["content"])}]
+    content = [b for b in message["content"] if _replayable(b)]
+    if not content:
+        return [None]
+    return [{"role": message.get("role") or "assistant", "content": content}]
 
 
 def _text(text: str) -> dict[str, Any]:

@@ -24,10 +24,12 @@ __all__ = ["NAME", "assistant", "request", "system", "tool", "user"]
 NAME = "gemini"
 
 
-def assistant(response: dict[str, Any]) -> list[dict[str, Any]]:
-    """The request form of a ``GenerateContentResponse``'s first candidate."""
+def assistant(response: dict[str, Any]) -> list[dict[str, Any] | None]:
+    """The request form of a ``GenerateContentResponse``'s first candidate (None when it has
+    no part)."""
     content = response["candidates"][0].get("content") or {}
-    return [{"role": "model", "parts": list(content.get("parts") or ())}]
+    parts = list(content.get("parts") or ())
+    return [{"role": "model", "parts": parts} if parts else None]
 
 
 def _text(text: str) -> dict[str, Any]:

@@ -20,13 +20,22 @@ __all__ = ["NAME", "assistant", "request", "system", "tool", "user"]
 NAME = "ollama"
 
 
-def assistant(response: dict[str, Any]) -> list[dict[str, Any]]:
-    """The request form of Ollama's final object."""
+def assistant(response: dict[str, Any]) -> list[dict[str, Any] | None]:
+    """The request form of Ollama's final object (None when it holds nothing)."""
     if "message" in response:
-        return [dict(response["message"])]
-    out: dict[str, Any] = {"role": "assistant", "content": response.get("response", "")}
-    if "thinking" in response:
-        out["thinking"] = response["thinking"]
+        out = dict(response["message"])
+        calls = out.get("tool_calls")
+        if calls:  # a call is its function alone in a request (results go by tool_name)
+            out["tool_calls"] = [
+                {"function": c["function"]} if isinstance(c, dict) and "function" in c else c
+                for c in calls
+            ]
+    else:
+        out = {"role": "assistant", "content": response.get("response", "")}
+        if "thinking" in response:
+            out["thinking"] = response["thinking"]
+    if not out.get("content") and not out.get("tool_calls") and not out.get("thinking"):
+        return [None]
     return [out]
 
 

@@ -9,7 +9,9 @@ DeepSeek requires it in a tool-call turn), ``reasoning`` / ``reasoning_details``
 except:
 
 - ``annotations``: response-only (URL citations of web search); the request has no field for
-  them;
+  them; likewise Groq's ``executed_tools``;
+- a refusal with no content: ``content`` is the refusal text (null content needs tool calls);
+- a message with no content, tool call, refusal or audio is left out (rules §9.1.5);
 - ``audio``: the request takes only ``{"id"}`` of the audio the model produced;
 - ``null`` fields (``refusal``, ``tool_calls``), absent values.
 
@@ -25,12 +27,14 @@ from ._common import system, user
 
 __all__ = ["NAME", "assistant", "request", "system", "tool", "user"]
 NAME = "openai-chat"
-# response-only fields of a choice's message
-RESPONSE_ONLY = ("annotations",)
+# response-only fields of a choice's message (Groq's ``executed_tools``: the server tools it
+# ran, which Groq refuses in a request)
+RESPONSE_ONLY = ("annotations", "executed_tools")
 
 
-def assistant(response: dict[str, Any]) -> list[dict[str, Any]]:
-    """The request form of a ``chat.completion``'s first choice."""
+def assistant(response: dict[str, Any]) -> list[dict[str, Any] | None]:
+    """The request form of a ``chat.completion``'s first choice (None when it holds
+    nothing to replay)."""
     message = response["choices"][0]["message"]
     out: dict[str, Any] = {}
     for key, value in message.items():
@@ -39,6 +43,12 @@ def assistant(response: dict[str, Any]) -> list[dict[str, Any]]:
         if key == "audio" and isinstance(value, dict):
             value = {"id": value.get("id")}
         out[key] = value
+    if out.get("content") is None and not out.get("tool_calls"):
+        refusal = out.get("refusal")
+        if not refusal and "audio" not in out and "function_call" not in out:
+            return [None]  # a failed or empty response
+        if refusal:
+            out["content"] = refusal  # null content needs tool calls (E92)
     return [out]
 
 
