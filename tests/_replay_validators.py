@@ -109,7 +109,7 @@ def _pydantic(check: Callable[[Any], Any], value: Any, path: str) -> list[str]:
     return list(_differences(value, validated, path))
 
 
-@lru_cache(maxsize=None)
+@lru_cache(maxsize=None)  # noqa: UP033 (the tests' target is py39)
 def _adapter(name: str) -> TypeAdapter[Any]:
     if name == "openai-chat":
         from openai.types.chat import ChatCompletionMessageParam
@@ -151,7 +151,7 @@ def _model(model: type[BaseModel], value: Any, path: str, *, json_mode: bool = F
     return _pydantic(lambda v: model.model_validate(v, strict=True), value, path)
 
 
-@lru_cache(maxsize=None)
+@lru_cache(maxsize=None)  # noqa: UP033
 def _converse_shape() -> Any:
     import botocore.session
 
@@ -237,7 +237,7 @@ def _pairs(turns: list[tuple[str, list[str], list[str]]], call_role: str) -> lis
     """Tool calls and results in alternating turns: ``(role, call ids, result ids)``; every
     call answered in the next turn, every result answering a call of the previous turn."""
     out = []
-    for i, (role, calls, results) in enumerate(turns):
+    for i, (_, calls, results) in enumerate(turns):
         previous = turns[i - 1][1] if i > 0 and turns[i - 1][0] == call_role else []
         for result in results:
             if result not in previous:

@@ -7,8 +7,9 @@ output items back: messages with ``output_text`` content, reasoning items with t
 rebuilds from parts go without their ``null`` fields (an item rendered from another
 provider's message has no ``id`` or ``status``); the provider's other items go verbatim,
 ``null`` fields included. Another provider's message goes as an input message (``{"type":
-"message", "role": "assistant", "content": <text>}``): an output message needs an item id. The response's ``id``, ``status``, ``usage``, ``model`` and other fields describe
-the response. A tool result is ``{"type": "function_call_output" (or
+"message", "role": "assistant", "content": <text>}``): an output message needs an item id.
+The response's ``id``, ``status``, ``usage``, ``model`` and other fields describe the
+response. A tool result is ``{"type": "function_call_output" (or
 "custom_tool_call_output"), "call_id", "output"}``.
 """
 
@@ -27,11 +28,11 @@ NAME = "openai-responses"
 _REBUILT = ("message", "reasoning", "function_call", "custom_tool_call")
 
 
-def _input_item(item: Any) -> dict[str, Any] | None:
+def _input_item(item: Any) -> Any:
     if isinstance(item, dict) and item.get("type") == "web_search_call":
         return _web_search_call(item)
     if not isinstance(item, dict) or item.get("type") not in _REBUILT:
-        return item  # type: ignore[no-any-return]
+        return item
     item = without_nulls(item)
     if item["type"] == "message" and "id" not in item:
         # another provider's message: an input message (an output message needs the item id
