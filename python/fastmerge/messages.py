@@ -750,6 +750,8 @@ class ToolMessageChunk(_ToolFields, BaseMessageChunk):
 
 
 def _leaf_from_dict(d: Mapping[str, Any]) -> dict[str, Any]:
+    """The leaf of the chunk a ``to_dict()`` describes, marked ``described``: folded first,
+    the engines rebuild its parts as they are instead of merging them again (E91)."""
     if not isinstance(d, Mapping):
         raise TypeError(f"from_dict needs a dict, not {type(d).__name__}")
     leaf: dict[str, Any] = {}
@@ -757,7 +759,7 @@ def _leaf_from_dict(d: Mapping[str, Any]) -> dict[str, Any]:
         if key == "parts":
             leaf["parts"] = [_described(_part_dict(p)) for p in value or ()]
         elif key == "usage_metadata":
-            _put(leaf, "usage", _usage_dict(value))
+            _put(leaf, "usage", _stored_usage(value))
         elif key in ("metadata", "provider_metadata"):
             if value:
                 leaf[key] = json_copy(dict(value))
@@ -770,7 +772,19 @@ def _leaf_from_dict(d: Mapping[str, Any]) -> dict[str, Any]:
         else:
             raise ValueError(f"unknown field {key!r} for an assistant message")
     _check_leaf(leaf)
+    leaf["described"] = True
     return leaf
+
+
+def _stored_usage(usage: Any) -> dict[str, Any] | None:
+    """``usage_metadata`` as a ``to_dict()`` gives it: every key under the name it came with
+    (``cache_read_input_tokens`` stays so; :class:`UsageMetadata`'s aliases are a view, not
+    a rename), so ``from_dict`` neither renames nor merges two spellings (E91). A
+    :class:`UsageMetadata` or a pydantic model is read as the constructor reads it."""
+    if isinstance(usage, Mapping):
+        stored: dict[str, Any] = json_copy(dict(usage))
+        return stored
+    return _usage_dict(usage)
 
 
 _LEAF_KEYS = frozenset(("role", "name", "content_list", *_ASSISTANT_KEYS))

@@ -218,20 +218,26 @@ pub(crate) fn detail<H: Host>(host: &H, pieces: Vec<Piece<'_, H::Obj>>) -> Resul
     host.join(&objs)
 }
 
-/// Fold one leaf into `state` (the twin's `_fold`).
+/// Fold one leaf into `state` (the twin's `_fold`). A described leaf (`from_dict`) folded
+/// first is the state: its parts are rebuilt as they are ([`rebuild_part`]) [E91].
 pub fn fold<H: Host>(
     host: &H,
     state: &mut State<H::Obj>,
     leaf: &Leaf<H::Obj, H::Err>,
 ) -> Result<(), H::Err> {
     let family = state.family;
+    let rebuild = state.leaves == 0 && leaf.described;
     state.leaves += 1;
     for field in &leaf.fields {
         match field {
             Field::Parts(ops) => {
                 if family == Family::Assistant {
                     for op in ops {
-                        fold_part(host, state, op)?;
+                        if rebuild {
+                            rebuild_part(host, state, op)?;
+                        } else {
+                            fold_part(host, state, op)?;
+                        }
                     }
                 }
             }
@@ -837,6 +843,74 @@ fn fold_part<H: Host>(
     }
 }
 
+/// One part of a described leaf folded first (the twin's `_rebuild_part`): a new part with
+/// the fields the leaf gives, registered by its index (a call by its provider index and id)
+/// so that later leaves continue it; no part joins another, no anomaly is recorded.
+fn rebuild_part<H: Host>(
+    host: &H,
+    state: &mut State<H::Obj>,
+    op: &PartOp<H::Obj, H::Err>,
+) -> Result<(), H::Err> {
+    match op {
+        PartOp::Text(part) => {
+            let i = new_part(host, state, text_kind(part), part.index.as_ref())?;
+            if let Some(text) = &part.text {
+                state.parts[i].pieces.push(text.clone());
+            }
+            if let Some(extras) = &part.extras {
+                fill_text_fields(host, state, i, extras)?;
+            }
+            Ok(())
+        }
+        PartOp::Call(fragment) => rebuild_call(host, state, fragment),
+        PartOp::Other(part) => new_other_part(host, state, part),
+        PartOp::Fail(err) => Err(host.clone_err(err)),
+    }
+}
+
+/// A tool-call part of a described leaf folded first (the twin's `_rebuild_call`): a call of
+/// its own, its fields set in [`merge_into`]'s order; `arguments` and `extra` kept as they
+/// are (an empty `extra` included).
+fn rebuild_call<H: Host>(
+    host: &H,
+    state: &mut State<H::Obj>,
+    fragment: &Fragment<H::Obj, H::Err>,
+) -> Result<(), H::Err> {
+    let c = new_call(host, state, fragment.index.as_ref())?;
+    if let Some(id) = &fragment.id {
+        state.calls[c].id = Some(id.obj.clone());
+        if state.calls_by_id.find(host, &id.obj, id.hash)?.is_none() {
+            state.calls_by_id.push(id.obj.clone(), id.hash, c);
+        }
+    }
+    state.calls[c].name = fragment.name.clone();
+    state.calls[c].type_ = fragment.type_.clone();
+    let part = state.calls[c].part;
+    match &fragment.args {
+        Args::Text(text) => state.parts[part].pieces.push(text.clone()),
+        Args::Dict(dict) => {
+            super::map::check_depth(host, dict, 0)?;
+            state.calls[c].args_dict = Some(Val::Obj(dict.clone()));
+        }
+        Args::Absent | Args::Other => {}
+    }
+    if let Some(err) = &fragment.late {
+        return Err(host.clone_err(err));
+    }
+    let signature_concat = state.options.signature_concat;
+    let fields = state.parts[part].fields();
+    if let Some(payload) = &fragment.payload {
+        fields.payload = Some(merge_payload(host, signature_concat, None, payload)?);
+    }
+    fields.response_item_id = fragment.item_id.clone();
+    fields.call_index = fragment.call_index.clone();
+    if let Some(extra) = &fragment.given_extra {
+        super::map::check_depth(host, extra, 0)?;
+        fields.extra = Some(Val::Obj(extra.clone()));
+    }
+    Ok(())
+}
+
 fn fold_text<H: Host>(
     host: &H,
     state: &mut State<H::Obj>,
@@ -1025,6 +1099,16 @@ fn fold_other<H: Host>(
             kind_change(host, state, &index.obj, &kind, i)?;
         }
     }
+    new_other_part(host, state, part)
+}
+
+/// A tool_result / media / unknown part of its own, with the fields given.
+fn new_other_part<H: Host>(
+    host: &H,
+    state: &mut State<H::Obj>,
+    part: &OtherPart<H::Obj>,
+) -> Result<(), H::Err> {
+    let kind = PartKind::Other(part.kind.clone());
     let i = new_part(host, state, kind, part.index.as_ref())?;
     let fields = &mut state.parts[i].other;
     for (key, hash, value, is_part, is_index) in &part.items {

@@ -22,6 +22,9 @@ pub(crate) struct Key<O> {
 pub struct Leaf<O, E> {
     pub obj: O,
     pub(crate) fields: Vec<Field<O, E>>,
+    /// `leaf.get("described") is True`: the leaf a `to_dict()` describes (`from_dict`), whose
+    /// parts are rebuilt as they are when it is folded first [E91].
+    pub(crate) described: bool,
 }
 
 impl<O, E> Leaf<O, E> {
@@ -179,6 +182,8 @@ pub(crate) struct Fragment<O, E> {
     pub(crate) item_id: Option<O>,
     /// A truthy `extra`.
     pub(crate) extra: Option<O>,
+    /// A non-None `extra` (a described call keeps it as it is, `{}` included).
+    pub(crate) given_extra: Option<O>,
     /// A non-None `call_index`.
     pub(crate) call_index: Option<O>,
     /// What `_merge_into` raises reading the payload.
@@ -242,6 +247,14 @@ impl<O: Clone, E> Leaf<O, E> {
     /// Read the leaf dict `obj` of a chunk of `family`. Never fails: what the twin raises
     /// while folding is kept for the fold.
     pub fn parse<H: Host<Obj = O, Err = E>>(host: &H, family: Family, obj: O) -> Self {
+        // read apart from the fields: a field that fails stops their reading, not this one
+        let described = host.class(&obj).is(Kind::Dict)
+            && match host.dict_get_str(&obj, "described") {
+                Ok(Some(value)) => {
+                    host.class(&value).is(Kind::Bool) && host.truthy(&value).unwrap_or(false)
+                }
+                _ => false,
+            };
         let mut fields = Vec::new();
         match host.dict_items(&obj) {
             Ok(items) => {
@@ -261,7 +274,11 @@ impl<O: Clone, E> Leaf<O, E> {
             }
             Err(err) => fields.push(Field::Fail(err)),
         }
-        Leaf { obj, fields }
+        Leaf {
+            obj,
+            fields,
+            described,
+        }
     }
 }
 
@@ -531,6 +548,7 @@ fn parse_fragment<H: Host>(host: &H, part: &H::Obj) -> Result<Fragment<H::Obj, H
         Some(i) => Some(key(host, i)?),
         None => None,
     };
+    let given_extra = extra.clone();
     let extra = match extra {
         Some(e) if host.truthy(&e)? => Some(e),
         _ => None,
@@ -545,6 +563,7 @@ fn parse_fragment<H: Host>(host: &H, part: &H::Obj) -> Result<Fragment<H::Obj, H
         payload: None,
         item_id: item_id.filter(|v| !absent(host, v)),
         extra,
+        given_extra,
         call_index: get(host, part, "call_index")?,
         late: None,
     };
