@@ -7,6 +7,7 @@ import bz2
 import gzip
 import json
 import lzma
+import zlib
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Iterable
@@ -74,6 +75,21 @@ def lines(records: Iterable[Any]) -> bytes:
     return b"".join(
         (r if isinstance(r, bytes) else json.dumps(r).encode()) + b"\n" for r in records
     )
+
+
+def decodable(fmt: str, packed: bytes) -> int:
+    """How many bytes the standard library's decoder (``zstandard`` for zstd) gives for a
+    damaged compressed blob before it stops: where a batch error says reading stopped."""
+    decoders = {
+        "gzip": lambda: zlib.decompressobj(wbits=31),
+        "zstd": lambda: zstandard.ZstdDecompressor().decompressobj(),
+        "bzip2": bz2.BZ2Decompressor,
+        "xz": lzma.LZMADecompressor,
+    }
+    try:
+        return len(decoders[fmt]().decompress(packed))
+    except Exception:  # the blob's damage is before anything decodes
+        return 0
 
 
 def write(path: Path, data: bytes, compress: str | None = None) -> str:

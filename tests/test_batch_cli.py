@@ -14,7 +14,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from _batch import COMPRESSORS, batch_module, chat, interleave, lines, wrap, write
+from _batch import COMPRESSORS, batch_module, chat, decodable, interleave, lines, wrap, write
 from conftest import PACKAGE_ROOT
 
 import fastmerge
@@ -119,7 +119,7 @@ def test_collect_without_a_file_writes_bad_lines_on_stderr(
 def test_output_dir_writes_one_file_per_stream(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    again = wrap([("a", e) for e in chat("a", ["again"])])
+    again = wrap([("a", e) for e in chat("a-again", ["again"])])  # another response
     out = tmp_path / "out"
     status, records, _ = run(capsys, "batch", log(tmp_path, *again), *WRAPPED, "--output", str(out))
     assert status == 0
@@ -229,10 +229,14 @@ def test_a_gz_name_that_is_not_gzip(capsys: pytest.CaptureFixture[str], tmp_path
     plain = write(tmp_path / "plain.jsonl.gz", lines(chat("p", ["plain"])))
     status, records, _ = run(capsys, "batch", plain)
     assert (status, [r["message"]["parts"][0]["text"] for r in records]) == (0, ["plain"])
-    broken = write(tmp_path / "broken.gz", COMPRESSORS["gzip"](lines(chat("p", ["x"])))[:30])
+    packed = COMPRESSORS["gzip"](lines(chat("p", ["x"])))[:30]
+    broken = write(tmp_path / "broken.gz", packed)
     status, records, err = run(capsys, "batch", broken)
     assert (status, records) == (1, [])
-    assert err == f"fastmerge: error: {broken}: gzip stream is truncated\n"
+    offset = decodable("gzip", packed)
+    assert err == (
+        f"fastmerge: error: {broken}: gzip stream is truncated after {offset} decompressed bytes\n"
+    )
 
 
 @pytest.mark.parametrize(

@@ -212,7 +212,8 @@ def test_each_item_carries_the_record_that_decided_it(
         + lines(
             [
                 *wrap([("B", e) for e in b[2:]]),  # lines 2-3: B ends at 3 (file 1)
-                *wrap([("A", a[0]), ("open", a[0])]),  # 4-5: A reused, then still open
+                # 4-5: A reused by another response (another id), then still open
+                *wrap([("A", chat("a2", ["w"])[0]), ("open", a[0])]),
                 *wrap([("C", "[DONE]")]),  # 6: [DONE] with no stream
             ]
         ),

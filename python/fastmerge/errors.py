@@ -146,10 +146,12 @@ def file_error(source: str, errno: int) -> BatchError:
     return BatchError(f"{source}: {reason}")
 
 
-def compressed_error(source: str, fmt: str, truncated: bool) -> BatchError:
+def compressed_error(source: str, fmt: str, truncated: bool, offset: int) -> BatchError:
     """A compressed batch input (``fmt``: gzip, zstd, bzip2, xz) that ends inside a member or
-    frame (``truncated``), or whose bytes do not decode."""
-    return BatchError(f"{source}: {fmt} stream is {'truncated' if truncated else 'corrupt'}")
+    frame (``truncated``), or whose bytes do not decode, after ``offset`` bytes of decompressed
+    text (the whole lines among them were read)."""
+    state = "truncated" if truncated else "corrupt"
+    return BatchError(f"{source}: {fmt} stream is {state} after {offset} decompressed bytes")
 
 
 def bad_line(source: str, line: int, reason: str) -> BatchError:

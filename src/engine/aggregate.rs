@@ -112,6 +112,25 @@ impl AggregatorCore {
         self.new_response_at
     }
 
+    /// Whether the event `raw` (one event's JSON text) would start another response if it
+    /// were read next (spec §6): the batch engine starts a new stream there instead. The
+    /// aggregator's own rule, without reading the event: no earlier event started another
+    /// response, and its adapter knows the event and says `new_response`; or, when the
+    /// stream's end event was read (`ended`), the adapter does not know the event (another
+    /// wire format's: it is no part of the response that ended).
+    pub fn starts_response(&self, raw: &[u8], ended: bool) -> bool {
+        let Some(adapter) = self.adapter.as_ref() else {
+            return false;
+        };
+        if self.new_response_at.is_some() || !(ended || adapter.may_start_response(raw)) {
+            return false;
+        }
+        events::parse(raw).is_ok_and(|event| match adapter.knows(&event) {
+            true => adapter.new_response(&event).is_some(),
+            false => ended,
+        })
+    }
+
     pub fn check_open(&self) -> Result<(), AggError> {
         match &self.closed {
             Some(reason) => Err(AggError::Closed(reason.clone())),

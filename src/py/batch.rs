@@ -28,10 +28,11 @@ fn batch_error(py: Python<'_>, err: BatchError) -> PyErr {
             source,
             format,
             truncated,
+            offset,
         } => build(
             py,
             "compressed_error",
-            (source, format, truncated).into_pyobject(py),
+            (source, format, truncated, offset).into_pyobject(py),
         ),
         BatchError::TooManyStreams {
             limit,

@@ -10,12 +10,25 @@ Two shapes of input:
   fed whole to one aggregator, exactly as ``aggregate(file_bytes)`` reads it (SSE, JSON lines,
   a JSON array): the corpus shape;
 - **records** (``group_by=PATH``): one JSON record per non-blank line; the stream key is at
-  ``group_by`` in the record, the event at ``event`` (None: the record is the event). A stream
-  ends at its adapter's ``ends_stream`` event (without ``order_by``) or at the end of the input;
-  a later record with the key of an ended stream starts a new stream with the same key.
-  With ``order_by`` a stream's events are buffered and stably sorted by that value first.
+  ``group_by`` in the record, the event at ``event`` (None: the record is the event). A
+  stream's result is what ``aggregate`` gives for its events (spec §6), at both ends:
 
-Items (:meth:`BatchCore.next`), in input order of the position where each one is decided:
+  - an event that starts another response (the aggregator's ``new_response`` rule, asked
+    before the event is read) starts a new stream with the same key, with or without
+    ``order_by``; the stream before it is returned whole, without the anomaly;
+  - an end event (the adapter's ``ends_stream``, or ``[DONE]``; without ``order_by``) is a
+    hint, not a wall: the stream stops being open (``max_open_streams`` counts open streams)
+    and waits at its last record; a later record of its key joins it unless it starts
+    another response or comes :data:`PARK_LINES` lines or more after that record (counted
+    through the inputs: each file's ``\n``s plus one), which returns it first. The end of
+    the input returns every waiting stream.
+
+  With ``order_by`` a stream's events are buffered and stably sorted by that value first.
+  A number beyond a float's range is read only where the record is read: as the key or the
+  ``order_by`` value it makes a bad line, inside the event it makes the event unreadable (as
+  ``aggregate`` reads its text); elsewhere in the record it is not read.
+
+Items (:meth:`BatchCore.next`), in input order of their positions:
 
 - ``("stream", key, provider, choices, error)``: ``choices`` is what ``AggregatorCore.finish()``
   returns for the stream's events, or None with ``error``, the message of the ``MergeError``
@@ -23,10 +36,18 @@ Items (:meth:`BatchCore.next`), in input order of the position where each one is
 - ``("bad", source, line, reason)``: a record that belongs to no stream (``line`` is 1-based,
   in the decompressed text).
 
-With ``positions=True`` every item ends with its place ``(end, file, line)``: where it was
-decided, the record (``file`` its input's index in ``paths``, ``line`` 1-based) that ended the
-stream or is the bad line, ``end`` 0; for a stream still open at the end of the input, its
-first record, ``end`` 1. A file read as one stream: ``(0, file, 0)``.
+With ``positions=True`` every item ends with its place ``(end, file, line)``, its position:
+``end`` 0 with the record (``file`` its input's index in ``paths``, ``line`` 1-based) that is
+the bad line, that started another response after an open stream, or that is the last record
+of a stream that ended; for a stream still open at the end of the input, its first record,
+``end`` 1 (the streams of one key's sorted events all there). A file read as one stream:
+``(0, file, 0)``.
+
+A compressed input that cannot be read on is an error after the items of the records before
+the damage (the whole lines decompressed before it): the waiting streams are returned first.
+``too_many_streams`` is raised where the stream that is one too many opens, after every item
+placed before that record (a waiting stream there is decided by the records after it, as the
+Rust engine's shards read on until its collector gets there).
 
 :func:`split_file` cuts one input's records into buckets by their stream key (the split step of
 ``fastmerge.dask``), reading lines and records with the rules above.
@@ -36,7 +57,11 @@ from __future__ import annotations
 
 import bz2
 import errno
+import heapq
+import itertools
+import json
 import lzma
+import math
 import os
 import sys
 import time
@@ -52,6 +77,10 @@ __all__ = ["BatchCore", "split_file"]
 
 #: Bytes read from an input at a time.
 CHUNK = 1 << 16
+#: Lines of input after an ended stream's last record within which a record of its key that
+#: belongs to the same response still joins it; past them the stream is returned (memory holds
+#: the ended streams of this many lines at most). The engine's ``PARK_LINES``.
+PARK_LINES = 1 << 16
 #: Records read between two looks at ``next``'s deadline.
 TICK = 256
 
@@ -142,7 +171,8 @@ def _number(value: Any) -> bool:
 
 
 def key_text(value: Any) -> str:
-    """A stream key as a string: a JSON string as is, a number as its JSON text."""
+    """A stream key as a string: a JSON string as is, a number as Python's ``str()`` of it
+    as the events parser reads it (``-0`` is ``0``, an integer beyond 64 bits a float)."""
     if isinstance(value, str):
         return value
     if isinstance(value, int):
@@ -150,11 +180,81 @@ def key_text(value: Any) -> str:
     return repr(value)
 
 
-class _Stream:
-    """A stream being read: its aggregator, the first error it raised, and (with
-    ``order_by``) its events waiting to be sorted."""
+def _too_large(value: Any) -> bool:
+    """Whether a record's value is a number beyond a float's range (read as an infinity)."""
+    return isinstance(value, float) and math.isinf(value)
 
-    __slots__ = ("key", "core", "error", "waiting", "first")
+
+def _holds_too_large(value: Any) -> bool:
+    if isinstance(value, float):
+        return math.isinf(value)
+    if isinstance(value, dict):
+        return any(_holds_too_large(item) for item in value.values())
+    if isinstance(value, list):
+        return any(_holds_too_large(item) for item in value)
+    return False
+
+
+def _int(text: str) -> int | float:
+    value = int(text)
+    return value if -(2**63) <= value < 2**63 else float(text)
+
+
+def parse_record(data: bytes) -> tuple[dict[str, Any], bool]:
+    """A record line as ``events.parse`` reads an event, except that a number beyond a
+    float's range reads as an infinity instead of failing the line (it fails only where it is
+    read); and whether the record holds one."""
+    huge: list[str] = []
+
+    def number(text: str) -> float:
+        value = float(text)
+        if math.isinf(value):
+            huge.append(text)
+        return value
+
+    def integer(text: str) -> int | float:
+        value = _int(text)
+        if isinstance(value, float):
+            return number(text)
+        return value
+
+    try:
+        value = events.json_value(
+            json.loads(
+                data.decode("utf-8"),
+                parse_int=integer,
+                parse_float=number,
+                parse_constant=_no_constant,
+            )
+        )
+    except (ValueError, RecursionError, events.EventDataError):
+        raise events.EventDataError(events.NOT_JSON) from None
+    if not isinstance(value, dict):
+        raise events.EventDataError(
+            f"a record must be a JSON object, not {events.kind_name(value)}"
+        )
+    return value, bool(huge)
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(name)
+
+
+class _Unreadable:
+    """An event that holds a number beyond a float's range: its JSON text (with
+    ``Infinity``), which the aggregator cannot read, as it cannot read the logged text."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, event: Any) -> None:
+        self.text = json.dumps(event)
+
+
+class _Stream:
+    """A stream being read: its aggregator, the first error it raised, (with ``order_by``)
+    its events waiting to be sorted, and once it ended, its last record."""
+
+    __slots__ = ("key", "core", "error", "waiting", "first", "last", "at")
 
     def __init__(self, key: str, core: AggregatorCore, first: tuple[int, int]) -> None:
         self.key = key
@@ -163,6 +263,9 @@ class _Stream:
         self.first = first
         self.error: str | None = None
         self.waiting: list[tuple[Any, Any]] = []  # (order_by value, event)
+        #: once it ended: its last record's place (0, input index, line) and input-wide line
+        self.last: tuple[int, int, int] = (0, 0, 0)
+        self.at = 0
 
 
 class BatchCore:
@@ -245,6 +348,7 @@ class BatchCore:
         self._bad = 0
         self._closed = False
         self._file: IO[bytes] | None = None
+        self._lines_read = 0
         self._items: Iterator[tuple[Any, ...] | None] = (
             self._files() if self._key is None else self._records()
         )
@@ -337,7 +441,8 @@ class BatchCore:
 
     def _lines(self, path: str) -> Iterator[tuple[int, bytes]]:
         """The non-blank lines of one input with their 1-based numbers (a byte order mark
-        opening the input is not part of its first line)."""
+        opening the input is not part of its first line); once read whole, the input's
+        ``\n``s plus one are ``_lines_read``. A line cut by a damaged input is not read."""
         number = 0
         rest = b""
         first = True
@@ -356,6 +461,7 @@ class BatchCore:
                 number += 1
                 if line.strip(_BLANK):
                     yield number, line
+        self._lines_read = number + 1
         if rest.strip(_BLANK) and not (first and _BOM.startswith(rest)):
             yield number + 1, rest
 
@@ -370,56 +476,139 @@ class BatchCore:
                 if stream.error is None:
                     self._guard(stream, stream.core.feed, chunk)
                 yield None
-            yield (*self._finish(stream), (0, file, 0))
+            yield (*self._end(stream), (0, file, 0))
 
     # -- records
 
     def _records(self) -> Iterator[tuple[Any, ...] | None]:
         assert self._key is not None
-        open_: dict[str, _Stream] = {}  # in the order of their first records
+        open_: dict[str, _Stream] = {}  # open streams, in the order of their first records
+        parked: dict[str, _Stream] = {}  # ended streams, in the order of their last records
+        # items decided, by position (ended streams placed before them may still come)
+        ready: list[tuple[tuple[int, int, int], int, tuple[Any, ...]]] = []
+        serial = itertools.count()
+        # too_many_streams met at a place: raised once every item before it is decided
+        raising: tuple[tuple[int, int, int], errors.BatchError] | None = None
+
+        def put(item: tuple[Any, ...], place: tuple[int, int, int]) -> None:
+            heapq.heappush(ready, (place, next(serial), (*item, place)))
+
+        def unpark(key: str) -> None:
+            stream = parked.pop(key)
+            for item in self._finish(stream):
+                put(item, stream.last)
+
+        def due() -> Iterator[tuple[Any, ...]]:
+            """The items before the first ended stream (before the error that is waiting)."""
+            bound = next(iter(parked.values())).last if parked else None
+            if raising is not None and (bound is None or raising[0] < bound):
+                bound = raising[0]
+            while ready and (bound is None or ready[0][0] < bound):
+                yield heapq.heappop(ready)[2]
+
+        def ripe() -> bool:
+            """Whether the waiting error's turn came: no ended stream placed before it."""
+            assert raising is not None
+            return not parked or next(iter(parked.values())).last > raising[0]
+
         count = 0
-        for file, path in enumerate(self._paths):
-            for line, data in self._lines(path):
-                count += 1
-                if count % TICK == 0:
-                    yield None
-                found = self._record(data)
-                if isinstance(found, str):
-                    yield ("bad", path, line, found, (0, file, line))
-                    continue
-                key, event, order = found
-                stream = open_.get(key)
-                if stream is None:
-                    if _done(event):
-                        continue  # the sentinel after a stream that ended: it carries nothing
-                    if self._limit and len(open_) >= self._limit:
-                        raise errors.too_many_streams(self._limit, path, line)
-                    core = AggregatorCore(*self._options)
-                    stream = open_[key] = _Stream(key, core, (file, line))
-                if self._order is not None:
-                    stream.waiting.append((order, event))
-                elif self._add(stream, event):
-                    del open_[key]
-                    yield (*self._finish(stream), (0, file, line))
+        base = 0  # the input-wide number of the current input's line 0
+        try:
+            for file, path in enumerate(self._paths):
+                for line, data in self._lines(path):
+                    count += 1
+                    if count % TICK == 0:
+                        yield None
+                    at = base + line
+                    while parked:
+                        first = next(iter(parked.values()))
+                        if at - first.at < PARK_LINES:
+                            break
+                        unpark(first.key)
+                    place = (0, file, line)
+                    found = self._record(data)
+                    if isinstance(found, str):
+                        put(("bad", path, line, found), place)
+                    else:
+                        key, event, order = found
+                        stream = parked.get(key)
+                        if stream is not None:
+                            if _done(event):
+                                continue  # the sentinel after a stream that ended: nothing
+                            if at - stream.at >= PARK_LINES or self._opens(stream, event, True):
+                                unpark(key)
+                        else:
+                            stream = open_.get(key)
+                            if (
+                                stream is not None
+                                and self._order is None
+                                and self._opens(stream, event)
+                            ):
+                                # another response starts here: the stream ends before it
+                                del open_[key]
+                                for item in self._finish(stream):
+                                    put(item, place)
+                        stream = open_.get(key) or parked.get(key)
+                        if stream is None:
+                            if _done(event):
+                                continue  # the sentinel after a stream that ended: nothing
+                            if raising is None and self._limit and len(open_) >= self._limit:
+                                raising = (place, errors.too_many_streams(self._limit, path, line))
+                            core = AggregatorCore(*self._options)
+                            stream = open_[key] = _Stream(key, core, (file, line))
+                        if self._order is not None:
+                            stream.waiting.append((order, event))
+                        elif key in parked:
+                            # a record that joined an ended stream: the stream waits here now
+                            self._add(stream, event)
+                            del parked[key]
+                            stream.last, stream.at = place, at
+                            parked[key] = stream
+                        elif self._add(stream, event):
+                            del open_[key]
+                            stream.last, stream.at = place, at
+                            parked[key] = stream
+                    yield from due()
+                    if raising is not None and ripe():
+                        raise raising[1]
+                base += self._lines_read
+        except errors.BatchError as exc:
+            if raising is not None and exc is raising[1]:
+                raise
+            # an input that cannot be read ends the input there: the ended streams are
+            # returned (the open ones are not), then the error (or the one waiting before it)
+            for key in list(parked):
+                unpark(key)
+            yield from due()
+            raise (exc if raising is None else raising[1]) from None
+        for key in list(parked):
+            unpark(key)
+        yield from due()
+        if raising is not None:
+            raise raising[1]
         for stream in open_.values():
-            yield (*self._finish(stream), (1, *stream.first))
+            for item in self._finish(stream):
+                yield (*item, (1, *stream.first))
 
     def _record(self, data: bytes) -> tuple[str, Any, Any] | str:
         """A record line's (key, event, order_by value), or the reason it is a bad line."""
         try:
-            record = events.parse(data)
+            record, huge = parse_record(data)
         except events.EventDataError as exc:
-            return exc.detail.replace("an event must be", "a record must be")
-        return self._found(record)
+            return exc.detail
+        return self._found(record, huge)
 
-    def _found(self, record: dict[str, Any]) -> tuple[str, Any, Any] | str:
-        """A record's (key, event, order_by value), or the reason it belongs to no stream."""
+    def _found(self, record: dict[str, Any], huge: bool = False) -> tuple[str, Any, Any] | str:
+        """A record's (key, event, order_by value), or the reason it belongs to no stream;
+        ``huge``: whether the record holds a number beyond a float's range."""
         assert self._key is not None
         key = resolve(record, self._key)
         if key is _MISSING or key is None:
             return f"no stream key at {self._group_by}"
         if not isinstance(key, str) and not _number(key):
             return f"the stream key at {self._group_by} is {_kind(key)}, not a string or a number"
+        if huge and _too_large(key):
+            return f"the stream key at {self._group_by} is a number too large for a float"
         event: Any = record
         if self._event is not None:
             event = resolve(record, self._event)
@@ -435,9 +624,35 @@ class BatchCore:
                     f"the order_by value at {self._names[1]} is {_kind(order)}, "
                     "not a number or a string"
                 )
+            if huge and _too_large(order):
+                return f"the order_by value at {self._names[1]} is a number too large for a float"
+        if huge and _holds_too_large(event):
+            event = _Unreadable(event)
         return key_text(key), event, order
 
     # -- streams
+
+    @staticmethod
+    def _opens(stream: _Stream, event: Any, ended: bool = False) -> bool:
+        """Whether the event starts another response than the one the stream's aggregator
+        read (spec §6): the aggregator's own ``new_response`` rule, asked before the event
+        is read; after the stream's end event (``ended``) also an event its adapter does not
+        know (another wire format's: no part of the response that ended). A string event is
+        read as one object's JSON (SSE lines or an array never start one); an event that
+        cannot be read never does."""
+        core = stream.core
+        if core.adapter is None or core.new_response_at is not None:
+            return False
+        if isinstance(event, str):
+            try:
+                event = events.parse(event.encode())
+            except events.EventDataError:
+                return False
+        if not isinstance(event, dict):
+            return False
+        if not core.adapter.knows(event):
+            return ended
+        return core.adapter.new_response(event) is not None
 
     def _add(self, stream: _Stream, event: Any) -> bool:
         """Fold one event into its stream; whether it is the stream's last (``ends_stream``
@@ -446,6 +661,10 @@ class BatchCore:
         and is not an event, as in an SSE stream."""
         if _done(event):
             return True
+        if isinstance(event, _Unreadable):
+            if stream.error is None:
+                self._guard(stream, stream.core.add_text, event.text)
+            return False
         if isinstance(event, str):
             if stream.error is None:
                 self._guard(stream, stream.core.add_text, event)
@@ -469,18 +688,29 @@ class BatchCore:
         except errors.MergeError as exc:
             stream.error = str(exc)
 
-    def _finish(self, stream: _Stream) -> tuple[Any, ...]:
-        """The stream's item: its waiting events sorted and folded (``order_by``), then the
+    def _finish(self, stream: _Stream) -> list[tuple[Any, ...]]:
+        """The stream's items: with ``order_by`` its waiting events sorted and folded, a new
+        stream with the same key at each event that starts another response; then each
         aggregator's end of stream."""
+        items = []
         if stream.waiting:
-            numbers = [_number(order) for order, _ in stream.waiting]
+            waiting, stream.waiting = stream.waiting, []
+            numbers = [_number(order) for order, _ in waiting]
             if any(numbers) and not all(numbers):
                 stream.error = f"order_by values of stream {stream.key} mix numbers and strings"
-            else:
-                stream.waiting.sort(key=lambda pair: pair[0])  # stable: ties keep input order
-                for _, event in stream.waiting:
-                    self._add(stream, event)
-            stream.waiting = []
+                return [("stream", stream.key, None, None, stream.error)]
+            waiting.sort(key=lambda pair: pair[0])  # stable: ties keep input order
+            for _, event in waiting:
+                if self._opens(stream, event):
+                    items.append(self._end(stream))
+                    stream = _Stream(stream.key, AggregatorCore(*self._options), stream.first)
+                self._add(stream, event)
+        items.append(self._end(stream))
+        return items
+
+    @staticmethod
+    def _end(stream: _Stream) -> tuple[Any, ...]:
+        """One stream's item: its aggregator's end of stream, or the error it raised."""
         choices = None
         if stream.error is None:
             try:
@@ -548,9 +778,11 @@ def _decompress(
     path: str, fmt: str, new: Callable[[], Any], head: bytes, raw: Iterator[bytes]
 ) -> Iterator[bytes]:
     """The decompressed bytes of a compressed input: one decoder per member or frame, a new
-    one on the bytes after each; input that ends inside one is truncated."""
+    one on the bytes after each; input that ends inside one is truncated. The error names
+    how many decompressed bytes were given before it."""
     decoder = new()
     fed = False  # whether the current decoder has had any input
+    given = 0
 
     def chunks() -> Iterator[bytes]:
         yield head
@@ -562,8 +794,9 @@ def _decompress(
             try:
                 out = decoder.decompress(chunk)
             except Exception as exc:  # zlib.error, OSError, lzma.LZMAError, ZstdError, ...
-                raise errors.compressed_error(path, fmt, False) from exc
+                raise errors.compressed_error(path, fmt, False, given) from exc
             if out:
+                given += len(out)
                 yield out
             if decoder.eof:
                 chunk = decoder.unused_data
@@ -572,4 +805,4 @@ def _decompress(
             else:
                 chunk = b""
     if fed and not decoder.eof:
-        raise errors.compressed_error(path, fmt, True)
+        raise errors.compressed_error(path, fmt, True, given)

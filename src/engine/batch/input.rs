@@ -71,6 +71,8 @@ pub struct Input {
     pub path: String,
     pub format: Format,
     reader: Box<dyn Read + Send>,
+    /// decompressed bytes given so far (where a damaged input's error says reading stopped)
+    decoded: u64,
 }
 
 impl Input {
@@ -105,6 +107,7 @@ impl Input {
                     source: path.to_owned(),
                     format: "zstd",
                     truncated: false,
+                    offset: 0,
                 }
             })?),
             Format::Bzip2 => Box::new(bzip2::read::MultiBzDecoder::new(stored)),
@@ -114,13 +117,17 @@ impl Input {
             path: path.to_owned(),
             format,
             reader,
+            decoded: 0,
         })
     }
 
     /// Appends up to `want` decompressed bytes to `buf` (into its spare room: nothing is
-    /// zeroed first); whether the input ended.
+    /// zeroed first); whether the input ended. On an error the bytes read before it are in
+    /// `buf` too (a damaged input's records before the damage are read).
     pub fn fill(&mut self, buf: &mut Vec<u8>, want: usize) -> Result<bool, BatchError> {
+        let before = buf.len();
         let read = (&mut self.reader).take(want as u64).read_to_end(buf);
+        self.decoded += (buf.len() - before) as u64;
         match read {
             Ok(n) => Ok(n < want),
             Err(e) => Err(self.reason(&e)),
@@ -134,6 +141,7 @@ impl Input {
                 source: self.path.clone(),
                 format: format.name(),
                 truncated: err.kind() == io::ErrorKind::UnexpectedEof,
+                offset: self.decoded,
             },
         }
     }

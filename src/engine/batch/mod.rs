@@ -105,11 +105,13 @@ pub enum Item {
 pub enum BatchError {
     /// `file_error`: an input that cannot be opened or read (`errno` 0: none given).
     File { source: String, errno: i32 },
-    /// `compressed_error`: a compressed input cut short or that does not decode.
+    /// `compressed_error`: a compressed input cut short or that does not decode, after
+    /// `offset` bytes of decompressed text (the whole lines among them were read).
     Compressed {
         source: String,
         format: &'static str,
         truncated: bool,
+        offset: u64,
     },
     /// `too_many_streams`: a record at `source:line` would open one stream too many.
     TooManyStreams {
@@ -182,6 +184,9 @@ pub(crate) enum Out {
         file: usize,
         line: u64,
     },
+    /// A stream stops being open: its end event was read (its item may come later, with
+    /// the records that join it), or another response starts under its key.
+    Close,
     /// An input that cannot be read: the batch stops there.
     Fatal(BatchError),
 }
@@ -385,13 +390,14 @@ impl Batch {
         match out {
             Out::Item(item, place) => {
                 match &item {
-                    Item::Stream { .. } => {
-                        self.streams_done += 1;
-                        self.open = self.open.saturating_sub(1);
-                    }
+                    Item::Stream { .. } => self.streams_done += 1,
                     Item::Bad { .. } => self.bad_lines += 1,
                 }
                 Ok(Some((item, place)))
+            }
+            Out::Close => {
+                self.open = self.open.saturating_sub(1);
+                Ok(None)
             }
             Out::Start { file, line } => {
                 self.open += 1;

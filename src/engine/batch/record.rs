@@ -125,7 +125,8 @@ fn is_integer(text: &str) -> bool {
 }
 
 /// A key's text: a string as is, a number as Python's `str()` of it as the events parser
-/// reads it (an integer beyond 64 bits is a float, as in every event).
+/// reads it (an integer beyond 64 bits is a float, as in every event). A number beyond a
+/// float's range is no key (never `inf`).
 fn key_text(raw: &RawValue, path: &Path, line: &str) -> Result<Key, String> {
     let text = raw.get().trim();
     match kind(raw) {
@@ -138,9 +139,11 @@ fn key_text(raw: &RawValue, path: &Path, line: &str) -> Result<Key, String> {
             .map_err(|_| NOT_JSON.to_owned()),
         "number" => match number(text)? {
             OrderKey::Int(i) => Ok(Key::Owned(i.to_string())),
-            _ => Ok(Key::Owned(py_float(
-                text.parse::<f64>().map_err(|_| NOT_JSON.to_owned())?,
-            ))),
+            OrderKey::Float(f) if f.is_finite() => Ok(Key::Owned(py_float(f))),
+            _ => Err(format!(
+                "the stream key at {} is a number too large for a float",
+                path.text
+            )),
         },
         "null" => Err(format!("no stream key at {}", path.text)),
         _ => Err(format!(
@@ -169,7 +172,13 @@ fn order_key(raw: &RawValue, path: &Path) -> Result<OrderKey, String> {
         "string" => serde_json::from_str::<String>(text)
             .map(OrderKey::Str)
             .map_err(|_| NOT_JSON.to_owned()),
-        "number" => number(text),
+        "number" => match number(text)? {
+            OrderKey::Float(f) if f.is_infinite() => Err(format!(
+                "the order_by value at {} is a number too large for a float",
+                path.text
+            )),
+            order => Ok(order),
+        },
         "null" => Err(format!("no order_by value at {}", path.text)),
         _ => Err(format!(
             "the order_by value at {} is {}, not a number or a string",

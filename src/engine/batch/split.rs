@@ -54,7 +54,7 @@ pub fn split_file(options: Options, buckets: usize) -> Result<Vec<Fragment>, Bat
     let mut slot: Vec<Option<usize>> = vec![None; buckets];
     let mut index: Vec<foldhash::HashMap<String, i64>> = Vec::new();
     let mut seq = 0;
-    read_file(plan, 0, &mut seq, |chunk| {
+    read_file(plan, 0, &mut seq, &mut 0, |chunk| {
         each_line(&chunk, |line, _, text| {
             let found = record::read(text, spec).ok();
             let bucket = found

@@ -20,10 +20,19 @@ use crate::engine::providers;
 /// block).
 const BLOCK: usize = 1 << 20;
 
+/// Lines of input after an ended stream's last record within which a record of its key that
+/// belongs to the same response still joins it (spec §6: an end event is a hint, not a wall).
+/// Past them the stream is returned: memory holds the ended streams of this many lines at
+/// most, not every stream of the input. The twin's `PARK_LINES`.
+pub const PARK_LINES: u64 = 1 << 16;
+
 /// Lines of a block: numbered in the order the reader cut them.
 pub(super) struct Chunk {
     seq: u64,
     pub file: usize,
+    /// the input-wide number of the file's line 0: a line's number in the whole input is
+    /// `base + line` (each file counts its `\n`s plus one)
+    base: u64,
     first_line: u64,
     pub data: Vec<u8>,
     /// the file's last block
@@ -53,6 +62,8 @@ struct Rec {
 /// A block's share for one shard.
 struct Sub {
     seq: u64,
+    /// the input-wide number of the block's first line (`u64::MAX` at the end of the input)
+    at: u64,
     chunk: Option<Arc<Chunk>>,
     /// the block is this shard's file stream (`group_by="file"`)
     file: bool,
@@ -62,9 +73,10 @@ struct Sub {
 }
 
 impl Sub {
-    fn empty(seq: u64) -> Sub {
+    fn empty(seq: u64, at: u64) -> Sub {
         Sub {
             seq,
+            at,
             chunk: None,
             file: false,
             recs: Vec::new(),
@@ -187,8 +199,9 @@ pub(super) fn start(plan: &Arc<Plan>, jobs: usize) -> (Receiver<Msg>, Vec<JoinHa
 /// The reader: inputs in order, as blocks of whole lines.
 fn read_inputs(plan: &Plan, jobs: &SyncSender<Job>) {
     let mut seq = 0u64;
+    let mut base = 0u64;
     for file in 0..plan.paths.len() {
-        let sent = read_file(plan, file, &mut seq, |chunk| {
+        let sent = read_file(plan, file, &mut seq, &mut base, |chunk| {
             jobs.send(Job::Chunk(chunk)).is_ok()
         });
         match sent {
@@ -206,11 +219,14 @@ fn read_inputs(plan: &Plan, jobs: &SyncSender<Job>) {
 /// One input as blocks of whole lines (records: cut at line ends, a byte order mark opening
 /// the input dropped), numbered from `seq` on, each given to `send`; false when reading
 /// stopped (`send` returned false, or the batch is stopping), the error of an input that
-/// cannot be read. The one reader of the batch and of [`super::split`].
+/// cannot be read (records: after the whole lines read before the damage). `base` is the
+/// input-wide number of the file's line 0, advanced past the file when it was read whole.
+/// The one reader of the batch and of [`super::split`].
 pub(super) fn read_file(
     plan: &Plan,
     file: usize,
     seq: &mut u64,
+    base: &mut u64,
     mut send: impl FnMut(Chunk) -> bool,
 ) -> Result<bool, BatchError> {
     let mut input = Input::open(&plan.paths[file], Arc::clone(&plan.bytes_read))?;
@@ -228,8 +244,16 @@ pub(super) fn read_file(
             .max(buf.len())
             .max(64 * 1024);
         buf.reserve(want);
-        let eof = input.fill(&mut buf, want)?;
-        if !eof && plan.spec.is_some() {
+        let (eof, damage) = match input.fill(&mut buf, want) {
+            Ok(eof) => (eof, None),
+            Err(err) if plan.spec.is_none() => return Err(err),
+            Err(err) => {
+                // the whole lines before the damage are records; the cut one is not
+                buf.truncate(memchr::memrchr(b'\n', &buf).map_or(0, |end| end + 1));
+                (false, Some(err))
+            }
+        };
+        if !eof && damage.is_none() && plan.spec.is_some() {
             // records: the block ends at a line end, the rest starts the next one
             match memchr::memrchr(b'\n', &buf) {
                 Some(end) => carry = buf.split_off(end + 1),
@@ -247,6 +271,7 @@ pub(super) fn read_file(
         let chunk = Chunk {
             seq: *seq,
             file,
+            base: *base,
             first_line: line,
             data: buf,
             last: eof,
@@ -256,7 +281,11 @@ pub(super) fn read_file(
         if !send(chunk) {
             return Ok(false);
         }
+        if let Some(err) = damage {
+            return Err(err);
+        }
         if eof {
+            *base += line;
             return Ok(true);
         }
     }
@@ -293,16 +322,17 @@ fn split(plan: &Plan, job: Job, shards: usize) -> Vec<Sub> {
     let mut subs: Vec<Sub>;
     match job {
         Job::End { seq } => {
-            subs = (0..shards).map(|_| Sub::empty(seq)).collect();
+            subs = (0..shards).map(|_| Sub::empty(seq, u64::MAX)).collect();
             subs.iter_mut().for_each(|s| s.end = true);
         }
         Job::Fatal { seq, text } => {
-            subs = (0..shards).map(|_| Sub::empty(seq)).collect();
+            // every shard returns its ended streams (the input ends here), shard 0 the error
+            subs = (0..shards).map(|_| Sub::empty(seq, u64::MAX)).collect();
             subs[0].fatal = Some(text);
         }
         Job::Chunk(chunk) => {
-            let seq = chunk.seq;
-            subs = (0..shards).map(|_| Sub::empty(seq)).collect();
+            let (seq, at) = (chunk.seq, chunk.base + chunk.first_line);
+            subs = (0..shards).map(|_| Sub::empty(seq, at)).collect();
             let Some(spec) = &plan.spec else {
                 let target = chunk.file % shards;
                 subs[target].file = true;
@@ -340,6 +370,16 @@ enum Kept {
     NotObject(&'static str),
 }
 
+/// Where an ended stream waits (its end event is a hint, not a wall: spec §6): its last
+/// record, which is where its item is placed.
+#[derive(Clone, Copy)]
+struct Park {
+    pos: Pos,
+    place: Place,
+    /// the record's input-wide line number
+    at: u64,
+}
+
 /// A stream being read.
 struct Stream {
     key: String,
@@ -352,6 +392,10 @@ struct Stream {
     error: Option<AggError>,
     /// with order-by: its events, kept until the end of input
     buffered: Vec<(OrderKey, Kept)>,
+    /// set when its end event was read: the stream is no longer open and waits, at its last
+    /// record, for a later record of its key (which joins it unless it starts another
+    /// response or comes [`PARK_LINES`] lines later)
+    parked: Option<Park>,
 }
 
 /// An event that is not an object, as `Aggregator.add` reads it: an unreadable event.
@@ -361,12 +405,24 @@ fn not_object(core: &mut AggregatorCore, kind: &str) -> Result<(), AggError> {
     ))))
 }
 
+/// Whether the event of a record (its text: a JSON object's, or a string event's) starts
+/// another response than the one `core` read (spec §6): the aggregator's own `new_response`
+/// rule, asked before the event is read; after the stream's end event (`ended`) also an
+/// event its adapter does not know. A string event that is not one object's JSON (SSE
+/// lines, an array) never does.
+fn opens_response(core: &AggregatorCore, text: &[u8], ended: bool) -> bool {
+    text.iter().find(|c| !b" \t\r\n".contains(c)) == Some(&b'{')
+        && core.starts_response(text, ended)
+}
+
 /// A shard: the streams whose keys hash to it.
 struct Shard {
     plan: Arc<Plan>,
     index: usize,
     out: SyncSender<Msg>,
     streams: foldhash::HashMap<String, Stream>,
+    /// the keys of the ended streams, by the input-wide line of their last records
+    parked: BTreeMap<u64, String>,
     /// what the sub-batch being read emits: sent with its mark, one message per block (a
     /// message per item would wake the collector per item)
     outbox: Vec<(Pos, Out)>,
@@ -379,6 +435,7 @@ impl Shard {
             index,
             out,
             streams: foldhash::HashMap::default(),
+            parked: BTreeMap::new(),
             outbox: Vec::new(),
         }
     }
@@ -387,9 +444,18 @@ impl Shard {
         self.outbox.push((pos, out));
     }
 
-    /// Sends what was emitted, and that every item up to `mark` was; false when the
-    /// collector is gone.
+    /// Sends what was emitted, and that every item up to `mark` was (or up to the earliest
+    /// ended stream's place, whose item is still to come); false when the collector is gone.
     fn flush(&mut self, mark: Pos) -> bool {
+        let waiting = self
+            .parked
+            .first_key_value()
+            .and_then(|(_, key)| self.streams.get(key))
+            .and_then(|stream| stream.parked);
+        let mark = match waiting {
+            Some(park) => mark.min(park.pos.with_sub(0)),
+            None => mark,
+        };
         let outs = std::mem::take(&mut self.outbox);
         let msg = Msg::Block {
             shard: self.index,
@@ -399,9 +465,14 @@ impl Shard {
         self.out.send(msg).is_ok()
     }
 
-    fn new_stream(&mut self, key: String, first: Pos, file: usize, line: u64) -> Stream {
+    fn new_core(&self) -> AggregatorCore {
         let mut core = AggregatorCore::new(self.plan.provider.as_deref(), self.plan.aggregate);
         core.set_fast_events(self.plan.fast_events);
+        core
+    }
+
+    fn new_stream(&mut self, key: String, first: Pos, file: usize, line: u64) -> Stream {
+        let core = self.new_core();
         if self.plan.count_starts {
             self.emit(first.with_sub(0), Out::Start { file, line });
         }
@@ -416,6 +487,30 @@ impl Shard {
             },
             error: None,
             buffered: Vec::new(),
+            parked: None,
+        }
+    }
+
+    /// A stream stops being open at `pos` (counted only with `max_open_streams`).
+    fn close(&mut self, pos: Pos) {
+        if self.plan.count_starts {
+            self.emit(pos.with_sub(0), Out::Close);
+        }
+    }
+
+    /// The ended streams whose last record is [`PARK_LINES`] lines or more before the
+    /// input-wide line `at` (all of them at `u64::MAX`): returned, at their last records.
+    fn release_parked(&mut self, at: u64) {
+        while let Some(entry) = self.parked.first_entry() {
+            if entry.key().saturating_add(PARK_LINES) > at {
+                break;
+            }
+            let key = entry.remove();
+            if let Some(stream) = self.streams.remove(&key) {
+                if let Some(park) = stream.parked {
+                    self.finish(stream, park.pos, park.place);
+                }
+            }
         }
     }
 
@@ -425,6 +520,7 @@ impl Shard {
             return false;
         }
         let seq = sub.seq;
+        self.release_parked(sub.at);
         if let Some(text) = sub.fatal {
             self.emit(Pos::at(seq, 0, 0), Out::Fatal(text));
             let _ = self.flush(Pos::MAX);
@@ -479,6 +575,7 @@ impl Shard {
             file: chunk.file,
             line: rec.line,
         };
+        let at = chunk.base + rec.line;
         let record = match rec.record {
             Ok(record) => record,
             Err(reason) => {
@@ -491,6 +588,37 @@ impl Shard {
             }
         };
         let key = record.key.text(&chunk.data[rec.start..]);
+        let text: &[u8] = match &record.feed {
+            Feed::Text(range) => &chunk.data[rec.start + range.start..rec.start + range.end],
+            Feed::Owned(text) => text.as_bytes(),
+            Feed::Done | Feed::NotObject(_) => b"",
+        };
+        if let Some(stream) = self.streams.get(key) {
+            match stream.parked {
+                // the sentinel after a stream that ended: it carries nothing
+                Some(_) if record.feed == Feed::Done => return,
+                // an ended stream: the record joins it unless it starts another response or
+                // comes too late
+                Some(park) => {
+                    if at.saturating_sub(park.at) >= PARK_LINES
+                        || opens_response(&stream.core, text, true)
+                    {
+                        self.parked.remove(&park.at);
+                        if let Some(stream) = self.streams.remove(key) {
+                            self.finish(stream, park.pos, park.place);
+                        }
+                    }
+                }
+                // an open stream: another response starts here, so the stream ends before it
+                None if record.order.is_none() && opens_response(&stream.core, text, false) => {
+                    if let Some(stream) = self.streams.remove(key) {
+                        self.close(pos);
+                        self.finish(stream, pos, place);
+                    }
+                }
+                None => {}
+            }
+        }
         if !self.streams.contains_key(key) {
             if record.feed == Feed::Done {
                 return; // the sentinel after a stream that ended: it carries nothing
@@ -498,14 +626,9 @@ impl Shard {
             let stream = self.new_stream(key.to_owned(), pos, chunk.file, rec.line);
             self.streams.insert(key.to_owned(), stream);
         }
-        // looked up in place (a stream is moved out of the map only when it ends)
+        // looked up in place (a stream is moved out of the map only when it is returned)
         let Some(stream) = self.streams.get_mut(key) else {
             return; // inserted above
-        };
-        let text: &[u8] = match &record.feed {
-            Feed::Text(range) => &chunk.data[rec.start + range.start..rec.start + range.end],
-            Feed::Owned(text) => text.as_bytes(),
-            Feed::Done | Feed::NotObject(_) => b"",
         };
         if let Some(order) = record.order {
             let kept = match &record.feed {
@@ -516,11 +639,12 @@ impl Shard {
             stream.buffered.push((order, kept));
             return;
         }
+        let was = stream.parked;
         let ends = match &record.feed {
             Feed::Done => true,
             // a stream whose aggregator raised reads nothing more, but still ends where its
             // adapter says
-            _ if stream.error.is_some() => ends_after_error(stream, text),
+            _ if stream.error.is_some() => was.is_none() && ends_after_error(stream, text),
             feed => {
                 let fed = match feed {
                     Feed::NotObject(kind) => not_object(&mut stream.core, kind),
@@ -537,54 +661,88 @@ impl Shard {
                         || text.iter().find(|c| !b" \t\r\n".contains(c)) == Some(&b'{'))
             }
         };
-        if ends {
-            if let Some(stream) = self.streams.remove(key) {
-                self.finish(stream, pos, place);
-            }
+        if was.is_none() && !ends {
+            return;
         }
+        // an ended stream waits at its last record
+        stream.parked = Some(Park { pos, place, at });
+        match was {
+            Some(park) => {
+                self.parked.remove(&park.at);
+            }
+            None => self.close(pos),
+        }
+        self.parked.insert(at, key.to_owned());
     }
 
-    /// A stream's item, at `pos` (decided at `place`).
+    /// A stream's item, at `pos` (decided at `place`); with order-by, its events sorted and
+    /// read first, an item for each response they hold.
     fn finish(&mut self, mut stream: Stream, pos: Pos, place: Place) {
-        let mut provider = stream.core.provider();
-        let result = if let Some(err) = stream.error.take() {
-            Err(StreamError::Aggregate(err))
-        } else if self.plan.spec.as_ref().is_some_and(|s| s.order.is_some()) {
-            let mut events = std::mem::take(&mut stream.buffered);
-            let strings = events.iter().filter(|(order, _)| order.is_str()).count();
-            if strings != 0 && strings != events.len() {
-                provider = None;
-                Err(StreamError::Text(format!(
-                    "order_by values of stream {} mix numbers and strings",
-                    stream.key
-                )))
-            } else {
-                // stable: equal values keep their input order
-                events.sort_by(|a, b| a.0.order(&b.0));
-                let fed = events.iter().try_for_each(|(_, kept)| match kept {
-                    Kept::Text(text) => stream.core.add_text(text),
-                    Kept::NotObject(kind) => not_object(&mut stream.core, kind),
-                    Kept::Done => Ok(()),
-                });
-                let result = fed.and_then(|()| stream.core.finish());
-                provider = stream.core.provider();
-                result.map_err(StreamError::Aggregate)
-            }
-        } else {
-            let result = stream.core.finish().map_err(StreamError::Aggregate);
-            provider = stream.core.provider();
-            result
+        let sorted = self.plan.spec.as_ref().is_some_and(|s| s.order.is_some());
+        if sorted && stream.error.is_none() {
+            return self.finish_sorted(stream, pos, place);
+        }
+        let result = match stream.error.take() {
+            Some(err) => Err(StreamError::Aggregate(err)),
+            None => stream.core.finish().map_err(StreamError::Aggregate),
         };
         let item = Item::Stream {
             key: stream.key,
-            provider,
+            provider: stream.core.provider(),
             result,
         };
         self.emit(pos, Out::Item(item, place))
     }
 
-    /// The end of input: every open stream, in the order of its first record.
+    /// A stream's events sorted by their order-by values (stable: equal values keep their
+    /// input order) and read; an event that starts another response starts a new stream
+    /// with the same key, each stream one item at `pos`.
+    fn finish_sorted(&mut self, stream: Stream, pos: Pos, place: Place) {
+        let Stream {
+            key,
+            mut core,
+            buffered: mut events,
+            ..
+        } = stream;
+        let strings = events.iter().filter(|(order, _)| order.is_str()).count();
+        if strings != 0 && strings != events.len() {
+            let result = Err(StreamError::Text(format!(
+                "order_by values of stream {key} mix numbers and strings"
+            )));
+            let item = Item::Stream {
+                key,
+                provider: None,
+                result,
+            };
+            return self.emit(pos, Out::Item(item, place));
+        }
+        events.sort_by(|a, b| a.0.order(&b.0));
+        let mut error: Option<AggError> = None;
+        for (_, kept) in &events {
+            if let Kept::Text(text) = kept {
+                if opens_response(&core, text, false) {
+                    let done = std::mem::replace(&mut core, self.new_core());
+                    let item = sorted_item(key.clone(), done, error.take());
+                    self.emit(pos, Out::Item(item, place));
+                }
+            }
+            if error.is_none() {
+                let fed = match kept {
+                    Kept::Text(text) => core.add_text(text),
+                    Kept::NotObject(kind) => not_object(&mut core, kind),
+                    Kept::Done => Ok(()),
+                };
+                error = fed.err();
+            }
+        }
+        let item = sorted_item(key, core, error);
+        self.emit(pos, Out::Item(item, place))
+    }
+
+    /// The end of input: every ended stream at its last record, then every open stream, in
+    /// the order of its first record.
     fn finish_all(&mut self) {
+        self.release_parked(u64::MAX);
         let mut open: Vec<Stream> = self.streams.drain().map(|(_, s)| s).collect();
         open.sort_by_key(|s| s.first);
         for stream in open {
@@ -592,6 +750,19 @@ impl Shard {
             let pos = Pos { phase: 1, ..first };
             self.finish(stream, pos, place);
         }
+    }
+}
+
+/// The item of a sorted stream's response: its aggregator's end, or what an event raised.
+fn sorted_item(key: String, mut core: AggregatorCore, error: Option<AggError>) -> Item {
+    let result = match error {
+        Some(err) => Err(StreamError::Aggregate(err)),
+        None => core.finish().map_err(StreamError::Aggregate),
+    };
+    Item::Stream {
+        key,
+        provider: core.provider(),
+        result,
     }
 }
 

@@ -794,6 +794,10 @@ impl common::Adapter for Adapter {
         (self.started && start).then(|| "a second message_start".to_owned())
     }
 
+    fn may_start_response(&self, raw: &[u8]) -> bool {
+        self.started && common::may_hold(raw, b"message_start")
+    }
+
     fn end(&mut self) -> Leaves {
         let reason = if self.terminal {
             None

@@ -452,6 +452,10 @@ impl common::Adapter for Adapter {
         (self.stopped && start).then(|| "messageStart after messageStop".to_owned())
     }
 
+    fn may_start_response(&self, raw: &[u8]) -> bool {
+        self.stopped && common::may_hold(raw, b"messageStart")
+    }
+
     fn end(&mut self) -> Leaves {
         if self.done || self.open.is_empty() {
             return Vec::new();

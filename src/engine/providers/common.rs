@@ -103,6 +103,13 @@ pub trait Adapter: Send + Sync {
     /// Why the event starts another response, or None (spec §6): the aggregator then merges
     /// none of the events from it on (`new_response`).
     fn new_response(&self, event: &Value) -> Option<String>;
+    /// Whether an event with this JSON text may start another response (a cheap look before
+    /// [`Self::new_response`], which needs the event parsed): false only when
+    /// `new_response` gives None for it whatever it holds. The batch engine asks it of every
+    /// record of a stream it splits at `new_response`.
+    fn may_start_response(&self, _raw: &[u8]) -> bool {
+        true
+    }
     /// The leaves of an event read straight from its JSON bytes, when the adapter has a typed
     /// fast path for its shape: then the same leaves [`Self::event`] gives for the parsed
     /// event (which the adapter knows and which starts no other response), with the same
@@ -274,7 +281,15 @@ impl FinishedId {
     pub fn finished(&self) -> Option<&str> {
         self.finished.as_deref()
     }
+}
 
+/// Whether JSON text holds `word`, or an escape that could spell it (`\u`): a cheap look
+/// for a member or value that can be read only after parsing.
+pub fn may_hold(raw: &[u8], word: &[u8]) -> bool {
+    memchr::memmem::find(raw, word).is_some() || memchr::memmem::find(raw, b"\\u").is_some()
+}
+
+impl FinishedId {
     /// `value` if it is an id other than the finished one, with the finished one.
     pub fn other<'a>(&'a self, value: Option<&'a Value>) -> Option<(&'a str, &'a str)> {
         let finished = self.finished.as_deref()?;

@@ -994,6 +994,10 @@ impl common::Adapter for Adapter {
         ))
     }
 
+    fn may_start_response(&self, _raw: &[u8]) -> bool {
+        self.finished_id.finished().is_some()
+    }
+
     fn end(&mut self) -> Leaves {
         let mut leaves = Vec::new();
         for (choice, state) in self.candidates.iter_mut() {

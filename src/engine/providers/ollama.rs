@@ -301,4 +301,8 @@ impl common::Adapter for Adapter {
     fn new_response(&self, _event: &Value) -> Option<String> {
         self.done.then(|| "an object after done: true".to_owned())
     }
+
+    fn may_start_response(&self, _raw: &[u8]) -> bool {
+        self.done
+    }
 }

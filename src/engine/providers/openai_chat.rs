@@ -947,6 +947,10 @@ impl common::Adapter for Adapter {
         ))
     }
 
+    fn may_start_response(&self, _raw: &[u8]) -> bool {
+        self.finished_id.finished().is_some()
+    }
+
     fn end(&mut self) -> Leaves {
         let mut leaves: Leaves = Vec::new();
         for (index, state) in &self.choices {

@@ -1294,6 +1294,10 @@ impl common::Adapter for Adapter {
         (self.created && created).then(|| "a second response.created".to_owned())
     }
 
+    fn may_start_response(&self, raw: &[u8]) -> bool {
+        self.created && common::may_hold(raw, b"response.created")
+    }
+
     fn end(&mut self) -> Leaves {
         if self.terminal {
             return Vec::new();
