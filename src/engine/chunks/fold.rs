@@ -1373,3 +1373,124 @@ fn merge_into<H: Host>(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    //! The rebuild of a described leaf (`from_dict`, E91), on the engine's own values; what
+    //! the twin gives for the same leaves.
+
+    use std::sync::Arc;
+
+    use serde_json::json;
+
+    use super::super::{materialize, Family, Leaf, Options};
+    use super::{fold, State};
+    use crate::engine::value::{Map, NativeHost, Value};
+
+    fn convert(json: serde_json::Value) -> Value {
+        match json {
+            serde_json::Value::Null => Value::Null,
+            serde_json::Value::Bool(b) => Value::Bool(b),
+            serde_json::Value::Number(n) => Value::Int(n.as_i64().expect("an int")),
+            serde_json::Value::String(s) => Value::Str(s),
+            serde_json::Value::Array(items) => {
+                Value::List(Arc::new(items.into_iter().map(convert).collect()))
+            }
+            serde_json::Value::Object(map) => Value::Dict(Arc::new(
+                map.into_iter()
+                    .map(|(k, v)| (k, convert(v)))
+                    .collect::<Map>(),
+            )),
+        }
+    }
+
+    fn to_json(value: &Value) -> serde_json::Value {
+        match value.resolved() {
+            Value::Null => serde_json::Value::Null,
+            Value::Bool(b) => json!(b),
+            Value::Int(i) => json!(i),
+            Value::Str(s) => json!(s),
+            Value::List(items) => serde_json::Value::Array(items.iter().map(to_json).collect()),
+            Value::Dict(map) => serde_json::Value::Object(
+                map.iter().map(|(k, v)| (k.clone(), to_json(v))).collect(),
+            ),
+            other => panic!("not in these tests: {other:?}"),
+        }
+    }
+
+    /// `leaves` folded into a fresh assistant state, read (`finish=False`) as JSON.
+    fn folded(leaves: &[serde_json::Value]) -> serde_json::Value {
+        let host = NativeHost;
+        let family = Value::from("assistant");
+        let mut state = State::new(&host, Family::Assistant, family, Options::DEFAULT);
+        for leaf in leaves {
+            let parsed = Leaf::parse(&host, Family::Assistant, convert(leaf.clone()));
+            fold(&host, &mut state, &parsed).expect("fold");
+        }
+        to_json(&materialize(&host, &state, false).expect("materialize"))
+    }
+
+    /// What `from_dict` makes of a message whose reasoning and text share block index 0.
+    fn described(described: bool) -> serde_json::Value {
+        json!({
+            "role": "assistant",
+            "parts": [
+                {"part": "reasoning", "text": "think", "summary": null,
+                 "payload": {"provider": "p", "kind": "signature", "data": "S"},
+                 "redacted": false, "index": 0, "opened": true},
+                {"part": "text", "text": "Hel", "citations": null, "attributes": null,
+                 "index": 0, "opened": true},
+                {"part": "tool_call", "id": "c1", "type": "function", "name": "f",
+                 "arguments": "{", "provider_index": 3, "payload": null,
+                 "response_item_id": null, "extra": {}, "call_index": null},
+            ],
+            "anomalies": [{"code": "kind_change", "detail": "part index 0: text after reasoning"}],
+            "described": described,
+        })
+    }
+
+    fn kinds(data: &serde_json::Value) -> Vec<String> {
+        let parts = data["parts"].as_array().expect("parts");
+        parts
+            .iter()
+            .map(|p| p["part"].as_str().expect("kind").to_owned())
+            .collect()
+    }
+
+    #[test]
+    fn a_described_leaf_folded_first_is_rebuilt_as_it_is() {
+        let data = folded(&[described(true)]);
+        assert_eq!(kinds(&data), ["reasoning", "text", "tool_call"]);
+        assert_eq!(data["anomalies"].as_array().expect("anomalies").len(), 1);
+        assert_eq!(data["parts"][0]["payload"]["data"], json!("S"));
+        assert_eq!(data["parts"][2]["extra"], json!({}));
+        // merged again instead, the kind change is recorded again and the empty extra is lost
+        let merged = folded(&[described(false)]);
+        assert_eq!(merged["anomalies"].as_array().expect("anomalies").len(), 2);
+        assert_eq!(merged["parts"][2]["extra"], json!(null));
+    }
+
+    #[test]
+    fn later_leaves_continue_a_rebuilt_leaf() {
+        let delta = json!({
+            "parts": [
+                {"part": "text", "text": "lo", "index": 0},
+                {"part": "tool_call", "provider_index": 3, "arguments": "}"},
+            ],
+        });
+        let data = folded(&[described(true), delta]);
+        assert_eq!(kinds(&data), ["reasoning", "text", "tool_call"]);
+        assert_eq!(data["parts"][1]["text"], json!("Hello"));
+        assert_eq!(data["parts"][2]["arguments"], json!("{}"));
+        assert_eq!(data["anomalies"].as_array().expect("anomalies").len(), 1);
+    }
+
+    #[test]
+    fn a_described_leaf_after_another_is_merged() {
+        let head = json!({"role": "assistant", "parts": [{"part": "text", "text": "x"}]});
+        let data = folded(&[head, described(true)]);
+        // its text at index 0 meets its reasoning there: the fold's rules, anomaly included
+        assert_eq!(kinds(&data), ["text", "reasoning", "text", "tool_call"]);
+        assert_eq!(data["anomalies"].as_array().expect("anomalies").len(), 2);
+    }
+}
