@@ -599,14 +599,13 @@ impl Shard {
                 Some(_) if record.feed == Feed::Done => return,
                 // an ended stream: the record joins it unless it starts another response or
                 // comes too late
-                Some(park) => {
+                Some(park)
                     if at.saturating_sub(park.at) >= PARK_LINES
-                        || opens_response(&stream.core, text, true)
-                    {
-                        self.parked.remove(&park.at);
-                        if let Some(stream) = self.streams.remove(key) {
-                            self.finish(stream, park.pos, park.place);
-                        }
+                        || opens_response(&stream.core, text, true) =>
+                {
+                    self.parked.remove(&park.at);
+                    if let Some(stream) = self.streams.remove(key) {
+                        self.finish(stream, park.pos, park.place);
                     }
                 }
                 // an open stream: another response starts here, so the stream ends before it
@@ -616,7 +615,7 @@ impl Shard {
                         self.finish(stream, pos, place);
                     }
                 }
-                None => {}
+                Some(_) | None => {}
             }
         }
         if !self.streams.contains_key(key) {
