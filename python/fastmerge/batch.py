@@ -19,15 +19,18 @@ Two shapes of log:
   key at ``group_by`` (a dotted path ``metadata.request_id`` or a JSON pointer
   ``/metadata/request_id``) and the event at ``event`` (None: the record is the event; a string
   there is the event's JSON text). Raw provider events group by their response id with
-  ``group_by="id"`` (OpenAI Chat) or ``"responseId"`` (Gemini). A stream ends at its last event
-  (OpenAI's usage chunk or ``[DONE]``, Anthropic ``message_stop``, Responses
-  ``response.completed``/``failed``/``incomplete``, Bedrock ``metadata``, Ollama ``done: true``)
-  or at the end of the input; a later record with the same key starts a new stream. Events of
-  one stream in several files (log rotation) merge as one file. ``order_by=PATH`` sorts each
+  ``group_by="id"`` (OpenAI Chat) or ``"responseId"`` (Gemini). An event that starts another
+  response (the aggregator's ``new_response``) starts a new stream with the same key. A
+  stream's last event (OpenAI's usage chunk or ``[DONE]``, Anthropic ``message_stop``,
+  Responses ``response.completed``/``failed``/``incomplete``, Bedrock ``metadata``, Ollama
+  ``done: true``) is a hint: the stream waits at its last record, and a later record of its key
+  joins it unless it starts another response, is another wire format's, or comes 65536 lines
+  later; so a result is what :func:`fastmerge.aggregate` gives for its events. Events of one
+  stream in several files (log rotation) merge as one file. ``order_by=PATH`` sorts each
   stream's events by a sequence number or timestamp first (streams then end at the end of the
   input).
 
-Results come in the order their streams end in the input. A record that belongs to no stream
+Results come in the order of their streams' last records in the input. A record that belongs to no stream
 (not JSON, no key, no event) is a *bad line*: ``errors="raise"`` raises
 :class:`fastmerge.errors.BatchError` naming ``file:line``, ``"skip"`` counts it, ``"collect"``
 keeps it as ``"file:line: reason"`` (:attr:`Batch.bad_lines`, or one line each in
