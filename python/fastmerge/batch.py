@@ -30,8 +30,8 @@ Two shapes of log:
   stream's events by a sequence number or timestamp first (streams then end at the end of the
   input).
 
-Results come in the order of their streams' last records in the input. A record that belongs to no stream
-(not JSON, no key, no event) is a *bad line*: ``errors="raise"`` raises
+Results come in the order of their streams' last records in the input. A record that
+belongs to no stream (not JSON, no key, no event) is a *bad line*: ``errors="raise"`` raises
 :class:`fastmerge.errors.BatchError` naming ``file:line``, ``"skip"`` counts it, ``"collect"``
 keeps it as ``"file:line: reason"`` (:attr:`Batch.bad_lines`, or one line each in
 ``errors_file``). A file that cannot be read, a corrupt compressed file or a bad option is a
