@@ -469,7 +469,7 @@ json_values = st.recursive(
     st.none()
     | st.booleans()
     | st.integers(-3, 3)
-    | st.sampled_from([1.5, -0.0])  # no NaN: a NaN is not equal to itself
+    | st.sampled_from([1.5, -0.0])  # no NaN: its equality would rest on object identity
     | small_text,
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(keys, inner, max_size=3),
     max_leaves=6,
