@@ -67,7 +67,8 @@ fn reasoning_details_and_mistral_content() {
         text(json!([[0, {"parts": [{"part": "reasoning", "text": "hm",
                                     "index": 0,
                                     "payload": {"provider": "openai-chat", "kind": "reasoning.text", "data": "S"}}],
-                         "provider_metadata": {"reasoning_details": {"0": {"type": "reasoning.text", "format": "f"}}}}]]))
+                         "provider_metadata": {"reasoning_field": "reasoning",
+                                               "reasoning_details": {"0": {"type": "reasoning.text", "format": "f"}}}}]]))
     );
     assert_eq!(
         leaves(
