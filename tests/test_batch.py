@@ -604,6 +604,7 @@ def test_to_arrow_has_typed_columns(batch: ModuleType, tmp_path: Path) -> None:
         "model": "gpt-4o",
         "status": "complete",
         "finish_reason": "stop",
+        "finish_reason_normalized": "stop",
         "input_tokens": 5,
         "output_tokens": 2,
         "total_tokens": 7,
@@ -615,6 +616,7 @@ def test_to_arrow_has_typed_columns(batch: ModuleType, tmp_path: Path) -> None:
     assert rows[1]["status"] == "error"
     assert rows[1]["message"] is None
     assert rows[1]["text"] is None
+    assert rows[1]["finish_reason_normalized"] is None
 
 
 def test_to_parquet_writes_the_same_rows(batch: ModuleType, tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""``fastmerge batch`` on both backends: records out, summary, exit status, --output DIR,
+"""``fastmerge batch`` on both backends: records out, summary, exit status, --output-dir DIR,
 --errors-file, --quiet, the progress bar, and wrong inputs (never a silent empty result)."""
 
 from __future__ import annotations
@@ -73,7 +73,15 @@ def test_a_stream_that_cannot_be_merged_exits_1(
     assert status == 1
     assert records[-1]["status"] == "error"
     assert records[-1]["error"].startswith("no event could be read: event 1: cannot tell")
-    assert err.endswith("3 streams (2 complete, 0 incomplete, 0 failed, 1 error); 0 bad lines\n")
+    # the summary, then why (the first stream without a message): not only inside the records
+    summary_line, why = err.splitlines()
+    assert summary_line.endswith(
+        "3 streams (2 complete, 0 incomplete, 0 failed, 1 error); 0 bad lines"
+    )
+    assert why.startswith(
+        "fastmerge: error: 1 stream could not be merged; the first, 'c': no event could be read: "
+        "event 1: cannot tell the provider from this event (keys: 'x'); pass --provider one of"
+    )
 
 
 def test_a_bad_line_stops_the_run_by_default(
@@ -121,10 +129,12 @@ def test_output_dir_writes_one_file_per_stream(
 ) -> None:
     again = wrap([("a", e) for e in chat("a-again", ["again"])])  # another response
     out = tmp_path / "out"
-    status, records, _ = run(capsys, "batch", log(tmp_path, *again), *WRAPPED, "--output", str(out))
+    status, records, _ = run(
+        capsys, "batch", log(tmp_path, *again), *WRAPPED, "--output-dir", str(out)
+    )
     assert status == 0
     assert records == []
-    assert sorted(os.listdir(out)) == ["a-2.json", "a.json", "b.json"]
+    assert sorted(os.listdir(out)) == ["a-2.json", "a.json", "b.json", "index.jsonl"]
     second = json.loads((out / "a-2.json").read_text())
     assert second["message"]["parts"][0]["text"] == "again"
 
@@ -222,7 +232,11 @@ def test_a_binary_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> No
     assert [(r["key"], r["status"], r["error"]) for r in records] == [
         (path, "error", "no event could be read: binary input, not provider events")
     ]
-    assert err.endswith("1 stream (0 complete, 0 incomplete, 0 failed, 1 error); 0 bad lines\n")
+    assert err.endswith(
+        "1 stream (0 complete, 0 incomplete, 0 failed, 1 error); 0 bad lines\n"
+        f"fastmerge: error: 1 stream could not be merged; the first, {path!r}: no event could be "
+        "read: binary input, not provider events\n"
+    )
 
 
 def test_a_gz_name_that_is_not_gzip(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -243,7 +257,7 @@ def test_a_gz_name_that_is_not_gzip(capsys: pytest.CaptureFixture[str], tmp_path
     ("argv", "message"),
     [
         (["--format", "parquet"], "--format parquet needs -o FILE"),
-        (["-o", "x", "--output", "d"], "-o and --output exclude each other"),
+        (["-o", "x", "--output-dir", "d"], "-o/--output FILE and --output-dir DIR exclude"),
         (["--errors", "skip", "--errors-file", "f"], "--errors-file needs --errors collect"),
     ],
 )
@@ -259,11 +273,12 @@ def test_usage_errors_exit_64(
 def test_a_bad_option_value_names_the_flag(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    status, _, err = run(capsys, "batch", log(tmp_path), "--event", "event")
-    assert status == 1
-    assert err == (
-        "fastmerge: error: wrapper records need a stream key: pass group_by (e.g. --group-by "
-        "stream_id)\n"
+    with pytest.raises(SystemExit) as info:
+        cli.main(["batch", log(tmp_path), "--event", "event"])
+    assert info.value.code == 64
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "fastmerge batch: error: wrapper records need a stream key: pass --group-by (e.g. "
+        "--group-by stream_id)"
     )
 
 

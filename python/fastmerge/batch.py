@@ -44,6 +44,8 @@ import glob
 import importlib
 import json
 import os
+import re
+import stat
 from typing import IO, TYPE_CHECKING, Any, Iterable, Literal, Sequence
 
 from . import _backend
@@ -63,13 +65,16 @@ else:
 __all__ = [
     "COLUMNS",
     "ERROR_MODES",
+    "INDEX",
     "STATUSES",
     "Batch",
     "StreamResult",
     "expand_paths",
+    "file_name",
     "json_line",
     "merge_logs",
     "to_arrow",
+    "to_directory",
     "to_jsonl",
     "to_parquet",
 ]
@@ -82,12 +87,21 @@ STATUSES = ("complete", "incomplete", "failed", "error")
 _GLOB = frozenset("*?[")
 
 
-def expand_paths(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> list[str]:
+def expand_paths(
+    paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    skipped: list[str] | None = None,
+) -> list[str]:
     """The input files of ``paths``, in order: a file as given; a directory's files,
-    recursively, sorted by path (names starting with ``.`` are skipped); a pattern's matches
-    (``*``, ``?``, ``[``; ``**`` crosses directories) sorted; ``"-"`` (stdin) as is. A
-    directory without files or a pattern without matches is a ``BatchError``; a path that
-    does not exist is left for the reader to report."""
+    recursively, sorted by path (names starting with ``.`` are skipped; links to files and
+    directories are followed); a pattern's matches (``*``, ``?``, ``[``; ``**`` crosses
+    directories) sorted; ``"-"`` (stdin) as is. A directory without files or a pattern without
+    matches is a ``BatchError``; a path that does not exist is left for the reader to report.
+
+    Inside a directory, a file or directory already reached another way (a link back to a
+    directory above it, a cycle; or a second link to the same place) is read once: each one
+    left out is appended to ``skipped`` as ``"PATH: reason"``."""
+    if skipped is None:
+        skipped = []
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     out: list[str] = []
@@ -96,12 +110,7 @@ def expand_paths(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]
         if not isinstance(path, str):
             raise _errors.wrong_type("a path", "a str or os.PathLike[str]", item)
         if path != "-" and os.path.isdir(path):
-            found = sorted(
-                os.path.join(root, name)
-                for root, dirs, names in os.walk(path)
-                for name in names
-                if not name.startswith(".") and not _hidden(root, path)
-            )
+            found = _directory_files(path, skipped)
             if not found:
                 raise _errors.batch_option(f"{path}: the directory holds no file")
             out.extend(found)
@@ -115,10 +124,55 @@ def expand_paths(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]
     return out
 
 
-def _hidden(root: str, top: str) -> bool:
-    """Whether ``root``, a directory under ``top``, is inside a directory named ``.*``."""
-    rel = os.path.relpath(root, top)
-    return rel != "." and any(part.startswith(".") for part in rel.split(os.sep))
+def _directory_files(top: str, skipped: list[str]) -> list[str]:
+    """The files under directory ``top``, sorted by path, following links; names starting
+    with ``.`` are left out. A directory is entered once: a link back to one of the directories
+    above it (a cycle) or to a directory already read is not followed, and a second way to a
+    file already listed is not listed; each is reported in ``skipped``. A link that leads
+    nowhere is listed (the reader reports it)."""
+    found: list[str] = []
+    seen: dict[tuple[int, int], str] = {}  # (device, inode) -> the path it was first met at
+
+    def walk(directory: str, above: frozenset[tuple[int, int]]) -> None:
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except OSError as exc:
+            raise _errors.file_error(directory, exc.errno or 0) from None
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            try:
+                info = entry.stat()  # through a link
+            except OSError:
+                found.append(entry.path)  # a link that leads nowhere: the reader says so
+                continue
+            identity = (info.st_dev, info.st_ino)
+            if stat.S_ISDIR(info.st_mode):
+                if identity in above:
+                    skipped.append(
+                        f"{entry.path}: not followed: a link cycle back to {seen[identity]}"
+                    )
+                elif identity in seen:
+                    skipped.append(
+                        f"{entry.path}: not followed: the same directory as {seen[identity]}, "
+                        "read once"
+                    )
+                else:
+                    seen[identity] = entry.path
+                    walk(entry.path, above | {identity})
+            elif identity in seen:
+                skipped.append(f"{entry.path}: not read: the same file as {seen[identity]}")
+            else:
+                seen[identity] = entry.path
+                found.append(entry.path)
+
+    try:
+        info = os.stat(top)
+    except OSError as exc:
+        raise _errors.file_error(top, exc.errno or 0) from None
+    seen[(info.st_dev, info.st_ino)] = top
+    walk(top, frozenset({(info.st_dev, info.st_ino)}))
+    return sorted(found)
 
 
 class StreamResult:
@@ -209,6 +263,9 @@ class Batch:
         self.bad_lines: list[str] = []
         #: Streams by status (:data:`STATUSES`) and ``bad_lines``, so far.
         self.counts: dict[str, int] = dict.fromkeys((*STATUSES, "bad_lines"), 0)
+        #: What the inputs' directories held that is not read, ``"PATH: reason"``: a link
+        #: cycle, a second way to a directory or file already read (see :func:`expand_paths`).
+        self.skipped: list[str] = []
 
     def __iter__(self) -> Batch:
         return self
@@ -288,8 +345,9 @@ def merge_logs(
         raise _errors.invalid_option("errors", errors, ERROR_MODES)
     if errors_file is not None and errors != "collect":
         raise _errors.batch_option("errors_file needs errors='collect'")
+    skipped: list[str] = []
     core = _Core(
-        expand_paths(paths),
+        expand_paths(paths, skipped),
         group_by,
         event,
         order_by,
@@ -300,7 +358,9 @@ def merge_logs(
         jobs,
         max_open_streams,
     )
-    return Batch(core, errors, errors_file)
+    run = Batch(core, errors, errors_file)
+    run.skipped = skipped
+    return run
 
 
 def json_line(value: Any) -> bytes:
@@ -322,6 +382,60 @@ def to_jsonl(results: Iterable[StreamResult], file: IO[bytes], to: Provider | No
     return count
 
 
+#: The index of :func:`to_directory`: one JSON line per file, ``{"key", "file", "status"}``.
+INDEX = "index.jsonl"
+#: Characters of a key kept in its file name (the others become ``_``).
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+#: The longest stem taken from a key (a file name stays far below 255 bytes).
+STEM_LENGTH = 100
+#: Names Windows keeps for devices, whatever the extension (``nul.json`` too).
+_DEVICES = frozenset(
+    ["con", "prn", "aux", "nul"] + [f"{p}{n}" for p in ("com", "lpt") for n in range(10)]
+)
+
+
+def file_name(key: str, taken: set[str]) -> str:
+    """A safe, unique file name for a stream's record: the key's letters, digits, ``.``,
+    ``_`` and ``-`` (every other run of characters as one ``_``; no leading ``.``; at most
+    :data:`STEM_LENGTH` of them; ``_`` for a key that keeps none; a Windows device name gets
+    a leading ``_``) and ``.json``, with ``-2``, ``-3``, ... when the name is taken, compared
+    case-insensitively (a key met again, keys that read the same, or differ only by case).
+    ``taken`` holds the names given so far (lower case) and gets this one."""
+    stem = _UNSAFE.sub("_", key).lstrip(".")[:STEM_LENGTH] or "_"
+    if stem.split(".")[0].lower() in _DEVICES:
+        stem = "_" + stem
+    name = f"{stem}.json"
+    number = 1
+    while name.lower() in taken:
+        number += 1
+        name = f"{stem}-{number}.json"
+    taken.add(name.lower())
+    return name
+
+
+def to_directory(
+    results: Iterable[StreamResult], directory: str | os.PathLike[str], to: Provider | None = None
+) -> int:
+    """Write each result's record (:meth:`StreamResult.record`) to its own file in
+    ``directory`` (made if missing), named by :func:`file_name`, as results come; and beside
+    them :data:`INDEX`, one line per file, ``{"key", "file", "status"}``, written as each file
+    is. The number of files written."""
+    directory = os.fspath(directory)
+    os.makedirs(directory, exist_ok=True)
+    taken: set[str] = set()
+    count = 0
+    with open(os.path.join(directory, INDEX), "wb") as index:
+        for result in results:
+            record = result.record(to)
+            name = file_name(result.key, taken)
+            with open(os.path.join(directory, name), "wb") as file:
+                file.write(json_line(record))
+            index.write(json_line({"key": result.key, "file": name, "status": record["status"]}))
+            index.flush()
+            count += 1
+    return count
+
+
 # -- Arrow and Parquet (the ``fastmerge[parquet]`` extra)
 
 #: The typed columns of :func:`to_arrow`, for the fields an analyst filters on, and the
@@ -332,6 +446,7 @@ COLUMNS = (
     ("model", "string"),
     ("status", "string"),
     ("finish_reason", "string"),
+    ("finish_reason_normalized", "string"),
     ("input_tokens", "int64"),
     ("output_tokens", "int64"),
     ("total_tokens", "int64"),
@@ -370,6 +485,7 @@ def _row(result: StreamResult, to: Provider | None) -> dict[str, Any]:
         "model": None if message is None else message.response_model,
         "status": record["status"],
         "finish_reason": None if data is None else data["finish_reason"],
+        "finish_reason_normalized": None if message is None else message.finish_reason_normalized,
         "input_tokens": _count(usage, "input_tokens"),
         "output_tokens": _count(usage, "output_tokens"),
         "total_tokens": _count(usage, "total_tokens"),

@@ -4,13 +4,17 @@
 
     fastmerge batch PATHS... [--group-by auto|file|PATH] [--event PATH] [--order-by PATH]
                     [--provider NAME] [--to PROVIDER] [--strict] [--format jsonl|parquet]
-                    [-o FILE | --output DIR] [--errors raise|skip|collect] [--errors-file FILE]
-                    [--jobs N] [--max-open-streams N] [--dask ADDRESS|local] [--quiet]
+                    [-o FILE | --output-dir DIR] [--errors raise|skip|collect]
+                    [--errors-file FILE] [--jobs N] [--max-open-streams N]
+                    [--dask ADDRESS|local] [--quiet]
 
-Records go to standard output (or ``-o FILE``) as JSON lines as streams end, or one
-``KEY.json`` file per stream in ``--output DIR``, or a Parquet file (``--format parquet -o
-FILE``, needs pyarrow). A progress bar (bytes read of total, streams done, rate) is drawn on
-standard error when it is a terminal, unless ``--quiet``; a summary line follows the run.
+Records go to standard output (or ``-o/--output FILE``) as JSON lines as streams end, or one
+file per stream in ``--output-dir DIR`` (named from the key, see
+:func:`fastmerge.batch.file_name`, with ``index.jsonl`` mapping each key to its file), or a
+Parquet file (``--format parquet -o FILE``, needs pyarrow). ``--output`` naming a directory is
+refused (it writes one file; ``--output-dir`` writes a file per stream). A progress bar (bytes
+read of total, streams done, rate) is drawn on standard error when it is a terminal, unless
+``--quiet``; a summary line follows the run.
 ``--dask ADDRESS`` runs the same job on a Dask cluster (its scheduler's address; ``local``: a
 LocalCluster on this machine) with the same output (:mod:`fastmerge.dask`).
 
@@ -18,7 +22,8 @@ Exit status: 0 when every stream is complete; 2 when some stream is incomplete o
 nothing else went wrong; 1 when a stream could not be merged (status ``error``), a line was bad
 (with ``--errors skip`` or ``collect`` too: the line was not used), the input holds no stream
 (an empty log), or the input cannot be read;
-64 for a usage error; 130 on Ctrl-C; 141 when the reader of the output went away.
+64 for a usage error (options that cannot be used together, a path option that is not a
+path); 130 on Ctrl-C; 141 when the reader of the output went away.
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ from .cli import EXIT_DATA, EXIT_INCOMPLETE, EXIT_OK, _fail, _non_negative, _wri
 if TYPE_CHECKING:
     from . import batch
 
-__all__ = ["add_parser", "run", "summary"]
+__all__ = ["add_parser", "check_options", "looks_like", "run", "summary"]
 
 #: How often the progress bar is redrawn, in seconds (and how long a poll of the core waits).
 REDRAW = 0.1
@@ -98,9 +103,15 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     parser.add_argument(
         "--format", choices=("jsonl", "parquet"), default="jsonl", help="default: jsonl"
     )
-    parser.add_argument("-o", dest="out", metavar="FILE", help="write to FILE (default: stdout)")
     parser.add_argument(
-        "--output", dest="out_dir", metavar="DIR", help="write one KEY.json file per stream"
+        "-o", "--output", dest="out", metavar="FILE", help="write to FILE (default: stdout)"
+    )
+    parser.add_argument(
+        "--output-dir",
+        dest="out_dir",
+        metavar="DIR",
+        help="write one file per stream in DIR (named from its key) and DIR/index.jsonl "
+        "(key -> file)",
     )
     parser.add_argument(
         "--errors",
@@ -146,11 +157,17 @@ def run(args: argparse.Namespace) -> int:
         "collect" if args.errors_file is not None else "raise"
     )
     if args.out is not None and args.out_dir is not None:
-        args.parser.error("-o and --output exclude each other")
+        args.parser.error("-o/--output FILE and --output-dir DIR exclude each other")
+    if args.out is not None and (os.path.isdir(args.out) or args.out.endswith(("/", os.sep))):
+        args.parser.error(
+            f"-o/--output {args.out} is a directory: -o/--output writes one file; for a file "
+            f"per stream, pass --output-dir {args.out}"
+        )
     if args.format == "parquet" and args.out is None:
         args.parser.error("--format parquet needs -o FILE")
     if args.dask is not None and args.max_open_streams:
         args.parser.error("--max-open-streams cannot be used with --dask")
+    check_options(args, batch)
     stderr_tty = _isatty(sys.stderr)
     progress = not args.quiet and stderr_tty
     with contextlib.ExitStack() as stack:
@@ -184,12 +201,16 @@ def run(args: argparse.Namespace) -> int:
         except (MergeError, ImportError, OSError) as exc:
             return _fail(str(exc), EXIT_DATA)
         stack.enter_context(run_)
-        results = _results(run_, _Bar(run_) if progress else None)
+        for note in getattr(run_, "skipped", ()):
+            with contextlib.suppress(OSError):
+                sys.stderr.write(f"fastmerge: {note}\n")
+        failed: list[batch.StreamResult] = []
+        results = _watched(_results(run_, _Bar(run_) if progress else None), failed)
         try:
             written = _write(args, results)
         except MergeError as exc:
             _clear(progress)
-            return _fail(str(exc), EXIT_DATA)
+            return _fail(_with_hint(str(exc)), EXIT_DATA)
         except OSError as exc:
             _clear(progress)
             return _fail(f"cannot write the output: {exc.strerror or exc}", EXIT_DATA)
@@ -200,6 +221,15 @@ def run(args: argparse.Namespace) -> int:
     if not args.quiet:
         with contextlib.suppress(OSError):
             sys.stderr.write(f"fastmerge: {summary(counts)}\n")
+    if failed:
+        # the reason is in the record too, but a record file is not where one looks first
+        many = counts["error"]
+        first = failed[0]
+        return _fail(
+            f"{many} stream{'s' * (many != 1)} could not be merged; the first, "
+            f"{first.key!r}: {first.error}",
+            EXIT_DATA,
+        )
     if counts["error"] or counts["bad_lines"]:
         return EXIT_DATA
     if not _stream_count(counts):
@@ -209,6 +239,119 @@ def run(args: argparse.Namespace) -> int:
     if counts["incomplete"] or counts["failed"]:
         return EXIT_INCOMPLETE
     return EXIT_OK
+
+
+#: A path option as the library names it (``group_by``), for its flag (``--group-by``).
+_OPTION = re.compile(r"(?<![\w-])(group_by|order_by|max_open_streams)(?!\w)|^event\b")
+
+
+def check_options(args: argparse.Namespace, batch: Any) -> None:
+    """The batch engine's own checks of the options (a path's syntax, options that need each
+    other), made before any input is opened, as a usage error (exit 64) in flag terms."""
+    try:
+        batch.merge_logs(
+            [],
+            group_by="auto" if args.group_by is None else args.group_by,
+            event=args.event,
+            order_by=getattr(args, "order_by", None),
+            provider=args.provider,
+        ).close()
+    except MergeError as exc:
+
+        def flag(match: re.Match[str]) -> str:
+            return "--" + match[0].replace("_", "-")
+
+        args.parser.error(_OPTION.sub(flag, str(exc)))
+
+
+def _watched(
+    results: Iterator[batch.StreamResult], failed: list[batch.StreamResult]
+) -> Iterator[batch.StreamResult]:
+    """``results``, keeping the first one that has no message in ``failed``."""
+    for result in results:
+        if not failed and result.status == "error":
+            failed.append(result)
+        yield result
+
+
+_NOT_JSON_AT_1 = re.compile(
+    r"(?s)(.*):1: (?:not valid JSON|a record must be a JSON object, not array)"
+)
+
+
+def _with_hint(message: str) -> str:
+    """A bad first line's message, with what the file looks like and the command that reads
+    it when it is not JSON lines (an SSE capture, a JSON array, one indented document)."""
+    match = _NOT_JSON_AT_1.fullmatch(message)
+    if match is None or match[1] == "-":
+        return message
+    path = match[1]
+    shape = looks_like(path)
+    if shape is None:
+        return message
+    if shape == "a JSON array":
+        how = (
+            f"fastmerge batch {path} without --group-by (each file one stream), or fastmerge "
+            f"merge --provider auto {path}; an array of wrapper records needs to be JSON lines "
+            "first (jq -c '.[]')"
+        )
+    else:
+        how = (
+            f"fastmerge merge --provider auto {path}, or fastmerge batch {path} without "
+            "--group-by (each file one stream)"
+        )
+    return (
+        f"{message}: it looks like {shape} (one stream), not JSON lines of records: read it "
+        f"with {how}"
+    )
+
+
+_SSE_FIELD = re.compile(rb"(event|data|id|retry)[ \t]*:|:")
+
+
+def looks_like(path: str) -> str | None:
+    """What the start of file ``path`` (decompressed when its compression is one the standard
+    library reads) looks like when it is not JSON lines: ``"an SSE capture"``, ``"a JSON
+    array"``, ``"one JSON document over several lines"``; None otherwise or unreadable."""
+    import bz2
+    import gzip
+    import json
+    import lzma
+
+    opener: Any = open
+    try:
+        with open(path, "rb") as file:
+            magic = file.read(6)
+    except OSError:
+        return None
+    if magic.startswith(b"\x1f\x8b"):
+        opener = gzip.open
+    elif magic.startswith(b"BZh"):
+        opener = bz2.open
+    elif magic.startswith(b"\xfd7zXZ\x00"):
+        opener = lzma.open
+    elif magic.startswith(b"\x28\xb5\x2f\xfd"):
+        return None  # zstd: the standard library cannot look
+    try:
+        with opener(path, "rb") as file:
+            head: bytes = file.read(1 << 16)
+    except (OSError, EOFError, lzma.LZMAError):
+        return None
+    text = head.removeprefix(b"\xef\xbb\xbf").lstrip()
+    first = text.split(b"\n", 1)[0].strip()
+    if _SSE_FIELD.match(first):
+        return "an SSE capture"
+    if text.startswith(b"["):
+        return "a JSON array"
+    if first == b"{":
+        return "one JSON document over several lines"
+    if first.startswith(b"{") and b"\n" in text.strip():
+        try:
+            json.loads(text)
+        except ValueError:
+            return None
+        return "one JSON document over several lines"
+    return None
 
 
 def _on_dask(
@@ -280,12 +423,7 @@ def _write(args: argparse.Namespace, results: Iterator[batch.StreamResult]) -> i
     from . import batch
 
     if args.out_dir is not None:
-        os.makedirs(args.out_dir, exist_ok=True)
-        names: set[str] = set()
-        for result in results:
-            name = _file_name(result.key, names)
-            with open(os.path.join(args.out_dir, name), "wb") as file:
-                file.write(batch.json_line(result.record(args.to)))
+        batch.to_directory(results, args.out_dir, args.to)
         return None
     if args.format == "parquet":
         try:
@@ -303,22 +441,6 @@ def _write(args: argparse.Namespace, results: Iterator[batch.StreamResult]) -> i
     with open(args.out, "wb") as out:
         batch.to_jsonl(results, out, args.to)
     return None
-
-
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
-
-
-def _file_name(key: str, taken: set[str]) -> str:
-    """A file name for a stream's record: its key with unsafe characters as ``_``, and
-    ``-2``, ``-3``, ... for a key met again (or two keys that read the same)."""
-    stem = _UNSAFE.sub("_", key).strip(".") or "_"
-    name = f"{stem}.json"
-    number = 1
-    while name in taken:
-        number += 1
-        name = f"{stem}-{number}.json"
-    taken.add(name)
-    return name
 
 
 class _Bar:
