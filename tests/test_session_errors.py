@@ -127,7 +127,7 @@ def test_a_corrupt_row_is_named_and_left_as_it_is(
     _insert(store, sid, 2, kind, 1, data)
     before = _rows(store, sid)
     with pytest.raises(errors.CorruptRowError) as caught:
-        Session(sid, store)
+        Session(sid, store).messages()
     assert str(caught.value) == f"session {sid!r}, row seq=2: {detail}"
     assert (caught.value.session_id, caught.value.seq) == (sid, 2)
     assert _rows(store, sid) == before

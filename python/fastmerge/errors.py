@@ -214,12 +214,28 @@ __all__ += [
     "SchemaVersionError",
     "SessionExistsError",
     "SessionEmptyError",
+    "SessionIdError",
 ]
+
+
+def _shown(value: object, limit: int = 60) -> str:
+    """``repr(value)``, cut to about ``limit`` characters (a row's value may be kilobytes)."""
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    size = f"{len(value)} characters" if isinstance(value, (str, bytes)) else "cut"
+    return f"{text[: limit - 20]}... ({size})"
+
+
+def _seq(seq: object) -> str:
+    # a row is named by its seq as stored: an int as it is, anything else (a damaged row's
+    # text, NULL) by its repr
+    return str(seq) if type(seq) is int else _shown(seq)
 
 
 class SessionError(ValueError):
     """Base class for a session's bad data (a ``ValueError``): a stored row that cannot be
-    read, a schema of a newer fastmerge, an unknown provider."""
+    read, a schema of a newer fastmerge, a session id no store holds, an unknown provider."""
 
 
 class SessionTypeError(SessionError, TypeError):
@@ -238,30 +254,40 @@ class SessionTypeError(SessionError, TypeError):
 
 class CorruptRowError(SessionError):
     """A stored row of a session that cannot be read back (not JSON, not an event, a message
-    that ``from_dict`` refuses). The row is left as it is."""
+    that ``from_dict`` refuses, data nested too deep, a ``seq`` or ``turn`` that is not the
+    int the log's order needs). ``seq`` is the row's ``seq`` as stored (not an int in a
+    damaged row). The row is left as it is."""
 
-    def __init__(self, session_id: str, seq: int, detail: str) -> None:
+    def __init__(self, session_id: str, seq: object, detail: str) -> None:
         self.session_id = session_id
         self.seq = seq
         self.detail = detail
-        super().__init__(f"session {session_id!r}, row seq={seq}: {detail}")
+        super().__init__(f"session {session_id!r}, row seq={_seq(seq)}: {detail}")
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.session_id, self.seq, self.detail))
 
 
 class SchemaVersionError(SessionError):
-    """A database (``seq`` 0) or a row written by a newer fastmerge, whose schema this version
-    cannot read; upgrade fastmerge. Nothing is written to it."""
+    """A database or a row whose schema version this fastmerge cannot read: written by a
+    newer fastmerge (upgrade fastmerge), or damaged (a version that is not a positive int:
+    text, NULL, 0). ``version`` is the value as stored. Nothing is written to it."""
 
-    def __init__(self, where: str, version: int, supported: int) -> None:
+    def __init__(self, where: str, version: object, supported: int) -> None:
         self.where = where
         self.version = version
         self.supported = supported
-        super().__init__(
-            f"{where}: schema version {version} is newer than this fastmerge reads "
-            f"(up to {supported}); upgrade fastmerge"
-        )
+        if type(version) is int and version > supported:
+            detail = (
+                f"schema version {version} is newer than this fastmerge reads "
+                f"(up to {supported}); upgrade fastmerge"
+            )
+        else:
+            detail = (
+                f"schema version {_shown(version)} is not a schema version (this fastmerge "
+                f"reads 1 to {supported}); the database is damaged"
+            )
+        super().__init__(f"{where}: {detail}")
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.where, self.version, self.supported))
@@ -289,13 +315,33 @@ class SessionEmptyError(SessionError):
         return (type(self), (self.session_id,))
 
 
+class SessionIdError(SessionError):
+    """A session id that no store holds: one with a NUL, a lone surrogate (it is not UTF-8
+    text), or longer than :data:`fastmerge.session.MAX_SESSION_ID_BYTES` bytes of UTF-8.
+    Every store refuses the same ids (PostgreSQL's ``text`` cannot hold a NUL and its index
+    rows are limited to about 2,700 bytes; SQLite follows the same rule), before anything is
+    read or written."""
+
+    def __init__(self, session_id: str, reason: str, limit: int) -> None:
+        self.session_id = session_id
+        self.reason = reason
+        self.limit = limit
+        super().__init__(
+            f"session id {_shown(session_id)} {reason}; a session id is 1 to {limit} bytes of "
+            "UTF-8 text without NUL"
+        )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.session_id, self.reason, self.limit))
+
+
 def unknown_request_provider(provider: object, valid: Iterable[str]) -> SessionError:
     """``to_request`` for a provider with no request format."""
     choices = ", ".join(repr(v) for v in valid)
     return SessionError(f"unknown provider {provider!r} for to_request; expected one of {choices}")
 
 
-def corrupt_row(session_id: str, seq: int, detail: str) -> CorruptRowError:
+def corrupt_row(session_id: str, seq: object, detail: str) -> CorruptRowError:
     return CorruptRowError(session_id, seq, detail)
 
 

@@ -13,7 +13,7 @@ from . import _log
 from ._session import Turn, _Core, _items
 from .compaction import Compaction, Summarize
 from .sqlite import SQLiteStore
-from .store import AsyncStore, Event, NewEvent, Store
+from .store import AsyncStore, Event, NewEvent, Store, check_session_id
 
 
 class AsyncSession(_Core):
@@ -68,7 +68,7 @@ class AsyncSession(_Core):
     async def _write(self, events: list[NewEvent], items: list[Any] | None = None) -> list[Event]:
         stored: list[Event] = await self._call(self.store.append, self.session_id, events)
         with self._lock:
-            folded = items is not None and self._ours(stored, items, events)
+            folded = items is not None and self._ours(stored, items)
         if not folded:
             await self._refresh()
         return stored
@@ -80,6 +80,8 @@ class AsyncSession(_Core):
         async with self._alock:
             if self._unread:  # as Session.append: no read first unless the last one failed
                 await self._refresh()
+            if self.compaction is not None:
+                self._read_active()
             stored = await self._write(events, items)
             trigger = self._trigger()
             if trigger is not None and self.compaction is not None:
@@ -115,6 +117,7 @@ class AsyncSession(_Core):
 
     async def fork(self, new_id: str) -> AsyncSession:
         """See :meth:`fastmerge.session.Session.fork`."""
+        check_session_id(new_id)
         async with self._alock:
             events: Sequence[Event] = await self._call(self.store.load, self.session_id)
         copies = [NewEvent(e.kind, e.kind == "user", e.data) for e in events]

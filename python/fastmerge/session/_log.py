@@ -13,29 +13,64 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, Sequence
+from typing import Any, Sequence
+
+from jiter import from_json as _jiter
 
 from .. import errors
 from .store import SCHEMA_VERSION, Event, NewEvent
 
 MESSAGE_KINDS = ("user", "system", "assistant", "tool")
 MARKER_KINDS = ("pop", "clear", "compaction")
+_KINDS = frozenset(MESSAGE_KINDS + MARKER_KINDS)
 _CLASSES = {"AssistantMessage": "assistant", "ToolMessage": "tool"}
 _A = {"user": "a user", "system": "a system", "assistant": "an assistant", "tool": "a tool"}
 
+#: How deep a row's JSON may nest (the row's object is level 1): a message's fields may nest
+#: :data:`fastmerge.MAX_DEPTH` levels, a few more are the message's own. Deeper data is refused
+#: on append (:class:`fastmerge.errors.SessionTypeError`) and read as a corrupt row.
+MAX_ROW_DEPTH = errors.MAX_DEPTH + 8
 
-class Entry(NamedTuple):
-    """A message of the history: its row's ``seq`` and ``turn``, its role, the message."""
 
-    seq: int
-    turn: int
-    role: str
-    message: Any
+class Entry:
+    """A message of the history: its row's ``seq`` and ``turn``, its role, and the message,
+    read from the row's JSON when first asked for (``message`` raises
+    :class:`fastmerge.errors.CorruptRowError` for a row that cannot be read, each time)."""
+
+    __slots__ = ("_data", "_message", "_read", "role", "seq", "turn")
+
+    def __init__(
+        self, seq: int, turn: int, role: str, message: Any, data: Any = None, read: Any = None
+    ) -> None:
+        self.seq = seq
+        self.turn = turn
+        self.role = role
+        self._message = message
+        self._data = data  # the row's JSON text until the message is read (by ``read``)
+        self._read = read
+
+    @property
+    def message(self) -> Any:
+        if self._read is not None:
+            self._message = self._read(self.seq, self.role, self._data)
+            self._data = self._read = None
+        return self._message
 
 
 # ASCII escapes keep lone surrogates and every code point exact through any store; one
 # encoder for every event (json.dumps with options builds one per call)
 _dumps = json.JSONEncoder(ensure_ascii=True, separators=(",", ":")).encode
+_loads = json.JSONDecoder().decode
+
+
+def _parse(text: str) -> Any:
+    """``json.loads(text)``, by jiter where it can (twice as fast, the same values); what jiter
+    refuses (lone surrogates' escapes, nesting past its limit, bad JSON) goes to ``json``,
+    which reads it or raises its own error."""
+    try:
+        return _jiter(text.encode(), cache_mode="keys")
+    except ValueError:
+        return _loads(text)
 
 
 _SCALARS = frozenset((str, int, float, bool, type(None)))
@@ -43,25 +78,47 @@ _SCALARS = frozenset((str, int, float, bool, type(None)))
 
 def _unstorable(value: Any) -> str | None:
     """Why ``value`` would not read back from JSON as it is (a key that is not a str, a
-    tuple or another container that JSON turns into something else), or None. ``json`` would
-    change these silently; the log refuses them instead."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        kind = type(item)
-        if kind is dict:
-            for key, child in item.items():
-                if type(key) is not str:
-                    return f"a key {key!r} that is not a str"
-                if type(child) not in _SCALARS:
-                    stack.append(child)
-        elif kind is list:
-            for child in item:
-                if type(child) not in _SCALARS:
-                    stack.append(child)
-        elif kind not in _SCALARS:
-            return f"a {kind.__name__}, which JSON does not hold"
+    tuple or another container that JSON turns into something else, nesting deeper than
+    :data:`MAX_ROW_DEPTH`), or None. ``json`` would change these silently (or fail on the
+    depth); the log refuses them instead. Level by level, without recursion."""
+    level = [value]
+    depth = 0
+    while level:
+        depth += 1
+        below = []
+        for item in level:
+            kind = type(item)
+            if kind is dict:
+                for key, child in item.items():
+                    if type(key) is not str:
+                        return f"a key {key!r} that is not a str"
+                    if type(child) not in _SCALARS:
+                        below.append(child)
+            elif kind is list:
+                for child in item:
+                    if type(child) not in _SCALARS:
+                        below.append(child)
+            elif kind not in _SCALARS:
+                return f"a {kind.__name__}, which JSON does not hold"
+        if below and depth >= MAX_ROW_DEPTH:
+            return f"values nested deeper than {MAX_ROW_DEPTH} levels"
+        level = below
     return None
+
+
+def _depth_over(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests deeper than ``limit`` levels (without recursion)."""
+    level = [value]
+    for _ in range(limit):
+        level = [
+            child
+            for item in level
+            for child in (item.values() if type(item) is dict else item)
+            if type(child) is dict or type(child) is list
+        ]
+        if not level:
+            return False
+    return True
 
 
 def role_of(item: Any) -> str | None:
@@ -97,35 +154,85 @@ def marker(kind: str, data: dict[str, Any]) -> NewEvent:
     return NewEvent(kind, False, _dumps(data))
 
 
-def decode(session_id: str, event: Event, classes: Any) -> Any:
-    """The message (or marker data) a row holds; a row that cannot be read raises
-    :class:`fastmerge.errors.CorruptRowError` naming it."""
-    if not isinstance(event.version, int) or event.version > SCHEMA_VERSION:
-        where = f"session {session_id!r}, row seq={event.seq}"
-        raise errors.SchemaVersionError(where, event.version, SCHEMA_VERSION)
-    if event.kind not in MESSAGE_KINDS and event.kind not in MARKER_KINDS:
-        raise errors.corrupt_row(session_id, event.seq, f"unknown event kind {event.kind!r}")
+def _what(value: object) -> str:
+    return "NULL" if value is None else f"a {type(value).__name__}"
+
+
+def check(session_id: str, event: Event, last_seq: int, last_turn: int) -> None:
+    """Whether ``event`` can follow a row ``(last_seq, last_turn)`` of the log: its ``seq``
+    the next int, its ``turn`` an int that is the same or one more, its version one this
+    fastmerge reads, its kind known. Else :class:`fastmerge.errors.CorruptRowError` (or
+    :class:`fastmerge.errors.SchemaVersionError`) naming the row."""
+    seq, turn, version = event.seq, event.turn, event.version
+    if type(seq) is not int:
+        raise errors.corrupt_row(session_id, seq, f"its seq is {_what(seq)}, not an int")
+    if seq != last_seq + 1:
+        after = f"the row after seq {last_seq}" if last_seq else "the first row"
+        detail = f"seq out of order: {after} must be seq {last_seq + 1}"
+        raise errors.corrupt_row(session_id, seq, detail)
+    if type(turn) is not int:
+        raise errors.corrupt_row(session_id, seq, f"its turn is {_what(turn)}, not an int")
+    if turn != last_turn and turn != last_turn + 1:
+        detail = f"turn {turn} out of order: after turn {last_turn}, {last_turn} or {last_turn + 1}"
+        raise errors.corrupt_row(session_id, seq, detail)
+    if type(version) is not int or not 1 <= version <= SCHEMA_VERSION:
+        where = f"session {session_id!r}, row seq={seq}"
+        raise errors.SchemaVersionError(where, version, SCHEMA_VERSION)
+    if event.kind not in _KINDS:
+        kind = errors._shown(event.kind)
+        raise errors.corrupt_row(session_id, seq, f"unknown event kind {kind}")
+
+
+def _object(session_id: str, seq: int, data: object) -> dict[str, Any]:
+    """The JSON object a row's data holds."""
+    if type(data) is not str:
+        raise errors.corrupt_row(session_id, seq, f"data is {_what(data)}, not JSON text")
     try:
-        data = json.loads(event.data)
-    except (TypeError, ValueError) as exc:
-        raise errors.corrupt_row(session_id, event.seq, f"data is not JSON: {exc}") from None
-    if not isinstance(data, dict):
-        raise errors.corrupt_row(session_id, event.seq, "data is not a JSON object")
+        value = _parse(data)
+    except RecursionError:
+        detail = f"data is not JSON this fastmerge reads: nested deeper than {MAX_ROW_DEPTH} levels"
+        raise errors.corrupt_row(session_id, seq, detail) from None
+    except ValueError as exc:
+        raise errors.corrupt_row(session_id, seq, f"data is not JSON: {exc}") from None
+    if type(value) is not dict:
+        raise errors.corrupt_row(session_id, seq, "data is not a JSON object")
+    return value
+
+
+def read_message(session_id: str, classes: Any, seq: int, kind: str, data: object) -> Any:
+    """The message a row of ``kind`` (one of :data:`MESSAGE_KINDS`) holds; a row that cannot
+    be read raises :class:`fastmerge.errors.CorruptRowError` naming it."""
+    value = _object(session_id, seq, data)
     try:
-        if event.kind == "assistant":
-            return classes.AssistantMessage.from_dict(data)
-        if event.kind == "tool":
-            return classes.ToolMessage.from_dict(data)
-    except (TypeError, ValueError, KeyError) as exc:
-        detail = f"not {_A[event.kind]} message: {type(exc).__name__}: {exc}"
-        raise errors.corrupt_row(session_id, event.seq, detail) from None
-    if event.kind in ("user", "system") and role_of(data) != event.kind:
-        detail = f'not {_A[event.kind]} message: expected {{"role", "content"}}, got {data!r:.80}'
-        raise errors.corrupt_row(session_id, event.seq, detail)
+        if kind == "assistant":
+            return classes.AssistantMessage.from_dict(value)
+        if kind == "tool":
+            return classes.ToolMessage.from_dict(value)
+    except (TypeError, ValueError, KeyError, RecursionError) as exc:
+        detail = f"not {_A[kind]} message: {type(exc).__name__}: {exc}"
+        raise errors.corrupt_row(session_id, seq, detail) from None
+    if role_of(value) != kind:
+        detail = f'not {_A[kind]} message: expected {{"role", "content"}}, got {value!r:.80}'
+        raise errors.corrupt_row(session_id, seq, detail)
+    content = value["content"]
+    if type(content) is list and _depth_over(content, MAX_ROW_DEPTH - 1):
+        detail = f"not {_A[kind]} message: its content nests deeper than {MAX_ROW_DEPTH} levels"
+        raise errors.corrupt_row(session_id, seq, detail)
+    return value
+
+
+def read_marker(session_id: str, event: Event) -> dict[str, Any]:
+    """The data of a marker row (``pop``, ``clear``, ``compaction``), checked."""
+    data = _object(session_id, event.seq, event.data)
     if event.kind == "pop" and data:
         raise errors.corrupt_row(session_id, event.seq, "a pop event holds no data")
-    if event.kind == "compaction" and type(data.get("start_turn")) is not int:
-        raise errors.corrupt_row(session_id, event.seq, "a compaction needs an int start_turn")
+    if event.kind == "compaction":
+        start = data.get("start_turn")
+        if type(start) is not int or start < 0:
+            raise errors.corrupt_row(session_id, event.seq, "a compaction needs an int start_turn")
+        if not isinstance(data.get("summary"), (str, type(None))):
+            detail = "a compaction's summary is a str or null"
+            raise errors.corrupt_row(session_id, event.seq, detail)
     return data
 
 
@@ -141,10 +248,11 @@ class History:
     last_turn: int = 0
 
     def apply(self, event: Event, value: Any) -> None:
+        """Fold a row: ``value`` is its :class:`Entry` for a message, its data for a marker."""
         self.last_seq = event.seq
         self.last_turn = event.turn
         if event.kind in MESSAGE_KINDS:
-            self.entries.append(Entry(event.seq, event.turn, event.kind, value))
+            self.entries.append(value)
         elif event.kind == "pop":
             self.popped[event.seq] = self.entries.pop() if self.entries else None
         elif event.kind == "clear":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import os
@@ -14,7 +15,9 @@ from . import _log
 from .compaction import Compaction, Summarize
 from .request import to_request
 from .sqlite import SQLiteStore
-from .store import Event, NewEvent, Store
+from .store import Event, NewEvent, Store, check_session_id
+
+_MESSAGE_KINDS = frozenset(_log.MESSAGE_KINDS)
 
 
 class Turn(NamedTuple):
@@ -50,8 +53,7 @@ class _Core:
         compaction: Compaction | None = None,
         messages: ModuleType | None = None,
     ) -> None:
-        if not isinstance(session_id, str) or not session_id:
-            raise errors.wrong_type("session_id", "a non-empty str", session_id)
+        check_session_id(session_id)
         if compaction is not None and not isinstance(compaction, Compaction):
             raise errors.wrong_type("compaction", "a Compaction or None", compaction)
         self.session_id = session_id
@@ -69,26 +71,42 @@ class _Core:
         return fastmerge
 
     def _apply(self, events: Sequence[Event], known: Sequence[Any] | None = None) -> None:
-        """Fold ``events`` (the ones after the cache's last) into the cache; ``known`` are
-        the messages this object just appended, in order, reused instead of decoded."""
-        classes = self._module()
-        decoded = [
-            known[i] if known is not None else _log.decode(self.session_id, e, classes)
-            for i, e in enumerate(events)
-        ]
-        for event, value in zip(events, decoded):
-            self._history.apply(event, value)
+        """Fold ``events`` (the ones after the cache's last) into the cache, all or none:
+        every row's ``seq``, ``turn``, version and kind are checked now, and a marker row's
+        data read now; a message row's data is read when a read first needs the message
+        (:class:`_log.Entry`). ``known`` are what this object just appended, in order: its
+        message objects, reused as they are (None for a dict, read from its row)."""
+        session_id = self.session_id
+        seq, turn = self._history.last_seq, self._history.last_turn
+        read = None
+        values: list[Any] = []
+        for i, event in enumerate(events):
+            _log.check(session_id, event, seq, turn)
+            seq, turn, kind = event.seq, event.turn, event.kind
+            if kind not in _MESSAGE_KINDS:
+                values.append(_log.read_marker(session_id, event))
+            elif known is not None and known[i] is not None:
+                values.append(_log.Entry(seq, turn, kind, known[i]))
+            else:
+                if read is None:
+                    read = functools.partial(_log.read_message, session_id, self._module())
+                values.append(_log.Entry(seq, turn, kind, None, event.data, read))
+        history = self._history
+        for event, value in zip(events, values):
+            history.apply(event, value)
 
-    def _ours(self, stored: list[Event], items: list[Any], events: list[NewEvent]) -> bool:
+    def _ours(self, stored: list[Event], items: list[Any]) -> bool:
         """Fold what this object just wrote, when nothing came between (else: reload)."""
         if not stored or stored[0].seq != self._history.last_seq + 1:
             return False
-        values = [
-            json.loads(e.data) if not hasattr(item, "to_dict") else item
-            for item, e in zip(items, events)
-        ]
-        self._apply(stored, values)
+        self._apply(stored, [None if isinstance(item, dict) else item for item in items])
         return True
+
+    def _read_active(self) -> None:
+        """Read every message of the replayed history now (a row that cannot be read raises
+        here): what compaction reads, before an append writes."""
+        for entry in self._history.active():
+            entry.message  # noqa: B018  (read for its check and cached)
 
     # -- reads (after a refresh) -------------------------------------------------------------
 
@@ -163,6 +181,7 @@ class _Core:
     def _pop_event(self) -> NewEvent:
         if not self._history.entries:
             raise errors.SessionEmptyError(self.session_id)
+        self._history.entries[-1].message  # noqa: B018  (a row it cannot read: before writing)
         return _log.marker("pop", {})
 
     def _popped(self, stored: list[Event]) -> Any:
@@ -219,7 +238,7 @@ class Session(_Core):
 
     def _write(self, events: list[NewEvent], items: list[Any] | None = None) -> list[Event]:
         stored = self.store.append(self.session_id, events)
-        if items is None or not self._ours(stored, items, events):
+        if items is None or not self._ours(stored, items):
             self._refresh()
         return stored
 
@@ -234,6 +253,8 @@ class Session(_Core):
             # appender came between), unless the last read met a row it could not read
             if self._unread:
                 self._refresh()
+            if self.compaction is not None:
+                self._read_active()
             stored = self._write(events, items)
             trigger = self._trigger()
             if trigger is not None and self.compaction is not None:

@@ -6,6 +6,11 @@ reorder keys and refuse ``\\u0000``: the stored text is read back byte for byte)
 ``fastmerge_meta`` with the schema version. Each ``append`` is one transaction that first takes
 a transaction-scoped advisory lock on the session id, so concurrent appenders (threads,
 processes, hosts) serialize per session and never reuse a ``seq``.
+
+Session ids follow :func:`fastmerge.session.store.check_session_id` (``text`` holds no NUL and
+the primary key's index rows are limited to about 2,700 bytes; SQLite refuses the same ids),
+checked before any statement, so psycopg's ``DataError`` and ``ProgramLimitExceeded`` never
+reach the caller.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ import threading
 from typing import Any, Sequence
 
 from .. import errors
-from .store import SCHEMA_VERSION, Event, NewEvent
+from .store import SCHEMA_VERSION, Event, NewEvent, check_session_id, last_row, schema_version
 
 __all__ = ["AsyncPostgresStore", "PostgresStore"]
 
@@ -36,12 +41,20 @@ _LOAD = (
     "SELECT seq, turn, kind, version, data FROM fastmerge_events"
     " WHERE session_id = %s AND seq > %s ORDER BY seq"
 )
+# every row of a session (``load``'s default): a damaged (negative) seq included
+_LOAD_ALL = (
+    "SELECT seq, turn, kind, version, data FROM fastmerge_events WHERE session_id = %s ORDER BY seq"
+)
 
 
 def _check(version: Any) -> None:
-    found = int(version[0]) if version is not None else SCHEMA_VERSION
-    if found > SCHEMA_VERSION:
-        raise errors.SchemaVersionError("PostgreSQL database", found, SCHEMA_VERSION)
+    if version is not None:
+        schema_version("PostgreSQL database", version[0])
+
+
+def _load_query(session_id: str, after: int) -> tuple[str, tuple[Any, ...]]:
+    check_session_id(session_id)
+    return (_LOAD, (session_id, after)) if after else (_LOAD_ALL, (session_id,))
 
 
 def _numbered(
@@ -50,7 +63,7 @@ def _numbered(
     """The events as stored after ``last`` (the session's last ``(seq, turn)`` or None)."""
     if new_session and last is not None:
         raise errors.SessionExistsError(session_id)
-    seq, turn = (int(last[0]), int(last[1])) if last is not None else (0, 0)
+    seq, turn = last_row(session_id, last)
     stored = []
     for event in events:
         seq += 1
@@ -60,7 +73,8 @@ def _numbered(
 
 
 def _event(row: Any) -> Event:
-    return Event(int(row[0]), int(row[1]), row[2], row[3], row[4])
+    # as stored (a NULL turn of a damaged table stays None: the session names the row)
+    return Event(*row)
 
 
 class PostgresStore:
@@ -86,6 +100,7 @@ class PostgresStore:
         self, session_id: str, events: Sequence[NewEvent], *, new_session: bool = False
     ) -> list[Event]:
         """See :meth:`fastmerge.session.Store.append`."""
+        check_session_id(session_id)
         with self._lock, self._db.transaction():
             self._db.execute(_LOCK, (session_id,))
             last = self._db.execute(_LAST, (session_id,)).fetchone()
@@ -96,8 +111,9 @@ class PostgresStore:
 
     def load(self, session_id: str, after: int = 0) -> list[Event]:
         """See :meth:`fastmerge.session.Store.load`."""
+        query, values = _load_query(session_id, after)
         with self._lock, self._db.transaction():
-            rows = self._db.execute(_LOAD, (session_id, after)).fetchall()
+            rows = self._db.execute(query, values).fetchall()
         return [_event(row) for row in rows]
 
     def close(self) -> None:
@@ -139,6 +155,7 @@ class AsyncPostgresStore:
         self, session_id: str, events: Sequence[NewEvent], *, new_session: bool = False
     ) -> list[Event]:
         """See :meth:`fastmerge.session.Store.append`."""
+        check_session_id(session_id)
         async with self._lock, self._db.transaction():
             await self._db.execute(_LOCK, (session_id,))
             last = await (await self._db.execute(_LAST, (session_id,))).fetchone()
@@ -149,8 +166,9 @@ class AsyncPostgresStore:
 
     async def load(self, session_id: str, after: int = 0) -> list[Event]:
         """See :meth:`fastmerge.session.Store.load`."""
+        query, values = _load_query(session_id, after)
         async with self._lock, self._db.transaction():
-            cursor = await self._db.execute(_LOAD, (session_id, after))
+            cursor = await self._db.execute(query, values)
             rows = await cursor.fetchall()
         return [_event(row) for row in rows]
 

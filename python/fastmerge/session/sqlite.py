@@ -7,6 +7,12 @@ so two processes appending to one file serialize and neither loses an event or r
 number (a single event is one INSERT statement, which takes the lock the same way).
 ``synchronous=NORMAL`` (WAL's usual setting: a commit survives a crash of the process;
 a power loss may lose the last commits, never corrupt the file).
+
+Every statement binds nameless ``?`` placeholders to a tuple: Python 3.12 and 3.13 warn
+(``DeprecationWarning``) and 3.14 raises when named placeholders (``:name``) meet a sequence.
+Session ids follow :func:`fastmerge.session.store.check_session_id` (as PostgreSQL's do).
+A damaged file is read as it is: a text value that is not UTF-8 comes back as ``bytes`` (the
+session names the row), a ``seq``, ``turn`` or ``version`` of another type as that type.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ import threading
 from typing import Any, Sequence
 
 from .. import errors
-from .store import SCHEMA_VERSION, Event, NewEvent
+from .store import SCHEMA_VERSION, Event, NewEvent, check_session_id, last_row, schema_version
 
 __all__ = ["SQLiteStore"]
 
@@ -32,11 +38,34 @@ _INSERT = "INSERT INTO fastmerge_events VALUES (?, ?, ?, ?, ?, ?)"
 # ``turn`` is that row's turn) and committed by itself (autocommit). A writing statement
 # takes the write lock before it reads, as BEGIN IMMEDIATE does, so concurrent appenders
 # still serialize; it saves the three round trips of BEGIN, SELECT and COMMIT.
+# (Plain ``?`` placeholders, the session id bound twice: see the module's docstring.)
 _INSERT_ONE = (
     "INSERT INTO fastmerge_events (session_id, seq, turn, kind, version, data)"
-    " SELECT ?1, coalesce(max(seq), 0) + 1, coalesce(turn, 0) + ?2, ?3, ?4, ?5"
-    " FROM fastmerge_events WHERE session_id = ?1 RETURNING seq, turn"
+    " SELECT ?, coalesce(max(seq), 0) + 1, coalesce(turn, 0) + ?, ?, ?, ?"
+    " FROM fastmerge_events WHERE session_id = ?"
+    # nothing is inserted after a damaged last row (append's general path then names it)
+    " HAVING max(seq) IS NULL OR (typeof(max(seq)) = 'integer' AND max(seq) > 0"
+    " AND typeof(turn) = 'integer' AND turn >= 0)"
+    " RETURNING seq, turn"
 )
+_LOAD = (
+    "SELECT seq, turn, kind, version, data FROM fastmerge_events"
+    " WHERE session_id = ? AND seq > ? ORDER BY seq"
+)
+# every row of a session (``load``'s default): a damaged seq (NULL, negative, text) included
+_LOAD_ALL = (
+    "SELECT seq, turn, kind, version, data FROM fastmerge_events WHERE session_id = ? ORDER BY seq"
+)
+
+
+def _text(value: bytes) -> str | bytes:
+    """A text value of a damaged file: str when it is UTF-8, else its bytes."""
+    try:
+        return value.decode("utf-8")
+    except UnicodeDecodeError:
+        return value
+
+
 # RETURNING is SQLite 3.35's (2021); an older library takes the general path
 _RETURNING = sqlite3.sqlite_version_info >= (3, 35, 0)
 
@@ -73,23 +102,26 @@ class SQLiteStore:
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
-        version = int(row[0]) if row is not None else SCHEMA_VERSION
-        if version > SCHEMA_VERSION:
-            self._db.close()
-            raise errors.SchemaVersionError(f"database {self.path!r}", version, SCHEMA_VERSION)
+        if row is not None:
+            try:
+                schema_version(f"database {self.path!r}", row[0])
+            except errors.SchemaVersionError:
+                self._db.close()
+                raise
 
     def append(
         self, session_id: str, events: Sequence[NewEvent], *, new_session: bool = False
     ) -> list[Event]:
         """See :meth:`fastmerge.session.Store.append`."""
+        check_session_id(session_id)
         if len(events) == 1 and not new_session and _RETURNING:
             event = events[0]
+            values = (session_id, int(event.new_turn), event.kind, SCHEMA_VERSION, event.data)
             with self._lock:
-                row = self._db.execute(
-                    _INSERT_ONE,
-                    (session_id, int(event.new_turn), event.kind, SCHEMA_VERSION, event.data),
-                ).fetchall()[0]  # fetched to the end: the statement completes and commits
-            return [Event(row[0], row[1], event.kind, SCHEMA_VERSION, event.data)]
+                # fetched to the end: the statement completes and commits
+                rows = self._db.execute(_INSERT_ONE, (*values, session_id)).fetchall()
+            if rows:
+                return [Event(rows[0][0], rows[0][1], event.kind, SCHEMA_VERSION, event.data)]
         with self._lock:
             db = self._db
             db.execute("BEGIN IMMEDIATE")
@@ -101,7 +133,7 @@ class SQLiteStore:
                 ).fetchone()
                 if new_session and last is not None:
                     raise errors.SessionExistsError(session_id)
-                seq, turn = last if last is not None else (0, 0)
+                seq, turn = last_row(session_id, last)
                 stored = []
                 for event in events:
                     seq += 1
@@ -120,12 +152,20 @@ class SQLiteStore:
 
     def load(self, session_id: str, after: int = 0) -> list[Event]:
         """See :meth:`fastmerge.session.Store.load`."""
+        check_session_id(session_id)
+        query, values = (_LOAD, (session_id, after)) if after else (_LOAD_ALL, (session_id,))
         with self._lock:
-            rows = self._db.execute(
-                "SELECT seq, turn, kind, version, data FROM fastmerge_events"
-                " WHERE session_id = ? AND seq > ? ORDER BY seq",
-                (session_id, after),
-            ).fetchall()
+            try:
+                rows = self._db.execute(query, values).fetchall()
+            except sqlite3.OperationalError as exc:
+                if "decode to UTF-8" not in str(exc):
+                    raise
+                # a damaged file's text that is not UTF-8: read again, keeping its bytes
+                self._db.text_factory = _text
+                try:
+                    rows = self._db.execute(query, values).fetchall()
+                finally:
+                    self._db.text_factory = str
         return [Event(*row) for row in rows]
 
     def close(self) -> None:
