@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Iterator
@@ -15,6 +17,7 @@ from typing import Any, Iterator
 import pytest
 from _batch import batch_module, chat, interleave, lines, wrap, write
 from _corpus import CORPUS
+from conftest import PACKAGE_ROOT
 
 import fastmerge
 from fastmerge import cli
@@ -406,3 +409,171 @@ def test_parquet_has_the_normalized_finish_reason(
     row = table.to_pylist()[0]
     assert (row["finish_reason"], row["finish_reason_normalized"]) == (raw, normalized)
     assert table.schema.field("finish_reason_normalized").type == "string"
+
+
+# -- fastmerge bench: any log the engines read, without a checkout
+
+
+@pytest.fixture
+def rust_only(backend_name: str) -> None:
+    if backend_name != "rust":
+        pytest.skip("fastmerge bench compares the Rust engine with the twin")
+
+
+def bench(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, list[str], str]:
+    status = cli.main(["bench", *argv])
+    out, err = capsys.readouterr()
+    return status, out.splitlines(), err
+
+
+NAIVE_CANNOT = (
+    "| naive reduce (json.loads + join) | cannot read this log | – | – |",
+    "it joins the text and tool-call arguments of OpenAI Chat, Anthropic and Responses events "
+    "given as strings, as a hand-written script does",
+)
+
+
+@pytest.mark.parametrize(
+    ("stream", "provider"),
+    [
+        ("mistral/magistral-medium-thinking-chunks.jsonl", "openai-chat"),  # typed-list content
+        ("gemini/gemini20-flash-plain-text.jsonl", "gemini"),
+        ("bedrock_converse/nova-micro-text.jsonl", "bedrock-converse"),
+    ],
+)
+def test_bench_a_log_the_naive_reduce_cannot_read_is_a_row_not_a_failure(
+    capsys: pytest.CaptureFixture[str], rust_only: None, stream: str, provider: str
+) -> None:
+    status, out, err = bench(capsys, str(CORPUS / stream))
+    assert (status, err) == (0, "")
+    assert out[5] == NAIVE_CANNOT[0]
+    assert out[6] == (
+        f"agree: rust and twin give the same 1 records; the naive reduce cannot read this log "
+        f"({provider}): {NAIVE_CANNOT[1]}"
+    )
+
+
+def test_bench_a_log_the_naive_reduce_reads_in_part(
+    capsys: pytest.CaptureFixture[str], rust_only: None, tmp_path: Path
+) -> None:
+    gemini = [
+        json.loads(line)
+        for line in (CORPUS / "gemini" / "gemini20-flash-plain-text.jsonl").read_text().splitlines()
+    ]
+    records = wrap(interleave(("a", chat("a", ["x"])), ("g", gemini), ("b", chat("b", ["y"]))))
+    path = write(tmp_path / "mixed.jsonl", lines(records))
+    status, out, err = bench(capsys, path, *WRAPPED)
+    assert (status, err) == (0, "")
+    assert out[5].startswith("| naive reduce (json.loads + join) | ")
+    assert out[5] != NAIVE_CANNOT[0]
+    assert out[6] == (
+        "agree: rust and twin give the same 3 records; the naive reduce gives the same text and "
+        "tool-call arguments for 2 streams and cannot read the others (gemini)"
+    )
+
+
+def test_bench_reads_the_bundled_log_by_its_records_however_it_is_named(
+    capsys: pytest.CaptureFixture[str], rust_only: None, tmp_path: Path
+) -> None:
+    from fastmerge import cli_bench
+
+    copy = tmp_path / "my-log.zst"
+    copy.write_bytes(cli_bench.EXAMPLE.read_bytes())
+    for given in (str(cli_bench.EXAMPLE), str(copy)):
+        status, out, _ = bench(capsys, given)
+        assert status == 0
+        assert out[0] == f"fastmerge bench: {given} (0.1 MB, 6020 events, 200 streams)"
+
+
+def test_bench_without_a_checkout_runs_the_packaged_log(
+    capsys: pytest.CaptureFixture[str],
+    rust_only: None,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    from fastmerge import cli_bench
+
+    # the copy in the package is the example, byte for byte
+    assert cli_bench.PACKAGED.read_bytes() == cli_bench.EXAMPLE.read_bytes()
+    monkeypatch.setattr(cli_bench, "EXAMPLE", tmp_path / "no-checkout" / "gateway.jsonl.zst")
+    status, out, _ = bench(capsys)
+    assert status == 0
+    assert out[0] == (
+        "fastmerge bench: the bundled examples/gateway.jsonl.zst (0.1 MB, 6020 events, 200 streams)"
+    )
+    monkeypatch.setattr(cli_bench, "PACKAGED", tmp_path / "gone.zst")
+    status, out, err = bench(capsys)
+    assert (status, out) == (1, [])
+    assert err == (
+        "fastmerge: error: no LOG given, and the bundled example log "
+        "(examples/gateway.jsonl.zst) is not beside this installation: pass LOG\n"
+    )
+
+
+def test_bench_reads_zstd_without_the_zstandard_package(rust_only: None, tmp_path: Path) -> None:
+    """Python without ``zstandard`` (as after ``pip install .``): the twin cannot read zstd
+    itself, so the bench hands it the Rust engine's decompression of the log, and says so."""
+    zstd = tmp_path / "log.jsonl.zst"
+    import zstandard
+
+    zstd.write_bytes(zstandard.ZstdCompressor().compress(Path(log(tmp_path)).read_bytes()))
+    script = (
+        "import sys; sys.modules['zstandard'] = None\n"
+        "from fastmerge import cli\n"
+        "sys.exit(cli.main(sys.argv[1:]))\n"
+    )
+    for argv in (["bench", str(zstd), *WRAPPED], ["bench"]):
+        proc = subprocess.run(
+            [sys.executable, "-c", script, *argv],
+            capture_output=True,
+            env={**os.environ, "FASTMERGE_BACKEND": "rust", "PYTHONPATH": PACKAGE_ROOT},
+            timeout=300,
+        )
+        assert (proc.returncode, proc.stderr) == (0, b""), proc.stderr
+        out = proc.stdout.decode().splitlines()
+        streams = 2 if argv[1:] else 200
+        assert out[6].startswith(f"agree: rust and twin give the same {streams} records;")
+        assert out[6].endswith(f"arguments for {streams} of {streams} streams")
+        assert out[7] == (
+            "note: the twin and the naive reduce read the log as the Rust engine decompressed "
+            "it before the clock started (in Python, zstd needs the 'zstandard' package: pip "
+            "install zstandard)"
+        )
+    # the twin alone says what it needs
+    proc = subprocess.run(
+        [sys.executable, "-c", script, "batch", str(zstd), *WRAPPED],
+        capture_output=True,
+        env={**os.environ, "FASTMERGE_BACKEND": "python", "PYTHONPATH": PACKAGE_ROOT},
+        timeout=300,
+    )
+    assert proc.returncode == 1
+    assert proc.stderr.endswith(
+        b"zstd input needs the 'zstandard' package (pip install zstandard)\n"
+    )
+
+
+def test_bench_usage_errors(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    with pytest.raises(SystemExit) as info:
+        cli.main(["bench", log(tmp_path), "--group-by", "a..b"])
+    assert info.value.code == 64
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "fastmerge bench: error: --group-by 'a..b' has an empty segment"
+    )
+
+
+def test_read_input_is_the_engines_decompression(rust_only: None, tmp_path: Path) -> None:
+    from _batch import COMPRESSORS
+
+    from fastmerge import _backend
+    from fastmerge.errors import BatchError
+
+    read_input = _backend.load("rust").read_input
+    data = Path(log(tmp_path)).read_bytes()
+    for fmt in (None, *COMPRESSORS):
+        path = write(tmp_path / f"log.{fmt}", data, fmt)
+        assert read_input(path) == data
+    with pytest.raises(BatchError, match=r"missing\.zst: No such file or directory"):
+        read_input(str(tmp_path / "missing.zst"))
+    cut = write(tmp_path / "cut.zst", COMPRESSORS["zstd"](data)[:-8])
+    with pytest.raises(BatchError, match=r"cut\.zst: zstd stream is truncated after \d+"):
+        read_input(cut)

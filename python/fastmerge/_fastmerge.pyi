@@ -27,6 +27,7 @@ __all__ = [
     "merge_all",
     "merge_dicts",
     "merge_logprobs",
+    "read_input",
     "split_file",
 ]
 
@@ -118,6 +119,7 @@ class BatchCore:
     def progress(self) -> tuple[int, int, int, int]: ...
     def close(self) -> None: ...
 
+def read_input(path: str) -> bytes: ...
 def split_file(
     path: str,
     group_by: str,

@@ -167,7 +167,14 @@ def run(args: argparse.Namespace) -> int:
         args.parser.error("--format parquet needs -o FILE")
     if args.dask is not None and args.max_open_streams:
         args.parser.error("--max-open-streams cannot be used with --dask")
-    check_options(args, batch)
+    check_options(
+        args.parser,
+        batch,
+        group_by=args.group_by,
+        event=args.event,
+        order_by=args.order_by,
+        provider=args.provider,
+    )
     stderr_tty = _isatty(sys.stderr)
     progress = not args.quiet and stderr_tty
     with contextlib.ExitStack() as stack:
@@ -245,23 +252,18 @@ def run(args: argparse.Namespace) -> int:
 _OPTION = re.compile(r"(?<![\w-])(group_by|order_by|max_open_streams)(?!\w)|^event\b")
 
 
-def check_options(args: argparse.Namespace, batch: Any) -> None:
-    """The batch engine's own checks of the options (a path's syntax, options that need each
-    other), made before any input is opened, as a usage error (exit 64) in flag terms."""
+def check_options(parser: argparse.ArgumentParser, batch: Any, **options: Any) -> None:
+    """The batch engine's own checks of ``options`` (:func:`fastmerge.batch.merge_logs`'s: a
+    path's syntax, options that need each other), made before any input is opened, as a usage
+    error of ``parser`` (exit 64) in flag terms."""
     try:
-        batch.merge_logs(
-            [],
-            group_by="auto" if args.group_by is None else args.group_by,
-            event=args.event,
-            order_by=getattr(args, "order_by", None),
-            provider=args.provider,
-        ).close()
+        batch.merge_logs([], **options).close()
     except MergeError as exc:
 
         def flag(match: re.Match[str]) -> str:
             return "--" + match[0].replace("_", "-")
 
-        args.parser.error(_OPTION.sub(flag, str(exc)))
+        parser.error(_OPTION.sub(flag, str(exc)))
 
 
 def _watched(

@@ -17,22 +17,28 @@ from __future__ import annotations
 import argparse
 import bz2
 import gzip
+import importlib.util
 import json
 import lzma
 import os
+import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
 from typing import Any, Callable
 
 from . import PROVIDERS, _backend
-from .cli import EXIT_DATA, EXIT_OK, _fail, _non_negative
+from .cli import EXIT_OK, _fail, _non_negative
+from .errors import MergeError
 
 __all__ = ["add_parser", "run"]
 
-#: The bundled log and how its records are read.
+#: The bundled log of a checkout, its copy in the installed package, and how its records
+#: are read.
 EXAMPLE = Path(__file__).resolve().parent.parent.parent / "examples" / "gateway.jsonl.zst"
+PACKAGED = Path(__file__).resolve().parent / "_data" / "gateway.jsonl.zst"
 EXAMPLE_OPTIONS = {"group_by": "stream_id", "event": "event"}
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 
 
 def add_parser(commands: Any) -> argparse.ArgumentParser:
@@ -60,26 +66,61 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     return parser
 
 
+def bundled() -> Path | None:
+    """The bundled example log: the installed package's copy, or a checkout's
+    ``examples/gateway.jsonl.zst``; None when neither is there."""
+    for path in (PACKAGED, EXAMPLE):
+        if path.is_file():
+            return path
+    return None
+
+
+def _is_bundled(path: str) -> bool:
+    """Whether ``path`` holds the bundled log (it, or a copy of it)."""
+    for example in (PACKAGED, EXAMPLE):
+        try:
+            if os.path.samefile(path, example):
+                return True
+            if os.path.getsize(path) == os.path.getsize(example):
+                with open(path, "rb") as mine, open(example, "rb") as theirs:
+                    if mine.read() == theirs.read():
+                        return True
+        except OSError:
+            continue
+    return False
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``fastmerge bench``."""
+    example = bundled()
     if args.log is None:
-        if not EXAMPLE.exists():
+        if example is None:
             return _fail(
-                "no LOG given, and the bundled example log (examples/gateway.jsonl.zst of a "
-                "checkout) is not beside this installation: pass LOG"
+                "no LOG given, and the bundled example log (examples/gateway.jsonl.zst) is "
+                "not beside this installation: pass LOG"
             )
-        path = str(EXAMPLE)
-        options: dict[str, Any] = {**EXAMPLE_OPTIONS}
+        path = str(example)
     else:
         path = args.log
-        options = {"group_by": "auto", "event": None}
+    # the bundled log is read as its records say, however it is named
+    is_example = args.log is None or _is_bundled(args.log)
+    options: dict[str, Any] = (
+        {**EXAMPLE_OPTIONS} if is_example else {"group_by": "auto", "event": None}
+    )
     if args.group_by is not None:
         options["group_by"] = args.group_by
     if args.event is not None:
         options["event"] = args.event
     options["provider"] = args.provider
+    from . import batch
+    from .cli_batch import check_options
+
+    check_options(args.parser, batch, **options)
+    if not os.path.isfile(path):
+        return _fail(f"{path}: not a file: fastmerge bench times one log file")
     try:
-        built = hasattr(_backend.load("rust"), "BatchCore")
+        rust = _backend.load("rust")
+        built = hasattr(rust, "BatchCore")
     except ImportError:
         built = False
     if not built:
@@ -88,47 +129,116 @@ def run(args: argparse.Namespace) -> int:
             "is nothing to compare the twin with: build it (pip install ., or make build-prod "
             "in a checkout) and run fastmerge bench again"
         )
-    from .errors import MergeError
+    with tempfile.TemporaryDirectory(prefix="fastmerge-bench-") as tmp:
+        plain, note = path, None
+        if _zstd_without_zstandard(path):
+            # the engine reads zstd itself; the twin and the naive reduce would need zstandard
+            plain = os.path.join(tmp, "log")
+            try:
+                data = rust.read_input(path)
+            except MergeError as exc:
+                return _fail(str(exc))
+            with open(plain, "wb") as file:
+                file.write(data)
+            note = (
+                "note: the twin and the naive reduce read the log as the Rust engine "
+                "decompressed it before the clock started (in Python, zstd needs the "
+                "'zstandard' package: pip install zstandard)"
+            )
+        return _bench(args, path, plain, options, note)
 
+
+def _bench(
+    args: argparse.Namespace,
+    path: str,
+    plain: str,
+    options: dict[str, Any],
+    note: str | None,
+) -> int:
+    """Time ``path`` on the Rust engine and ``plain`` (the same log, decompressed when Python
+    cannot) on the twin and the naive reduce; print the table."""
     repeat = max(args.repeat, 1)
     # loaded before the clock starts: the runs time reading the log, not importing
     rust_batch, twin_batch = (_backend._copy("batch", name) for name in ("rust", "python"))
     try:
         rust_s, rust_out = _best(repeat, lambda: _records(rust_batch, path, options, args.jobs))
-        twin_s, twin_out = _best(repeat, lambda: _records(twin_batch, path, options, 1))
-        naive_s, naive_out = _best(repeat, lambda: naive_reduce(path, options))
+        twin_s, twin_out = _best(repeat, lambda: _records(twin_batch, plain, options, 1))
+        naive_s, naive_out = _best(repeat, lambda: naive_reduce(plain, options))
     except (MergeError, OSError) as exc:
         return _fail(str(exc))
     results = rust_out
     # compared after the clock: the runs time the merge, not writing records
     records = [rust_batch.json_line(r.record()) for r in results]
-    events, reduced = naive_out
+    if plain != path:
+        # the twin's keys of a stream per file are the file it read: named as the engine's
+        twin_out = [_renamed(r, plain, path) for r in twin_out]
+    events, reduced, unread = naive_out
     if [twin_batch.json_line(r.record()) for r in twin_out] != records:
         return _fail("the Rust engine and the twin disagree: please report it with the log")
-    compared, mismatch = _agree(results, reduced)
+    if plain != path:
+        reduced = {path if k == plain else k: v for k, v in reduced.items()}
+        unread = {path if k == plain else k for k in unread}
+    compared, mismatch = _agree(results, reduced, unread)
     if mismatch is not None:
         return _fail(f"the naive reduce and the engines disagree on stream {mismatch!r}")
     size = os.path.getsize(path)
     jobs = args.jobs or os.cpu_count() or 1
-    rows = [
-        (f"rust (BatchCore, {jobs} jobs)", rust_s),
-        ("twin (pure Python)", twin_s),
-        ("naive reduce (json.loads + join)", naive_s),
-    ]
     streams = f"{len(records)} stream{'s' * (len(records) != 1)}"
     shown = args.log or "the bundled examples/gateway.jsonl.zst"
     print(f"fastmerge bench: {shown} ({size / 1e6:.1f} MB, {events} events, {streams})")
     print("| engine | time | events/s | time / rust |")
     print("|---|---:|---:|---:|")
+    naive = "naive reduce (json.loads + join)"
+    rows = [
+        (f"rust (BatchCore, {jobs} jobs)", rust_s),
+        ("twin (pure Python)", twin_s),
+        (naive, naive_s if compared else None),
+    ]
     for name, seconds in rows:
+        if seconds is None:
+            print(f"| {name} | cannot read this log | – | – |")
+            continue
         rate = events / seconds if seconds else float("inf")
         print(f"| {name} | {_time(seconds)} | {rate:,.0f} | {seconds / rust_s:.1f}× |")
-    print(
-        f"agree: rust and twin give the same {len(records)} records; the naive reduce gives "
-        f"the same text and tool-call arguments for {compared} of {len(reduced)} streams"
-        + ("" if compared == len(reduced) else " (the others are of a format it cannot read)")
-    )
-    return EXIT_OK if compared or not reduced else EXIT_DATA
+    read = _read_keys(reduced, unread)
+    left = sorted({r.provider or "no event read" for r in results if r.key not in read})
+    if compared == len(reduced) and not left:
+        naive_says = (
+            f"the naive reduce gives the same text and tool-call arguments for {compared} of "
+            f"{len(reduced)} streams"
+        )
+    elif compared:
+        naive_says = (
+            f"the naive reduce gives the same text and tool-call arguments for {compared} "
+            f"streams and cannot read the others ({', '.join(left)})"
+        )
+    else:
+        naive_says = (
+            f"the naive reduce cannot read this log ({', '.join(left)}): it joins the text "
+            "and tool-call arguments of OpenAI Chat, Anthropic and Responses events given as "
+            "strings, as a hand-written script does"
+        )
+    print(f"agree: rust and twin give the same {len(records)} records; {naive_says}")
+    if note is not None:
+        print(note)
+    return EXIT_OK
+
+
+def _zstd_without_zstandard(path: str) -> bool:
+    """Whether ``path`` is zstd-compressed and Python has no ``zstandard`` to read it."""
+    try:
+        with open(path, "rb") as file:
+            if file.read(4) != ZSTD_MAGIC:
+                return False
+    except OSError:
+        return False
+    return importlib.util.find_spec("zstandard") is None
+
+
+def _renamed(result: Any, old: str, new: str) -> Any:
+    if result.key == old:
+        result.key = new
+    return result
 
 
 def _best(repeat: int, work: Callable[[], Any]) -> tuple[float, Any]:
@@ -165,7 +275,7 @@ def _text(path: str) -> bytes:
         return bz2.decompress(data)
     if data.startswith(b"\xfd7zXZ\x00"):
         return lzma.decompress(data)
-    if data.startswith(b"\x28\xb5\x2f\xfd"):
+    if data.startswith(ZSTD_MAGIC):
         import zstandard
 
         out: bytes = zstandard.ZstdDecompressor().decompressobj().decompress(data)
@@ -179,12 +289,17 @@ def _get(value: Any, dotted: str | None) -> Any:
     return value
 
 
-def naive_reduce(path: str, options: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-    """(events, key -> {choice: [text, {call index: arguments}]}) the way a hand-written
-    script merges a log: parse each line, group it, join the fragments."""
+def naive_reduce(path: str, options: dict[str, Any]) -> tuple[int, dict[str, Any], set[str]]:
+    """(events, key -> {choice: [text, {call index: arguments}]}, keys it cannot read) the
+    way a hand-written script merges a log: parse each line, group it, join the fragments. A
+    stream it cannot read (content that is not a string, such as Mistral's typed lists) is
+    one of the keys it cannot read, as is one of a format it does not know (Gemini, Bedrock,
+    Ollama): never a crash."""
     group_by = options["group_by"]
     by_file = group_by in ("auto", "file")
     streams: dict[str, Any] = defaultdict(lambda: defaultdict(lambda: ["", defaultdict(str)]))
+    known: set[str] = set()
+    unread: set[str] = set()
     count = 0
     for line in _text(path).splitlines():
         if line.startswith(b"data:"):
@@ -200,15 +315,26 @@ def naive_reduce(path: str, options: dict[str, Any]) -> tuple[int, dict[str, Any
         if isinstance(event, str):
             if event.strip() == "[DONE]":
                 continue
-            event = json.loads(event)
+            try:
+                event = json.loads(event)
+            except ValueError:
+                continue
         if key is None or not isinstance(event, dict):
             continue
         count += 1
-        _fold(streams[str(key)], event)
-    return count, streams
+        key = str(key)
+        try:
+            if _fold(streams[key], event):
+                known.add(key)
+        except (TypeError, AttributeError, ValueError):
+            unread.add(key)
+    unread.update(key for key in streams if key not in known)
+    return count, streams, unread
 
 
-def _fold(stream: Any, event: dict[str, Any]) -> None:
+def _fold(stream: Any, event: dict[str, Any]) -> bool:
+    """Join one event's fragments into ``stream``; whether it was of a format the naive
+    reduce knows. Raises TypeError (and the like) on a shape it does not expect."""
     kind = event.get("type")
     if isinstance(event.get("choices"), list):  # OpenAI Chat
         for choice in event["choices"]:
@@ -229,11 +355,22 @@ def _fold(stream: Any, event: dict[str, Any]) -> None:
         stream[0][0] += event.get("delta", "")
     elif kind == "response.function_call_arguments.delta":
         stream[0][1][event.get("output_index", 0)] += event.get("delta", "")
+    elif not isinstance(kind, str) or not kind.startswith(_KNOWN_TYPES):
+        return False
+    return True
 
 
-def _agree(results: list[Any], reduced: dict[str, Any]) -> tuple[int, str | None]:
-    """How many streams the naive reduce read that agree with the engine's results, or the
-    first key that does not."""
+#: The other event types of the formats the naive reduce reads (they carry no fragment).
+_KNOWN_TYPES = ("message_", "content_block_", "ping", "response.", "error")
+
+
+def _read_keys(reduced: dict[str, Any], unread: set[str]) -> set[str]:
+    return {key for key in reduced if key not in unread}
+
+
+def _agree(results: list[Any], reduced: dict[str, Any], unread: set[str]) -> tuple[int, str | None]:
+    """How many streams the naive reduce read agree with the engine's results, or the first
+    key that does not (the streams of ``unread`` are not compared)."""
     engine: dict[str, Any] = defaultdict(lambda: defaultdict(lambda: ["", []]))
     for result in results:
         for position, message in enumerate(result.messages or ()):
@@ -243,8 +380,8 @@ def _agree(results: list[Any], reduced: dict[str, Any]) -> tuple[int, str | None
             state[1].extend(call.arguments for call in message.tool_calls or ())
     compared = 0
     for key, choices in reduced.items():
-        if not any(text or calls for text, calls in choices.values()):
-            continue  # nothing the reduce could read (another wire format)
+        if key in unread:
+            continue
         mine = {
             c: (text, [calls[i] for i in sorted(calls)]) for c, (text, calls) in choices.items()
         }

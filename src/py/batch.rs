@@ -2,13 +2,15 @@
 //! the engine run with the GIL released, items out as Python tuples. Every rule is in
 //! `crate::engine::batch`; the twin is `fastmerge._pure.batch`.
 
-use std::sync::Mutex;
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use pyo3::exceptions::{PyRuntimeError, PyStopIteration, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyInt, PyList, PyString, PyTuple};
 
+use crate::engine::batch::input::Input;
 use crate::engine::batch::split::{split_file as split_engine, Fragment};
 use crate::engine::batch::{Batch, BatchError, Item, Next, Options, Place, StreamError};
 use crate::py::aggregate::{agg_error, AggregatorCore, GcPause, ToPy};
@@ -338,7 +340,27 @@ fn split_file<'py>(
     Ok(out)
 }
 
+/// One input's bytes as the batch engine reads them: decompressed when its first bytes are
+/// gzip, zstd, bzip2 or xz (members and frames read whole), with the GIL released. For a
+/// caller that reads what the engine reads without decompressing it itself (`fastmerge bench`
+/// gives the twin a zstd log this way when the `zstandard` package is missing).
+#[pyfunction]
+#[pyo3(text_signature = "(path)")]
+fn read_input<'py>(py: Python<'py>, path: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
+    let path = text_arg(py, "path", path)?;
+    let data = py
+        .detach(|| -> Result<Vec<u8>, BatchError> {
+            let mut input = Input::open(&path, Arc::new(AtomicU64::new(0)))?;
+            let mut data = Vec::new();
+            while !input.fill(&mut data, 1 << 20)? {}
+            Ok(data)
+        })
+        .map_err(|e| batch_error(py, e))?;
+    Ok(PyBytes::new(py, &data))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<BatchCore>()?;
-    m.add_function(wrap_pyfunction!(split_file, m)?)
+    m.add_function(wrap_pyfunction!(split_file, m)?)?;
+    m.add_function(wrap_pyfunction!(read_input, m)?)
 }
