@@ -108,6 +108,18 @@ def test_the_command_says_which_link_it_did_not_follow(
     )
 
 
+def test_on_dask_too_the_command_says_which_link_it_did_not_follow(
+    capsys: pytest.CaptureFixture[str], linked: Path
+) -> None:
+    pytest.importorskip("distributed")
+    status, out, err = run(capsys, "batch", str(linked), "--dask", "local", "--jobs", "1")
+    assert status == 0
+    assert len(out.splitlines()) == 2
+    assert err.startswith(
+        f"fastmerge: {linked}/old/back: not followed: a link cycle back to {linked}\n"
+    )
+
+
 def test_a_second_link_to_a_directory_or_file_is_read_once(
     batch: ModuleType, tmp_path: Path
 ) -> None:

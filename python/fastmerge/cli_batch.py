@@ -189,8 +189,10 @@ def run(args: argparse.Namespace) -> int:
                     )
                 except OSError as exc:
                     return _fail(f"{args.errors_file}: {exc.strerror or exc}", EXIT_DATA)
+        skipped: list[str] = []
         try:
             if args.dask is not None:
+                batch.expand_paths(args.paths, skipped)  # what the walk leaves out, said here
                 run_ = _on_dask(stack, args, mode, errors_file)
             else:
                 run_ = batch.merge_logs(
@@ -208,7 +210,7 @@ def run(args: argparse.Namespace) -> int:
         except (MergeError, ImportError, OSError) as exc:
             return _fail(str(exc), EXIT_DATA)
         stack.enter_context(run_)
-        for note in getattr(run_, "skipped", ()):
+        for note in skipped or run_.skipped:
             with contextlib.suppress(OSError):
                 sys.stderr.write(f"fastmerge: {note}\n")
         failed: list[batch.StreamResult] = []
