@@ -106,7 +106,7 @@ _DECODERS: dict[str, Callable[[], Callable[[], Any] | None]] = {
     "gzip": lambda: lambda: zlib.decompressobj(wbits=31),
     "zstd": _zstd,
     "bzip2": lambda: bz2.BZ2Decompressor,
-    "xz": lambda: lzma.LZMADecompressor,
+    "xz": lambda: lambda: lzma.LZMADecompressor(format=lzma.FORMAT_XZ),
 }
 
 
@@ -416,24 +416,18 @@ class BatchCore:
         magic; members and frames one after another are read whole."""
         self._file = self._open(path)
         try:
-            raw = self._raw(self._file, path)
-            head = b""
-            for chunk in raw:
-                head += chunk
-                if len(head) >= 6:
-                    break
+            stored = _Stored(self._raw(self._file, path))
+            head = stored.peek(6)
             fmt = next((name for magic, name in _MAGIC if head.startswith(magic)), None)
             if fmt is None:
-                if head:
-                    yield head
-                yield from raw
+                yield from stored.rest()
                 return
             new = _DECODERS[fmt]()
             if new is None:
                 raise errors.batch_option(
                     f"{path}: zstd input needs the 'zstandard' package (pip install zstandard)"
                 )
-            yield from _decompress(path, fmt, new, head, raw)
+            yield from _decompress(path, fmt, new, stored)
         finally:
             if self._file is not None and self._file is not sys.stdin.buffer:
                 self._file.close()
@@ -774,23 +768,93 @@ def _done(event: Any) -> bool:
     return isinstance(event, str) and event.strip(" \t\r\n") == "[DONE]"
 
 
-def _decompress(
-    path: str, fmt: str, new: Callable[[], Any], head: bytes, raw: Iterator[bytes]
-) -> Iterator[bytes]:
+class _Stored:
+    """An input's stored bytes, in the chunks read, with a look at the next bytes (the magic
+    number; between two members of a compressed input): the engine's ``Stored``."""
+
+    def __init__(self, raw: Iterator[bytes]) -> None:
+        self._raw = raw
+        self._buf = b""  # bytes read and not taken yet
+
+    def peek(self, n: int) -> bytes:
+        """The next ``n`` bytes, without taking them (fewer at the end of the input)."""
+        while len(self._buf) < n:
+            chunk = next(self._raw, b"")
+            if not chunk:
+                break
+            self._buf += chunk
+        return self._buf[:n]
+
+    def take(self) -> bytes:
+        """The next bytes (the ones looked at, or the next chunk); empty at the end."""
+        data, self._buf = self._buf, b""
+        return data or next(self._raw, b"")
+
+    def put_back(self, data: bytes) -> None:
+        """Bytes a decoder took past its member's end (they come next)."""
+        self._buf = data + self._buf
+
+    def skip_zeros(self) -> int:
+        """Takes the null bytes that come next; how many."""
+        count = 0
+        while True:
+            data = self.take()
+            if not data:
+                return count
+            rest = data.lstrip(b"\0")
+            count += len(data) - len(rest)
+            if rest:
+                self.put_back(rest)
+                return count
+
+    def rest(self) -> Iterator[bytes]:
+        """The bytes not taken yet, to the end."""
+        while True:
+            data = self.take()
+            if not data:
+                return
+            yield data
+
+
+def _starts_member(fmt: str, head: bytes) -> bool:
+    """Whether ``head`` (the next stored bytes, all of them when fewer than six) can start a
+    member of ``fmt``: its whole magic, or the magic's start cut by the end of the input. A
+    gzip header's method (deflate) and reserved flag bits are judged once they are there."""
+    magic = next(m for m, name in _MAGIC if name == fmt)
+    if magic.startswith(head[: len(magic)]):
+        return fmt != "gzip" or len(head) < 4 or (head[2] == 8 and not head[3] & 0xE0)
+    # a zstd skippable frame: 0x50 to 0x5f, then 2a 4d 18
+    return fmt == "zstd" and head[0] & 0xF0 == 0x50 and b"\x2a\x4d\x18".startswith(head[1:4])
+
+
+def _decompress(path: str, fmt: str, new: Callable[[], Any], stored: _Stored) -> Iterator[bytes]:
     """The decompressed bytes of a compressed input: one decoder per member or frame, a new
-    one on the bytes after each; input that ends inside one is truncated. The error names
-    how many decompressed bytes were given before it."""
-    decoder = new()
-    fed = False  # whether the current decoder has had any input
+    one on the bytes after each; input that ends inside one is truncated. After a member
+    comes the next one; for xz, stream padding (null bytes, a multiple of four, between or
+    after streams: the .xz format, §2.2); for gzip, null bytes up to the end of the input
+    (what ``gzip -d`` accepts without a word). Anything else is corrupt, except a member's
+    magic cut by the end of the input (truncated). The error names how many decompressed
+    bytes were given before it."""
     given = 0
-
-    def chunks() -> Iterator[bytes]:
-        yield head
-        yield from raw
-
-    for chunk in chunks():
-        while chunk:
-            fed = True
+    after = False  # whether a member was read
+    while True:
+        if after:
+            zeros = stored.skip_zeros() if fmt in ("gzip", "xz") else 0
+            ended = not stored.peek(1)
+            if fmt == "xz" and zeros % 4:
+                raise errors.compressed_error(path, fmt, False, given)
+            if ended:
+                return
+            if fmt == "gzip" and zeros:
+                # null bytes are the end, never between members
+                raise errors.compressed_error(path, fmt, False, given)
+        if not _starts_member(fmt, stored.peek(6)):
+            raise errors.compressed_error(path, fmt, False, given)
+        decoder = new()
+        while not decoder.eof:
+            chunk = stored.take()
+            if not chunk:
+                raise errors.compressed_error(path, fmt, True, given)
             try:
                 out = decoder.decompress(chunk)
             except Exception as exc:  # zlib.error, OSError, lzma.LZMAError, ZstdError, ...
@@ -798,11 +862,5 @@ def _decompress(
             if out:
                 given += len(out)
                 yield out
-            if decoder.eof:
-                chunk = decoder.unused_data
-                decoder = new()
-                fed = False
-            else:
-                chunk = b""
-    if fed and not decoder.eof:
-        raise errors.compressed_error(path, fmt, True, given)
+        stored.put_back(decoder.unused_data)
+        after = True

@@ -1,0 +1,172 @@
+"""The bytes of a batch input, on both backends: what may follow a compressed member (each
+format's own rule: xz stream padding, null bytes after gzip as ``gzip -d`` reads them, nothing
+else)."""
+
+from __future__ import annotations
+
+import lzma
+import shutil
+import struct
+import subprocess
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from _batch import COMPRESSORS, batch_module, chat, interleave, lines, wrap
+
+from fastmerge._pure.batch import CHUNK
+from fastmerge.errors import BatchError
+
+OPTIONS = {"group_by": "stream_id", "event": "event"}
+
+
+@pytest.fixture
+def batch(backend_name: str) -> ModuleType:
+    return batch_module(backend_name)
+
+
+def records() -> bytes:
+    return lines(wrap(interleave(("a", chat("a", ["x", "y"])), ("b", chat("b", ["1", "2"])))))
+
+
+def outcome(batch: ModuleType, path: Path) -> tuple[list[Any], str | None]:
+    """(key, status, content) of each result read, and the error that stopped the batch."""
+    got: list[Any] = []
+    try:
+        for r in batch.merge_logs(str(path), errors="collect", **OPTIONS):
+            got.append((r.key, r.status, None if r.message is None else r.message.content))
+    except BatchError as exc:
+        return got, str(exc)
+    return got, None
+
+
+def plain(batch: ModuleType, tmp_path: Path, data: bytes) -> tuple[list[Any], str | None]:
+    """What the batch reads from ``data`` stored as it is."""
+    path = tmp_path / "plain.jsonl"
+    path.write_bytes(data)
+    return outcome(batch, path)
+
+
+def stored(tmp_path: Path, blob: bytes) -> Path:
+    path = tmp_path / "log.bin"
+    path.write_bytes(blob)
+    return path
+
+
+def damaged(path: Path, fmt: str, state: str, offset: int) -> str:
+    return f"{path}: {fmt} stream is {state} after {offset} decompressed bytes"
+
+
+# -- what may follow a member
+
+
+@pytest.mark.parametrize("padding", [4, 8, 4 * CHUNK])
+def test_xz_stream_padding_after_the_last_stream_is_read_as_the_end(
+    batch: ModuleType, tmp_path: Path, padding: int
+) -> None:
+    data = records()
+    path = stored(tmp_path, lzma.compress(data) + b"\0" * padding)
+    assert outcome(batch, path) == plain(batch, tmp_path, data)
+
+
+def test_xz_stream_padding_between_streams_is_read(batch: ModuleType, tmp_path: Path) -> None:
+    data = records()
+    cut = len(data) // 2
+    blob = lzma.compress(data[:cut]) + b"\0" * 12 + lzma.compress(data[cut:]) + b"\0" * 4
+    assert outcome(batch, stored(tmp_path, blob)) == plain(batch, tmp_path, data)
+
+
+@pytest.mark.parametrize("padding", [1, 3, 5, 7])
+@pytest.mark.parametrize("between", [False, True])
+def test_xz_padding_not_a_multiple_of_four_is_corrupt(
+    batch: ModuleType, tmp_path: Path, padding: int, between: bool
+) -> None:
+    data = records()
+    blob = lzma.compress(data) + b"\0" * padding + (lzma.compress(data) if between else b"")
+    path = stored(tmp_path, blob)
+    got, error = outcome(batch, path)
+    assert error == damaged(path, "xz", "corrupt", len(data))
+    assert got == [r for r in plain(batch, tmp_path, data)[0] if r[1] == "complete"]
+
+
+@pytest.mark.parametrize("zeros", [1, 10, 3 * CHUNK + 5])
+def test_null_bytes_after_gzip_are_the_end(batch: ModuleType, tmp_path: Path, zeros: int) -> None:
+    data = records()
+    blob = COMPRESSORS["gzip"](data) + b"\0" * zeros
+    path = stored(tmp_path, blob)
+    if shutil.which("gzip"):
+        # the format's reference tool reads them so: the text, exit status 0, no warning
+        done = subprocess.run(["gzip", "-dc", str(path)], capture_output=True, check=False)
+        assert (done.returncode, done.stdout, done.stderr) == (0, data, b"")
+    assert outcome(batch, path) == plain(batch, tmp_path, data)
+
+
+def test_null_bytes_between_gzip_members_are_corrupt(batch: ModuleType, tmp_path: Path) -> None:
+    data = records()
+    blob = COMPRESSORS["gzip"](data) + b"\0\0" + COMPRESSORS["gzip"](data)
+    path = stored(tmp_path, blob)
+    assert outcome(batch, path)[1] == damaged(path, "gzip", "corrupt", len(data))
+
+
+@pytest.mark.parametrize("fmt", ["zstd", "bzip2"])
+def test_null_bytes_after_zstd_or_bzip2_are_corrupt(
+    batch: ModuleType, tmp_path: Path, fmt: str
+) -> None:
+    data = records()
+    path = stored(tmp_path, COMPRESSORS[fmt](data) + b"\0" * 4)
+    assert outcome(batch, path)[1] == damaged(path, fmt, "corrupt", len(data))
+
+
+@pytest.mark.parametrize("fmt", sorted(COMPRESSORS))
+@pytest.mark.parametrize("garbage", [b"garbage!", b"garbage! garbage! garbage!", b"\x01"])
+def test_trailing_bytes_that_start_no_member_are_corrupt(
+    batch: ModuleType, tmp_path: Path, fmt: str, garbage: bytes
+) -> None:
+    data = records()
+    path = stored(tmp_path, COMPRESSORS[fmt](data) + garbage)
+    got, error = outcome(batch, path)
+    # short or long, the bytes are no member: corrupt, never "truncated"
+    assert error == damaged(path, fmt, "corrupt", len(data))
+    assert got == [r for r in plain(batch, tmp_path, data)[0] if r[1] == "complete"]
+
+
+@pytest.mark.parametrize("fmt", sorted(COMPRESSORS))
+def test_a_member_cut_inside_its_magic_is_truncated(
+    batch: ModuleType, tmp_path: Path, fmt: str
+) -> None:
+    data = records()
+    member = COMPRESSORS[fmt](b"")
+    for n in range(1, 4):
+        path = stored(tmp_path, COMPRESSORS[fmt](data) + member[:n])
+        assert outcome(batch, path)[1] == damaged(path, fmt, "truncated", len(data)), n
+
+
+def test_a_gzip_header_with_another_method_or_reserved_flags_is_corrupt(
+    batch: ModuleType, tmp_path: Path
+) -> None:
+    data = records()
+    for header in (b"\x1f\x8b\x09\x00", b"\x1f\x8b\x08\xe0"):
+        path = stored(tmp_path, COMPRESSORS["gzip"](data) + header)
+        assert outcome(batch, path)[1] == damaged(path, "gzip", "corrupt", len(data)), header
+
+
+@pytest.mark.parametrize("fmt", sorted(COMPRESSORS))
+def test_concatenated_members_with_empty_ones_are_read_whole(
+    batch: ModuleType, tmp_path: Path, fmt: str
+) -> None:
+    data = records()
+    cut = len(data) // 3
+    pack = COMPRESSORS[fmt]
+    blob = pack(b"") + pack(data[:cut]) + pack(b"") + pack(b"") + pack(data[cut:]) + pack(b"")
+    assert outcome(batch, stored(tmp_path, blob)) == plain(batch, tmp_path, data)
+
+
+def test_a_zstd_skippable_frame_between_frames_is_skipped(
+    batch: ModuleType, tmp_path: Path
+) -> None:
+    data = records()
+    cut = len(data) // 2
+    skippable = struct.pack("<II", 0x184D2A5A, 5) + b"notes"
+    blob = COMPRESSORS["zstd"](data[:cut]) + skippable + COMPRESSORS["zstd"](data[cut:])
+    assert outcome(batch, stored(tmp_path, blob)) == plain(batch, tmp_path, data)
