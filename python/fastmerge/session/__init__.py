@@ -21,6 +21,7 @@ from ..errors import (
     SessionEmptyError,
     SessionError,
     SessionExistsError,
+    SessionIdError,
     SessionTypeError,
 )
 from ._async import AsyncSession
@@ -28,9 +29,10 @@ from ._session import Session, Turn
 from .compaction import Compaction
 from .request import response_to_request, to_request
 from .sqlite import SQLiteStore
-from .store import SCHEMA_VERSION, AsyncStore, Event, NewEvent, Store
+from .store import MAX_SESSION_ID_BYTES, SCHEMA_VERSION, AsyncStore, Event, NewEvent, Store
 
 __all__ = [
+    "MAX_SESSION_ID_BYTES",
     "SCHEMA_VERSION",
     "AsyncSession",
     "AsyncStore",
@@ -46,6 +48,7 @@ __all__ = [
     "SessionEmptyError",
     "SessionError",
     "SessionExistsError",
+    "SessionIdError",
     "SessionTypeError",
     "Store",
     "Turn",

@@ -206,6 +206,28 @@ class Session(_Core):
     ``fastmerge``'s, of the selected backend). Reads see what other threads and processes
     appended. ``compaction`` compacts after each append whose result crosses one of its
     triggers.
+
+    Session ids: 1 to :data:`fastmerge.session.MAX_SESSION_ID_BYTES` (1,024) bytes of UTF-8
+    text without NUL, on every store (PostgreSQL's ``text`` holds no NUL and its index rows
+    are limited to about 2,700 bytes; SQLite refuses the same ids so that a log can move
+    between stores). Another id (a NUL, a lone surrogate, longer) raises
+    :class:`fastmerge.errors.SessionIdError` here (and in :meth:`fork`) before anything is
+    read or written; a non-str or empty one, ``TypeError``.
+
+    Rows that cannot be read (a damaged file, another program's writes) raise typed errors,
+    never change what is stored, and are read at these points: every read of the log (this
+    constructor, :meth:`messages`, :meth:`turns`, :meth:`to_request`, :meth:`pop`,
+    :meth:`compact`, ``len``) checks each new row's ``seq`` (the next int), ``turn`` (an int,
+    the same or one more), version and kind, and reads the data of ``pop`` / ``clear`` /
+    ``compaction`` rows: :class:`fastmerge.errors.CorruptRowError` or
+    :class:`fastmerge.errors.SchemaVersionError`, after which :meth:`append` writes nothing
+    until a read succeeds. A message row's data (its JSON, ``from_dict``) is read when a
+    result first needs that message: :meth:`messages`, :meth:`turns`, :meth:`to_request` and
+    ``len`` read every message of the history they return, :meth:`pop` the one it takes out
+    (before writing), and :meth:`append` with a ``compaction`` policy the whole replayed
+    history (before writing); each raises CorruptRowError for a message row it cannot read,
+    every time it is asked. Data nested deeper than ``fastmerge.MAX_DEPTH + 8`` levels is
+    refused on append (:class:`fastmerge.errors.SessionTypeError`) and read as corrupt.
     """
 
     def __init__(

@@ -88,13 +88,17 @@ class PostgresStore:
         self._owned = isinstance(dsn, str)
         self._db = psycopg.connect(dsn, autocommit=True) if isinstance(dsn, str) else dsn
         self._lock = threading.Lock()
-        with self._lock, self._db.transaction():
-            self._db.execute(_SETUP_LOCK)
-            for statement in _SCHEMA[:2]:
-                self._db.execute(statement)
-            self._db.execute(_SCHEMA[2], (str(SCHEMA_VERSION),))
-            version = self._db.execute(_VERSION).fetchone()
-        _check(version)
+        try:
+            with self._lock, self._db.transaction():
+                self._db.execute(_SETUP_LOCK)
+                for statement in _SCHEMA[:2]:
+                    self._db.execute(statement)
+                self._db.execute(_SCHEMA[2], (str(SCHEMA_VERSION),))
+                version = self._db.execute(_VERSION).fetchone()
+            _check(version)
+        except BaseException:
+            self.close()  # the connection it opened (a given one stays open)
+            raise
 
     def append(
         self, session_id: str, events: Sequence[NewEvent], *, new_session: bool = False
@@ -142,13 +146,17 @@ class AsyncPostgresStore:
         owned = isinstance(dsn, str)
         db = await psycopg.AsyncConnection.connect(dsn, autocommit=True) if owned else dsn
         store = cls(db, owned)
-        async with db.transaction():
-            await db.execute(_SETUP_LOCK)
-            for statement in _SCHEMA[:2]:
-                await db.execute(statement)
-            await db.execute(_SCHEMA[2], (str(SCHEMA_VERSION),))
-            version = await (await db.execute(_VERSION)).fetchone()
-        _check(version)
+        try:
+            async with db.transaction():
+                await db.execute(_SETUP_LOCK)
+                for statement in _SCHEMA[:2]:
+                    await db.execute(statement)
+                await db.execute(_SCHEMA[2], (str(SCHEMA_VERSION),))
+                version = await (await db.execute(_VERSION)).fetchone()
+            _check(version)
+        except BaseException:
+            await store.close()  # the connection it opened (a given one stays open)
+            raise
         return store
 
     async def append(
