@@ -1,6 +1,7 @@
 """The bytes of a batch input, on both backends: what may follow a compressed member (each
 format's own rule: xz stream padding, null bytes after gzip as ``gzip -d`` reads them, nothing
-else)."""
+else), a byte order mark's start that is no byte order mark, and a line reader whose work is
+linear in the line's length (the twin's, counted through an instrumented reader)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from typing import Any
 import pytest
 from _batch import COMPRESSORS, batch_module, chat, interleave, lines, wrap
 
-from fastmerge._pure.batch import CHUNK
+from fastmerge._pure.batch import CHUNK, BatchCore
 from fastmerge.errors import BatchError
 
 OPTIONS = {"group_by": "stream_id", "event": "event"}
@@ -170,3 +171,90 @@ def test_a_zstd_skippable_frame_between_frames_is_skipped(
     skippable = struct.pack("<II", 0x184D2A5A, 5) + b"notes"
     blob = COMPRESSORS["zstd"](data[:cut]) + skippable + COMPRESSORS["zstd"](data[cut:])
     assert outcome(batch, stored(tmp_path, blob)) == plain(batch, tmp_path, data)
+
+
+# -- a byte order mark's start
+
+
+@pytest.mark.parametrize("start", [b"\xef", b"\xef\xbb"])
+@pytest.mark.parametrize("fmt", [None, "gzip"])
+def test_the_start_of_a_byte_order_mark_is_a_bad_line(
+    batch: ModuleType, tmp_path: Path, start: bytes, fmt: str | None
+) -> None:
+    # the same bytes on a later line give the reason the first line must give
+    later = tmp_path / "later.jsonl"
+    later.write_bytes(b"\n" + start)
+    [bad] = _bad_lines(batch, later)
+    reason = bad.removeprefix(f"{later}:2: ")
+    path = stored(tmp_path, start if fmt is None else COMPRESSORS[fmt](start))
+    assert _bad_lines(batch, path) == [f"{path}:1: {reason}"]
+
+
+def test_a_whole_byte_order_mark_is_not_part_of_the_first_line(
+    batch: ModuleType, tmp_path: Path
+) -> None:
+    data = records()
+    path = stored(tmp_path, b"\xef\xbb\xbf" + data)
+    assert outcome(batch, path) == plain(batch, tmp_path, data)
+
+
+def _bad_lines(batch: ModuleType, path: Path) -> list[str]:
+    run = batch.merge_logs(str(path), errors="collect", **OPTIONS)
+    assert list(run) == []
+    return list(run.bad_lines)
+
+
+# -- long lines
+
+
+class _Counted(bytes):
+    """A chunk of decompressed input that counts the bytes of every object made from it
+    (concatenation, slices, splits): the work a line reader spends copying."""
+
+    made = 0
+
+    def __add__(self, other: Any) -> bytes:
+        _Counted.made += len(self) + len(other)
+        return bytes(self) + bytes(other)
+
+    def __radd__(self, other: Any) -> bytes:
+        _Counted.made += len(self) + len(other)
+        return bytes(other) + bytes(self)
+
+    def __getitem__(self, index: Any) -> Any:
+        part = bytes(self)[index]
+        if isinstance(part, bytes):
+            _Counted.made += len(part)
+        return part
+
+    def split(self, *args: Any, **kwargs: Any) -> list[bytes]:
+        _Counted.made += len(self)
+        return bytes(self).split(*args, **kwargs)
+
+
+def _copied(chunks: int) -> int:
+    """The bytes the twin's line reader copies for one line of ``chunks`` chunks."""
+    core = BatchCore(["-"], **OPTIONS)
+    pieces = [_Counted(b"x" * CHUNK) for _ in range(chunks)] + [_Counted(b"\n{}\n")]
+    core._decoded = lambda path: iter(pieces)  # type: ignore[method-assign]
+    _Counted.made = 0
+    got = list(core._lines("-"))
+    assert [(n, len(line)) for n, line in got] == [(1, chunks * CHUNK), (2, 2)]
+    return _Counted.made
+
+
+@pytest.mark.single_run
+def test_the_twins_line_reader_copies_a_long_line_a_bounded_number_of_times() -> None:
+    # linear: twice the line, at most twice the copies (a quadratic reader copies 4x)
+    small, large = _copied(64), _copied(128)
+    assert large <= 2 * small + 4 * CHUNK
+    assert small <= 4 * 64 * CHUNK
+
+
+def test_a_line_of_many_chunks_is_read_whole(batch: ModuleType, tmp_path: Path) -> None:
+    data = records().split(b"\n")
+    padded = data[0][:-1] + b', "pad": "' + b"p" * (40 * CHUNK) + b'"}'
+    text = b"\n".join([padded, *data[1:]])
+    for fmt in (None, "gzip"):
+        path = stored(tmp_path, text if fmt is None else COMPRESSORS[fmt](text))
+        assert outcome(batch, path) == plain(batch, tmp_path, text), fmt

@@ -435,28 +435,32 @@ class BatchCore:
 
     def _lines(self, path: str) -> Iterator[tuple[int, bytes]]:
         """The non-blank lines of one input with their 1-based numbers (a byte order mark
-        opening the input is not part of its first line); once read whole, the input's
-        ``\n``s plus one are ``_lines_read``. A line cut by a damaged input is not read."""
+        opening the input is not part of its first line: the three bytes, never fewer); once
+        read whole, the input's ``\n``s plus one are ``_lines_read``. A line cut by a damaged
+        input is not read. Each byte is copied a bounded number of times, however long the
+        line (its pieces are joined once, when its end comes)."""
         number = 0
-        rest = b""
-        first = True
-        for chunk in self._decoded(path):
-            data = rest + chunk
-            if first:
-                if len(data) < 3 and _BOM.startswith(data):
-                    rest = data
-                    continue
-                first = False
-                if data.startswith(_BOM):
-                    data = data[3:]
+        pending: list[bytes] = []  # the start of the line not ended yet, in pieces
+        for chunk in _without_bom(self._decoded(path)):
+            end = chunk.rfind(b"\n")
+            if end < 0:
+                pending.append(chunk)
+                continue
+            if pending:
+                pending.append(chunk[: end + 1])
+                data = b"".join(pending)
+            else:
+                data = chunk[: end + 1]
+            pending = [chunk[end + 1 :]] if end + 1 < len(chunk) else []
             lines = data.split(b"\n")
-            rest = lines.pop()
+            lines.pop()  # empty: the data ends with a line end
             for line in lines:
                 number += 1
                 if line.strip(_BLANK):
                     yield number, line
         self._lines_read = number + 1
-        if rest.strip(_BLANK) and not (first and _BOM.startswith(rest)):
+        rest = b"".join(pending)
+        if rest.strip(_BLANK):
             yield number + 1, rest
 
     # -- one stream per file
@@ -766,6 +770,21 @@ def _done(event: Any) -> bool:
     """Whether a record's event is OpenAI's ``[DONE]`` sentinel: a string that is ``[DONE]``
     between ASCII blanks."""
     return isinstance(event, str) and event.strip(" \t\r\n") == "[DONE]"
+
+
+def _without_bom(chunks: Iterator[bytes]) -> Iterator[bytes]:
+    """The chunks of an input without the byte order mark that opens it (its three bytes;
+    fewer at the end of the input are bytes like any others)."""
+    head = b""
+    for chunk in chunks:
+        head += chunk
+        if len(head) >= len(_BOM) or not _BOM.startswith(head):
+            break
+    if head.startswith(_BOM):
+        head = head[len(_BOM) :]
+    if head:
+        yield head
+    yield from chunks
 
 
 class _Stored:
