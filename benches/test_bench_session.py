@@ -14,6 +14,7 @@ once, checking the result. The throughput is in each benchmark's ``extra_info``.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
 import uuid
@@ -24,7 +25,7 @@ import pytest
 from _bench import REQUESTED, _load_messages
 
 from fastmerge import _backend
-from fastmerge.session import Session, SQLiteStore
+from fastmerge.session import Session, SQLiteStore, to_request
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from _session_helpers import anthropic_events  # noqa: E402  (the tests' Anthropic stream)
@@ -139,3 +140,186 @@ def test_load_a_1000_turn_session(
     assert loaded[-2] == _turn(messages, aggregate, TURNS - 1)[1]
     _rate(benchmark, TURNS, "turns_per_s")
     store.close()
+
+
+# -- beside the OpenAI Agents SDK's SQLiteSession (issue 20) ------------------------------------
+
+CONVERSATION = 750  # turns of 4 messages: 3,000 messages
+APPENDS = 200  # single appends per round
+
+
+def _conversation(messages: Any, aggregate: Any) -> list[Any]:
+    """``CONVERSATION`` turns: the user's question (a dict), the assistant's thinking (with
+    its signature), text and tool call (an Anthropic stream aggregated), the tool's result,
+    and the assistant's answer (``AssistantMessage(content=...)``)."""
+    out: list[Any] = []
+    for n in range(CONVERSATION):
+        call = f"toolu_{n:04d}"
+        out += [
+            {"role": "user", "content": f"Question {n}: what is the weather in Paris today?"},
+            aggregate.aggregate(
+                anthropic_events(text=f"Let me check ({n}).", call_id=call), "anthropic"
+            ),
+            messages.ToolMessage(tool_call_id=call, content='{"temp": 18, "sky": "clear"}'),
+            messages.AssistantMessage(content=f"It is 18 C and clear in Paris ({n})."),
+        ]
+    return out
+
+
+class _Agents:
+    """The Agents SDK's ``SQLiteSession`` (file-backed), its coroutines run on one loop."""
+
+    def __init__(self) -> None:
+        agents = pytest.importorskip("agents", reason="openai-agents is not installed")
+        self.cls = agents.SQLiteSession
+        self.loop = asyncio.new_event_loop()
+
+    def run(self, coroutine: Any) -> Any:
+        return self.loop.run_until_complete(coroutine)
+
+    def close(self) -> None:
+        self.loop.close()
+
+
+@pytest.fixture
+def agents_sdk() -> Any:
+    sdk = _Agents()
+    yield sdk
+    sdk.close()
+
+
+@pytest.fixture(scope="module")
+def conversation_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """One file per backend with the 3,000-message session (written by another Session
+    object, as another process would), and the Agents database with the same conversation
+    as Responses items (``Session.to_request("openai-responses")``: 3,750 items, the
+    assistant's text and call being two items), keyed by backend."""
+    return {"dir": tmp_path_factory.mktemp("conversation")}
+
+
+def _files(conversation_files: dict[str, Any], side: str, sdk: _Agents | None) -> Any:
+    """(path, session id, messages, items) for ``side`` (``rust`` / ``twin``), built once."""
+    if side not in conversation_files:
+        backend = "rust" if side == "rust" else "python"
+        messages = _load_messages(backend)
+        if isinstance(messages, str):
+            if backend == "rust" and REQUESTED == "rust":
+                pytest.fail(f"FASTMERGE_BACKEND=rust but {messages}")
+            pytest.skip(messages)
+        history = _conversation(messages, _backend.aggregate_module(backend))
+        path = str(conversation_files["dir"] / f"{side}.db")
+        with Session("conversation", path, messages=messages) as writer:
+            writer.append(history)
+            items = writer.to_request("openai-responses")["input"]
+        conversation_files[side] = (path, "conversation", messages, history, items)
+    return conversation_files[side]
+
+
+def _agents_file(conversation_files: dict[str, Any], sdk: _Agents, items: list[Any]) -> str:
+    path = str(conversation_files["dir"] / "agents.db")
+    if "agents" not in conversation_files:
+        session = sdk.cls("conversation", path)
+        sdk.run(session.add_items(items))
+        session.close()
+        conversation_files["agents"] = path
+    return path
+
+
+@pytest.mark.parametrize("side", ["rust", "twin", "agents"])
+@pytest.mark.parametrize("state", ["cold", "warm"])
+def test_messages_beside_agents_get_items(
+    benchmark: Any,
+    request: pytest.FixtureRequest,
+    conversation_files: dict[str, Any],
+    agents_sdk: _Agents,
+    side: str,
+    state: str,
+) -> None:
+    """``Session.messages()`` of the 3,000-message session beside ``SQLiteSession.get_items()``
+    of the same conversation. ``cold``: a new session object on the existing file (what
+    another process wrote: every row read and decoded; the object's open counted on both
+    sides); ``warm``: the same session object read again (fastmerge's cache: only rows
+    appended since are read)."""
+    path, sid, messages, history, items = _files(
+        conversation_files, "rust" if side == "agents" else side, None
+    )
+    benchmark.group = f"session read of 3,000 messages ({state})"
+    benchmark.extra_info.update(session_op=f"messages() {state}", impl=side, count=len(history))
+    if side == "agents":
+        agents_path = _agents_file(conversation_files, agents_sdk, items)
+
+        def cold() -> list[Any]:
+            session = agents_sdk.cls(sid, agents_path)
+            try:
+                out: list[Any] = agents_sdk.run(session.get_items())
+            finally:
+                session.close()
+            return out
+
+        warm_session = agents_sdk.cls(sid, agents_path)
+        read = cold if state == "cold" else lambda: agents_sdk.run(warm_session.get_items())
+        got = benchmark(read)
+        warm_session.close()
+        assert got == items  # the same conversation, item for item
+        return
+
+    def cold_read() -> list[Any]:
+        with Session(sid, path, messages=messages) as session:
+            return session.messages()
+
+    warm = Session(sid, path, messages=messages)
+    got = benchmark(cold_read if state == "cold" else warm.messages)
+    assert len(got) == len(history) == 3_000
+    assert got == history
+    assert to_request(got, "openai-responses")["input"] == items  # what the Agents side holds
+    warm.close()
+
+
+@pytest.mark.parametrize("side", ["rust", "twin", "agents"])
+def test_single_appends_beside_agents_add_items(
+    benchmark: Any,
+    conversation_files: dict[str, Any],
+    agents_sdk: _Agents,
+    tmp_path: Path,
+    side: str,
+) -> None:
+    """``APPENDS`` appends of one message each (the assistant's thinking, text and tool
+    call), beside ``add_items([item])`` of its Responses items (one call, one transaction
+    each), on a file in ``tmp_path``."""
+    _, _, messages, history, items = _files(
+        conversation_files, "rust" if side == "agents" else side, None
+    )
+    message, message_items = history[1], to_request([history[1]], "openai-responses")["input"]
+    benchmark.group = f"session single appends ({APPENDS})"
+    benchmark.extra_info.update(session_op="append(message)", impl=side, count=APPENDS)
+    path = str(tmp_path / f"appends-{side}.db")
+    rounds: list[int] = []  # one entry per round run (one with --benchmark-disable)
+    if side == "agents":
+        session = agents_sdk.cls("appends", path)
+
+        def run_agents() -> int:
+            for _ in range(APPENDS):
+                agents_sdk.run(session.add_items(message_items))
+            rounds.append(APPENDS)
+            return APPENDS
+
+        benchmark.pedantic(run_agents, rounds=3, iterations=1)
+        got = agents_sdk.run(session.get_items())
+        assert got == message_items * sum(rounds)
+        session.close()
+    else:
+        store = SQLiteStore(path)
+        fm = Session("appends", store, messages=messages)
+
+        def run() -> int:
+            for _ in range(APPENDS):
+                fm.append(message)
+            rounds.append(APPENDS)
+            return APPENDS
+
+        benchmark.pedantic(run, rounds=3, iterations=1)
+        got = Session("appends", store, messages=messages).messages()
+        assert got == [message] * sum(rounds)
+        fm.close()
+        store.close()
+    _rate(benchmark, APPENDS, "appends_per_s")
