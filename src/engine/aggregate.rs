@@ -386,6 +386,11 @@ impl AggregatorCore {
         let result = adapter.event(event);
         match result {
             Ok(leaves) => {
+                // the parts of the event that could not be read, before what was
+                let unread = adapter.unread();
+                for detail in unread {
+                    self.unreadable(format!("{provider}: {detail}"))?;
+                }
                 self.read += 1;
                 self.fold_all(leaves)
             }

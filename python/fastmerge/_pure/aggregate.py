@@ -246,6 +246,10 @@ class AggregatorCore:
         except AdapterError as exc:
             self._unreadable(f"{self.provider}: {exc.detail}")
             return
+        # the parts of the event that could not be read, before what was (only openai-chat
+        # reads an event in parts: a choice that is not an object)
+        for detail in getattr(self.adapter, "unread", list)():
+            self._unreadable(f"{self.provider}: {detail}")
         self.read += 1
         self._fold_all(leaves)
 

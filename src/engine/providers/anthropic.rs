@@ -825,7 +825,7 @@ mod fast {
     use serde::Deserialize;
 
     use super::{delta_kind, string_delta_part, Adapter};
-    use crate::engine::providers::common::{list, FastLeaf, FastLeaves, Obj};
+    use crate::engine::providers::common::{list, FastLeaf, FastLeaves, Obj, Object};
 
     /// A str of the event, borrowed from its bytes unless it holds an escape (a newtype: serde
     /// reads a bare `Option<Cow<str>>` as an owned copy).
@@ -839,7 +839,7 @@ mod fast {
         type_: Str<'a>,
         index: i64,
         #[serde(borrow)]
-        delta: Delta<'a>,
+        delta: Object<Delta<'a>>,
     }
 
     #[derive(Deserialize)]
@@ -860,11 +860,13 @@ mod fast {
     pub(super) fn fast_event<'a>(adapter: &mut Adapter, raw: &'a [u8]) -> Option<FastLeaves<'a>> {
         // one UTF-8 check of the whole event, not one per string (invalid text: generic)
         let text = std::str::from_utf8(raw).ok()?;
-        let event: Event<'a> = serde_json::from_str(text).ok()?;
+        // objects only, as the generic path reads them (an event or delta written as an
+        // array is not one)
+        let Object(event) = serde_json::from_str::<Object<Event<'a>>>(text).ok()?;
         if event.type_.0 != "content_block_delta" {
             return None;
         }
-        let delta = event.delta;
+        let Object(delta) = event.delta;
         let type_ = delta.type_.0.as_ref();
         // exactly the field of its type (null is the generic path's error)
         let fields = [

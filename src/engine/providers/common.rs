@@ -91,6 +91,37 @@ pub fn arguments_part(arguments: &str, index: i64) -> Value {
 /// The leaves of a typed fast path, each with its choice index, in order.
 pub type FastLeaves<'a> = Vec<(i64, FastLeaf<'a>)>;
 
+/// A struct of a typed fast path, read from a JSON object only. serde's derived structs also
+/// read a JSON array as their fields in order (`[0, {"content": "hi"}, "stop"]` as a choice,
+/// `[]` as a choice of defaults), where the generic path finds an array that is not an
+/// object (E90): with this the typed parse fails, and the event takes the generic path.
+pub struct Object<T>(pub T);
+
+impl<T> std::ops::Deref for Object<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<'de, T: serde::Deserialize<'de>> serde::Deserialize<'de> for Object<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Fields<T>(std::marker::PhantomData<T>);
+        impl<'de, T: serde::Deserialize<'de>> serde::de::Visitor<'de> for Fields<T> {
+            type Value = T;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+                T::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+            }
+        }
+        deserializer
+            .deserialize_map(Fields(std::marker::PhantomData))
+            .map(Object)
+    }
+}
+
 /// One wire format: provider events in, delta leaves out (see the module docs of
 /// [`crate::engine::providers`]). The twin's adapter classes, method for method.
 pub trait Adapter: Send + Sync {
@@ -123,6 +154,12 @@ pub trait Adapter: Send + Sync {
     /// its generic path (`AggregatorCore::ended`).
     fn ends_stream(&self, _event: &Value) -> bool {
         false
+    }
+    /// The parts of the event just read by [`Self::event`] that could not be read while the
+    /// rest of it was (an openai-chat choice that is not an object, E90): for each, the
+    /// detail of an `unreadable_event` anomaly (an `EventError` under `strict=True`).
+    fn unread(&mut self) -> Vec<String> {
+        Vec::new()
     }
     /// Leaves at the end of the stream.
     fn end(&mut self) -> Leaves {

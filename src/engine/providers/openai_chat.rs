@@ -315,6 +315,8 @@ pub struct Adapter {
     finished_id: FinishedId,
     /// chunks read by the typed path whose like is read by comparing bytes (fast.rs)
     templates: fast::Templates,
+    /// the choices of the last event that are not objects, while others were (`unread`)
+    unread: Vec<String>,
 }
 
 impl Adapter {
@@ -884,7 +886,19 @@ impl common::Adapter for Adapter {
         }
         let top = Self::top(map, usage_value);
         let mut leaves: Leaves = Vec::with_capacity(choices.len().max(1));
+        // a choice that is not an object is not read, the others are (E90); an event with
+        // no choice that is an object is not read at all
+        self.unread.clear();
+        let some_object = choices.iter().any(|c| matches!(c, Value::Dict(_)));
         for (i, choice) in choices.iter().enumerate() {
+            if some_object && !matches!(choice, Value::Dict(_)) {
+                let at = At {
+                    choice: i,
+                    item: None,
+                };
+                self.unread.push(format!("{at} is not an object"));
+                continue;
+            }
             let leaf = self.choice(&top, i, choice)?;
             leaves.push(leaf);
         }
@@ -921,6 +935,10 @@ impl common::Adapter for Adapter {
 
     fn fast_event<'a>(&mut self, raw: &'a [u8]) -> Option<common::FastLeaves<'a>> {
         fast::fast_event(self, raw)
+    }
+
+    fn unread(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.unread)
     }
 
     /// The `stream_options.include_usage` chunk (non-null `usage`, `choices: []`) is always

@@ -208,6 +208,8 @@ class Adapter:
     def __init__(self) -> None:
         self.choices: dict[int, _Choice] = {}  # in the order first seen
         self.finished_id = FinishedId()  # the chunk id when a choice first finished
+        # the choices of the last event that are not objects, while others were (``unread``)
+        self._unread: list[str] = []
 
     # -- events
 
@@ -249,7 +251,14 @@ class Adapter:
             if isinstance(groq, dict) and isinstance(groq.get("usage"), dict):
                 usage = groq["usage"]
         leaves: list[tuple[int, dict[str, Any]]] = []
+        # a choice that is not an object is not read, the others are (E90); an event with no
+        # choice that is an object is not read at all
+        self._unread = []
+        some_object = any(isinstance(choice, dict) for choice in choices)
         for i, choice in enumerate(choices):
+            if some_object and not isinstance(choice, dict):
+                self._unread.append(f"choices[{i}] is not an object")
+                continue
             leaves.append(self._choice(event, usage, i, choice))
         self.finished_id.track(
             event.get("id"), lambda: any(c.finished for c in self.choices.values())
@@ -266,6 +275,12 @@ class Adapter:
             for index in self._targets():
                 leaves.append((index, failed))
         return leaves
+
+    def unread(self) -> list[str]:
+        """The parts of the event just read that could not be read while the rest of it was:
+        the details of its ``unreadable_event`` anomalies (``EventError`` in strict mode)."""
+        unread, self._unread = self._unread, []
+        return unread
 
     def end(self) -> list[tuple[int, dict[str, Any]]]:
         leaves: list[tuple[int, dict[str, Any]]] = []

@@ -20,7 +20,9 @@ use serde_json::value::RawValue;
 
 use super::{delta, Adapter, REASONING_FIELD, TOP_KEYS};
 use crate::engine::events::{kept_items_at, KeptItems};
-use crate::engine::providers::common::{arguments_part, list, s, FastLeaf, FastLeaves, Obj};
+use crate::engine::providers::common::{
+    arguments_part, list, s, FastLeaf, FastLeaves, Obj, Object,
+};
 use crate::engine::text::is_absent_text;
 use crate::engine::value::{Map, Value};
 
@@ -65,7 +67,7 @@ struct Chunk<'a> {
     #[serde(borrow, default)]
     service_tier: Text<'a>,
     #[serde(borrow)]
-    choices: Vec<ChunkChoice<'a>>,
+    choices: Vec<Object<ChunkChoice<'a>>>,
     #[serde(default)]
     usage: Option<OnlyNull>,
     /// read and not kept, as the generic path (a known top-level key)
@@ -80,7 +82,7 @@ struct ChunkChoice<'a> {
     #[serde(default)]
     index: i64,
     #[serde(borrow, default)]
-    delta: Option<Delta<'a>>,
+    delta: Option<Object<Delta<'a>>>,
     #[serde(borrow, default)]
     finish_reason: Text<'a>,
     /// kept whole (the leaf's `logprobs`), level 4 of the event: read by [`logprobs`] (a
@@ -107,7 +109,7 @@ struct Delta<'a> {
     #[serde(borrow, default)]
     refusal: Text<'a>,
     #[serde(borrow, default)]
-    tool_calls: Option<Vec<Call<'a>>>,
+    tool_calls: Option<Vec<Object<Call<'a>>>>,
 }
 
 /// An arguments fragment of a call already started at this index (no id, type or name).
@@ -122,7 +124,7 @@ struct Call<'a> {
     #[allow(dead_code)]
     kind: Option<OnlyNull>,
     #[serde(borrow)]
-    function: Function<'a>,
+    function: Object<Function<'a>>,
 }
 
 #[derive(Deserialize)]
@@ -180,7 +182,7 @@ type Typed<'a> = (
 fn typed_event<'a>(adapter: &mut Adapter, raw: &'a [u8]) -> Option<Typed<'a>> {
     // one UTF-8 check of the whole event, not one per string (invalid text: the generic path)
     let text = simdutf8::basic::from_utf8(raw).ok()?;
-    let chunk: Chunk<'a> = serde_json::from_str(text).ok()?;
+    let Object(chunk) = serde_json::from_str::<Object<Chunk<'a>>>(text).ok()?;
     if chunk.choices.is_empty() {
         return None; // a chunk for every choice: the generic path
     }
@@ -223,7 +225,7 @@ fn typed_event<'a>(adapter: &mut Adapter, raw: &'a [u8]) -> Option<Typed<'a>> {
         });
     }
     let mut leaves = FastLeaves::with_capacity(chunk.choices.len());
-    for (choice, mut kept_logprobs) in chunk.choices.into_iter().zip(kept) {
+    for (Object(choice), mut kept_logprobs) in chunk.choices.into_iter().zip(kept) {
         let state = adapter.choices.entry(choice.index).or_default();
         // the leaf's entries, in the generic path's order of work (state changes included);
         // built at the end, so that a bare text delta is never built as a leaf
