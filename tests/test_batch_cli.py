@@ -276,9 +276,9 @@ def test_a_bad_option_value_names_the_flag(
     with pytest.raises(SystemExit) as info:
         cli.main(["batch", log(tmp_path), "--event", "event"])
     assert info.value.code == 64
-    assert capsys.readouterr().err.splitlines()[-1] == (
+    assert capsys.readouterr().err == (
         "fastmerge batch: error: wrapper records need a stream key: pass --group-by (e.g. "
-        "--group-by stream_id)"
+        "--group-by stream_id) (see 'fastmerge batch --help')\n"
     )
 
 

@@ -53,8 +53,11 @@ def usage_error(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
         cli.main(list(argv))
     out, err = capsys.readouterr()
     assert (info.value.code, out) == (64, "")
-    assert err.startswith("usage: fastmerge batch")
-    return err.splitlines()[-1]
+    assert len(err.splitlines()) == 1, err  # one line, no usage text
+    assert err.startswith("fastmerge batch: error: ")
+    suffix = " (see 'fastmerge batch --help')\n"
+    assert err.endswith(suffix)
+    return err[: -len(suffix)]
 
 
 def stream_file(path: Path, text: str) -> str:
@@ -568,8 +571,9 @@ def test_bench_usage_errors(capsys: pytest.CaptureFixture[str], tmp_path: Path) 
     with pytest.raises(SystemExit) as info:
         cli.main(["bench", log(tmp_path), "--group-by", "a..b"])
     assert info.value.code == 64
-    assert capsys.readouterr().err.splitlines()[-1] == (
+    assert capsys.readouterr().err == (
         "fastmerge bench: error: --group-by 'a..b' has an empty segment"
+        " (see 'fastmerge bench --help')\n"
     )
 
 

@@ -147,8 +147,11 @@ def test_usage_errors_exit_64_in_flag_terms(
 ) -> None:
     proc = fastmerge_cli(backend_name, "merge", *args, "-")
     assert (proc.returncode, proc.stdout) == (64, b"")
-    assert proc.stderr.decode().endswith(f"fastmerge merge: error: {message}\n")
-    assert "=" not in proc.stderr.decode().splitlines()[-1]
+    # one line: the error in flag terms and where the usage is
+    assert proc.stderr.decode() == (
+        f"fastmerge merge: error: {message} (see 'fastmerge merge --help')\n"
+    )
+    assert "=" not in proc.stderr.decode()
 
 
 def test_undetectable_provider_names_the_flag(backend_name: str) -> None:

@@ -211,11 +211,13 @@ def _non_negative(text: str) -> int:
 
 class _Parser(argparse.ArgumentParser):
     """argparse with usage errors on :data:`EXIT_USAGE` (argparse's 2 means an incomplete
-    stream here), in the command line's terms."""
+    stream here), in the command line's terms: one stderr line, naming ``--help``."""
 
     def error(self, message: str) -> NoReturn:
-        self.print_usage(sys.stderr)
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {_flags(message)}\n")
+        self.exit(
+            EXIT_USAGE,
+            f"{self.prog}: error: {_flags(message)} (see '{self.prog} --help')\n",
+        )
 
 
 def build_parser() -> argparse.ArgumentParser:
