@@ -121,7 +121,7 @@ def test_sse_fields_and_end_of_stream() -> None:
 def test_empty_stream_is_an_error() -> None:
     # no event is an error, not an empty message (spec §6)
     for events, detail in (
-        ([], "no events"),
+        ([], "the input is empty"),
         (b"", "the input is empty"),
         ("", "the input is empty"),
         (b"\n\n", "the input is empty"),

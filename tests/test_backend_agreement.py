@@ -8,6 +8,7 @@
   readers (fast, generic via the hidden ``FASTMERGE_GENERIC_EVENTS`` switch, twin) must give
   the same messages or the same error. An array where an object belongs is never read as that
   object (E90): serde reads a struct from an array of its fields, the generic reader does not.
+- An empty input has one wording, whichever way it came (``errors.empty_input``).
 """
 
 from __future__ import annotations
@@ -301,3 +302,45 @@ def test_an_anthropic_event_or_delta_written_as_an_array_is_not_read(event: Any)
     assert [a["code"] for a in message.anomalies] == ["unreadable_event"]
     with pytest.raises(EventError, match="^event 4: "):
         fastmerge.aggregate(data, provider="anthropic", strict=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# The empty input: one wording
+
+
+def _finish_error(feed: list[Any]) -> str:
+    agg = fastmerge.Aggregator("openai-chat")
+    for data in feed:
+        try:
+            agg.feed(data)
+        except EventError:
+            pass  # a feed that raises reads nothing; the aggregator goes on
+    with pytest.raises(EventError) as info:
+        agg.finish()
+    return str(info.value)
+
+
+@pytest.mark.parametrize(
+    "feed", [[], [b""], [""], [b" \n\r\n"], ["\udcff"], [b"", "\ud800"]], ids=repr
+)
+def test_an_empty_input_is_worded_one_way(feed: list[Any]) -> None:
+    assert _finish_error(feed) == "no event could be read: the input is empty"
+    assert str(fastmerge.errors.empty_input()) == "no event could be read: the input is empty"
+
+
+def test_an_empty_list_of_events_is_the_empty_input() -> None:
+    with pytest.raises(EventError) as info:
+        fastmerge.aggregate([], provider="openai-chat")
+    assert str(info.value) == "no event could be read: the input is empty"
+    assert str(info.value) == str(fastmerge.errors.empty_input())
+
+
+@pytest.mark.parametrize("data", [b"", b"\n\n", b"  \n"], ids=repr)
+def test_an_empty_file_in_batch_is_the_empty_input(
+    backend_name: str, tmp_path: Path, data: bytes
+) -> None:
+    path = tmp_path / "empty.jsonl"
+    path.write_bytes(data)
+    (result,) = batch_module(backend_name).merge_logs(str(path))
+    assert result.error == "no event could be read: the input is empty"
+    assert result.error == str(fastmerge.errors.empty_input())

@@ -150,10 +150,10 @@ def test_a_log_of_wrapper_records_names_the_field_and_fastmerge_batch() -> None:
 
 
 def test_no_event_from_dicts_and_a_finished_aggregator() -> None:
-    assert no_event([]) == "no events"
+    assert no_event([]) == "the input is empty"
     agg = fastmerge.Aggregator(P)
     assert agg.snapshot().status == "incomplete"  # before any event: an empty message
-    with pytest.raises(EventError, match="^no event could be read: no events$"):
+    with pytest.raises(EventError, match="^no event could be read: the input is empty$"):
         agg.finish()
     with pytest.raises(AggregatorClosedError, match="no event could be read"):
         agg.feed(jsonl(STREAM))
@@ -169,7 +169,7 @@ def test_no_event_from_dicts_and_a_finished_aggregator() -> None:
     ("data", "line"),
     [
         (gzip.compress(b'{"choices": []}\n'), "gzip-compressed input: decompress it first"),
-        (b"", "no events"),  # the command feeds no block at all
+        (b"", "the input is empty"),  # the command feeds no block at all
         (b"1\n2\n", "event 1: an event must be a JSON object, not number"),
     ],
 )

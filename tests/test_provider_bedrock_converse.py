@@ -263,7 +263,7 @@ def test_cut_between_blocks_is_incomplete_without_anomaly() -> None:
 
 def test_empty_stream_is_an_error() -> None:
     # no event is an error, not an empty message (spec §6)
-    with pytest.raises(EventError, match="^no event could be read: no events$"):
+    with pytest.raises(EventError, match="^no event could be read: the input is empty$"):
         fastmerge.aggregate([], P)
 
 

@@ -579,7 +579,7 @@ def test_prompt_feedback_without_block_is_kept() -> None:
 
 def test_no_event_at_all() -> None:
     # an error, not an empty message (spec §6); a snapshot before any event is empty
-    with pytest.raises(EventError, match="^no event could be read: no events$"):
+    with pytest.raises(EventError, match="^no event could be read: the input is empty$"):
         agg([])
     m = fastmerge.Aggregator(P).snapshot()
     assert m.status == "incomplete" and list(m.parts) == []

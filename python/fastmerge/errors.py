@@ -130,6 +130,13 @@ def no_events(detail: str) -> EventError:
     return EventError(0, detail)
 
 
+def empty_input() -> EventError:
+    """:func:`no_events` for a stream with nothing in it: no event, no byte but blanks. One
+    wording whatever the input was (an empty list, empty bytes, a file of blank lines, a
+    ``feed`` that raised before any byte was read) and on both backends."""
+    return no_events("the input is empty")
+
+
 def too_large_sum(event: int) -> EventError:
     """Usage counts that add up beyond 64 bits (the engine's ints are 64-bit; the twin checks
     the same bound so both backends agree)."""

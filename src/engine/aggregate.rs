@@ -25,6 +25,9 @@ pub enum AggError {
     Event { event: usize, detail: String },
     /// `fastmerge.errors.no_events(detail)`: a stream with no event read from it (spec §6).
     NoEvents(String),
+    /// `fastmerge.errors.empty_input()`: a stream with nothing in it, no event and no byte
+    /// but blanks (one wording, from `fastmerge.errors`, whatever the input was).
+    EmptyInput,
     /// `fastmerge.errors.too_large_sum(event)`: usage counts that add up beyond 64 bits.
     TooLargeSum { event: usize },
     /// `strict=True`: `fastmerge.errors.AnomalyError(code, detail)`.
@@ -246,14 +249,11 @@ impl AggregatorCore {
             // nothing to merge is an error, not an empty message (spec §6)
             self.closed = Some("no event could be read".to_owned());
             let detail = match (self.first_bad.take(), cut) {
-                (Some(bad), _) => bad,
-                (None, Some(cut)) => cut,
-                (None, None) => match &self.transport {
-                    Some(transport) => transport.diagnosis(),
-                    None => "no events".to_owned(),
-                },
+                (Some(bad), _) => Some(bad),
+                (None, Some(cut)) => Some(cut),
+                (None, None) => self.transport.as_ref().and_then(Transport::diagnosis),
             };
-            return Err(AggError::NoEvents(detail));
+            return Err(detail.map_or(AggError::EmptyInput, AggError::NoEvents));
         }
         if let Some(adapter) = self.adapter.as_mut() {
             let leaves = adapter.end();

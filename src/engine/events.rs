@@ -561,8 +561,9 @@ impl Transport {
         tail
     }
 
-    /// What the stream's first bytes were, for an input with no event in it.
-    pub fn diagnosis(&self) -> String {
+    /// What the stream's first bytes were, for an input with no event in it; None for an
+    /// input of nothing but blanks (the empty input, worded by `fastmerge.errors`).
+    pub fn diagnosis(&self) -> Option<String> {
         diagnose(&self.head, self.total)
     }
 
@@ -866,8 +867,10 @@ fn string_stop(buf: &[u8], mut pos: usize) -> usize {
 }
 
 /// What an input with no event in it was, from its first bytes (`head`) and its length: the
-/// detail of the aggregator's "no event could be read" error (the twin's `diagnose`).
-pub fn diagnose(head: &[u8], total: usize) -> String {
+/// detail of the aggregator's "no event could be read" error (the twin's `diagnose`); None
+/// for an input of nothing but blanks, which the aggregator calls empty
+/// ([`crate::engine::aggregate::AggError::EmptyInput`]).
+pub fn diagnose(head: &[u8], total: usize) -> Option<String> {
     const MAGIC: [(&[u8], &str); 5] = [
         (b"\x1f\x8b", "gzip"),
         (b"\x28\xb5\x2f\xfd", "zstd"),
@@ -877,7 +880,7 @@ pub fn diagnose(head: &[u8], total: usize) -> String {
     ];
     for (magic, name) in MAGIC {
         if head.starts_with(magic) {
-            return format!("{name}-compressed input: decompress it first");
+            return Some(format!("{name}-compressed input: decompress it first"));
         }
     }
     // a cut UTF-8 sequence at the end of the head is still text
@@ -889,11 +892,11 @@ pub fn diagnose(head: &[u8], total: usize) -> String {
     let head = head.strip_prefix(BOM).unwrap_or(head);
     let text = trim_ws(head);
     if text.is_empty() {
-        return "the input is empty".to_owned();
+        return None;
     }
     let printable = |c: &u8| *c >= 0x20 || matches!(c, b'\t' | b'\r' | b'\n' | 0x0c);
     if !valid || !head.iter().all(printable) {
-        return "binary input, not provider events".to_owned();
+        return Some("binary input, not provider events".to_owned());
     }
     let line = trim_ws(text.split(|c| *c == b'\n').next().unwrap_or(text));
     let looks_like_path = whole
@@ -907,12 +910,14 @@ pub fn diagnose(head: &[u8], total: usize) -> String {
             .iter()
             .any(|ext| text.ends_with(ext.as_bytes())));
     if looks_like_path {
-        return "the input is text that looks like a file path, not a stream; pass a \
-                pathlib.Path to read a file"
-            .to_owned();
+        return Some(
+            "the input is text that looks like a file path, not a stream; pass a \
+             pathlib.Path to read a file"
+                .to_owned(),
+        );
     }
-    match parse(line) {
+    Some(match parse(line) {
         Err(err) if err.0 != NOT_JSON => err.0,
         _ => "no JSON object, JSON array or SSE data: line in the input".to_owned(),
-    }
+    })
 }

@@ -551,6 +551,7 @@ pub(crate) fn agg_error(py: Python<'_>, err: AggError) -> PyErr {
             build(py, "anomaly", (code, detail).into_pyobject(py))
         }
         AggError::NoEvents(detail) => build(py, "no_events", (detail,).into_pyobject(py)),
+        AggError::EmptyInput => build(py, "empty_input", Ok(PyTuple::empty(py))),
         AggError::TooLargeSum { event } => build(py, "too_large_sum", (event,).into_pyobject(py)),
         AggError::Closed(reason) => build(py, "closed", (reason,).into_pyobject(py)),
         AggError::Engine(text) => {

@@ -145,15 +145,10 @@ class AggregatorCore:
         if self.read == 0:
             # nothing to merge is an error, not an empty message (spec §6)
             self.closed = "no event could be read"
-            if self.first_bad is not None:
-                detail = self.first_bad
-            elif cut is not None:
-                detail = cut
-            elif self.transport is not None:
+            detail = self.first_bad or cut
+            if detail is None and self.transport is not None:
                 detail = self.transport.diagnosis()
-            else:
-                detail = "no events"
-            raise errors.no_events(detail)
+            raise errors.empty_input() if detail is None else errors.no_events(detail)
         if self.adapter is not None:
             self._fold_all(self.adapter.end())
         if cut is not None:

@@ -258,8 +258,9 @@ class Transport:
         self.pos = 0
         return tail
 
-    def diagnosis(self) -> str:
-        """What the stream's first bytes were, for an input with no event in it."""
+    def diagnosis(self) -> str | None:
+        """What the stream's first bytes were, for an input with no event in it; None for an
+        input of nothing but blanks (the empty input, worded by :func:`errors.empty_input`)."""
         return diagnose(self.head, self.total)
 
     # -- server-sent events
@@ -416,9 +417,10 @@ _PATH_ENDINGS = (b".json", b".jsonl", b".ndjson", b".sse", b".txt", b".log", b".
 _CONTROL = bytes(c for c in range(32) if c not in (9, 10, 12, 13))
 
 
-def diagnose(head: bytes, total: int) -> str:
+def diagnose(head: bytes, total: int) -> str | None:
     """What an input with no event in it was, from its first bytes (``head``) and its length:
-    the detail of the aggregator's "no event could be read" error."""
+    the detail of the aggregator's "no event could be read" error; None for an input of
+    nothing but blanks, which the aggregator calls empty (``errors.empty_input``)."""
     for magic, name in _MAGIC:
         if head.startswith(magic):
             return f"{name}-compressed input: decompress it first"
@@ -433,7 +435,7 @@ def diagnose(head: bytes, total: int) -> str:
         head = head[3:]
     text = head.strip(_WS)
     if not text:
-        return "the input is empty"
+        return None
     if not valid or any(c in _CONTROL for c in head):
         return "binary input, not provider events"
     line = text.split(b"\n", 1)[0].strip(_WS)
