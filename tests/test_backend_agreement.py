@@ -9,6 +9,7 @@
   the same messages or the same error. An array where an object belongs is never read as that
   object (E90): serde reads a struct from an array of its fields, the generic reader does not.
 - An empty input has one wording, whichever way it came (``errors.empty_input``).
+- ``merge_all`` hashes no key of the first item again (openJiuwen's ``dict.copy()`` does not).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import orjson
 import pytest
 from _batch import batch_module, dumped, lines, wrap
 from _corpus import CORPUS
-from conftest import AGGREGATES, outcome
+from conftest import AGGREGATES, load_openjiuwen, outcome
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -344,3 +345,45 @@ def test_an_empty_file_in_batch_is_the_empty_input(
     (result,) = batch_module(backend_name).merge_logs(str(path))
     assert result.error == "no event could be read: the input is empty"
     assert result.error == str(fastmerge.errors.empty_input())
+
+
+# ---------------------------------------------------------------------------------------------
+# merge_all: the first item's keys are hashed once, when it was built
+
+
+class _OnceKey(str):
+    """A str key whose ``__hash__`` works ``uses`` times, then raises (a key whose hash breaks
+    after it went into a dict)."""
+
+    uses: int
+
+    def __new__(cls, text: str, uses: int = 1) -> _OnceKey:
+        key = super().__new__(cls, text)
+        key.uses = uses
+        return key
+
+    def __hash__(self) -> int:
+        if self.uses <= 0:
+            raise RuntimeError(f"{str(self)!r} hashed again")
+        self.uses -= 1
+        return str.__hash__(self)
+
+
+def _items_with_once_keys() -> list[list[Any]]:
+    return [
+        [{_OnceKey("k"): "v", "a": "1"}, {"a": "2"}, {"a": "3", "b": [1]}],
+        [{_OnceKey("k"): [1], "m": {_OnceKey("n"): 1, "x": "p"}}, {"m": {"x": "q"}}, {"m": None}],
+        [{"m": {_OnceKey("n"): {"deep": "d"}, "x": "p"}}, {"m": {"x": "q", "y": {}}}],
+        [{_OnceKey("k"): "v"}, {"a": "1"}],
+    ]
+
+
+@pytest.mark.parametrize("case", range(len(_items_with_once_keys())))
+def test_merge_all_never_hashes_the_first_items_keys_again(case: int) -> None:
+    items = _items_with_once_keys()[case]
+    reference = _items_with_once_keys()[case]  # keys of their own (each hashes once)
+    openjiuwen = load_openjiuwen()
+    expected = reference[0]
+    for item in reference[1:]:
+        expected = openjiuwen.merge_parser_content(expected, item)
+    assert repr(fastmerge.merge_all(items)) == repr(expected)

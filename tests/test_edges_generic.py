@@ -132,4 +132,4 @@ def test_merge_all_hashes_the_first_items_keys_at_most_once(backend_module: Modu
     assert merged == {"a": "xy", "b": [1, 2], "c": {"d": "ef"}}
     # the dict stored their hashes: a merge may hash a key again once (for its result), not
     # once to read it and once more to build the result
-    assert max(CountedKey.calls.values()) == 1, CountedKey.calls
+    assert max(CountedKey.calls.values(), default=0) <= 1, CountedKey.calls

@@ -10,7 +10,7 @@ use smallvec::SmallVec;
 
 use crate::engine::error::{EngineError, OptionError, PathItem};
 use crate::engine::host::{Class, Host, Kind};
-use crate::engine::nodes::{DictAcc, ListAcc, Node, Side};
+use crate::engine::nodes::{DictAcc, Found, ListAcc, Node, Side};
 use crate::engine::text::is_absent_text;
 
 /// How many dict levels one merge may descend; deeper input gives `EngineError::DepthLimit`.
@@ -151,27 +151,22 @@ pub fn merge_logprobs<H: Host>(host: &H, left: H::Obj, right: H::Obj) -> Result<
         return Ok(left);
     }
     if lc.is(Kind::Dict) && rc.is(Kind::Dict) {
-        // `merged = dict(left)`, then per right key: list + list concatenates, else right.
-        let mut merged = DictAcc::open(host, host.dict_items(&host.dict_of(&left)?)?)?;
+        // `merged = dict(left)`, then per right key: list + list concatenates, else right
+        // (left's keys are not hashed again: the copy keeps their hashes).
+        let mut merged = host.dict_of(&left)?;
         for (key, right_value) in host.dict_items(&right)? {
-            match merged.find(host, &key)? {
-                (Some(i), _) => {
-                    // An opened dict holds leaves only.
-                    let value = match &merged.vals[i] {
-                        Node::Leaf(left_value)
-                            if host.class(left_value).is(Kind::List)
-                                && host.class(&right_value).is(Kind::List) =>
-                        {
-                            host.add(left_value, &right_value)?
-                        }
-                        _ => right_value,
-                    };
-                    merged.vals[i] = Node::Leaf(value);
+            let value = match host.lookup(&merged, &key)? {
+                Some(left_value)
+                    if host.class(&left_value).is(Kind::List)
+                        && host.class(&right_value).is(Kind::List) =>
+                {
+                    host.add(&left_value, &right_value)?
                 }
-                (None, hash) => merged.push_hashed(key, hash, Node::Leaf(right_value)),
-            }
+                _ => right_value,
+            };
+            host.set_item(&mut merged, key, value)?;
         }
-        return Walk::new(host, Config::OPENJIUWEN).finish(Node::Dict(Box::new(merged)));
+        return Ok(merged);
     }
     if lc.is(Kind::List) && rc.is(Kind::List) {
         return host.add(&left, &right);
@@ -238,27 +233,15 @@ impl<'h, H: Host> Walk<'h, H> {
                 self.host.new_list(items)
             }
             Node::Dict(acc) => {
+                // The copy holds every unchanged entry already: set the changed ones (under
+                // the key that changed them: an equal key keeps its place and its key) and
+                // append the new ones, in order.
                 let acc = *acc;
-                if let Some(mut result) = acc.base {
-                    // The copy holds every unchanged entry already: set the changed ones
-                    // (under the key that changed them) and append the new ones.
-                    let mut changed = acc.changed.into_iter();
-                    for (key, value) in acc.keys.into_iter().zip(acc.vals) {
-                        match changed.next() {
-                            Some(None) => {}
-                            Some(Some(by)) => {
-                                self.host.set_item(&mut result, by, self.finish(value)?)?
-                            }
-                            None => self.host.set_item(&mut result, key, self.finish(value)?)?,
-                        }
-                    }
-                    return Ok(result);
-                }
-                let mut pairs = Vec::with_capacity(acc.keys.len());
+                let mut result = acc.base;
                 for (key, value) in acc.keys.into_iter().zip(acc.vals) {
-                    pairs.push((key, self.finish(value)?));
+                    self.host.set_item(&mut result, key, self.finish(value)?)?;
                 }
-                self.host.new_dict(pairs)
+                Ok(result)
             }
         }
     }
@@ -559,12 +542,20 @@ impl<'h, H: Host> Walk<'h, H> {
         let host = self.host;
         for (key, right_value) in host.dict_items(&right)? {
             match acc.find(host, &key)? {
-                (Some(i), _) => {
+                Found::Entry(i) => {
                     let left_value = std::mem::replace(&mut acc.vals[i], Node::placeholder());
-                    let merged = self.fold(Some(key.clone()), left_value, right_value, depth)?;
-                    acc.replace(i, key, merged);
+                    acc.vals[i] = self.fold(Some(key), left_value, right_value, depth)?;
                 }
-                (None, hash) => acc.push_hashed(key, hash, Node::Leaf(right_value)),
+                Found::Base(left_value, hash) => {
+                    let merged = self.fold(
+                        Some(key.clone()),
+                        Node::Leaf(left_value),
+                        right_value,
+                        depth,
+                    )?;
+                    acc.push_hashed(key, hash, merged);
+                }
+                Found::New(hash) => acc.push_hashed(key, hash, Node::Leaf(right_value)),
             }
         }
         Ok(Node::Dict(acc))
@@ -667,8 +658,8 @@ impl<'h, H: Host> Walk<'h, H> {
         let left_id = match node {
             Node::Dict(acc) => {
                 let key = host.str_obj("id");
-                match acc.find(host, &key)?.0 {
-                    Some(i) => match &acc.vals[i] {
+                match acc.find(host, &key)? {
+                    Found::Entry(i) => match &acc.vals[i] {
                         Node::Leaf(value) => Some(value.clone()),
                         // A builder (never under an atomic key, so never in practice) is
                         // neither absent nor equal to any id, as in the twin.
@@ -677,7 +668,8 @@ impl<'h, H: Host> Walk<'h, H> {
                             return Ok(right_id.is_none_or(|r| self.absent(&r)));
                         }
                     },
-                    None => None,
+                    Found::Base(value, _) => Some(value),
+                    Found::New(_) => None,
                 }
             }
             Node::Leaf(dict) => host.dict_get_str(dict, "id")?,

@@ -67,9 +67,16 @@ impl<O> ListAcc<O> {
 /// Below this many keys a linear scan over the cached hashes beats a hash map.
 const SCAN_LIMIT: usize = 12;
 
-/// An exact dict still growing: entries in first-insertion order, found by Python dict
-/// semantics (equal hash, then identity or `==`).
+/// An exact dict still growing: a private copy of the dict it started from (`dict(d)`, which
+/// keeps the hashes the dict stored), and the entries a merge changed or added since, in the
+/// order first touched. The copied keys are never hashed again (openJiuwen's `left.copy()`
+/// does not, and a key's `__hash__` may fail or change after its insertion): a key of the
+/// right side is looked up among the entries, then in the copy, by its own hash.
 pub(crate) struct DictAcc<O> {
+    /// The copy: it becomes the result, with the entries below set into it.
+    pub(crate) base: O,
+    /// Changed or added entries: the key (the right side's key that first touched it, hashed
+    /// once here) and its value.
     pub(crate) keys: Vec<O>,
     pub(crate) vals: Vec<Node<O>>,
     hashes: Vec<i64>,
@@ -77,57 +84,34 @@ pub(crate) struct DictAcc<O> {
     /// Where the scan starts: just after the last key found. Deltas of one stream repeat
     /// their keys in one order, so the next key is usually the next entry.
     hint: std::cell::Cell<usize>,
-    /// For an accumulator opened from an existing dict: a private copy of it (`dict(d)`,
-    /// which keeps the hashes the dict stored). It becomes the result, so finishing sets only
-    /// the entries a merge changed or added and never hashes the copied keys a second time.
-    pub(crate) base: Option<O>,
-    /// Per copied entry, the key a merge changed it under (the right side's key, already
-    /// hashed by that lookup), or `None` while it is unchanged.
-    pub(crate) changed: Vec<Option<O>>,
+}
+
+/// Where [`DictAcc::find`] found a key.
+pub(crate) enum Found<O> {
+    /// Among the changed or added entries, at this position.
+    Entry(usize),
+    /// In the copy, unchanged so far: its value, and the key's hash.
+    Base(O, i64),
+    /// Nowhere: the key's hash (for [`DictAcc::push_hashed`]).
+    New(i64),
 }
 
 impl<O: Clone> DictAcc<O> {
-    /// The entries of an existing exact dict.
-    pub(crate) fn open<H: Host<Obj = O>>(host: &H, pairs: Vec<(O, O)>) -> Result<Self, H::Err> {
-        let mut acc = DictAcc {
-            keys: Vec::with_capacity(pairs.len()),
-            vals: Vec::with_capacity(pairs.len()),
-            hashes: Vec::with_capacity(pairs.len()),
+    /// An existing exact dict, to be extended: a copy of it is the result to be.
+    pub(crate) fn open_copy<H: Host<Obj = O>>(host: &H, dict: &O) -> Result<Self, H::Err> {
+        Ok(DictAcc {
+            base: host.dict_of(dict)?,
+            keys: Vec::new(),
+            vals: Vec::new(),
+            hashes: Vec::new(),
             by_hash: None,
             hint: std::cell::Cell::new(0),
-            base: None,
-            changed: Vec::new(),
-        };
-        for (key, value) in pairs {
-            let hash = host.key_hash(&key)?;
-            acc.push_hashed(key, hash, Node::Leaf(value));
-        }
-        Ok(acc)
+        })
     }
 
-    /// An existing exact dict, to be extended: its copy is the result to be (see `base`).
-    pub(crate) fn open_copy<H: Host<Obj = O>>(host: &H, dict: &O) -> Result<Self, H::Err> {
-        let copy = host.dict_of(dict)?;
-        let mut acc = Self::open(host, host.dict_items(&copy)?)?;
-        acc.changed = vec![None; acc.keys.len()];
-        acc.base = Some(copy);
-        Ok(acc)
-    }
-
-    /// Entry `i` now holds `value`, merged under `key`.
-    pub(crate) fn replace(&mut self, i: usize, key: O, value: Node<O>) {
-        if let Some(slot) = self.changed.get_mut(i) {
-            *slot = Some(key);
-        }
-        self.vals[i] = value;
-    }
-
-    /// The position of `key`, if present, and its hash (for a following `push`).
-    pub(crate) fn find<H: Host<Obj = O>>(
-        &self,
-        host: &H,
-        key: &O,
-    ) -> Result<(Option<usize>, i64), H::Err> {
+    /// Where `key` is: among the entries (by its hash, then identity or `==`), else in the
+    /// copy (a dict lookup, by the hashes the copy stored), else nowhere.
+    pub(crate) fn find<H: Host<Obj = O>>(&self, host: &H, key: &O) -> Result<Found<O>, H::Err> {
         let hash = host.key_hash(key)?;
         match &self.by_hash {
             None => {
@@ -136,7 +120,7 @@ impl<O: Clone> DictAcc<O> {
                 for i in (start..len).chain(0..start.min(len)) {
                     if self.hashes[i] == hash && host.eq(&self.keys[i], key)? {
                         self.hint.set(i + 1);
-                        return Ok((Some(i), hash));
+                        return Ok(Found::Entry(i));
                     }
                 }
             }
@@ -144,13 +128,16 @@ impl<O: Clone> DictAcc<O> {
                 if let Some(candidates) = map.get(&hash) {
                     for &i in candidates {
                         if host.eq(&self.keys[i], key)? {
-                            return Ok((Some(i), hash));
+                            return Ok(Found::Entry(i));
                         }
                     }
                 }
             }
         }
-        Ok((None, hash))
+        Ok(match host.lookup(&self.base, key)? {
+            Some(value) => Found::Base(value, hash),
+            None => Found::New(hash),
+        })
     }
 
     pub(crate) fn push_hashed(&mut self, key: O, hash: i64, value: Node<O>) {
