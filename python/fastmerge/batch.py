@@ -8,7 +8,11 @@ stream alone.
 
 Inputs (``paths``), in this order: each path as given; a directory's files (recursively,
 skipping names that start with ``.``) and a glob's matches sorted by path; ``"-"`` is standard
-input. Compression (gzip, zstd, bzip2, xz) is told by a file's first bytes, never by its name.
+input; an fsspec URL (``s3://``, ``gs://``, ``az://``, ``https://``, ``memory://``, globs and
+prefixes too; the ``fastmerge[fsspec]`` extra) is read where it lives, streamed, with the same
+results and errors as a local copy, named by its URL (``storage_options``: the filesystem's
+options, e.g. ``{"endpoint_url": ...}``; see :mod:`fastmerge._remote`). Compression (gzip,
+zstd, bzip2, xz) is told by a file's first bytes, never by its name.
 
 Two shapes of log:
 
@@ -48,7 +52,7 @@ import re
 import stat
 from typing import IO, TYPE_CHECKING, Any, Iterable, Literal, Sequence
 
-from . import _backend
+from . import _backend, _remote
 from . import errors as _errors
 from ._types import Provider, SignatureMerge, UsageMerge
 
@@ -90,6 +94,7 @@ _GLOB = frozenset("*?[")
 def expand_paths(
     paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
     skipped: list[str] | None = None,
+    storage_options: dict[str, Any] | None = None,
 ) -> list[str]:
     """The input files of ``paths``, in order: a file as given; a directory's files,
     recursively, sorted by path (names starting with ``.`` are skipped; links to files and
@@ -99,7 +104,10 @@ def expand_paths(
 
     Inside a directory, a file or directory already reached another way (a link back to a
     directory above it, a cycle; or a second link to the same place) is read once: each one
-    left out is appended to ``skipped`` as ``"PATH: reason"``."""
+    left out is appended to ``skipped`` as ``"PATH: reason"``.
+
+    An fsspec URL is expanded the same way in its store (:func:`fastmerge._remote.expand`,
+    with ``storage_options``)."""
     if skipped is None:
         skipped = []
     if isinstance(paths, (str, os.PathLike)):
@@ -109,7 +117,9 @@ def expand_paths(
         path = os.fspath(item)
         if not isinstance(path, str):
             raise _errors.wrong_type("a path", "a str or os.PathLike[str]", item)
-        if path != "-" and os.path.isdir(path):
+        if _remote.is_url(path):
+            out.extend(_remote.expand(path, storage_options))
+        elif path != "-" and os.path.isdir(path):
             found = _directory_files(path, skipped)
             if not found:
                 raise _errors.batch_option(f"{path}: the directory holds no file")
@@ -333,6 +343,7 @@ def merge_logs(
     strict: bool = False,
     signature_merge: SignatureMerge = "replace",
     usage: UsageMerge = "merge",
+    storage_options: dict[str, Any] | None = None,
 ) -> Batch:
     """Merge the streams logged in ``paths`` (see the module docstring): a :class:`Batch`
     yielding one :class:`StreamResult` per stream as streams end.
@@ -340,25 +351,33 @@ def merge_logs(
     ``jobs`` threads read (0: all cores; the twin always uses one); ``max_open_streams``
     bounds the streams open at once (0: no bound; more is a ``BatchError`` naming the line).
     ``provider``, ``strict``, ``signature_merge`` and ``usage`` are :class:`fastmerge.Aggregator`'s.
+    ``storage_options`` go to fsspec for the URLs among ``paths``.
     """
     if errors not in ERROR_MODES:
         raise _errors.invalid_option("errors", errors, ERROR_MODES)
     if errors_file is not None and errors != "collect":
         raise _errors.batch_option("errors_file needs errors='collect'")
     skipped: list[str] = []
-    core = _Core(
-        expand_paths(paths, skipped),
-        group_by,
-        event,
-        order_by,
-        provider,
-        strict,
-        signature_merge,
-        usage,
-        jobs,
-        max_open_streams,
-    )
-    run = Batch(core, errors, errors_file)
+    inputs = expand_paths(paths, skipped, storage_options)
+
+    def core(files: list[str]) -> Any:
+        return _Core(
+            files,
+            group_by,
+            event,
+            order_by,
+            provider,
+            strict,
+            signature_merge,
+            usage,
+            jobs,
+            max_open_streams,
+        )
+
+    if any(_remote.is_url(path) for path in inputs):
+        run = Batch(_remote.RemoteCore(core, inputs, storage_options), errors, errors_file)
+    else:
+        run = Batch(core(inputs), errors, errors_file)
     run.skipped = skipped
     return run
 

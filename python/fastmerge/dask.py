@@ -34,7 +34,7 @@ from functools import partial
 from operator import itemgetter
 from typing import IO, Any, Iterable, Iterator, Literal
 
-from . import _backend
+from . import _backend, _remote
 from . import batch as _batch
 from . import errors as _errors
 from ._types import Provider, SignatureMerge, UsageMerge
@@ -85,6 +85,8 @@ class _Job:
         self.buckets = buckets
         #: False: each file is one stream (``group_by`` auto or file)
         self.records = options["group_by"] not in ("auto", "file")
+        #: fsspec's options for the URLs among ``paths`` (each task opens its own)
+        self.storage_options: dict[str, Any] | None = None
 
     def batch(self) -> Any:
         """``fastmerge.batch`` on the job's backend (imported again in a worker process)."""
@@ -144,9 +146,15 @@ def _split(job: _Job, file: int) -> list[tuple[int, Fragment]]:
     while job.hold is not None and not os.path.exists(job.hold):
         time.sleep(0.05)
     o = job.options
-    parts = job.batch()._split_file(
-        job.paths[file], o["group_by"], o["event"], o["order_by"], job.buckets
-    )
+
+    def split(path: str) -> Any:
+        return job.batch()._split_file(path, o["group_by"], o["event"], o["order_by"], job.buckets)
+
+    path = job.paths[file]
+    if _remote.is_url(path):
+        parts = _remote.read_with(split, path, job.storage_options)
+    else:
+        parts = split(path)
     return [(bucket, Fragment(file, *rest)) for bucket, *rest in parts]
 
 
@@ -227,7 +235,11 @@ def _aggregate(job: _Job, fragments: list[Fragment]) -> list[tuple[tuple[int, in
 
 def _whole_file(job: _Job, file: int) -> list[tuple[tuple[int, int, int], Any]]:
     """A file that is one stream (``group_by`` auto or file): its item, at its place."""
-    core = job.core([job.paths[file]], "file")
+    path = job.paths[file]
+    if _remote.is_url(path):
+        core = _remote.RemoteCore(partial(job.core, group_by="file"), [path], job.storage_options)
+    else:
+        core = job.core([path], "file")
     items = []
     while True:
         try:
@@ -327,6 +339,7 @@ def merge_logs(
     jobs: int = 1,
     shuffle: Literal["groupby", "foldby"] = "groupby",
     backend: str | None = None,
+    storage_options: dict[str, Any] | None = None,
 ) -> DaskBatch:
     """:func:`fastmerge.batch.merge_logs` on Dask (the current client's cluster, or any Dask
     scheduler): the same results in the same order. The options are that function's (no
@@ -334,7 +347,9 @@ def merge_logs(
     aggregate tasks (0: as many as input files), ``jobs`` the core's threads in each task,
     ``shuffle`` how fragments meet (``"groupby"``: a shuffle; ``"foldby"``: combine per
     partition, then across); ``backend`` (``"rust"`` or ``"python"``; None: the selected one)
-    the cores the tasks run. The paths must be readable from every worker.
+    the cores the tasks run. The paths must be readable from every worker: local files on a
+    shared file system, or fsspec URLs (``s3://...``; ``storage_options`` go to fsspec there),
+    which each task streams from the store itself.
 
     ``paths`` may instead be a Dask Bag of log lines (``str`` or ``bytes``, one record each;
     it needs a ``group_by`` key): each partition is read as an input file named
@@ -359,12 +374,18 @@ def merge_logs(
     )
     if isinstance(paths, bag.Bag):
         return _merge_bag(paths, errors, errors_file, buckets, backend, shuffle, options)
-    expanded = _batch.expand_paths(paths)
+    expanded = _batch.expand_paths(paths, storage_options=storage_options)
     if "-" in expanded:
         raise _errors.batch_option("standard input cannot be read on a cluster: pass files")
     job = _Job(expanded, options, max(buckets or len(expanded), 1), backend)
+    job.storage_options = storage_options
     # the single-machine core checks the options and the paths, with its errors
-    total = job.core(expanded).progress()[1]
+    if any(_remote.is_url(path) for path in expanded):
+        check = _remote.RemoteCore(job.core, expanded, storage_options)
+        total = check.progress()[1]
+        check.close()
+    else:
+        total = job.core(expanded).progress()[1]
     files = bag.from_sequence(range(len(expanded)), npartitions=max(len(expanded), 1))
     if not job.records:
         items = files.map(partial(_whole_file, job)).flatten()

@@ -174,6 +174,12 @@ def too_many_streams(limit: int, source: str, line: int) -> BatchError:
     )
 
 
+def remote_error(source: str, reason: str) -> BatchError:
+    """A batch input at a URL (``fastmerge[fsspec]``) that cannot be listed, opened or read;
+    ``reason`` says why: no such object or bucket, no credentials, access refused, ..."""
+    return BatchError(f"{source}: {reason}")
+
+
 def batch_option(detail: str) -> BatchError:
     """A batch option that cannot be used (a path's syntax, options that exclude each other,
     a provider or rule name that is not known)."""
