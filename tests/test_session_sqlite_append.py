@@ -60,3 +60,19 @@ def test_a_single_append_is_one_statement(tmp_path: Path) -> None:
     assert other.load("a") == [Event(1, 1, "user", 1, "{}")]
     other.close()
     store.close()
+
+
+def test_a_single_append_seeks_the_last_row(tmp_path: Path) -> None:
+    """The statement finds the session's last row by one index seek (ORDER BY seq DESC LIMIT
+    1), not by scanning the session's rows (an aggregate with conditions on it would): an
+    append costs the same on the 1st and the 100,000th event."""
+    store = SQLiteStore(str(tmp_path / "s.db"))
+    values = ("a", 1, "user", 1, "{}", "a")
+    plan = store._db.execute("EXPLAIN QUERY PLAN " + sqlite_store._INSERT_ONE, values).fetchall()
+    details = [row[3] for row in plan]
+    events = [d for d in details if "fastmerge_events" in d]
+    assert events == [
+        "SEARCH fastmerge_events USING INDEX sqlite_autoindex_fastmerge_events_1 (session_id=?)"
+    ]
+    assert not any(d.startswith("USE TEMP B-TREE") for d in details)
+    store.close()

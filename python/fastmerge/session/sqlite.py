@@ -34,18 +34,19 @@ _SCHEMA = (
     " PRIMARY KEY (session_id, seq))",
 )
 _INSERT = "INSERT INTO fastmerge_events VALUES (?, ?, ?, ?, ?, ?)"
-# One event in one statement: numbered after the session's last row (max()'s bare column
-# ``turn`` is that row's turn) and committed by itself (autocommit). A writing statement
+# One event in one statement: numbered after the session's last row (one index seek: the
+# row of the highest seq) and committed by itself (autocommit). A writing statement
 # takes the write lock before it reads, as BEGIN IMMEDIATE does, so concurrent appenders
 # still serialize; it saves the three round trips of BEGIN, SELECT and COMMIT.
 # (Plain ``?`` placeholders, the session id bound twice: see the module's docstring.)
 _INSERT_ONE = (
     "INSERT INTO fastmerge_events (session_id, seq, turn, kind, version, data)"
-    " SELECT ?, coalesce(max(seq), 0) + 1, coalesce(turn, 0) + ?, ?, ?, ?"
-    " FROM fastmerge_events WHERE session_id = ?"
+    " SELECT ?, coalesce(last.seq, 0) + 1, coalesce(last.turn, 0) + ?, ?, ?, ?"
+    " FROM (SELECT 1) LEFT JOIN (SELECT seq, turn FROM fastmerge_events WHERE session_id = ?"
+    " ORDER BY seq DESC LIMIT 1) AS last"
     # nothing is inserted after a damaged last row (append's general path then names it)
-    " HAVING max(seq) IS NULL OR (typeof(max(seq)) = 'integer' AND max(seq) > 0"
-    " AND typeof(turn) = 'integer' AND turn >= 0)"
+    " WHERE last.seq IS NULL OR (typeof(last.seq) = 'integer' AND last.seq > 0"
+    " AND typeof(last.turn) = 'integer' AND last.turn >= 0)"
     " RETURNING seq, turn"
 )
 _LOAD = (
