@@ -118,6 +118,15 @@ cargo-test: ## cargo test of the engine, without Python
 bench-smoke: build-dev $(VENV)/.dev-deps ## run every benchmark once, untimed, checking results
 	FASTMERGE_BACKEND=rust $(PY) -m pytest benches --benchmark-disable $(PYTEST_ARGS)
 
+# The long differential fuzz (tests/test_fuzz_differential.py): FUZZ_EXAMPLES inputs per test
+# instead of the smoke budget the test command runs (4 tests: 4 x FUZZ_EXAMPLES inputs).
+FUZZ_EXAMPLES ?= 250000
+
+.PHONY: fuzz
+fuzz: build-dev $(VENV)/.dev-deps ## the long differential fuzz, Rust vs the twin (FUZZ_EXAMPLES=250000 per test)
+	FASTMERGE_BACKEND=rust FASTMERGE_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m pytest \
+		tests/test_fuzz_differential.py -p no:cacheprovider --hypothesis-show-statistics $(PYTEST_ARGS)
+
 .PHONY: bench
 bench: build-prod $(VENV)/.dev-deps ## time the benchmarks on a release build, print the ratios
 	FASTMERGE_BACKEND=rust $(PY) benches/report.py --run
