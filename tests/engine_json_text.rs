@@ -193,9 +193,42 @@ fn kept_by_serde(text: &[u8]) -> Option<Value> {
 
 #[test]
 fn what_the_scan_keeps_is_valid_json_read_alike() {
-    let mut g = Gen(0x2545_f491_4f6c_dd1d);
+    let (kept, read_fast) = scan_against_serde(0x2545_f491_4f6c_dd1d, 20_000);
+    // both paths were taken, on mutated text too
+    assert!(
+        kept > 5_000 && read_fast > 5_000,
+        "kept {kept}, read {read_fast}"
+    );
+}
+
+/// The long run of the differential above (`make fuzz`): `FASTMERGE_FUZZ_ROUNDS` rounds
+/// (default 1,000,000) from the seed `FASTMERGE_FUZZ_SEED` (default: from the clock; printed,
+/// so that a failure can be run again).
+#[test]
+#[ignore = "long: make fuzz runs it"]
+fn what_the_scan_keeps_is_valid_json_read_alike_long() {
+    let env = |name: &str| {
+        std::env::var(name)
+            .ok()
+            .and_then(|v| v.trim().parse::<u64>().ok())
+    };
+    let rounds = env("FASTMERGE_FUZZ_ROUNDS").unwrap_or(1_000_000);
+    let seed = env("FASTMERGE_FUZZ_SEED").unwrap_or_else(|| {
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+        now.map_or(1, |d| d.as_nanos() as u64) | 1
+    });
+    println!("FASTMERGE_FUZZ_SEED={seed} FASTMERGE_FUZZ_ROUNDS={rounds}");
+    let (kept, read_fast) = scan_against_serde(seed, rounds as usize);
+    println!("{rounds} inputs: {kept} kept as text, {read_fast} read without serde");
+}
+
+/// `rounds` logprobs-like objects, generated and mutated from `seed`: what the engine's own
+/// readers (`kept_items_at`, `JsonText::accept`) read is what serde_json reads; how many each
+/// read (kept as text, read without serde).
+fn scan_against_serde(seed: u64, rounds: usize) -> (usize, usize) {
+    let mut g = Gen(seed);
     let (mut kept, mut read_fast) = (0, 0);
-    for round in 0..20_000 {
+    for round in 0..rounds {
         let entries: Vec<String> = (0..1 + g.next() % 3)
             .map(|_| generated(&mut g, 3))
             .collect();
@@ -237,9 +270,5 @@ fn what_the_scan_keeps_is_valid_json_read_alike() {
             assert!(same(json.value(), &expected), "{text}");
         }
     }
-    // both paths were taken, on mutated text too
-    assert!(
-        kept > 5_000 && read_fast > 5_000,
-        "kept {kept}, read {read_fast}"
-    );
+    (kept, read_fast)
 }
