@@ -278,7 +278,7 @@ def test_messages_beside_agents_get_items(
     sides); ``warm``: the same session object read again (fastmerge's cache: only rows
     appended since are read)."""
     path, sid, messages, history, items = _files(
-        conversation_files, "rust" if side == "agents" else side, None
+        conversation_files, "rust" if side == "agents" else side
     )
     benchmark.group = f"session read of 3,000 messages ({state})"
     benchmark.extra_info.update(session_op=f"messages() {state}", impl=side, count=len(history))
@@ -324,7 +324,7 @@ def test_single_appends_beside_agents_add_items(
     call), beside ``add_items([item])`` of its Responses items (one call, one transaction
     each), on a file in ``tmp_path``."""
     _, _, messages, history, items = _files(
-        conversation_files, "rust" if side == "agents" else side, None
+        conversation_files, "rust" if side == "agents" else side
     )
     message, message_items = history[1], to_request([history[1]], "openai-responses")["input"]
     benchmark.group = f"session single appends ({APPENDS})"
