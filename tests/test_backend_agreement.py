@@ -387,3 +387,25 @@ def test_merge_all_never_hashes_the_first_items_keys_again(case: int) -> None:
     for item in reference[1:]:
         expected = openjiuwen.merge_parser_content(expected, item)
     assert repr(fastmerge.merge_all(items)) == repr(expected)
+
+
+# ---------------------------------------------------------------------------------------------
+# A large input, which the twin's feed scans a block at a time
+
+
+@pytest.mark.differential
+@pytest.mark.parametrize("strict", [False, True])
+def test_a_large_input_reads_alike_across_the_twins_feed_blocks(both: Any, strict: bool) -> None:
+    # events of every length around the blocks' edges, an unreadable one and a long one across
+    # an edge, as JSON lines and as SSE
+    chunks = [_dump({"id": "x", "choices": [{"index": 0, "delta": {"content": "é" * (n % 997)}}]})
+              for n in range(3000)]  # fmt: skip
+    chunks[1700] = b'{"id":"x","choices":[[]]}'
+    chunks[2000] = _dump(
+        {"id": "x", "choices": [{"index": 0, "delta": {"content": "z" * 900_000}}]}
+    )
+    for data in (b"\n".join(chunks), b"".join(b"data: " + c + b"\n\n" for c in chunks)):
+        assert len(data) > 3 << 20
+        assert _read("rust", data, "openai-chat", strict) == _read(
+            "python", data, "openai-chat", strict
+        )

@@ -22,6 +22,8 @@ from .providers import ADAPTERS, PROVIDERS, AdapterError, detect
 __all__ = ["AggregatorCore", "PROVIDERS"]
 
 _SSE_FIELDS = (b"data:", b"event:", b"id:", b"retry:", b":")
+#: How much of one ``feed`` the transport scans before the events in it are read.
+_FEED_BLOCK = 1 << 20
 
 
 class AggregatorCore:
@@ -101,14 +103,19 @@ class AggregatorCore:
             self.feed(raw if raw.endswith(b"\n") else raw + b"\n")
 
     def feed(self, data: str | bytes) -> None:
-        """Raw transport bytes (SSE, JSON lines or a JSON array), split anywhere."""
+        """Raw transport bytes (SSE, JSON lines or a JSON array), split anywhere. A large
+        input goes to the transport a block at a time, each block's events read before the
+        next is scanned: the transport's buffer and the events waiting to be read stay about
+        a block long, not as long as the input (a transport reads a stream split anywhere
+        alike)."""
         self._open()
         if self.transport is None:
             self.transport = events.Transport()
         raw = self._utf8(data)
-        payloads: list[bytes] = []
-        self.transport.feed(raw, payloads)
-        self._read_all(payloads)
+        for start in range(0, len(raw), _FEED_BLOCK) if len(raw) > _FEED_BLOCK else (0,):
+            payloads: list[bytes] = []
+            self.transport.feed(raw[start : start + _FEED_BLOCK], payloads)
+            self._read_all(payloads)
 
     # -- output
 
