@@ -370,3 +370,40 @@ def test_without_fsspec_the_message_names_the_extra(
     )
     # a local path needs no fsspec
     assert not _remote.is_url("C://logs/a.jsonl") and _remote.is_url("simplecache::s3://b/k")
+
+
+# -- https:// and http://: a web server on 127.0.0.1 (no ranges, no listing)
+
+
+@pytest.fixture
+def web(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """A plain HTTP server of the directory ``tmp_path / "site"`` (it answers no range
+    request); its base URL and the directory."""
+    import functools
+    import http.server
+
+    site = tmp_path / "site"
+    site.mkdir()
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
+    handler.log_message = lambda *args: None  # type: ignore[attr-defined]
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", site
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_web_url_is_streamed_in_one_request(
+    web: tuple[str, Path], batch: ModuleType, tmp_path: Path
+) -> None:
+    base, site = web
+    data = corpus_log()
+    local = write(site / "gateway.log.xz", data, "xz")
+    url = f"{base}/gateway.log.xz"
+    both(batch, [local], [url], **WRAPPED)
+    with pytest.raises(errors.BatchError) as exc:
+        batch.merge_logs(f"{base}/absent.log")
+    assert str(exc.value) == f"{base}/absent.log: No such file or directory"

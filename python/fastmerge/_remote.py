@@ -48,6 +48,9 @@ _GLOB = frozenset("*?[")
 PIPES = hasattr(os, "mkfifo")
 #: The extra that installs a protocol's filesystem, where fastmerge has one.
 _EXTRAS = {"s3": "s3", "s3a": "s3"}
+#: Protocols whose URLs are files only: no listing to tell a directory (a web server's page
+#: would be read whole to look for links), and read as one streamed request (no ranges).
+_WEB = frozenset({"http", "https"})
 
 
 def is_url(path: str) -> bool:
@@ -148,7 +151,7 @@ def expand(url: str, storage_options: dict[str, Any] | None = None) -> list[str]
             if not matches:
                 raise _errors.batch_option(f"{url}: no file matches the pattern")
             return matches
-        if fs.isdir(path):
+        if _protocol(url) not in _WEB and fs.isdir(path):
             files = sorted(_named(url, fs, p) for p in fs.find(path) if not _hidden(p, path))
             if not files:
                 raise _errors.batch_option(f"{url}: the directory holds no file")
@@ -158,6 +161,12 @@ def expand(url: str, storage_options: dict[str, Any] | None = None) -> list[str]
     except Exception as exc:
         raise _failure(url, exc) from None
     return [url]
+
+
+def _open(url: str, fs: Any, path: str) -> Any:
+    """The object at ``url`` open for reading, fetched ``BLOCK`` bytes at a time (a web URL:
+    one streamed request)."""
+    return fs.open(path, "rb", block_size=0 if _protocol(url) in _WEB else BLOCK)
 
 
 def _local_check(path: str) -> None:
@@ -204,7 +213,7 @@ class _Feeder(threading.Thread):
 
     def _copy(self, url: str, fs: Any, path: str, fd: int) -> None:
         try:
-            file = fs.open(path, "rb", block_size=BLOCK)
+            file = _open(url, fs, path)
         except Exception as exc:
             self.error = _failure(url, exc)
             return
@@ -335,7 +344,7 @@ class Inputs:
 def _spill(url: str, fs: Any, path: str, local: str) -> None:
     """The object at ``url`` copied to the file ``local`` (no named pipes on this system)."""
     try:
-        with fs.open(path, "rb", block_size=BLOCK) as source, open(local, "wb") as target:
+        with _open(url, fs, path) as source, open(local, "wb") as target:
             shutil.copyfileobj(source, target, CHUNK)
     except Exception as exc:
         raise _failure(url, exc) from None
