@@ -660,3 +660,39 @@ fn chunks_that_differ_elsewhere_too_are_read_the_same() {
     assert_eq!(lockstep(stream.as_bytes()), 301);
     assert_same_whole("created", stream.as_bytes());
 }
+
+/// Objects written as arrays (E90): serde reads a struct from an array of its fields, the
+/// generic path finds an array that is not an object. Each line after a readable start: the
+/// fast path declines it (lockstep) and the whole streams agree.
+#[test]
+fn arrays_where_objects_belong_take_the_generic_path() {
+    let chat_start =
+        r#"{"id":"c","choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}"#;
+    let call_start = r#"{"id":"c","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"t","type":"function","function":{"name":"f","arguments":""}}]}}]}"#;
+    for line in [
+        r#"{"id":"c","choices":[[0,{"content":"hi"},"stop"]]}"#,
+        r#"{"id":"c","choices":[[],{"index":0,"delta":{"content":"hi"}}]}"#,
+        r#"{"id":"c","choices":[{"index":0,"delta":{"content":"hi"}},[]]}"#,
+        r#"{"id":"c","choices":[{"index":0,"delta":[null,"hi"]}]}"#,
+        r#"{"id":"c","choices":[{"index":0,"delta":{"tool_calls":[[0,null,null,{"arguments":"x"}]]}}]}"#,
+        r#"{"id":"c","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":["x"]}]}}]}"#,
+        r#"["c",null,null,null,null,null,[{"index":0,"delta":{"content":"hi"}}]]"#,
+    ] {
+        let stream = format!("{chat_start}\n{call_start}\n{line}\n");
+        lockstep(stream.as_bytes());
+        assert_same_whole(line, stream.as_bytes());
+    }
+    let start = concat!(
+        r#"{"type":"message_start","message":{"id":"m","role":"assistant","content":[]}}"#,
+        "\n",
+        r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#,
+    );
+    for line in [
+        r#"["content_block_delta",0,{"type":"text_delta","text":"hi"}]"#,
+        r#"{"type":"content_block_delta","index":0,"delta":["text_delta","hi"]}"#,
+    ] {
+        let stream = format!("{start}\n{line}\n");
+        lockstep_of("anthropic", stream.as_bytes());
+        assert_same_whole_of("anthropic", line, stream.as_bytes());
+    }
+}
