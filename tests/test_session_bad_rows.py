@@ -12,6 +12,8 @@ fastmerge opens the file; PostgreSQL: in a schema of the test's own, with NOT NU
 from __future__ import annotations
 
 import asyncio
+import functools
+import operator
 import re
 import sqlite3
 import warnings
@@ -386,11 +388,24 @@ def test_data_nested_deep(store: Any, kind: str, data: str, detail: str | None) 
         )
         _refused(store, sid, errors.CorruptRowError, f"session {sid!r}, row seq=2: {detail}")
         return
-    # a message row is read when a result needs its message, and every time
+    # a message row is read when its message is first read, and every time: a user or system
+    # message with the history, an assistant or tool message at a read of the message itself
     message = f"session {sid!r}, row seq=2: {detail}"
     session = Session(sid, store)
+    deferred = kind in ("assistant", "tool")
     for _ in range(2):
-        for read in (session.messages, session.turns, session.__len__):
+        if deferred:
+            history = session.messages()
+            assert len(history) == len(session) == 2
+            unread = history[1]
+            reads = (
+                unread.to_dict,
+                lambda: session.turns()[0].messages[1].content,
+                functools.partial(operator.eq, unread, unread),
+            )
+        else:
+            reads = (session.messages, session.turns, session.__len__)
+        for read in reads:
             with pytest.raises(errors.CorruptRowError) as caught:
                 read()
             assert str(caught.value) == message
@@ -407,7 +422,8 @@ def test_data_nested_deep(store: Any, kind: str, data: str, detail: str | None) 
     async def run() -> None:
         session = await AsyncSession.open(sid, store)
         with pytest.raises(errors.CorruptRowError, match=re.escape(message)):
-            await session.messages()
+            history = await session.messages()
+            history[1].to_dict()
         with pytest.raises(errors.CorruptRowError, match=re.escape(message)):
             await session.pop()
 
@@ -425,7 +441,9 @@ def test_a_message_row_is_read_when_needed_and_the_log_goes_on(store: Any) -> No
         w.insert(sid, 2, 1, "tool", 1, "[" * DEEP)
     session.append({"role": "user", "content": "next"})  # the row is not read: no check
     with pytest.raises(errors.CorruptRowError, match="row seq=2: data is not JSON"):
-        session.messages()
+        session.messages()[1].content  # noqa: B018  (read when the message is read)
+    with pytest.raises(errors.CorruptRowError, match="row seq=2: data is not JSON"):
+        session.to_request("anthropic")
     session.clear()
     session.append({"role": "user", "content": "again"})
     assert session.messages() == [{"role": "user", "content": "again"}]

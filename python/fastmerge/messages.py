@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import fields
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence, TypeVar
 
 from . import _backend
 from ._types import Provider, SignatureMerge, UsageMerge
@@ -831,12 +831,25 @@ _freeze = sys.modules[_Core.__module__].freeze_tree
 
 
 class _Message:
-    __slots__ = ("_d", "_frozen_logprobs")
+    __slots__ = ("_d", "_frozen_logprobs", "_build")
     _FAMILY = ""
 
     def _view(self) -> dict[str, Any]:
-        d: dict[str, Any] = object.__getattribute__(self, "_d")
+        try:
+            d: dict[str, Any] = object.__getattribute__(self, "_d")
+        except AttributeError:  # a deferred message, built at its first read
+            d = object.__getattribute__(self, "_build")()._view()
+            object.__setattr__(self, "_d", d)
         return d
+
+    @classmethod
+    def _deferred(cls, build: Callable[[], Any]) -> Any:
+        """A message whose data ``build()`` (a message of this class) gives at its first read:
+        a session's history is read without building the messages no one reads. Until
+        ``build`` succeeds, every read calls it again (and raises what it raises)."""
+        message = cls.__new__(cls)
+        object.__setattr__(message, "_build", build)
+        return message
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"{type(self).__name__} is immutable")

@@ -89,7 +89,7 @@ class _Core:
                 values.append(_log.Entry(seq, turn, kind, known[i]))
             else:
                 if read is None:
-                    read = functools.partial(_log.read_message, session_id, self._module())
+                    read = functools.partial(_log.defer_message, session_id, self._module())
                 values.append(_log.Entry(seq, turn, kind, None, event.data, read))
         history = self._history
         for event, value in zip(events, values):
@@ -106,7 +106,7 @@ class _Core:
         """Read every message of the replayed history now (a row that cannot be read raises
         here): what compaction reads, before an append writes."""
         for entry in self._history.active():
-            entry.message  # noqa: B018  (read for its check and cached)
+            _log.read_now(entry.message)
 
     # -- reads (after a refresh) -------------------------------------------------------------
 
@@ -181,7 +181,7 @@ class _Core:
     def _pop_event(self) -> NewEvent:
         if not self._history.entries:
             raise errors.SessionEmptyError(self.session_id)
-        self._history.entries[-1].message  # noqa: B018  (a row it cannot read: before writing)
+        _log.read_now(self._history.entries[-1].message)  # a row it cannot read: before writing
         return _log.marker("pop", {})
 
     def _popped(self, stored: list[Event]) -> Any:
@@ -221,12 +221,14 @@ class Session(_Core):
     the same or one more), version and kind, and reads the data of ``pop`` / ``clear`` /
     ``compaction`` rows: :class:`fastmerge.errors.CorruptRowError` or
     :class:`fastmerge.errors.SchemaVersionError`, after which :meth:`append` writes nothing
-    until a read succeeds. A message row's data (its JSON, ``from_dict``) is read when a
-    result first needs that message: :meth:`messages`, :meth:`turns`, :meth:`to_request` and
-    ``len`` read every message of the history they return, :meth:`pop` the one it takes out
-    (before writing), and :meth:`append` with a ``compaction`` policy the whole replayed
-    history (before writing); each raises CorruptRowError for a message row it cannot read,
-    every time it is asked. Data nested deeper than ``fastmerge.MAX_DEPTH + 8`` levels is
+    until a read succeeds. A message row's data (its JSON, ``from_dict``) is read when the
+    message is first needed: a user or system message with the history (:meth:`messages`,
+    :meth:`turns`, ``len``); an assistant or tool message when it is itself first read (any
+    field, ``to_dict``, ``==``: :meth:`messages` of a long history builds no message no one
+    reads), by :meth:`to_request` (every message), :meth:`pop` (the one it takes out, before
+    writing) and :meth:`append` with a ``compaction`` policy (the whole replayed history,
+    before writing); each raises CorruptRowError for a message row it cannot read, every
+    time it is read. Data nested deeper than ``fastmerge.MAX_DEPTH + 8`` levels is
     refused on append (:class:`fastmerge.errors.SessionTypeError`) and read as corrupt.
     """
 
