@@ -11,7 +11,6 @@ history starts at a turn, after an optional summary). A ``user`` message starts 
 
 from __future__ import annotations
 
-import functools
 import json
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -222,21 +221,11 @@ def read_message(session_id: str, classes: Any, seq: int, kind: str, data: objec
     return value
 
 
-def defer_message(session_id: str, classes: Any, seq: int, kind: str, data: object) -> Any:
-    """What :func:`read_message` gives, but an assistant or tool message is built at its first
-    read (``Session.messages()`` of a long history builds none): a row that cannot be read
-    raises :class:`fastmerge.errors.CorruptRowError` there, at each read."""
-    if kind == "assistant":
-        cls = classes.AssistantMessage
-    elif kind == "tool":
-        cls = classes.ToolMessage
-    else:
-        return read_message(session_id, classes, seq, kind, data)
-    return cls._deferred(functools.partial(read_message, session_id, classes, seq, kind, data))
-
-
 def read_now(message: Any) -> None:
-    """Build a deferred message now (a row that cannot be read raises here)."""
+    """Build a deferred message now (a row that cannot be read raises here): the session
+    builds an assistant or tool message read from its log at its first read
+    (``AssistantMessage._deferred``), so that ``messages()`` of a long history builds none
+    that no one reads."""
     if not isinstance(message, dict):
         message.role  # noqa: B018  (any field builds it)
 
