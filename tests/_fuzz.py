@@ -139,17 +139,42 @@ MUTATION = st.one_of(
 )
 
 
+#: How a stream's events are framed: JSON lines (as recorded), SSE ``data:`` events (CRLF or
+#: LF, some with an ``event:`` line), a JSON array.
+FORMS = ["jsonl", "sse", "sse-crlf", "array"]
+
+
 @st.composite
-def streams(draw: Any) -> tuple[str, int, list[tuple[Any, ...]]]:
-    """A corpus stream (its first ``size`` lines) and the mutations to make of it."""
+def streams(draw: Any) -> tuple[str, int, list[tuple[Any, ...]], str]:
+    """A corpus stream (its first ``size`` lines), the mutations to make of it (of its lines
+    and bytes, in the form it is framed in)."""
     name = draw(st.sampled_from(SEED_NAMES))
     size = draw(st.integers(1, 60))
-    return name, size, draw(st.lists(MUTATION, max_size=4))
+    return name, size, draw(st.lists(MUTATION, max_size=4)), draw(st.sampled_from(FORMS))
 
 
-def stream_bytes(spec: tuple[str, int, list[tuple[Any, ...]]]) -> bytes:
-    name, size, mutations = spec
-    return mutate(SEEDS[name][:size], mutations)
+def framed(lines: list[bytes], form: str) -> list[bytes]:
+    """The lines of a stream framed in ``form`` (see :data:`FORMS`)."""
+    if form == "array":
+        return [
+            b"[",
+            *(line + (b"," if i < len(lines) - 1 else b"") for i, line in enumerate(lines)),
+            b"]",
+        ]
+    if form.startswith("sse"):
+        end = b"\r" if form == "sse-crlf" else b""
+        out = []
+        for i, line in enumerate(lines):
+            if i % 3 == 1:
+                out.append(b"event: message" + end)
+            out += [b"data: " + line + end, end]
+        return out
+    return lines
+
+
+def stream_bytes(spec: tuple[Any, ...]) -> bytes:
+    name, size, mutations, *form = spec
+    return mutate(framed(SEEDS[name][:size], form[0] if form else "jsonl"), mutations)
 
 
 # -- what each backend gives
@@ -270,7 +295,7 @@ def log_records(spec: dict[str, Any]) -> tuple[list[bytes], dict[Any, list[Any]]
     is not plain JSON written here: a damaged event, a junk line)."""
     group_by, key_at, event, event_at, order_by = WRAPPERS[spec["wrapper"]]
     queues = []
-    for name, size, mutations in spec["streams"]:
+    for name, size, mutations, *_ in spec["streams"]:
         text = mutate(SEEDS[name][:size], mutations)
         queues.append([line for line in text.split(b"\n") if line.strip()])
     events: dict[Any, list[Any]] | None = {}

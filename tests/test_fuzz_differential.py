@@ -2,8 +2,9 @@
 the corpus and damaged (``_fuzz.py``), and the engine against itself where two of its paths
 must agree.
 
-- provider streams: each corpus stream's first lines, with byte flips, truncation, lines
-  dropped, duplicated or swapped, a part replaced by an array, null, number or string: the
+- provider streams: each corpus stream's first lines as JSON lines, SSE events (LF or CRLF)
+  or a JSON array, with byte flips, truncation, lines dropped, duplicated or swapped, a part
+  replaced by an array, null, number or string: the
   engine's fast path, its generic path and the twin give the same choices or the same error;
   fed in pieces, the same as fed whole;
 - batch logs: those streams interleaved under keys in random wrappers, across files, plain or
