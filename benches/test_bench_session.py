@@ -182,7 +182,7 @@ def test_load_a_1000_turn_session(
     store.close()
 
 
-# -- beside the OpenAI Agents SDK's SQLiteSession (issue 20) ------------------------------------
+# -- beside the OpenAI Agents SDK's SQLiteSession -------------------------------------------------
 
 CONVERSATION = 750  # turns of 4 messages: 3,000 messages
 APPENDS = 200  # single appends per round

@@ -1,4 +1,4 @@
-"""Rows a session cannot read, and ids no store holds (issue 20 item 1): each gives one of the
+"""Rows a session cannot read, and ids no store holds: each gives one of the
 session's typed errors (never RecursionError, TypeError, UnicodeEncodeError, psycopg's
 DataError or ProgramLimitExceeded), on SQLite (a file) and PostgreSQL alike, for Session and
 AsyncSession; nothing stored changes and a refused append appends nothing.
