@@ -102,6 +102,9 @@ merge_parser_content = merge
 merge_dicts = _backend.impl.merge_dicts
 concat_token_ids = _backend.impl.concat_token_ids
 merge_logprobs = _backend.impl.merge_logprobs
+#: LangChain's chunk addition over field dicts (``policy="langchain"``); the public form is
+#: ``fastmerge.langchain.merge_chunks``.
+add_ai_message_chunks = _backend.impl.add_ai_message_chunks
 MAX_DEPTH: int = _backend.impl.MAX_DEPTH
 POLICIES: tuple[str, ...] = _backend.impl.POLICIES
 LIST_MERGES: tuple[str, ...] = _backend.impl.LIST_MERGES

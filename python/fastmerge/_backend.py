@@ -47,6 +47,7 @@ API = (
     "merge_dicts",
     "concat_token_ids",
     "merge_logprobs",
+    "add_ai_message_chunks",
     "MAX_DEPTH",
     "POLICIES",
     "LIST_MERGES",

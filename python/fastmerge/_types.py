@@ -10,15 +10,17 @@ from typing import Literal, TypedDict
 
 __all__ = ["ListMerge", "MergeOptions", "Policy", "Provider", "SignatureMerge", "UsageMerge"]
 
-#: ``merge`` / ``merge_all`` ``policy=`` (rules §1).
-Policy = Literal["openjiuwen", "delta"]
+#: ``merge`` / ``merge_all`` ``policy=`` (rules §1): ``"langchain"`` is LangChain's
+#: ``merge_content`` / ``merge_dicts`` / ``merge_lists`` (rules §1.5).
+Policy = Literal["openjiuwen", "delta", "langchain"]
 #: ``merge`` / ``merge_all`` ``list_merge=`` (rules §1.2).
 ListMerge = Literal["concat", "by_index"]
 
 
 class MergeOptions(TypedDict, total=False):
     """The keyword options of ``merge`` / ``merge_all``, for code that passes them on
-    (``merge(a, b, **options)``); the defaults are ``"openjiuwen"``, ``"concat"``, False."""
+    (``merge(a, b, **options)``); the defaults are ``"openjiuwen"``, ``"concat"``, False
+    (``list_merge`` and ``strict`` other than these need ``policy="delta"``)."""
 
     policy: Policy
     list_merge: ListMerge

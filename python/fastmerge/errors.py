@@ -16,6 +16,7 @@ __all__ = [
     "DepthLimitError",
     "CycleError",
     "MergeTypeError",
+    "MergeConflictError",
     "AnomalyError",
     "EventError",
     "BatchError",
@@ -74,6 +75,51 @@ class MergeTypeError(MergeError):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.keys, self.left_kind, self.right_kind))
+
+
+class MergeConflictError(MergeError, TypeError):
+    """``policy="langchain"``: two values that LangChain's merge cannot combine. The message
+    is LangChain's own; the class is both a ``TypeError`` (what LangChain's ``merge_dicts``
+    raises) and a ``ValueError`` (what its ``merge_obj`` and ``add_usage`` raise), so code
+    written for either keeps catching it. ``code`` says which rule refused."""
+
+    def __init__(self, code: str, message: str) -> None:
+        self.code = code
+        super().__init__(message)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.code, self.args[0]))
+
+
+def langchain_conflict(code: str, *values: Any) -> MergeConflictError:
+    """The error LangChain raises for ``code``, worded as LangChain words it."""
+    if code == "kwargs_type":
+        message = (
+            f'additional_kwargs["{values[0]}"] already exists in this message,'
+            " but with a different type."
+        )
+    elif code == "kwargs_unsupported":
+        message = (
+            f"Additional kwargs key {values[0]} already exists in left dict and "
+            f"value has unsupported type {type(values[1])}."
+        )
+    elif code == "types":
+        message = (
+            f"left and right are of different types. Left type:  {type(values[0])}. Right "
+            f"type: {type(values[1])}."
+        )
+    elif code == "unequal":
+        left, right = values
+        message = (
+            f"Unable to merge {left=} and {right=}. Both must be of type str, dict, or "
+            f"list, or else be two equal objects."
+        )
+    elif code == "usage_types":
+        types = [type(value) for value in values]
+        message = f"Unknown value types: {types}. Only dict and int values are supported."
+    else:  # usage_depth
+        message = "max_depth=100 exceeded, unable to combine dicts."
+    return MergeConflictError(code, message)
 
 
 class AnomalyError(MergeError):

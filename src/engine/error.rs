@@ -27,6 +27,12 @@ pub enum EngineError<O> {
     Anomaly { code: &'static str, detail: O },
     /// A value nested deeper than a chunk merge copies (Python's `RecursionError`).
     Recursion,
+    /// policy `langchain`: values LangChain's merge refuses; `code` names the rule and
+    /// `values` are what its message shows (`fastmerge.errors.langchain_conflict`).
+    Conflict {
+        code: &'static str,
+        values: Vec<O>,
+    },
     /// A function argument of the wrong type (Python `TypeError`).
     WrongType {
         name: &'static str,

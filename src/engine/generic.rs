@@ -1,4 +1,5 @@
-//! Generic merge (spec §1): the `openjiuwen` and `delta` policies, in linear time.
+//! Generic merge (spec §1): the `openjiuwen`, `delta` and `langchain` policies, in linear
+//! time.
 //!
 //! This is the Rust half of `python/fastmerge/_pure/generic.py`, function for function; the
 //! twin's docstrings explain each rule. The fold keeps builders ([`Node`]) for the exact
@@ -21,7 +22,7 @@ const STACK_RED_ZONE: usize = 128 * 1024;
 /// ... of this size.
 const STACK_GROWTH: usize = 2 * 1024 * 1024;
 
-pub const POLICIES: &[&str] = &["openjiuwen", "delta"];
+pub const POLICIES: &[&str] = &["openjiuwen", "delta", "langchain"];
 pub const LIST_MERGES: &[&str] = &["concat", "by_index"];
 
 /// delta policy: values under these keys are identities or states, never concatenated [E15].
@@ -44,6 +45,8 @@ pub const ATOMIC_KEYS: &[&str] = &[
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct Config {
     pub delta: bool,
+    /// LangChain's merge_content / merge_dicts / merge_lists (spec §1.5).
+    pub langchain: bool,
     pub by_index: bool,
     pub strict: bool,
 }
@@ -52,6 +55,7 @@ impl Config {
     /// The openJiuwen drop-in policy.
     pub const OPENJIUWEN: Config = Config {
         delta: false,
+        langchain: false,
         by_index: false,
         strict: false,
     };
@@ -79,6 +83,7 @@ impl Config {
         }
         Ok(Config {
             delta,
+            langchain: policy == "langchain",
             by_index: list_merge == "by_index",
             strict,
         })
@@ -92,7 +97,12 @@ pub fn merge<H: Host>(
     left: H::Obj,
     right: H::Obj,
 ) -> Result<H::Obj, H::Err> {
-    Walk::new(host, cfg).apply(None, left, right, 0)
+    let mut walk = Walk::new(host, cfg);
+    if cfg.langchain {
+        let node = walk.lc_top(Node::Leaf(left), right, 0)?;
+        return walk.finish(node);
+    }
+    walk.apply(None, left, right, 0)
 }
 
 /// `functools.reduce(merge, items)`, linear in the total size; the host's `None` if empty.
@@ -102,6 +112,9 @@ where
     I: IntoIterator<Item = Result<H::Obj, H::Err>>,
 {
     let mut walk = Walk::new(host, cfg);
+    if cfg.langchain {
+        return walk.lc_merge_all(items);
+    }
     let mut items = items.into_iter();
     let mut node = match items.next() {
         None => return Ok(host.none()),
@@ -737,5 +750,659 @@ impl<'h, H: Host> Walk<'h, H> {
             left_kind,
             right_kind,
         }))
+    }
+}
+
+// -------------------------------------------------------------------------------------------
+// policy `langchain` (spec §1.5): LangChain's merge_content / merge_dicts / merge_lists, and
+// add_ai_message_chunks. The twin's `_lc_*` functions, one for one.
+
+/// merge_dicts: a string under these keys that equals the left one is kept, not doubled.
+const LC_KEEP_EQUAL: &[&str] = &["id", "output_version", "model_provider"];
+/// merge_dicts: an int under these keys is an identity or a time: the right one replaces.
+const LC_LAST_WINS: &[&str] = &["index", "created", "timestamp"];
+/// add_usage gives up this deep, as LangChain's `_dict_int_op` does.
+const LC_USAGE_MAX_DEPTH: usize = 100;
+
+/// The fields of an `AIMessageChunk` that [`add_ai_message_chunks`] merges, in LangChain's
+/// order (so the first error is LangChain's first error).
+pub const LANGCHAIN_CHUNK_FIELDS: [&str; 7] = [
+    "content",
+    "additional_kwargs",
+    "response_metadata",
+    "tool_call_chunks",
+    "usage_metadata",
+    "id",
+    "chunk_position",
+];
+
+/// A value read from a dict node: absent, a host value, or a builder (a list or dict still
+/// growing, which is truthy and equal to no string).
+enum Got<O> {
+    Missing,
+    Value(O),
+    Builder,
+}
+
+/// LangChain's `reduce(operator.add, chunks)` over `AIMessageChunk` fields (the twin's
+/// `add_ai_message_chunks`): the host's `None` for no items.
+pub fn add_ai_message_chunks<H, I>(host: &H, items: I) -> Result<H::Obj, H::Err>
+where
+    H: Host,
+    I: IntoIterator<Item = Result<H::Obj, H::Err>>,
+{
+    let cfg = Config {
+        langchain: true,
+        ..Config::OPENJIUWEN
+    };
+    let mut walk = Walk::new(host, cfg);
+    let mut nodes: [Option<Node<H::Obj>>; 4] = [None, None, None, None];
+    let mut usage: Option<H::Obj> = None;
+    let mut best_id = host.none();
+    let mut best_rank = -1;
+    let mut last = false;
+    let mut seen = false;
+    for item in items {
+        let item = item?;
+        if !host.class(&item).is(Kind::Dict) {
+            return Err(host.error(EngineError::WrongType {
+                name: "items",
+                expected: "an iterable of dict",
+                value: item,
+            }));
+        }
+        for (field, slot) in nodes.iter_mut().enumerate() {
+            let value = host
+                .dict_get_str(&item, LANGCHAIN_CHUNK_FIELDS[field])?
+                .unwrap_or_else(|| host.none());
+            *slot = Some(match slot.take() {
+                None => Node::Leaf(value),
+                Some(node) => walk.lc_top(node, value, 0)?,
+            });
+        }
+        if let Some(right) = host.dict_get_str(&item, "usage_metadata")? {
+            if host.truthy(&right)? {
+                if !host.class(&right).is(Kind::Dict) {
+                    return Err(walk.conflict("usage_types", vec![right]));
+                }
+                match usage.as_mut() {
+                    None => usage = Some(walk.lc_usage_copy(&right, 0)?),
+                    Some(into) => walk.lc_usage_add(into, &right, 0)?,
+                }
+            }
+        }
+        let chunk_id = host
+            .dict_get_str(&item, "id")?
+            .unwrap_or_else(|| host.none());
+        let rank = walk.lc_id_rank(&chunk_id)?;
+        if rank > best_rank && best_rank < 2 {
+            best_id = chunk_id;
+            best_rank = rank;
+        }
+        if let Some(position) = host.dict_get_str(&item, "chunk_position")? {
+            if walk.lc_equals(&position, "last")? {
+                last = true;
+            }
+        }
+        seen = true;
+    }
+    if !seen {
+        return Ok(host.none());
+    }
+    let mut pairs = Vec::with_capacity(7);
+    for (field, node) in nodes.into_iter().enumerate() {
+        let value = match node {
+            Some(node) => walk.finish(node)?,
+            None => host.none(),
+        };
+        pairs.push((host.str_obj(LANGCHAIN_CHUNK_FIELDS[field]), value));
+    }
+    pairs.push((
+        host.str_obj("usage_metadata"),
+        usage.unwrap_or_else(|| host.none()),
+    ));
+    pairs.push((host.str_obj("id"), best_id));
+    let position = if last {
+        host.str_obj("last")
+    } else {
+        host.none()
+    };
+    pairs.push((host.str_obj("chunk_position"), position));
+    host.new_dict(pairs)
+}
+
+impl<'h, H: Host> Walk<'h, H> {
+    fn conflict(&self, code: &'static str, values: Vec<H::Obj>) -> H::Err {
+        self.host.error(EngineError::Conflict { code, values })
+    }
+
+    fn is_text(&self, node: &Node<H::Obj>) -> bool {
+        match node {
+            Node::Text(_) => true,
+            Node::Leaf(obj) => self.host.class(obj).is(Kind::Str),
+            _ => false,
+        }
+    }
+
+    fn is_list(&self, node: &Node<H::Obj>) -> bool {
+        match node {
+            Node::List(_) => true,
+            Node::Leaf(obj) => self.host.class(obj).is(Kind::List),
+            _ => false,
+        }
+    }
+
+    fn is_dict(&self, node: &Node<H::Obj>) -> bool {
+        match node {
+            Node::Dict(_) => true,
+            Node::Leaf(obj) => self.host.class(obj).is(Kind::Dict),
+            _ => false,
+        }
+    }
+
+    /// `type(left) is type(right)` as LangChain sees it (a builder is an exact str/list/dict).
+    fn lc_same_type(&self, node: &Node<H::Obj>, right: &H::Obj) -> bool {
+        let rc = self.host.class(right);
+        match node {
+            Node::Leaf(left) => self.host.same_type(left, right),
+            Node::Text(_) => rc.is_exact(Kind::Str),
+            Node::List(_) => rc.is_exact(Kind::List),
+            Node::Dict(_) => rc.is_exact(Kind::Dict),
+        }
+    }
+
+    /// A str key among `names` (valid Unicode only, as the twin reads it).
+    fn lc_is_key(&self, key: &H::Obj, names: &[&str]) -> bool {
+        self.host.class(key).is(Kind::Str)
+            && self
+                .host
+                .str_text(key)
+                .is_some_and(|t| names.contains(&t.as_ref()))
+    }
+
+    /// `value is not None and value == text`.
+    fn lc_equals(&self, value: &H::Obj, text: &str) -> Result<bool, H::Err> {
+        if self.host.class(value).is(Kind::Null) {
+            return Ok(false);
+        }
+        self.host.eq(value, &self.host.str_obj(text))
+    }
+
+    fn lc_starts_lc(&self, value: &H::Obj) -> bool {
+        self.host.class(value).is(Kind::Str)
+            && self
+                .host
+                .str_text(value)
+                .is_some_and(|t| t.starts_with("lc_"))
+    }
+
+    /// A text node as one host str.
+    fn lc_joined(&self, node: Node<H::Obj>) -> Result<H::Obj, H::Err> {
+        match node {
+            Node::Text(pieces) => self.host.join(&pieces),
+            other => self.finish(other),
+        }
+    }
+
+    /// `merge_content` for str and list values, `merge_obj` for the rest (the twin's
+    /// `_lc_top`).
+    fn lc_top(
+        &mut self,
+        node: Node<H::Obj>,
+        right: H::Obj,
+        depth: usize,
+    ) -> Result<Node<H::Obj>, H::Err> {
+        let host = self.host;
+        let rc = host.class(&right);
+        if rc.is(Kind::Null) {
+            return Ok(node);
+        }
+        if let Node::Leaf(left) = &node {
+            if host.class(left).is(Kind::Null) {
+                return Ok(Node::Leaf(right));
+            }
+        }
+        if rc.is(Kind::Str) {
+            if self.is_text(&node) {
+                return self.concat_text(node, right, rc);
+            }
+            if self.is_list(&node) {
+                return self.lc_list_plus_text(node, right, rc);
+            }
+        } else if rc.is(Kind::List) {
+            if self.is_list(&node) {
+                return self.lc_merge_lists(node, right, depth);
+            }
+            if self.is_text(&node) {
+                // merge_content: `[merged, *content]`, the text first even when empty
+                let mut acc = Box::new(ListAcc::new());
+                acc.items.push(node);
+                for item in host.list_items(&right)? {
+                    self.lc_register(&mut acc, item)?;
+                }
+                return Ok(Node::List(acc));
+            }
+        } else if rc.is(Kind::Dict) && self.is_dict(&node) {
+            return self.lc_merge_dict(node, right, depth + 1);
+        }
+        if !self.lc_same_type(&node, &right) {
+            let left = self.finish(node)?;
+            return Err(self.conflict("types", vec![left, right]));
+        }
+        let left = self.finish(node)?;
+        if host.eq(&left, &right)? {
+            return Ok(Node::Leaf(left));
+        }
+        Err(self.conflict("unequal", vec![left, right]))
+    }
+
+    /// merge_content of a list and a str (the twin's `_lc_list_plus_text`).
+    fn lc_list_plus_text(
+        &mut self,
+        node: Node<H::Obj>,
+        right: H::Obj,
+        rc: Class,
+    ) -> Result<Node<H::Obj>, H::Err> {
+        let mut acc = self.lc_open_list(node)?;
+        if acc.items.last().is_some_and(|last| self.is_text(last)) {
+            let last = acc.items.pop().unwrap_or_else(Node::placeholder);
+            let joined = self.concat_text(last, right, rc)?;
+            acc.items.push(joined);
+        } else if self.host.eq(&right, &self.host.str_obj(""))? {
+        } else if !acc.items.is_empty() {
+            self.lc_register(&mut acc, right)?;
+        }
+        Ok(Node::List(acc))
+    }
+
+    fn lc_open_list(&mut self, node: Node<H::Obj>) -> Result<Box<ListAcc<H::Obj>>, H::Err> {
+        match node {
+            Node::List(acc) => Ok(acc),
+            other => {
+                let left = self.finish(other)?;
+                let mut acc = Box::new(ListAcc::new());
+                for item in self.host.list_items(&left)? {
+                    self.lc_register(&mut acc, item)?;
+                }
+                Ok(acc)
+            }
+        }
+    }
+
+    /// Appends `item`; a dict with an `index` is remembered under it for merge_lists.
+    fn lc_register(&mut self, acc: &mut ListAcc<H::Obj>, item: H::Obj) -> Result<(), H::Err> {
+        let host = self.host;
+        let position = acc.items.len();
+        if host.class(&item).is(Kind::Dict) {
+            if let Some(index) = host.dict_get_str(&item, "index")? {
+                if matches!(
+                    host.class(&index).kind,
+                    Kind::Int | Kind::Bool | Kind::Float | Kind::Str
+                ) {
+                    let hash = host.key_hash(&index)?;
+                    acc.by_hash.entry(hash).or_default().push((position, index));
+                }
+            }
+        }
+        acc.items.push(Node::Leaf(item));
+        Ok(())
+    }
+
+    /// The index merge_lists merges an element by: an int, or a str starting with `lc_`.
+    fn lc_right_index(&self, item: &H::Obj) -> Result<Option<H::Obj>, H::Err> {
+        let host = self.host;
+        if !host.class(item).is(Kind::Dict) {
+            return Ok(None);
+        }
+        Ok(host.dict_get_str(item, "index")?.filter(|index| {
+            matches!(host.class(index).kind, Kind::Int | Kind::Bool) || self.lc_starts_lc(index)
+        }))
+    }
+
+    /// merge_lists (the twin's `_lc_merge_lists`).
+    fn lc_merge_lists(
+        &mut self,
+        node: Node<H::Obj>,
+        right: H::Obj,
+        depth: usize,
+    ) -> Result<Node<H::Obj>, H::Err> {
+        let host = self.host;
+        let mut acc = self.lc_open_list(node)?;
+        for item in host.list_items(&right)? {
+            let Some(index) = self.lc_right_index(&item)? else {
+                self.lc_register(&mut acc, item)?;
+                continue;
+            };
+            let hash = host.key_hash(&index)?;
+            let candidates = acc.by_hash.get(&hash).cloned().unwrap_or_default();
+            let mut merged = false;
+            for (slot, left_index) in candidates {
+                if host.eq(&left_index, &index)? && self.lc_ids_consistent(&mut acc, slot, &item)? {
+                    let element = self.lc_element(&mut acc, slot, &item)?;
+                    let target = std::mem::replace(&mut acc.items[slot], Node::placeholder());
+                    acc.items[slot] = self.lc_merge_dict(target, element, depth + 1)?;
+                    merged = true;
+                    break;
+                }
+            }
+            if !merged {
+                self.lc_register(&mut acc, item)?;
+            }
+        }
+        Ok(Node::List(acc))
+    }
+
+    /// `target.get(key)` of a list element (a text builder is joined and kept joined).
+    fn lc_get(
+        &self,
+        acc: &mut ListAcc<H::Obj>,
+        slot: usize,
+        key: &str,
+    ) -> Result<Got<H::Obj>, H::Err> {
+        let host = self.host;
+        match &mut acc.items[slot] {
+            Node::Leaf(dict) => Ok(match host.dict_get_str(dict, key)? {
+                Some(value) => Got::Value(value),
+                None => Got::Missing,
+            }),
+            Node::Dict(dict) => match dict.find(host, &host.str_obj(key))? {
+                Found::Entry(i) => match &dict.vals[i] {
+                    Node::Leaf(value) => Ok(Got::Value(value.clone())),
+                    Node::Text(pieces) => {
+                        let joined = host.join(pieces)?;
+                        dict.vals[i] = Node::Leaf(joined.clone());
+                        Ok(Got::Value(joined))
+                    }
+                    _ => Ok(Got::Builder),
+                },
+                Found::Base(value, _) => Ok(Got::Value(value)),
+                Found::New(_) => Ok(Got::Missing),
+            },
+            _ => Ok(Got::Missing),
+        }
+    }
+
+    fn lc_no_id(&self, value: &Got<H::Obj>) -> Result<bool, H::Err> {
+        Ok(match value {
+            Got::Missing => true,
+            Got::Builder => false,
+            Got::Value(v) => {
+                let class = self.host.class(v);
+                class.is(Kind::Null)
+                    || (class.is(Kind::Str) && self.host.eq(v, &self.host.str_obj(""))?)
+            }
+        })
+    }
+
+    fn lc_ids_consistent(
+        &self,
+        acc: &mut ListAcc<H::Obj>,
+        slot: usize,
+        item: &H::Obj,
+    ) -> Result<bool, H::Err> {
+        let left_id = self.lc_get(acc, slot, "id")?;
+        let right_id = match self.host.dict_get_str(item, "id")? {
+            Some(value) => Got::Value(value),
+            None => Got::Missing,
+        };
+        if self.lc_no_id(&left_id)? || self.lc_no_id(&right_id)? {
+            return Ok(true);
+        }
+        match (left_id, right_id) {
+            (Got::Value(l), Got::Value(r)) => self.host.eq(&l, &r),
+            _ => Ok(false),
+        }
+    }
+
+    /// What merge_lists merges into the element at `slot` (the twin's `_lc_element`).
+    fn lc_element(
+        &self,
+        acc: &mut ListAcc<H::Obj>,
+        slot: usize,
+        item: &H::Obj,
+    ) -> Result<H::Obj, H::Err> {
+        let host = self.host;
+        let left_type = self.lc_get(acc, slot, "type")?;
+        let left_truthy = match &left_type {
+            Got::Missing => false,
+            Got::Builder => true,
+            Got::Value(v) => host.truthy(v)?,
+        };
+        let value = host.dict_get_str(item, "value")?;
+        let without_type = |dict: &H::Obj| -> Result<H::Obj, H::Err> {
+            let pairs = host
+                .dict_items(dict)?
+                .into_iter()
+                .filter(|(k, _)| !self.lc_is_key(k, &["type"]))
+                .collect();
+            host.new_dict(pairs)
+        };
+        if left_truthy {
+            if let Some(value) = value.filter(|v| host.class(v).is(Kind::Dict)) {
+                let item_type = host.dict_get_str(item, "type")?;
+                if let Some(item_type) = item_type {
+                    if self.lc_equals(&item_type, "non_standard")? {
+                        let inner = without_type(&value)?;
+                        let left_standard = match &left_type {
+                            Got::Value(v) => !self.lc_equals(v, "non_standard")?,
+                            _ => true,
+                        };
+                        if left_standard {
+                            return host.new_dict(vec![(host.str_obj("extras"), inner)]);
+                        }
+                        let index = host
+                            .dict_get_str(item, "index")?
+                            .unwrap_or_else(|| host.none());
+                        return host.new_dict(vec![
+                            (host.str_obj("value"), inner),
+                            (host.str_obj("index"), index),
+                        ]);
+                    }
+                }
+            }
+        }
+        if host.lookup(item, &host.str_obj("type"))?.is_some() {
+            return without_type(item);
+        }
+        Ok(item.clone())
+    }
+
+    /// merge_dicts (the twin's `_lc_merge_dict`).
+    fn lc_merge_dict(
+        &mut self,
+        node: Node<H::Obj>,
+        right: H::Obj,
+        depth: usize,
+    ) -> Result<Node<H::Obj>, H::Err> {
+        self.descend(right, depth, |walk, right| {
+            let host = walk.host;
+            let mut acc = match node {
+                Node::Dict(acc) => acc,
+                other => {
+                    let left = walk.finish(other)?;
+                    Box::new(DictAcc::open_copy(host, &left)?)
+                }
+            };
+            for (key, right_value) in host.dict_items(&right)? {
+                let right_null = host.class(&right_value).is(Kind::Null);
+                match acc.find(host, &key)? {
+                    Found::New(hash) => acc.push_hashed(key, hash, Node::Leaf(right_value)),
+                    Found::Entry(i) => {
+                        let left_null =
+                            matches!(&acc.vals[i], Node::Leaf(v) if host.class(v).is(Kind::Null));
+                        if left_null {
+                            if !right_null {
+                                acc.vals[i] = Node::Leaf(right_value);
+                            }
+                        } else if !right_null {
+                            let left = std::mem::replace(&mut acc.vals[i], Node::placeholder());
+                            acc.vals[i] = walk.lc_value(&key, left, right_value, depth)?;
+                        }
+                    }
+                    Found::Base(left, hash) => {
+                        if host.class(&left).is(Kind::Null) {
+                            if !right_null {
+                                acc.push_hashed(key, hash, Node::Leaf(right_value));
+                            }
+                        } else if !right_null {
+                            let merged = walk.lc_value(&key, Node::Leaf(left), right_value, depth)?;
+                            acc.push_hashed(key, hash, merged);
+                        }
+                    }
+                }
+            }
+            Ok(Node::Dict(acc))
+        })
+    }
+
+    /// One value of merge_dicts whose two sides are both set (the twin's `_lc_value`).
+    fn lc_value(
+        &mut self,
+        key: &H::Obj,
+        left: Node<H::Obj>,
+        right: H::Obj,
+        depth: usize,
+    ) -> Result<Node<H::Obj>, H::Err> {
+        let host = self.host;
+        if !self.lc_same_type(&left, &right) {
+            return Err(self.conflict("kwargs_type", vec![key.clone()]));
+        }
+        let rc = host.class(&right);
+        if rc.is(Kind::Str) {
+            if self.lc_is_key(key, &["index"]) {
+                let joined = self.lc_joined(left)?;
+                if self.lc_starts_lc(&joined) {
+                    return Ok(Node::Leaf(joined));
+                }
+                return self.concat_text(Node::Leaf(joined), right, rc);
+            }
+            if self.lc_is_key(key, LC_KEEP_EQUAL) {
+                let joined = self.lc_joined(left)?;
+                if host.eq(&joined, &right)? {
+                    return Ok(Node::Leaf(joined));
+                }
+                return self.concat_text(Node::Leaf(joined), right, rc);
+            }
+            return self.concat_text(left, right, rc);
+        }
+        if rc.is(Kind::Dict) {
+            return self.lc_merge_dict(left, right, depth + 1);
+        }
+        if rc.is(Kind::List) {
+            return self.lc_merge_lists(left, right, depth);
+        }
+        let left = self.finish(left)?;
+        if host.eq(&left, &right)? {
+            return Ok(Node::Leaf(left));
+        }
+        if host.class(&left).kind == Kind::Int {
+            if self.lc_is_key(key, LC_LAST_WINS) {
+                return Ok(Node::Leaf(right));
+            }
+            return Ok(Node::Leaf(host.add(&left, &right)?));
+        }
+        Err(self.conflict("kwargs_unsupported", vec![key.clone(), left]))
+    }
+
+    /// `policy="langchain"` merge_all (the twin's `_lc_merge_all`).
+    fn lc_merge_all<I>(&mut self, items: I) -> Result<H::Obj, H::Err>
+    where
+        I: IntoIterator<Item = Result<H::Obj, H::Err>>,
+    {
+        let mut items = items.into_iter();
+        let mut node = match items.next() {
+            None => return Ok(self.host.none()),
+            Some(first) => Node::Leaf(first?),
+        };
+        for right in items {
+            node = self.lc_top(node, right?, 0)?;
+        }
+        self.finish(node)
+    }
+
+    /// LangChain's `_dict_int_op(into, right, operator.add)` into `into`, a private copy.
+    fn lc_usage_add(&self, into: &mut H::Obj, right: &H::Obj, depth: usize) -> Result<(), H::Err> {
+        let host = self.host;
+        if depth >= LC_USAGE_MAX_DEPTH {
+            return Err(self.conflict("usage_depth", Vec::new()));
+        }
+        let mut keys: Vec<H::Obj> = host.dict_items(into)?.into_iter().map(|(k, _)| k).collect();
+        for (key, _) in host.dict_items(right)? {
+            if host.lookup(into, &key)?.is_none() {
+                keys.push(key);
+            }
+        }
+        let is_int = |v: &Option<H::Obj>| {
+            v.as_ref()
+                .is_none_or(|v| matches!(host.class(v).kind, Kind::Int | Kind::Bool))
+        };
+        let is_dict = |v: &Option<H::Obj>| v.as_ref().is_none_or(|v| host.class(v).is(Kind::Dict));
+        for key in keys {
+            let left = host.lookup(into, &key)?;
+            let right_value = host.lookup(right, &key)?;
+            if is_int(&left) && is_int(&right_value) {
+                let zero = host.int_obj(0);
+                let sum = host.add(
+                    left.as_ref().unwrap_or(&zero),
+                    right_value.as_ref().unwrap_or(&zero),
+                )?;
+                host.set_item(into, key, sum)?;
+            } else if is_dict(&left) && is_dict(&right_value) {
+                let mut merged = match left {
+                    Some(left) => left,
+                    None => host.new_dict(Vec::new())?,
+                };
+                let empty;
+                let right_dict = match &right_value {
+                    Some(value) => value,
+                    None => {
+                        empty = host.new_dict(Vec::new())?;
+                        &empty
+                    }
+                };
+                self.lc_usage_add(&mut merged, right_dict, depth + 1)?;
+                host.set_item(into, key, merged)?;
+            } else {
+                let present = [left, right_value].into_iter().flatten().collect();
+                return Err(self.conflict("usage_types", present));
+            }
+        }
+        Ok(())
+    }
+
+    /// A private copy of a usage dict (dicts copied at every depth).
+    fn lc_usage_copy(&self, usage: &H::Obj, depth: usize) -> Result<H::Obj, H::Err> {
+        let host = self.host;
+        if depth > MAX_DEPTH {
+            return Err(host.error(EngineError::DepthLimit { limit: MAX_DEPTH }));
+        }
+        let mut pairs = Vec::new();
+        for (key, value) in host.dict_items(usage)? {
+            let value = if host.class(&value).is(Kind::Dict) {
+                stacker::maybe_grow(STACK_RED_ZONE, STACK_GROWTH, || {
+                    self.lc_usage_copy(&value, depth + 1)
+                })?
+            } else {
+                value
+            };
+            pairs.push((key, value));
+        }
+        host.new_dict(pairs)
+    }
+
+    /// 2 for a provider's id, 1 for `lc_run-*`, 0 for another `lc_*`; -1 for none.
+    fn lc_id_rank(&self, chunk_id: &H::Obj) -> Result<i32, H::Err> {
+        let host = self.host;
+        if !host.truthy(chunk_id)? {
+            return Ok(-1);
+        }
+        if !host.class(chunk_id).is(Kind::Str) {
+            return Ok(2);
+        }
+        Ok(match host.str_text(chunk_id) {
+            Some(text) if text.starts_with("lc_run-") => 1,
+            Some(text) if text.starts_with("lc_") => 0,
+            _ => 2,
+        })
     }
 }

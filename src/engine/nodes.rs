@@ -53,6 +53,9 @@ pub(crate) struct ListAcc<O> {
     pub(crate) items: Vec<Node<O>>,
     /// by_index: element `index` value -> position of the latest element with it.
     pub(crate) slots: HashMap<i64, usize>,
+    /// policy `langchain`: the hash of an element's `index` -> the position and the `index`
+    /// of every element with an index of that hash, in order.
+    pub(crate) by_hash: HashMap<i64, Vec<(usize, O)>>,
 }
 
 impl<O> ListAcc<O> {
@@ -60,6 +63,7 @@ impl<O> ListAcc<O> {
         ListAcc {
             items: Vec::new(),
             slots: HashMap::new(),
+            by_hash: HashMap::new(),
         }
     }
 }

@@ -50,6 +50,11 @@ pub fn engine_error<'py>(py: Python<'py>, err: EngineError<Bound<'py, PyAny>>) -
         EngineError::Anomaly { code, detail } => {
             build(py, "anomaly", (code, detail).into_pyobject(py))
         }
+        EngineError::Conflict { code, values } => {
+            let mut args = vec![pyo3::types::PyString::new(py, code).into_any()];
+            args.extend(values);
+            build(py, "langchain_conflict", PyTuple::new(py, args))
+        }
         EngineError::Recursion => {
             pyo3::exceptions::PyRecursionError::new_err("maximum recursion depth exceeded")
         }

@@ -48,6 +48,17 @@ fn merge_all<'py>(
     generic::merge_all(&PyHost { py }, cfg, iterator)
 }
 
+/// LangChain's `reduce(operator.add, chunks)` over dicts of `AIMessageChunk` fields, in
+/// linear time; None if empty (the twin's `add_ai_message_chunks`).
+#[pyfunction]
+fn add_ai_message_chunks<'py>(
+    py: Python<'py>,
+    items: Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let iterator = items.try_iter()?;
+    generic::add_ai_message_chunks(&PyHost { py }, iterator)
+}
+
 /// openJiuwen's `merge_dicts`: str and list values concatenate, dicts recurse.
 #[pyfunction]
 fn merge_dicts<'py>(
@@ -82,6 +93,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(merge, m)?)?;
     m.add_function(wrap_pyfunction!(merge_all, m)?)?;
     m.add_function(wrap_pyfunction!(merge_dicts, m)?)?;
+    m.add_function(wrap_pyfunction!(add_ai_message_chunks, m)?)?;
     m.add_function(wrap_pyfunction!(concat_token_ids, m)?)?;
     m.add_function(wrap_pyfunction!(merge_logprobs, m)?)?;
     m.add_function(wrap_pyfunction!(copy_tree, m)?)?;

@@ -442,6 +442,10 @@ impl<'py> Host for PyStoreHost<'py> {
                 detail: detail.0.into_bound(py),
             },
             EngineError::Recursion => EngineError::Recursion,
+            EngineError::Conflict { code, values } => EngineError::Conflict {
+                code,
+                values: values.into_iter().map(|v| v.0.into_bound(py)).collect(),
+            },
         };
         engine_error(py, err)
     }

@@ -1,4 +1,5 @@
-"""Generic merge (spec §1): the ``openjiuwen`` and ``delta`` policies, in linear time.
+"""Generic merge (spec §1): the ``openjiuwen``, ``delta`` and ``langchain`` policies, in linear
+time.
 
 ``merge(a, b)`` must return what openJiuwen's ``merge_parser_content`` returns: it performs the
 very operations openJiuwen performs (``+``, ``dict.copy()``, ``key in d``), so the result is the
@@ -20,6 +21,7 @@ from typing import Any, Iterable
 
 from ..errors import (
     MAX_DEPTH,
+    langchain_conflict,
     CycleError,
     DepthLimitError,
     MergeTypeError,
@@ -33,6 +35,7 @@ __all__ = [
     "LIST_MERGES",
     "MAX_DEPTH",
     "POLICIES",
+    "add_ai_message_chunks",
     "concat_token_ids",
     "merge",
     "merge_all",
@@ -40,7 +43,7 @@ __all__ = [
     "merge_logprobs",
 ]
 
-POLICIES = ("openjiuwen", "delta")
+POLICIES = ("openjiuwen", "delta", "langchain")
 LIST_MERGES = ("concat", "by_index")
 
 #: delta policy: values under these keys are identities or states, never concatenated [E15].
@@ -68,7 +71,7 @@ _I64_MAX = 2**63 - 1
 
 
 class _Config:
-    __slots__ = ("delta", "by_index", "strict")
+    __slots__ = ("delta", "langchain", "by_index", "strict")
 
     def __init__(self, policy: object, list_merge: object, strict: object) -> None:
         # Types first, then values: the Rust binding checks in the same order.
@@ -83,6 +86,7 @@ class _Config:
         if list_merge not in LIST_MERGES:
             raise invalid_option("list_merge", list_merge, LIST_MERGES)
         self.delta = policy == "delta"
+        self.langchain = policy == "langchain"
         # by_index and strict only make sense for JSON deltas; openjiuwen is a drop-in.
         if not self.delta and list_merge != "concat":
             raise requires_delta("list_merge", list_merge)
@@ -119,13 +123,14 @@ class _Text:
 
 
 class _List:
-    """An exact ``list`` still growing; ``slots`` maps an element ``index`` to its position."""
+    """An exact ``list`` still growing; ``slots`` maps an element ``index`` to its position
+    (``langchain``: to the positions of every element with that ``index``, in order)."""
 
     __slots__ = ("items", "slots")
 
     def __init__(self) -> None:
         self.items: list[Any] = []
-        self.slots: dict[int, int] = {}
+        self.slots: dict[Any, Any] = {}
 
 
 class _Dict:
@@ -442,6 +447,361 @@ def _check_kinds(keys: tuple[Any, ...], left: Any, right: Any) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
+# policy="langchain": LangChain's merge_content / merge_dicts / merge_lists (rules §1.4)
+#
+# The same builders, the same fold: a value LangChain would copy at every ``+`` is grown once
+# and turned into a plain ``str`` / ``list`` / ``dict`` at the end.
+
+#: merge_dicts: a string under these keys that equals the left one is kept, not doubled.
+_LC_KEEP_EQUAL = frozenset({"id", "output_version", "model_provider"})
+#: merge_dicts: an int under these keys is an identity or a time: the right one replaces.
+_LC_LAST_WINS = frozenset({"index", "created", "timestamp"})
+#: add_usage gives up this deep, as LangChain's ``_dict_int_op`` does.
+_LC_USAGE_MAX_DEPTH = 100
+
+
+def _lc_type(node: Any) -> type:
+    """``type(value)`` as LangChain sees it (a builder stands for an exact str/list/dict)."""
+    kind = type(node)
+    if kind is _Text:
+        return str
+    if kind is _List:
+        return list
+    if kind is _Dict:
+        return dict
+    return kind
+
+
+def _lc_is_key(key: Any, names: Any) -> bool:
+    return isinstance(key, str) and _utf8(key) and key in names
+
+
+def _utf8(text: str) -> bool:
+    """Whether ``text`` is valid Unicode (no lone surrogate): the engine reads only such text
+    as a name or a prefix, so the twin does too."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _lc_joined(node: Any) -> Any:
+    """A text node as one str (a builder is joined; a long one is rarely asked)."""
+    return "".join(node.pieces) if type(node) is _Text else node
+
+
+def _lc_top(walk: _Walk, node: Any, right: Any, depth: int) -> Any:
+    """``merge_content`` for str and list values, ``merge_obj`` for the rest."""
+    if right is None:
+        return node
+    if node is None:
+        return right
+    if isinstance(right, str):
+        if _is_text(node):
+            return _concat_text(node, right)
+        if _is_list(node):
+            return _lc_list_plus_text(walk, node, right)
+    elif isinstance(right, list):
+        if _is_list(node):
+            return _lc_merge_lists(walk, node, right, depth)
+        if _is_text(node):
+            # merge_content: ``[merged, *content]``, the text first even when empty
+            opened = _List()
+            opened.items.append(node)
+            for item in right:
+                _lc_register(opened, item)
+            return opened
+    elif isinstance(right, dict) and _is_dict(node):
+        return _lc_merge_dict(walk, node, right, depth + 1)
+    if _lc_type(node) is not type(right):
+        raise langchain_conflict("types", _finish(node), right)
+    if node is right or bool(node == right):
+        return node
+    raise langchain_conflict("unequal", node, right)
+
+
+def _lc_list_plus_text(walk: _Walk, node: Any, right: str) -> Any:
+    """merge_content of a list and a str: onto a last str item, else a new item; an empty
+    str adds nothing, and neither does any str added to an empty list (LangChain drops it)."""
+    if type(node) is not _List:
+        node = _lc_open_list(node)
+    items = node.items
+    if items and _is_text(items[-1]):
+        items[-1] = _concat_text(items[-1], right)
+    elif right == "":
+        pass
+    elif items:
+        _lc_register(node, right)
+    return node
+
+
+def _lc_open_list(left: Any) -> _List:
+    opened = _List()
+    for item in left:
+        _lc_register(opened, item)
+    return opened
+
+
+def _lc_register(node: _List, item: Any) -> None:
+    """Append ``item``; a dict with an ``index`` is remembered under it for merge_lists."""
+    position = len(node.items)
+    node.items.append(item)
+    if isinstance(item, dict):
+        index = dict.get(item, "index")
+        if isinstance(index, (int, float, str)):
+            node.slots.setdefault(index, []).append(position)
+
+
+def _lc_right_index(item: Any) -> Any:
+    """The index merge_lists merges an element by: an int, or a str starting with ``lc_``."""
+    if not isinstance(item, dict):
+        return None
+    index = dict.get(item, "index")
+    if isinstance(index, int):
+        return index
+    if isinstance(index, str) and _utf8(index) and index.startswith("lc_"):
+        return index
+    return None
+
+
+def _lc_merge_lists(walk: _Walk, node: Any, right: list[Any], depth: int) -> _List:
+    """merge_lists: an element with an index merges into the first earlier element with an
+    equal index whose id does not differ (its ``type`` key left out), else it is appended."""
+    if type(node) is not _List:
+        node = _lc_open_list(node)
+    for item in right:
+        index = _lc_right_index(item)
+        if index is not None:
+            for slot in node.slots.get(index, ()):
+                target = node.items[slot]
+                if _lc_ids_consistent(target, item):
+                    node.items[slot] = _lc_merge_dict(
+                        walk, target, _lc_element(target, item), depth + 1
+                    )
+                    break
+            else:
+                _lc_register(node, item)
+            continue
+        _lc_register(node, item)
+    return node
+
+
+def _lc_get(node: Any, key: str) -> Any:
+    """``node.get(key)`` of a dict or a dict builder (a text builder joined first)."""
+    if type(node) is _Dict:
+        value = node.entries.get(key)
+        if type(value) is _Text:
+            value = node.entries[key] = _lc_joined(value)
+        return value
+    return dict.get(node, key)
+
+
+def _lc_no_id(value: Any) -> bool:
+    return value is None or (isinstance(value, str) and value == "")
+
+
+def _lc_ids_consistent(node: Any, item: dict[Any, Any]) -> bool:
+    left_id, right_id = _lc_get(node, "id"), dict.get(item, "id")
+    if _lc_no_id(left_id) or _lc_no_id(right_id):
+        return True
+    return left_id is right_id or bool(left_id == right_id)
+
+
+def _lc_element(target: Any, item: dict[Any, Any]) -> dict[Any, Any]:
+    """What merge_lists merges into ``target``: ``item`` without its ``type``, or, for a
+    ``non_standard`` item with a ``value`` dict, that value (without ``type``) as ``extras`` of
+    a typed block or as the ``value`` of a non_standard one."""
+    left_type = _lc_get(target, "type")
+    value = dict.get(item, "value", _NOTHING)
+    if (
+        left_type
+        and _lc_equals(dict.get(item, "type"), "non_standard")
+        and isinstance(value, dict)
+    ):
+        inner = {k: v for k, v in value.items() if not _lc_is_key(k, ("type",))}
+        if not _lc_equals(left_type, "non_standard"):
+            return {"extras": inner}
+        return {"value": inner, "index": dict.get(item, "index")}
+    if "type" in item:
+        return {k: v for k, v in item.items() if not _lc_is_key(k, ("type",))}
+    return item
+
+
+def _lc_equals(value: Any, text: str) -> bool:
+    return value is not None and (value is text or bool(value == text))
+
+
+def _lc_merge_dict(walk: _Walk, node: Any, right: dict[Any, Any], depth: int) -> _Dict:
+    """merge_dicts: a missing or None left takes the right value, a right None changes
+    nothing, values of different types raise, the rest merge by ``_lc_value``."""
+    right_id = _enter(walk, right, depth)
+    try:
+        if type(node) is not _Dict:
+            node = _Dict(dict(node))
+        entries = node.entries
+        for key, right_value in right.items():
+            if key not in entries:
+                entries[key] = right_value
+                continue
+            left_value = entries[key]
+            if left_value is None:
+                if right_value is not None:
+                    entries[key] = right_value
+            elif right_value is not None:
+                entries[key] = _lc_value(walk, key, left_value, right_value, depth)
+        return node
+    finally:
+        walk.open_ids.discard(right_id)
+
+
+def _lc_value(walk: _Walk, key: Any, left: Any, right: Any, depth: int) -> Any:
+    if _lc_type(left) is not type(right):
+        raise langchain_conflict("kwargs_type", key)
+    if isinstance(right, str):
+        if _lc_is_key(key, ("index",)):
+            joined = _lc_joined(left)
+            if _utf8(joined) and joined.startswith("lc_"):
+                return joined
+        elif _lc_is_key(key, _LC_KEEP_EQUAL):
+            joined = _lc_joined(left)
+            if joined is right or bool(joined == right):
+                return joined
+        return _concat_text(left, right)
+    if isinstance(right, dict):
+        return _lc_merge_dict(walk, left, right, depth + 1)
+    if isinstance(right, list):
+        return _lc_merge_lists(walk, left, right, depth)
+    if left is right or bool(left == right):
+        return left
+    if isinstance(left, int) and not isinstance(left, bool):
+        return right if _lc_is_key(key, _LC_LAST_WINS) else left + right
+    raise langchain_conflict("kwargs_unsupported", key, left)
+
+
+def _lc_merge_all(walk: _Walk, items: Iterable[Any]) -> Any:
+    iterator = iter(items)
+    node = next(iterator, _NOTHING)
+    if node is _NOTHING:
+        return None
+    for right in iterator:
+        node = _lc_top(walk, node, right, 0)
+    return _finish(node)
+
+
+def _lc_usage_add(into: dict[Any, Any], right: dict[Any, Any], depth: int) -> None:
+    """LangChain's ``_dict_int_op(left, right, operator.add)``, into ``into`` (a private copy):
+    ints add (a missing one counts 0), dicts recurse, anything else raises."""
+    if depth >= _LC_USAGE_MAX_DEPTH:
+        raise langchain_conflict("usage_depth")
+    for key in [*into, *(k for k in right if k not in into)]:
+        left_value = into.get(key, 0)
+        right_value = right.get(key, 0)
+        if isinstance(left_value, int) and isinstance(right_value, int):
+            into[key] = left_value + right_value
+            continue
+        left_value = into.get(key, {})
+        right_value = right.get(key, {})
+        if isinstance(left_value, dict) and isinstance(right_value, dict):
+            # the left side is already a private copy at every level
+            merged: dict[Any, Any] = left_value if key in into else {}
+            _lc_usage_add(merged, right_value, depth + 1)
+            into[key] = merged
+            continue
+        present = [side[key] for side in (into, right) if key in side]
+        raise langchain_conflict("usage_types", *present)
+
+
+def _lc_usage_copy(usage: dict[Any, Any], depth: int) -> dict[Any, Any]:
+    if depth > MAX_DEPTH:
+        raise DepthLimitError(MAX_DEPTH)
+    return {
+        k: _lc_usage_copy(v, depth + 1) if isinstance(v, dict) else v for k, v in usage.items()
+    }
+
+
+#: add_ai_message_chunks: the id kinds LangChain prefers, best last.
+_LC_RUN_PREFIX = "lc_run-"
+_LC_PREFIX = "lc_"
+
+
+def _lc_id_rank(chunk_id: Any) -> int:
+    """2 for a provider's id, 1 for ``lc_run-*``, 0 for another ``lc_*``; -1 for none."""
+    if not chunk_id:
+        return -1
+    if not isinstance(chunk_id, str) or not _utf8(chunk_id):
+        return 2
+    if chunk_id.startswith(_LC_RUN_PREFIX):
+        return 1
+    return 0 if chunk_id.startswith(_LC_PREFIX) else 2
+
+
+#: The fields of an ``AIMessageChunk`` that ``add_ai_message_chunks`` merges, in the order
+#: LangChain merges them (so the first error is LangChain's first error).
+LANGCHAIN_CHUNK_FIELDS = (
+    "content",
+    "additional_kwargs",
+    "response_metadata",
+    "tool_call_chunks",
+    "usage_metadata",
+    "id",
+    "chunk_position",
+)
+
+
+def add_ai_message_chunks(items: Iterable[Any]) -> dict[str, Any] | None:
+    """LangChain's ``reduce(operator.add, chunks)`` over ``AIMessageChunk`` fields, in linear
+    time: each item is a dict of ``LANGCHAIN_CHUNK_FIELDS`` (a missing one counts as None).
+    ``content`` merges as ``merge_content``, the dicts as ``merge_dicts``,
+    ``tool_call_chunks`` as ``merge_lists`` (``policy="langchain"``), ``usage_metadata`` adds
+    up as ``add_usage``, ``id`` is the best ranked (a provider's, then ``lc_run-*``, then
+    another; the first of a rank), ``chunk_position`` is ``"last"`` if any chunk's is. None if
+    there are no items."""
+    walk = _Walk(_Config("langchain", "concat", False))
+    nodes: list[Any] = [_NOTHING] * 4
+    usage: Any = None
+    best_id: Any = None
+    best_rank = -1
+    last = False
+    seen = False
+    for item in items:
+        if not isinstance(item, dict):
+            raise wrong_type("items", "an iterable of dict", item)
+        for field in range(4):
+            value = dict.get(item, LANGCHAIN_CHUNK_FIELDS[field])
+            node = nodes[field]
+            nodes[field] = value if node is _NOTHING else _lc_top(walk, node, value, 0)
+        right_usage = dict.get(item, "usage_metadata")
+        if right_usage:
+            if usage is None:
+                if not isinstance(right_usage, dict):
+                    raise langchain_conflict("usage_types", right_usage)
+                usage = _lc_usage_copy(right_usage, 0)
+            else:
+                if not isinstance(right_usage, dict):
+                    raise langchain_conflict("usage_types", right_usage)
+                _lc_usage_add(usage, right_usage, 0)
+        chunk_id = dict.get(item, "id")
+        rank = _lc_id_rank(chunk_id)
+        if rank > best_rank and best_rank < 2:
+            best_id, best_rank = chunk_id, rank
+        if _lc_equals(dict.get(item, "chunk_position"), "last"):
+            last = True
+        seen = True
+    if not seen:
+        return None
+    return {
+        "content": _finish(nodes[0]),
+        "additional_kwargs": _finish(nodes[1]),
+        "response_metadata": _finish(nodes[2]),
+        "tool_call_chunks": _finish(nodes[3]),
+        "usage_metadata": usage,
+        "id": best_id,
+        "chunk_position": "last" if last else None,
+    }
+
+
+# ---------------------------------------------------------------------------------------------
 # Public functions
 
 
@@ -461,6 +821,8 @@ def merge(
     (``list_merge="by_index"``) and can refuse mismatched kinds (``strict=True``).
     """
     walk = _Walk(_Config(policy, list_merge, strict))
+    if walk.cfg.langchain:
+        return _finish(_lc_top(walk, left, right, 0))
     return _apply(walk, None, left, right, 0, True)
 
 
@@ -473,6 +835,8 @@ def merge_all(
 ) -> Any:
     """``functools.reduce(merge, items)`` in time linear in the total size; ``None`` if empty."""
     walk = _Walk(_Config(policy, list_merge, strict))
+    if walk.cfg.langchain:
+        return _lc_merge_all(walk, items)
     iterator = iter(items)
     node = next(iterator, _NOTHING)
     if node is _NOTHING:
