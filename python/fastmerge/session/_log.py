@@ -121,16 +121,21 @@ def _depth_over(value: Any, limit: int) -> bool:
     return True
 
 
+_DICT_KEYS = frozenset(("role", "content", "name", "metadata"))
+
+
 def role_of(item: Any) -> str | None:
     """``"assistant"`` / ``"tool"`` for fastmerge's complete messages (of either backend),
-    ``"user"`` / ``"system"`` for a plain message dict, else None."""
+    ``"user"`` / ``"system"`` for a plain message dict (``role``, ``content``, and optionally
+    ``name`` and a ``metadata`` dict, which no request replays), else None."""
     kind = type(item)
     if kind.__module__.startswith("fastmerge.") and kind.__name__ in _CLASSES:
         return _CLASSES[kind.__name__]
     if isinstance(item, dict) and item.get("role") in ("user", "system"):
         content = item.get("content")
-        if isinstance(content, (str, list)) and set(item) <= {"role", "content", "name"}:
-            return str(item["role"])
+        if isinstance(content, (str, list)) and _DICT_KEYS.issuperset(item):
+            if isinstance(item.get("metadata", {}), dict):
+                return str(item["role"])
     return None
 
 

@@ -37,7 +37,7 @@ def _copy(entry: _log.Entry) -> Any:
     message = entry.message
     if not isinstance(message, dict):
         return message
-    if isinstance(message["content"], str):
+    if isinstance(message["content"], str) and "metadata" not in message:
         return dict(message)  # str values are immutable: a shallow copy is a full one
     return json.loads(json.dumps(message))
 

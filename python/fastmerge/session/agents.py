@@ -1,0 +1,444 @@
+"""The OpenAI Agents SDK's session memory on fastmerge's log (``pip install fastmerge[agents]``).
+
+:class:`AgentsSession` implements the Agents SDK's ``Session`` protocol (``get_items``,
+``add_items``, ``pop_item``, ``clear_session``, ``session_settings``), so an agent keeps its
+history in a fastmerge session log:
+
+>>> from agents import Agent, Runner
+>>> from fastmerge.session.agents import AgentsSession
+>>> session = AgentsSession("chat-1", "chat.db")       # SQLite file; None for in-memory
+>>> result = await Runner.run(agent, "Hi", session=session)
+>>> session.to_request("anthropic")                     # the same history, for Claude
+
+Each Responses input item the SDK writes is one message of the log: a user, system or
+developer message a user or system message; a ``function_call_output`` /
+``custom_tool_call_output`` a :class:`fastmerge.ToolMessage`; any other item (assistant
+messages, reasoning, function and custom tool calls, hosted tools' calls and outputs, ...)
+the :class:`fastmerge.AssistantMessage` that the ``"openai-responses"`` adapter makes of it.
+Every message also keeps the item itself, verbatim, in its ``metadata``
+(``{"openai_agents_item": item}``), and ``get_items`` returns those: items read back equal
+to what was added, key order included. The messages are what :meth:`AgentsSession.to_request`
+(and a :class:`fastmerge.session.Session` on the same store and id) replays to other
+providers: text, tool calls and their results; reasoning and the hosted tools' items go only
+to OpenAI Responses (rules §9.1). Images and files in a user message are replayed as given
+(Responses' content), which only OpenAI Responses takes.
+
+``pop_item`` and ``clear_session`` write ``pop`` and ``clear`` events: the log keeps what they
+take out. A row the session cannot read raises :class:`fastmerge.errors.CorruptRowError`
+(the Agents SDK's ``SQLiteSession`` skips rows that are not JSON; this session never drops
+what it cannot read).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import os
+import threading
+from typing import Any, Callable, Sequence
+
+from agents.memory import SessionSettings
+
+from .. import errors
+from . import _log
+from .request import to_request as _to_request
+from .sqlite import SQLiteStore
+from .store import SCHEMA_VERSION, AsyncStore, Event, NewEvent, Store, check_session_id
+
+try:  # the SDK's own coercion (a dict's unknown keys refused), where it has one
+    from agents.memory.session_settings import coerce_session_settings as _coerce
+except ImportError:  # pragma: no cover - older SDKs
+
+    def _coerce(value: Any) -> Any:
+        return SessionSettings(**value) if isinstance(value, dict) else value
+
+
+__all__ = ["ITEM_KEY", "AgentsSession"]
+
+#: The ``metadata`` key of a log message that holds the Agents SDK's item verbatim.
+ITEM_KEY = "openai_agents_item"
+
+_MESSAGE_KINDS = frozenset(_log.MESSAGE_KINDS)
+_TOOL_OUTPUTS = ("function_call_output", "custom_tool_call_output")
+_TEXT_TYPES = ("input_text", "output_text", "text")
+# how the rows this module writes start (a row of another writer is parsed whole)
+_ITEM_AT = '{"metadata":{"' + ITEM_KEY + '":'
+# json's C scanner: the value at an index of a text and where it ends (StopIteration when
+# there is none), without raw_decode's Python wrapper
+_scan = json.JSONDecoder().scan_once
+
+
+class _Row:
+    """A message row of the history (what :class:`_log.History` folds): its ``seq``,
+    ``turn``, role, JSON text, and where its item starts (0 before it is looked for, -1 for
+    a row read whole)."""
+
+    __slots__ = ("at", "role", "seq", "text", "turn")
+
+    def __init__(self, seq: int, turn: int, role: str, text: Any) -> None:
+        self.seq = seq
+        self.turn = turn
+        self.role = role
+        self.text = text
+        self.at = 0
+
+
+def _portable(content: Any) -> Any:
+    """A user or system item's content as the log's messages hold it for every provider: a
+    str as it is; a list of text entries only, their texts joined by newlines; any other
+    list (images, files, audio) as given, which only OpenAI Responses replays."""
+    if isinstance(content, list) and all(
+        isinstance(c, dict) and c.get("type") in _TEXT_TYPES and isinstance(c.get("text"), str)
+        for c in content
+    ):
+        return "\n".join(c["text"] for c in content)
+    return content
+
+
+def _convert(position: int, item: Any, classes: Any) -> tuple[str, dict[str, Any]]:
+    """The log message of one Agents item: its kind and its ``to_dict()`` with the item in
+    its metadata. Raises :class:`fastmerge.errors.SessionTypeError` for what is no item."""
+    if type(item) is not dict:
+        detail = f"{type(item).__name__} is not a Responses input item (a dict)"
+        raise errors.SessionTypeError(position, detail)
+    kind = item.get("type")
+    role = item.get("role")
+    if kind in (None, "message") and role in ("user", "system", "developer"):
+        content = item.get("content")
+        if not isinstance(content, (str, list)):
+            detail = f"a {role} message's content is {type(content).__name__}, not str or list"
+            raise errors.SessionTypeError(position, detail)
+        if kind is None and role != "developer" and isinstance(content, str) and len(item) == 2:
+            return role, dict(item)  # the message itself: it reads back as it is
+        log_role = "user" if role == "user" else "system"
+        return log_role, {
+            "metadata": {ITEM_KEY: item},
+            "role": log_role,
+            "content": _portable(content),
+        }
+    if kind in _TOOL_OUTPUTS:
+        call_id, output = item.get("call_id"), item.get("output")
+        if not isinstance(call_id, str) or not isinstance(output, (str, list)):
+            detail = f"a {kind} needs a str call_id and a str or list output"
+            raise errors.SessionTypeError(position, detail)
+        return "tool", _row(item, classes.ToolMessage(tool_call_id=call_id, content=output))
+    if kind in (None, "message") and role == "assistant" and isinstance(item.get("content"), str):
+        message = classes.AssistantMessage(content=item["content"])
+    else:
+        if kind is None and role is None and isinstance(item.get("id"), str):
+            item_for_adapter = {**item, "type": "item_reference"}  # the type it may leave out
+        elif kind is None and role == "assistant":
+            item_for_adapter = {**item, "type": "message"}
+        else:
+            item_for_adapter = item
+        if not isinstance(item_for_adapter.get("type"), str):
+            detail = "a dict without a str type or a user, system, developer or assistant role"
+            raise errors.SessionTypeError(position, f"{detail} is not a Responses input item")
+        # a finished item as the Responses adapter reads it (the terminal response's output)
+        event = {"type": "response.completed", "response": {"output": [item_for_adapter]}}
+        try:
+            message = classes.aggregate([event], "openai-responses")
+        except (ValueError, TypeError) as exc:
+            detail = f"a {item_for_adapter['type']} item the Responses adapter refuses: {exc}"
+            raise errors.SessionTypeError(position, detail) from None
+    return "assistant", _row(item, message)
+
+
+def _row(item: dict[str, Any], message: Any) -> dict[str, Any]:
+    """The row of ``message`` keeping ``item``: its ``to_dict()`` with the item in its
+    metadata, first (where :meth:`AgentsSession.get_items` finds it without reading the
+    rest), and without the fields ``from_dict`` reads as absent anyway (null, empty lists,
+    false; a part's null fields): the same message, in half the bytes."""
+    row: dict[str, Any] = {"metadata": {ITEM_KEY: item}}
+    for key, value in message.to_dict().items():
+        if key == "parts":
+            row[key] = [{k: v for k, v in part.items() if v is not None} for part in value]
+        elif key != "metadata" and value is not None and value is not False and value != []:
+            row[key] = value
+    return row
+
+
+def _events(items: Sequence[Any], classes: Any) -> list[NewEvent]:
+    """The log events of ``items``, all checked before anything is written."""
+    events = []
+    for position, item in enumerate(items):
+        kind, data = _convert(position, item, classes)
+        reason = _log._unstorable(data)
+        if reason is not None:
+            raise errors.SessionTypeError(position, f"cannot be stored as JSON: it holds {reason}")
+        events.append(NewEvent(kind, kind == "user", _log._dumps(data)))
+    return events
+
+
+class AgentsSession:
+    """An OpenAI Agents SDK ``Session`` (``agents.memory.Session``) on fastmerge's
+    append-only log: pass it to ``Runner.run(..., session=...)``.
+
+    ``store`` is a :class:`fastmerge.session.Store` (:class:`fastmerge.session.SQLiteStore`,
+    :class:`fastmerge.session.PostgresStore`), an :class:`fastmerge.session.AsyncStore`
+    (:class:`fastmerge.session.AsyncPostgresStore`, awaited), a SQLite file path, or None for
+    an in-memory SQLite database. ``session_settings`` is the SDK's ``SessionSettings`` (or
+    its dict): its ``limit`` is ``get_items``' default. ``in_thread`` runs a synchronous
+    store's calls in a worker thread (``asyncio.to_thread``); by default a
+    :class:`~fastmerge.session.SQLiteStore` runs in the event loop (an append or a read is a
+    few tens of microseconds, less than a thread's hop; a wait happens only while another
+    process holds the file's write lock) and any other synchronous store in a thread.
+
+    Reads see what other session objects and processes wrote (each reads only the rows
+    appended since its last read). A :class:`fastmerge.session.Session` on the same store and
+    id reads the log as messages. ``get_items`` reads each returned item from its row (a row
+    whose item cannot be read raises :class:`fastmerge.errors.CorruptRowError`); the rest of
+    a row (the message) is read by :meth:`to_request` and :meth:`messages`.
+    """
+
+    session_settings: SessionSettings | None = None
+
+    def __init__(
+        self,
+        session_id: str,
+        store: Store | AsyncStore | str | os.PathLike[str] | None = None,
+        *,
+        session_settings: SessionSettings | dict[str, Any] | None = None,
+        in_thread: bool | None = None,
+    ) -> None:
+        check_session_id(session_id)
+        self.session_id = session_id
+        self.session_settings = (
+            SessionSettings() if session_settings is None else _coerce(session_settings)
+        )
+        self._owned = store is None or isinstance(store, (str, os.PathLike))
+        if store is None:
+            store = SQLiteStore(":memory:")
+        elif isinstance(store, (str, os.PathLike)):
+            store = SQLiteStore(os.fspath(store))
+        elif not isinstance(store, (Store, AsyncStore)):
+            raise errors.wrong_type("store", "a Store, an AsyncStore, a path or None", store)
+        if in_thread is not None and type(in_thread) is not bool:
+            raise errors.wrong_type("in_thread", "a bool or None", in_thread)
+        self.store = store
+        self._native = inspect.iscoroutinefunction(store.append)
+        self._in_thread = not isinstance(store, SQLiteStore) if in_thread is None else in_thread
+        self._history = _log.History()
+        self._lock = threading.Lock()  # the fold; never held across an await
+        self._unread = False
+        self._closed = False
+
+    # -- the store and the fold ----------------------------------------------------------------
+
+    async def _call(self, method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        if self._closed:
+            raise RuntimeError(f"AgentsSession {self.session_id!r} is closed")
+        if self._native:
+            return await method(*args, **kwargs)
+        if self._in_thread:
+            return await asyncio.to_thread(method, *args, **kwargs)
+        return method(*args, **kwargs)
+
+    def _fold(self, events: Sequence[Event], *, written: bool = False) -> bool:
+        """Fold the events after the cache's last (those at or before it are in already:
+        another call of this object folded them), all or none; every row checked as
+        :class:`fastmerge.session.Session` checks it. False for ``written`` events that do
+        not follow the cache's last (another writer came between: read the gap)."""
+        session_id = self.session_id
+        history = self._history
+        seq, turn = history.last_seq, history.last_turn
+        events = [e for e in events if not (type(e.seq) is int and 0 < e.seq <= seq)]
+        if written and events and events[0].seq != seq + 1:
+            return False
+        values: list[Any] = []
+        for event in events:
+            new_seq, new_turn, kind = event.seq, event.turn, event.kind
+            # the usual row in a few comparisons; any other goes through the full check
+            if not (
+                type(new_seq) is int
+                and new_seq == seq + 1
+                and type(new_turn) is int
+                and (new_turn == turn or new_turn == turn + 1)
+                and type(event.version) is int
+                and event.version == SCHEMA_VERSION
+                and kind in _MESSAGE_KINDS
+            ):
+                _log.check(session_id, event, seq, turn)
+            seq, turn = new_seq, new_turn
+            if kind in _MESSAGE_KINDS:
+                values.append(_Row(seq, turn, kind, event.data))
+            else:
+                values.append(_log.read_marker(session_id, event))
+        for event, value in zip(events, values):
+            history.apply(event, value)
+        return True
+
+    async def _refresh(self) -> None:
+        events = await self._call(self.store.load, self.session_id, self._history.last_seq)
+        with self._lock:
+            try:
+                self._fold(events)
+            except errors.SessionError:
+                self._unread = True  # a row it cannot read: no write until a read succeeds
+                raise
+            self._unread = False
+
+    async def _write(self, events: list[NewEvent]) -> list[Event]:
+        if self._unread:
+            await self._refresh()
+        stored: list[Event] = await self._call(self.store.append, self.session_id, events)
+        with self._lock:
+            folded = self._fold(stored, written=True)
+        if not folded:
+            await self._refresh()
+        return stored
+
+    # -- reading items from rows ---------------------------------------------------------------
+
+    def _items(self, row: _Row) -> list[Any]:
+        """The Agents items of a message row: its item (a fresh copy each time); for a
+        message another writer appended without one, its Responses input items."""
+        at, text = row.at, row.text
+        if at > 0:
+            return [_scan(text, at)[0]]
+        if at == -2:  # a plain user or system message, read before
+            return [_log._parse(text)]
+        if at == 0 and type(text) is str and text.startswith(_ITEM_AT):
+            try:
+                item, end = _scan(text, len(_ITEM_AT))
+            except (StopIteration, ValueError):
+                pass  # read whole below, which names the row
+            else:
+                if type(item) is dict and text.startswith("},", end):
+                    row.at = len(_ITEM_AT)
+                    return [item]
+        row.at = -1
+        if row.role in ("user", "system"):
+            value = _log.read_message(self.session_id, None, row.seq, row.role, text)
+        else:
+            value = _log._object(self.session_id, row.seq, text)
+        metadata = value.get("metadata")
+        if type(metadata) is dict and ITEM_KEY in metadata:
+            item = metadata[ITEM_KEY]
+            if type(item) is not dict:
+                detail = f"its {ITEM_KEY} is {type(item).__name__}, not an item (a dict)"
+                raise errors.corrupt_row(self.session_id, row.seq, detail)
+            return [item]
+        if row.role in ("user", "system"):
+            row.at = -2 if "metadata" not in value else -1
+            return [value]
+        message = self._message(row)
+        return list(_to_request([message], "openai-responses")["input"])
+
+    def _message(self, row: _Row) -> Any:
+        import fastmerge  # the selected backend's message classes, looked up when used
+
+        return _log.read_message(self.session_id, fastmerge, row.seq, row.role, row.text)
+
+    def _listing(self) -> list[Any]:
+        """The replayed history's rows (:class:`_log.Entry`), with the last compaction's
+        summary (a user message dict; a :class:`fastmerge.session.Session` may compact the
+        log) after the leading system messages."""
+        entries: list[Any] = self._history.active()
+        compaction = self._history.compaction
+        summary = compaction.get("summary") if compaction is not None else None
+        if summary is None:
+            return entries
+        position = 0
+        while position < len(entries) and entries[position].role == "system":
+            position += 1
+        return [*entries[:position], {"role": "user", "content": summary}, *entries[position:]]
+
+    def _source_items(self, source: Any) -> list[Any]:
+        return [dict(source)] if type(source) is dict else self._items(source)
+
+    # -- the Agents SDK's Session protocol ------------------------------------------------------
+
+    async def get_items(self, limit: int | None = None) -> list[Any]:
+        """The history's items, oldest first: the last ``limit`` ones (``limit`` or, when it
+        is None, ``session_settings.limit``; None: all). ``limit`` is an int >= 0
+        (``TypeError`` / ``ValueError`` otherwise). Each call returns new objects."""
+        if limit is None and self.session_settings is not None:
+            limit = self.session_settings.limit
+        if limit is not None and type(limit) is not int:
+            raise errors.wrong_type("limit", "an int >= 0 or None", limit)
+        if limit is not None and limit < 0:
+            raise ValueError(f"limit must be an int >= 0 or None, not {limit}")
+        await self._refresh()
+        with self._lock:
+            sources = self._listing()
+            if limit is None:
+                out: list[Any] = []
+                source_items = self._source_items
+                for source in sources:
+                    out += source_items(source)
+                return out
+            chunks: list[list[Any]] = []
+            count = 0
+            for source in reversed(sources):
+                if count >= limit:
+                    break
+                chunk = self._source_items(source)
+                chunks.append(chunk)
+                count += len(chunk)
+        items = [item for chunk in reversed(chunks) for item in chunk]
+        return items[len(items) - limit :] if limit else []
+
+    async def add_items(self, items: list[Any]) -> None:
+        """Append ``items`` (Responses input items) in one transaction: all or none. What is
+        no item raises :class:`fastmerge.errors.SessionTypeError` and appends nothing; the
+        items are never changed (each is stored as JSON)."""
+        if self._closed:
+            raise RuntimeError(f"AgentsSession {self.session_id!r} is closed")
+        if not isinstance(items, (list, tuple)):
+            raise errors.wrong_type("items", "a list of Responses input items", items)
+        if not items:
+            return
+        import fastmerge
+
+        await self._write(_events(items, fastmerge))
+
+    async def pop_item(self) -> Any | None:
+        """Take the last item out of the history (a ``pop`` event: the log keeps it) and
+        return it; None when the history is empty."""
+        await self._refresh()
+        with self._lock:
+            entries = self._history.entries
+            if not entries:
+                return None
+            last = entries[-1]
+            item = self._items(last)[-1]  # a row it cannot read raises before anything is written
+        stored = await self._write([_log.marker("pop", {})])
+        with self._lock:
+            popped = self._history.popped.get(stored[0].seq)
+        if popped is None:
+            return None  # another writer emptied the history first
+        if popped is not last:
+            with self._lock:
+                item = self._items(popped)[-1]
+        return item
+
+    async def clear_session(self) -> None:
+        """Start the history anew (a ``clear`` event: the log keeps what came before)."""
+        await self._write([_log.marker("clear", {})])
+
+    # -- fastmerge's side ------------------------------------------------------------------------
+
+    async def messages(self) -> list[Any]:
+        """The history as the log's messages (what :meth:`to_request` replays): user and
+        system dicts, :class:`fastmerge.AssistantMessage` and :class:`fastmerge.ToolMessage`."""
+        await self._refresh()
+        with self._lock:
+            return [
+                dict(source) if type(source) is dict else self._message(source)
+                for source in self._listing()
+            ]
+
+    async def to_request(self, provider: str) -> dict[str, Any]:
+        """The history in ``provider``'s request format
+        (:func:`fastmerge.session.to_request`: ``"openai-responses"``, ``"openai-chat"``,
+        ``"anthropic"``, ``"gemini"``, ``"bedrock-converse"``, ``"ollama"``)."""
+        return _to_request(await self.messages(), provider)
+
+    def close(self) -> None:
+        """Close the store if this session opened it (a path or None was given); every later
+        call raises ``RuntimeError``."""
+        self._closed = True
+        if self._owned:
+            self.store.close()  # type: ignore[union-attr]
