@@ -1,0 +1,349 @@
+"""LiteLLM's ``stream_chunk_builder`` on fastmerge's engine (``pip install fastmerge[litellm]``).
+
+:func:`stream_chunk_builder` takes what LiteLLM's own function takes (the chunks of
+``litellm.completion(..., stream=True)``: ``ModelResponseStream`` objects, ``ModelResponse(stream=
+True)`` objects or their ``model_dump()`` dicts, and the request's ``messages``) and returns the
+``litellm.ModelResponse`` LiteLLM's function returns: the same fields, the same types.
+
+This module only converts. The chunks go to the ``"openai-chat"`` adapter as events (an object as
+its JSON, serialized by pydantic-core; a dict as it is), the engine merges them
+(:func:`fastmerge.aggregate_choices`, one message per choice), :func:`fastmerge.to_provider`
+renders the ``chat.completion`` and the result is built from it with LiteLLM's own types. What
+LiteLLM computes that is not in the stream (a usage estimate when no chunk reported usage, the
+reasoning-token estimate, ``_hidden_params["response_cost"]``) is computed by LiteLLM's own
+functions (``token_counter``, ``completion_cost``), as its builder does.
+
+Where the result deliberately differs from LiteLLM's, the README's LiteLLM section has a row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Callable
+
+import litellm
+import pydantic_core
+from litellm.exceptions import APIError
+from litellm.types.utils import (
+    Choices,
+    CompletionTokensDetailsWrapper,
+    Message,
+    ModelResponse,
+    TextChoices,
+    Usage,
+)
+
+import fastmerge
+
+from .parts import TextPart
+
+if TYPE_CHECKING:
+    from .messages import AssistantMessage
+
+__all__ = ["stream_chunk_builder"]
+
+_HIDDEN = "_hidden_params"
+# Message fields LiteLLM's ``Message`` takes by name; the renderer's other keys become extras.
+_MESSAGE_FIELDS = frozenset(
+    {"role", "content", "tool_calls", "function_call", "refusal", "annotations", "audio"}
+)
+# Renderer keys LiteLLM's message never has: the reasoning text goes in ``reasoning_content``
+# (LiteLLM's name) whichever field the server streamed it in.
+_REASONING_FIELDS = frozenset({"reasoning_content", "reasoning"})
+# LiteLLM delta fields whose fragments the engine does not rebuild: its metadata merge keeps the
+# last chunk's list only, which would be a wrong value here (see the README's table).
+_NOT_REBUILT = frozenset({"thinking_blocks", "images", "reasoning_items"})
+# Response keys of the rendered ``chat.completion`` set by name below, and the chunk's LiteLLM
+# bookkeeping (the request's stream options) that is no part of a response.
+_RESPONSE_FIELDS = frozenset(
+    {"id", "object", "created", "model", "choices", "usage", "system_fingerprint", "service_tier"}
+)
+_NOT_RESPONSE = frozenset({"stream_options"})
+
+
+def stream_chunk_builder(
+    chunks: Iterable[Any] | None,
+    messages: list[Any] | None = None,
+    start_time: object = None,
+    end_time: object = None,
+    logging_obj: object = None,
+    count_prompt_tokens: Callable[[], int] | None = None,
+) -> ModelResponse | None:
+    """The ``litellm.ModelResponse`` of a streamed chat completion, from its chunks.
+
+    ``litellm.stream_chunk_builder``'s signature: ``messages`` (the request's) are counted for
+    ``usage.prompt_tokens`` only when no chunk reported usage, with ``litellm.token_counter``
+    (``count_prompt_tokens()`` instead when given); ``start_time`` and ``end_time`` are
+    accepted and unused, as in LiteLLM. ``None`` for no chunks; ``chunks=None`` raises
+    ``litellm.APIError``, as LiteLLM does.
+
+    Raises:
+        TypeError: ``logging_obj`` was given (LiteLLM's logging and cost-stamping path is not
+            supported), or the chunks are text-completion chunks (``choices[].text``).
+        fastmerge.EventError: no chunk could be read as a chat completion chunk.
+    """
+    del start_time, end_time  # LiteLLM's signature; its builder does not read them either
+    if chunks is None:
+        raise APIError(
+            status_code=500,
+            message="Error building chunks for logging/streaming usage calculation",
+            llm_provider="",
+            model="",
+        )
+    if logging_obj is not None:
+        raise TypeError(
+            "fastmerge.litellm.stream_chunk_builder does not take logging_obj (LiteLLM's "
+            "logging path); call litellm.stream_chunk_builder for it"
+        )
+    items = list(chunks)
+    if not items:
+        return None
+    items = _in_stream_order(items)
+    if _is_text_completion(items):
+        raise TypeError(
+            "text-completion chunks (choices[].text) are not chat chunks: "
+            "fastmerge.litellm.stream_chunk_builder builds chat completions only"
+        )
+    merged = _aggregate(items)
+    rendered = fastmerge.to_provider(merged, "openai-chat")
+    hidden = _hidden_params(items[0])
+    response = _response(rendered, merged, hidden)
+    usage = _usage(rendered.get("usage"), response, merged, messages, count_prompt_tokens)
+    setattr(response, "usage", usage)  # noqa: B010 (a field LiteLLM's stubs do not declare)
+    _set_response_cost(response, hidden)
+    return response
+
+
+# ---------------------------------------------------------------------------------------------
+# Chunks -> events
+
+
+def _hidden_params(chunk: Any) -> dict[str, Any]:
+    """A chunk's LiteLLM ``_hidden_params`` (attribute, or key of a dumped chunk), copied."""
+    if isinstance(chunk, Mapping):
+        hidden = chunk.get(_HIDDEN)
+    else:
+        hidden = getattr(chunk, _HIDDEN, None)
+    return dict(hidden) if isinstance(hidden, Mapping) else {}
+
+
+def _in_stream_order(items: list[Any]) -> list[Any]:
+    """The chunks in the order LiteLLM reads them: by ``_hidden_params["created_at"]`` (the
+    time its stream wrapper made each one) when the first chunk has it, else as given."""
+    if not _hidden_params(items[0]).get("created_at"):
+        return items
+
+    def created_at(chunk: Any) -> float:
+        value = _hidden_params(chunk).get("created_at", float("inf"))
+        return float(value) if isinstance(value, (int, float)) else float("inf")
+
+    return sorted(items, key=created_at)
+
+
+def _first_choice(chunk: Any) -> Any:
+    choices = (
+        chunk.get("choices") if isinstance(chunk, Mapping) else getattr(chunk, "choices", None)
+    )
+    return choices[0] if isinstance(choices, list) and choices else None
+
+
+def _is_text_completion(items: list[Any]) -> bool:
+    """Whether the first chunk with choices is a text completion's (``text``, no ``delta``)."""
+    for chunk in items:
+        choice = _first_choice(chunk)
+        if choice is None:
+            continue
+        if isinstance(choice, TextChoices):
+            return True
+        return isinstance(choice, Mapping) and "text" in choice and "delta" not in choice
+    return False
+
+
+def _without_hidden(chunk: Any) -> Any:
+    """A dict chunk without LiteLLM's ``_hidden_params`` (a copy; the input stays as it is)."""
+    if isinstance(chunk, Mapping) and _HIDDEN in chunk:
+        return {k: v for k, v in chunk.items() if k != _HIDDEN}
+    return chunk
+
+
+def _unknown(value: Any) -> Any:
+    """What pydantic-core writes for a value it cannot serialize: an object's attributes
+    (``SimpleNamespace`` tool calls), else null, as LiteLLM drops what it cannot read."""
+    attributes = getattr(value, "__dict__", None)
+    return dict(attributes) if isinstance(attributes, dict) else None
+
+
+def _aggregate(items: list[Any]) -> list[AssistantMessage]:
+    """The messages of the chunks (one per choice), through the ``"openai-chat"`` adapter.
+
+    The chunks go to the backend as one JSON array, written by pydantic-core in one call:
+    LiteLLM's objects without their ``None`` fields (the fields a chunk did not send), dicts as
+    they are, pydantic objects inside dicts as their JSON. The backend parses it; on the Rust
+    backend no Python object is made for a chunk."""
+    data = pydantic_core.to_json(
+        [_without_hidden(c) for c in items], exclude_none=True, fallback=_unknown
+    )
+    merged: list[AssistantMessage] = fastmerge.aggregate_choices(data, "openai-chat")
+    return merged
+
+
+# ---------------------------------------------------------------------------------------------
+# chat.completion -> ModelResponse
+
+
+def _response(
+    rendered: dict[str, Any], merged: list[AssistantMessage], hidden: dict[str, Any]
+) -> ModelResponse:
+    extras = {
+        k: v
+        for k, v in rendered.items()
+        if k not in _RESPONSE_FIELDS and k not in _NOT_RESPONSE and v is not None
+    }
+    tier = rendered.get("service_tier")
+    if tier is not None:
+        extras["service_tier"] = tier
+    response = ModelResponse(
+        id=rendered.get("id") or "",
+        created=rendered.get("created"),
+        model=rendered.get("model"),
+        system_fingerprint=rendered.get("system_fingerprint"),
+        choices=[_choice(choice, message) for choice, message in zip(rendered["choices"], merged)],
+        **extras,
+    )
+    if hidden:
+        response._hidden_params = {**response._hidden_params, **hidden}
+    return response
+
+
+def _choice(choice: dict[str, Any], message: AssistantMessage) -> Choices:
+    extras = {
+        k: v
+        for k, v in choice.items()
+        if k not in ("index", "message", "logprobs", "finish_reason") and v is not None
+    }
+    if message.completion_token_ids is not None:  # vLLM's token_ids, a field of LiteLLM's choice
+        extras["token_ids"] = list(message.completion_token_ids)
+    logprobs = choice.get("logprobs")
+    return Choices(
+        finish_reason=choice.get("finish_reason"),  # None reads "stop" (LiteLLM's Choices)
+        index=choice["index"],
+        message=_message(choice["message"], message),
+        # the message's read-only logprobs are dict and list subclasses: LiteLLM's
+        # ChoiceLogprobs validates them as the plain data they equal
+        **({"logprobs": logprobs} if logprobs is not None else {}),
+        **extras,
+    )
+
+
+def _message(rendered: dict[str, Any], message: AssistantMessage) -> Message:
+    calls = rendered.get("tool_calls")
+    function_call = rendered.get("function_call")
+    # LiteLLM's message content: the text; "" when there is none, None for a call-only turn
+    content: str | None = "".join(p.text for p in message.parts if isinstance(p, TextPart))
+    if not content:
+        content = None if calls or function_call else ""
+    fields: dict[str, Any] = {
+        "role": rendered.get("role") or "assistant",
+        "content": content,
+        "tool_calls": calls,
+        "function_call": function_call,
+    }
+    if message.reasoning_content is not None:
+        fields["reasoning_content"] = message.reasoning_content
+    if rendered.get("refusal"):
+        fields["refusal"] = rendered["refusal"]
+    if rendered.get("annotations"):
+        fields["annotations"] = rendered["annotations"]
+    if rendered.get("audio"):
+        fields["audio"] = rendered["audio"]
+    for key, value in rendered.items():
+        if key in _MESSAGE_FIELDS or key in _REASONING_FIELDS or key in _NOT_REBUILT:
+            continue
+        if value is not None:
+            fields[key] = value
+    return Message(**fields)
+
+
+# ---------------------------------------------------------------------------------------------
+# Usage, as LiteLLM's builder completes it
+
+
+def _usage(
+    reported: dict[str, Any] | None,
+    response: ModelResponse,
+    merged: list[AssistantMessage],
+    messages: list[Any] | None,
+    count_prompt_tokens: Callable[[], int] | None,
+) -> Usage:
+    """The response's ``Usage``: the stream's merged usage; where a count was never reported,
+    LiteLLM's estimate (``token_counter`` of the request's messages and of the response's
+    content); the reasoning-token split filled in from ``reasoning_content`` as LiteLLM does."""
+    model = response.model or ""
+    fields: dict[str, Any] = dict(reported) if reported else {}
+    estimated = not reported
+    if estimated:
+        try:
+            if count_prompt_tokens is not None:
+                fields["prompt_tokens"] = count_prompt_tokens()
+            else:
+                fields["prompt_tokens"] = litellm.token_counter(model=model, messages=messages)
+        except Exception:  # LiteLLM's builder counts 0 when its tokenizer fails, and goes on
+            fields["prompt_tokens"] = 0
+    reasoning_tokens = _reasoning_tokens(merged)
+    if estimated:
+        from litellm.litellm_core_utils.prompt_templates.common_utils import (
+            get_content_from_model_response,
+        )
+
+        output = get_content_from_model_response(response)
+        fields["completion_tokens"] = litellm.token_counter(
+            model=model, text=output, count_response_tokens=True
+        ) + (reasoning_tokens or 0)
+        fields["total_tokens"] = fields["prompt_tokens"] + fields["completion_tokens"]
+    usage = Usage(**fields)
+    if reasoning_tokens is not None:
+        completion = usage.completion_tokens or 0
+        capped = min(max(0, reasoning_tokens), completion)
+        details = usage.completion_tokens_details
+        if details is None:
+            usage.completion_tokens_details = CompletionTokensDetailsWrapper(
+                reasoning_tokens=capped, text_tokens=completion - capped
+            )
+        elif details.reasoning_tokens is None:
+            details.reasoning_tokens = capped
+            if details.text_tokens is None:
+                details.text_tokens = completion - capped
+    # validated again, as LiteLLM's builder returns it (every details field present)
+    return Usage(**usage.model_dump())
+
+
+def _reasoning_tokens(merged: list[AssistantMessage]) -> int | None:
+    """LiteLLM's reasoning-token estimate of a response: ``token_counter`` of each choice's
+    reasoning text; 0 for a text-only response; None when it has other parts but no reasoning
+    (LiteLLM's builder then leaves the completion-token split alone)."""
+    texts = [m.reasoning_content for m in merged if m.reasoning_content]
+    if texts:
+        return sum(litellm.token_counter(text=t, count_response_tokens=True) for t in texts)
+    text_only = all(all(part.PART == "text" for part in m.parts) and not m.refusal for m in merged)
+    return 0 if text_only else None
+
+
+def _set_response_cost(response: ModelResponse, hidden: dict[str, Any]) -> None:
+    """``_hidden_params["response_cost"]``, as LiteLLM's builder prices a response it builds
+    without a logging object: ``litellm.completion_cost``, else the model map's per-token
+    prices; left unset when neither knows the model."""
+    cost: float | None
+    try:
+        cost = litellm.completion_cost(
+            completion_response=response, custom_llm_provider=hidden.get("custom_llm_provider")
+        )
+    except Exception:  # an unpriced model: LiteLLM falls back to the per-token prices
+        try:
+            prompt, completion = litellm.cost_per_token(
+                model=response.model or "", usage_object=getattr(response, "usage", None)
+            )
+            cost = prompt + completion
+        except Exception:  # no price at all: LiteLLM leaves the cost unset
+            cost = None
+    if cost is not None:
+        response._hidden_params = {**response._hidden_params, "response_cost": cost}
