@@ -102,14 +102,9 @@ class Aggregator:
         if isinstance(event, (str, bytes)):
             with self._lock:
                 self._core.add_text(event)
-        elif isinstance(event, (bytearray, memoryview)):
-            data = bytes(event)
-            with self._lock:
-                self._core.add_text(data)
         else:
-            value = event if isinstance(event, dict) else _plain(event)
             with self._lock:
-                self._core.add(value)
+                self._core.add_events((event,), _plain)
 
     def add_many(self, events: Iterable[Any] | str | bytes | os.PathLike[str]) -> None:
         """Fold several events; a str or bytes is a whole recorded stream (see :meth:`feed`),
@@ -121,6 +116,12 @@ class Aggregator:
             return
         if isinstance(events, (str, bytes, bytearray, memoryview)):
             self.feed(events)
+            return
+        if isinstance(events, (list, tuple)):
+            # the backend reads them in one call (no Python code per event for dicts and the
+            # SDKs' models); an iterator's own code runs outside the lock
+            with self._lock:
+                self._core.add_events(events, _plain)
             return
         add = self.add
         for event in events:

@@ -6,9 +6,13 @@ use std::sync::Arc;
 use crate::engine::json_text::{self, Build};
 use crate::engine::value::Map;
 use pyo3::ffi;
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple, PyType};
+use pyo3::types::{
+    PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyMemoryView, PySet, PyString,
+    PyTuple, PyType,
+};
 use smallvec::SmallVec;
 
 use crate::engine::aggregate::{AggError, AggregatorCore as Core};
@@ -93,12 +97,12 @@ fn to_value(obj: &Bound<'_, PyAny>, depth: usize) -> Result<Value, ConvError> {
                         key.get_type().name()?
                     )));
                 };
+                // the twin's `out[json_value(key)] = json_value(item)`: the item first
+                let value = to_value(&item, depth + 1)?;
                 let Ok(key) = key.to_str() else {
                     return Err(data_error(LONE_SURROGATE.to_owned()));
                 };
-                let key = key.to_owned();
-                let value = to_value(&item, depth + 1)?;
-                out.insert(key, value);
+                out.insert(key.to_owned(), value);
             }
             return Ok(Value::Dict(Arc::new(out)));
         }
@@ -564,6 +568,8 @@ pub(crate) fn agg_error(py: Python<'_>, err: AggError) -> PyErr {
 #[pyclass(module = "fastmerge._fastmerge")]
 pub struct AggregatorCore {
     core: Core,
+    /// the JSON text of the event object being read ([`write_json`]), kept between events
+    text: Vec<u8>,
 }
 
 impl AggregatorCore {
@@ -608,6 +614,58 @@ impl AggregatorCore {
     }
 }
 
+impl AggregatorCore {
+    /// One event of [`AggregatorCore::add_events`].
+    fn add_event(
+        &mut self,
+        py: Python<'_>,
+        event: &Bound<'_, PyAny>,
+        plain: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        if event.is_instance_of::<PyString>() || event.is_instance_of::<PyBytes>() {
+            return self.add_text(py, event);
+        }
+        if event.is_instance_of::<PyByteArray>() || event.is_instance_of::<PyMemoryView>() {
+            let data = py.get_type::<PyBytes>().call1((event,))?;
+            return self.add_text(py, &data);
+        }
+        let is_dict = event.is_instance_of::<PyDict>();
+        let mut text = std::mem::take(&mut self.text);
+        text.clear();
+        let written = if event.is_exact_instance_of::<PyDict>() {
+            write_json(&mut text, event, 1, false)?
+        } else if is_dict {
+            false
+        } else {
+            match ModelClass::of(event)? {
+                Some(class) => class.write(&mut text, event, 1)?,
+                None => false,
+            }
+        };
+        let result = if written {
+            self.add_json(py, &text)
+        } else if is_dict {
+            self.add(py, event)
+        } else {
+            let value = plain.call1((event,))?;
+            text.clear();
+            if value.is_exact_instance_of::<PyDict>() && write_json(&mut text, &value, 1, false)? {
+                self.add_json(py, &text)
+            } else {
+                self.add(py, &value)
+            }
+        };
+        self.text = text;
+        result
+    }
+
+    /// The JSON text of one event object, as [`write_json`] wrote it.
+    fn add_json(&mut self, py: Python<'_>, text: &[u8]) -> PyResult<()> {
+        self.core.check_open().map_err(|e| agg_error(py, e))?;
+        self.core.add_text(text).map_err(|e| agg_error(py, e))
+    }
+}
+
 #[pymethods]
 impl AggregatorCore {
     #[new]
@@ -646,7 +704,10 @@ impl AggregatorCore {
         // a hidden switch for the differential tests from Python (tests/test_fastpath.py): the
         // fast and the generic path must agree
         core.set_fast_events(std::env::var_os("FASTMERGE_GENERIC_EVENTS").is_none());
-        Ok(AggregatorCore { core })
+        Ok(AggregatorCore {
+            core,
+            text: Vec::new(),
+        })
     }
 
     /// The wire format being read (None until "auto" has seen an event).
@@ -671,6 +732,33 @@ impl AggregatorCore {
             )))
         };
         self.core.add(value).map_err(|e| agg_error(py, e))
+    }
+
+    /// Events as `Aggregator.add` takes them (a list or a tuple of them), in order: a dict,
+    /// an SDK object (`plain(event)` gives its dict: `to_dict()` or `model_dump()`), the text
+    /// of one event or of whole SSE lines (str, bytes, bytearray, memoryview). A dict of plain
+    /// JSON data, and an SDK model of plain data, is read as its JSON text would be (the
+    /// fast paths of events from bytes, with their result); anything else as before, by
+    /// `plain` and [`AggregatorCore::add`].
+    fn add_events(
+        &mut self,
+        py: Python<'_>,
+        events: &Bound<'_, PyAny>,
+        plain: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        if let Ok(list) = events.cast_exact::<PyList>() {
+            // by index: a list an SDK's dump could change is read as it is then
+            let mut at = 0;
+            while let Ok(event) = list.get_item(at) {
+                self.add_event(py, &event, plain)?;
+                at += 1;
+            }
+            return Ok(());
+        }
+        for event in events.try_iter()? {
+            self.add_event(py, &event?, plain)?;
+        }
+        Ok(())
     }
 
     /// One item of text: the JSON of one event, a JSON array of events, or whole SSE lines.
@@ -704,4 +792,343 @@ impl AggregatorCore {
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<AggregatorCore>()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Events held as Python objects, read as the JSON text they stand for
+
+/// Deepest nesting [`write_json`] writes; deeper data takes [`to_value`] (which checks
+/// [`MAX_JSON_DEPTH`] and says so).
+const WRITE_DEPTH: usize = 64;
+
+/// The JSON text of `obj` appended to `out`, when `obj` is plain JSON data: exact `dict`s with
+/// exact `str` keys, exact `list`s and `tuple`s, exact `str`s (no lone surrogate), `int`s of 64
+/// bits, finite `float`s, `bool`s and `None` (and, with `models`, the SDK models of
+/// [`ModelClass`], as their `to_dict()`). Text that [`events::parse`](crate::engine::events)
+/// reads back into exactly the value [`to_value`] makes of `obj`: such an event takes the
+/// path of an event from bytes, fast paths included, with the same result by construction.
+/// False (with `out` partly written) for anything else: a subclass, a non-str key, a
+/// big int, NaN, ... which the caller reads with [`to_value`] as before (its value or its
+/// error). No Python code runs here but the SDK class checks of [`ModelClass::of`].
+fn write_json(
+    out: &mut Vec<u8>,
+    obj: &Bound<'_, PyAny>,
+    depth: usize,
+    models: bool,
+) -> PyResult<bool> {
+    let ptr = obj.as_ptr();
+    if obj.is_none() {
+        out.extend_from_slice(b"null");
+        return Ok(true);
+    }
+    if obj.is_exact_instance_of::<PyString>() {
+        return Ok(write_str(out, ptr));
+    }
+    if obj.is_exact_instance_of::<PyInt>() {
+        let mut overflow = 0;
+        // SAFETY: an exact int; the only failure is the overflow it reports.
+        let number = unsafe { ffi::PyLong_AsLongLongAndOverflow(ptr, &mut overflow) };
+        if overflow != 0 {
+            return Ok(false);
+        }
+        return Ok(serde_json::to_writer(&mut *out, &number).is_ok());
+    }
+    if obj.is_exact_instance_of::<PyBool>() {
+        out.extend_from_slice(if obj.is_truthy()? { b"true" } else { b"false" });
+        return Ok(true);
+    }
+    if obj.is_exact_instance_of::<PyFloat>() {
+        // SAFETY: an exact float.
+        let number = unsafe { ffi::PyFloat_AsDouble(ptr) };
+        if !number.is_finite() {
+            return Ok(false);
+        }
+        // the shortest text that reads back as this float, with a '.' or an exponent (never
+        // read as an int)
+        return Ok(serde_json::to_writer(&mut *out, &number).is_ok());
+    }
+    if depth > WRITE_DEPTH {
+        return Ok(false);
+    }
+    if let Ok(dict) = obj.cast_exact::<PyDict>() {
+        out.push(b'{');
+        let mut first = true;
+        for (key, item) in dict.iter() {
+            if !key.is_exact_instance_of::<PyString>() {
+                return Ok(false);
+            }
+            if !first {
+                out.push(b',');
+            }
+            first = false;
+            if !write_str(out, key.as_ptr()) {
+                return Ok(false);
+            }
+            out.push(b':');
+            if !write_json(out, &item, depth + 1, models)? {
+                return Ok(false);
+            }
+        }
+        out.push(b'}');
+        return Ok(true);
+    }
+    if let Ok(list) = obj.cast_exact::<PyList>() {
+        out.push(b'[');
+        for (index, item) in list.iter().enumerate() {
+            if index > 0 {
+                out.push(b',');
+            }
+            if !write_json(out, &item, depth + 1, models)? {
+                return Ok(false);
+            }
+        }
+        out.push(b']');
+        return Ok(true);
+    }
+    if let Ok(tuple) = obj.cast_exact::<PyTuple>() {
+        out.push(b'[');
+        for (index, item) in tuple.iter().enumerate() {
+            if index > 0 {
+                out.push(b',');
+            }
+            if !write_json(out, &item, depth + 1, models)? {
+                return Ok(false);
+            }
+        }
+        out.push(b']');
+        return Ok(true);
+    }
+    if models {
+        if let Some(class) = ModelClass::of(obj)? {
+            return class.write(out, obj, depth);
+        }
+    }
+    Ok(false)
+}
+
+/// A str as a JSON string; false for a lone surrogate (no UTF-8 form).
+fn write_str(out: &mut Vec<u8>, ptr: *mut ffi::PyObject) -> bool {
+    let mut size: ffi::Py_ssize_t = 0;
+    // SAFETY: `ptr` is a live str the caller holds; the UTF-8 form CPython returns is cached
+    // in it and lives as long as it. NULL (a lone surrogate) sets an exception, cleared here.
+    let text = unsafe {
+        let data = ffi::PyUnicode_AsUTF8AndSize(ptr, &mut size);
+        if data.is_null() {
+            ffi::PyErr_Clear();
+            return false;
+        }
+        std::slice::from_raw_parts(data.cast::<u8>(), size as usize)
+    };
+    write_escaped(out, text);
+    true
+}
+
+/// `text` (UTF-8) as a JSON string: `"` and `\` escaped, control characters as `\u00XX`.
+fn write_escaped(out: &mut Vec<u8>, text: &[u8]) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.reserve(text.len() + 2);
+    out.push(b'"');
+    let mut start = 0;
+    for (at, &byte) in text.iter().enumerate() {
+        if byte >= 0x20 && byte != b'"' && byte != b'\\' {
+            continue;
+        }
+        out.extend_from_slice(&text[start..at]);
+        match byte {
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            _ => out.extend_from_slice(&[
+                b'\\',
+                b'u',
+                b'0',
+                b'0',
+                HEX[usize::from(byte >> 4)],
+                HEX[usize::from(byte & 0xf)],
+            ]),
+        }
+        start = at + 1;
+    }
+    out.extend_from_slice(&text[start..]);
+    out.push(b'"');
+}
+
+/// A provider SDK's model class (openai's and anthropic's generated pydantic models), read
+/// from its instances' attributes as its `to_dict()` (`model_dump(by_alias=True,
+/// exclude_unset=True)`, what [`fastmerge.aggregate`'s `_plain`] calls) would give them: the
+/// fields that were set, in the class's order, under their API names, then the extra fields
+/// the API sent (`__pydantic_extra__`), which the dump always includes. Only classes whose
+/// dump is that and nothing else qualify: defined in the SDK's own `types` package, neither
+/// `to_dict` nor `model_dump` overridden, no serializer, computed or excluded field.
+struct ModelClass {
+    /// each field's attribute name, and its key as JSON text (`"name":`)
+    fields: Vec<(Py<PyString>, Vec<u8>)>,
+}
+
+/// The classes seen, by type (the type kept alive, so its address is not reused): None for a
+/// class that does not qualify.
+type ModelClasses = Vec<(Py<PyType>, Option<Arc<ModelClass>>)>;
+
+static MODEL_CLASSES: std::sync::Mutex<ModelClasses> = std::sync::Mutex::new(Vec::new());
+
+/// How many classes [`MODEL_CLASSES`] keeps (an SDK stream has a dozen or so).
+const MODEL_CLASSES_MAX: usize = 512;
+
+impl ModelClass {
+    /// The class of `obj` if it qualifies (worked out once per class).
+    fn of(obj: &Bound<'_, PyAny>) -> PyResult<Option<Arc<ModelClass>>> {
+        let kind = obj.get_type();
+        {
+            // never held while Python code runs (another thread could then wait on it with
+            // the GIL held)
+            let known = MODEL_CLASSES.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some((_, class)) = known.iter().find(|(k, _)| k.bind(obj.py()).is(&kind)) {
+                return Ok(class.clone());
+            }
+        }
+        let class = Self::read(&kind)?.map(Arc::new);
+        let mut known = MODEL_CLASSES.lock().unwrap_or_else(|e| e.into_inner());
+        if known.len() < MODEL_CLASSES_MAX && !known.iter().any(|(k, _)| k.bind(obj.py()).is(&kind))
+        {
+            known.push((kind.unbind(), class.clone()));
+        }
+        Ok(class)
+    }
+
+    fn read(kind: &Bound<'_, PyType>) -> PyResult<Option<ModelClass>> {
+        let py = kind.py();
+        let module: String = match kind.getattr("__module__").and_then(|m| m.extract()) {
+            Ok(module) => module,
+            Err(_) => return Ok(None),
+        };
+        let Some(sdk) = ["openai", "anthropic"]
+            .into_iter()
+            .find(|sdk| module.starts_with(&format!("{sdk}.types.")))
+        else {
+            return Ok(None);
+        };
+        // the SDK is imported (its object is here); its base and pydantic's are looked up,
+        // never imported
+        let modules = py.import("sys")?.getattr("modules")?;
+        let (Ok(base), Ok(pydantic)) = (
+            modules.get_item(format!("{sdk}._models")),
+            modules.get_item("pydantic"),
+        ) else {
+            return Ok(None);
+        };
+        let base = base.getattr("BaseModel")?;
+        let pydantic = pydantic.getattr("BaseModel")?;
+        let Ok(base) = base.cast_into::<PyType>() else {
+            return Ok(None);
+        };
+        if !kind.is_subclass(&base)?
+            || !kind.getattr("to_dict")?.is(&base.getattr("to_dict")?)
+            || !kind
+                .getattr("model_dump")?
+                .is(&pydantic.getattr("model_dump")?)
+        {
+            return Ok(None);
+        }
+        let decorators = kind.getattr("__pydantic_decorators__")?;
+        for name in ["field_serializers", "model_serializers", "computed_fields"] {
+            if decorators.getattr(name)?.len()? != 0 {
+                return Ok(None);
+            }
+        }
+        if kind
+            .getattr("__pydantic_computed_fields__")
+            .is_ok_and(|c| c.len().is_ok_and(|n| n != 0))
+        {
+            return Ok(None);
+        }
+        let mut fields = Vec::new();
+        let declared = kind.getattr("__pydantic_fields__")?;
+        let Ok(declared) = declared.cast::<PyDict>() else {
+            return Ok(None);
+        };
+        for (name, info) in declared.iter() {
+            let Ok(name) = name.cast_into::<PyString>() else {
+                return Ok(None);
+            };
+            if info.getattr("exclude")?.is_truthy()? {
+                return Ok(None);
+            }
+            let mut key = name.clone().into_any();
+            for alias in ["serialization_alias", "alias"] {
+                let given = info.getattr(alias)?;
+                if !given.is_none() {
+                    key = given;
+                    break;
+                }
+            }
+            let Ok(key) = key.cast::<PyString>() else {
+                return Ok(None);
+            };
+            let mut text = Vec::new();
+            write_escaped(&mut text, key.to_str()?.as_bytes());
+            text.push(b':');
+            fields.push((name.unbind(), text));
+        }
+        Ok(Some(ModelClass { fields }))
+    }
+
+    /// `obj` (an instance) as the JSON text of its `to_dict()`; false where it cannot tell.
+    fn write(&self, out: &mut Vec<u8>, obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<bool> {
+        let py = obj.py();
+        let values = obj.getattr(intern!(py, "__dict__"))?;
+        let set = obj.getattr(intern!(py, "__pydantic_fields_set__"))?;
+        let extra = obj.getattr(intern!(py, "__pydantic_extra__"))?;
+        let (Ok(values), Ok(set)) = (values.cast_exact::<PyDict>(), set.cast_exact::<PySet>())
+        else {
+            return Ok(false);
+        };
+        out.push(b'{');
+        let mut first = true;
+        for (name, key) in &self.fields {
+            let name = name.bind(py);
+            if !set.contains(name)? {
+                continue;
+            }
+            let Some(value) = values.get_item(name)? else {
+                return Ok(false);
+            };
+            if !first {
+                out.push(b',');
+            }
+            first = false;
+            out.extend_from_slice(key);
+            if !write_json(out, &value, depth + 1, true)? {
+                return Ok(false);
+            }
+        }
+        if !extra.is_none() {
+            let Ok(extra) = extra.cast_exact::<PyDict>() else {
+                return Ok(false);
+            };
+            for (key, value) in extra.iter() {
+                if !key.is_exact_instance_of::<PyString>() {
+                    return Ok(false);
+                }
+                // a key the fields have too: a dict keeps one, JSON text would hold two
+                let text = key.cast::<PyString>()?.to_str().ok();
+                let Some(text) = text else { return Ok(false) };
+                let clash = self.fields.iter().any(|(_, field)| {
+                    field.len() == text.len() + 3 && &field[1..field.len() - 2] == text.as_bytes()
+                });
+                if clash {
+                    return Ok(false);
+                }
+                if !first {
+                    out.push(b',');
+                }
+                first = false;
+                write_escaped(out, text.as_bytes());
+                out.push(b':');
+                if !write_json(out, &value, depth + 1, true)? {
+                    return Ok(false);
+                }
+            }
+        }
+        out.push(b'}');
+        Ok(true)
+    }
 }

@@ -12,7 +12,7 @@ signal never came).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable, Iterable
 
 from .. import errors
 from . import events
@@ -88,6 +88,18 @@ class AggregatorCore:
             self._unreadable(exc.detail)
             return
         self._event(value)
+
+    def add_events(self, events: Iterable[Any], plain: Callable[[Any], Any]) -> None:
+        """Events as ``Aggregator.add`` takes them, in order: the text of one event or of
+        whole SSE lines (str, bytes, bytearray, memoryview), a dict, or an SDK object, read
+        as the dict ``plain(event)`` gives (``to_dict()`` or ``model_dump()``)."""
+        for event in events:
+            if isinstance(event, (str, bytes)):
+                self.add_text(event)
+            elif isinstance(event, (bytearray, memoryview)):
+                self.add_text(bytes(event))
+            else:
+                self.add(event if isinstance(event, dict) else plain(event))
 
     def add_text(self, data: str | bytes) -> None:
         """One item of text: the JSON of one event, a JSON array of events, or complete SSE
