@@ -50,7 +50,7 @@ import json
 import os
 import re
 import stat
-from typing import IO, TYPE_CHECKING, Any, Iterable, Literal, Sequence
+from typing import IO, TYPE_CHECKING, Any, Iterable, Iterator, Literal, NamedTuple, Sequence
 
 from . import _backend, _remote
 from . import errors as _errors
@@ -60,6 +60,8 @@ if TYPE_CHECKING:
     from ._pure.batch import BatchCore as _Core
     from ._pure.batch import split_file as _split_file
     from .messages import AssistantMessage
+
+    _name: str
 else:
     _name, _impl = _backend.backend_of(__name__)
     _Core = _impl.BatchCore
@@ -73,6 +75,7 @@ __all__ = [
     "STATUSES",
     "Batch",
     "StreamResult",
+    "Written",
     "expand_paths",
     "file_name",
     "json_line",
@@ -260,6 +263,45 @@ class StreamResult:
         return f"<StreamResult key={self.key!r} provider={self.provider!r} status={self.status}>"
 
 
+class Written(NamedTuple):
+    """A stream's record as it is written (:meth:`Batch.poll_written`): its ``key``,
+    ``status`` and ``error`` (the record's: with ``to``, a message the target cannot hold is
+    an ``error`` record), ``line`` (the bytes :func:`json_line` gives for
+    :meth:`StreamResult.record`), ``row`` (its Parquet columns, in :data:`COLUMNS` order, or
+    None when not asked for) and ``merged`` (whether the stream has a message: False is a
+    :class:`StreamResult` whose status is ``error``)."""
+
+    key: str
+    status: str
+    error: str | None
+    line: bytes
+    row: tuple[Any, ...] | None
+    merged: bool
+
+
+def _written(result: StreamResult, to: Provider | None, row: bool) -> Written:
+    """``result`` as written, serialized here."""
+    record = result.record(to)
+    return Written(
+        result.key,
+        record["status"],
+        record["error"],
+        json_line(record),
+        _row(result, record) if row else None,
+        bool(result.messages),
+    )
+
+
+def _as_written(
+    results: Iterable[StreamResult], to: Provider | None, row: bool
+) -> Iterator[Written]:
+    """``results`` as written: a :class:`Batch`'s by :meth:`Batch.written` (its core
+    serializes them), other iterables' here."""
+    if isinstance(results, Batch):
+        return results.written(to, row)
+    return (_written(result, to, row) for result in results)
+
+
 class Batch:
     """The results of :func:`merge_logs`, as its streams end: iterate it for
     :class:`StreamResult`\\ s. :meth:`progress` and :attr:`counts` say how far it got;
@@ -293,24 +335,67 @@ class Batch:
             if item is None:
                 return None
             if item[0] == "stream":
-                _, key, provider, choices, error = item
-                messages = (
-                    None if choices is None else [AssistantMessage._from_data(d) for d in choices]
-                )
-                result = StreamResult(key, provider, messages, error)
-                self.counts[result.status] += 1
-                return result
-            _, source, line, reason = item
-            self.counts["bad_lines"] += 1
-            if self._mode == "raise":
-                self.close()
-                raise _errors.bad_line(source, line, reason)
-            if self._mode == "collect":
-                text = str(_errors.bad_line(source, line, reason))
-                if self._errors_file is None:
-                    self.bad_lines.append(text)
-                else:
-                    self._errors_file.write(text + "\n")
+                return self._result(item)
+            self._bad(item)
+
+    def _result(self, item: tuple[Any, ...]) -> StreamResult:
+        _, key, provider, choices, error = item
+        messages = None if choices is None else [AssistantMessage._from_data(d) for d in choices]
+        result = StreamResult(key, provider, messages, error)
+        self.counts[result.status] += 1
+        return result
+
+    def _bad(self, item: tuple[Any, ...]) -> None:
+        _, source, line, reason = item
+        self.counts["bad_lines"] += 1
+        if self._mode == "raise":
+            self.close()
+            raise _errors.bad_line(source, line, reason)
+        if self._mode == "collect":
+            text = str(_errors.bad_line(source, line, reason))
+            if self._errors_file is None:
+                self.bad_lines.append(text)
+            else:
+                self._errors_file.write(text + "\n")
+
+    def poll_written(
+        self, timeout: float | None, to: Provider | None = None, row: bool = False
+    ) -> Written | None:
+        """The next result as written (:class:`Written`: its JSON line, and its Parquet
+        columns with ``row``), or None when ``timeout`` seconds passed without one;
+        ``StopIteration`` at the end. The same records as :meth:`StreamResult.record` gives;
+        the Rust core writes them itself, no message object is made."""
+        # the Rust core on local files serializes the records (the twin, a remote input's
+        # renamed items and a rendered record take the results' path: the same bytes)
+        form = ("row" if row else "jsonl") if to is None and self._writes else None
+        while True:
+            item = self._core.next(timeout) if form is None else self._core.next(timeout, form)
+            if item is None:
+                return None
+            kind = item[0]
+            if kind == "record":
+                _, key, status, error, line, columns = item
+                self.counts[status] += 1
+                # without `to`, a record's status is its stream's
+                return Written(key, status, error, line, columns, status != "error")
+            if kind == "stream":
+                return _written(self._result(item), to, row)
+            self._bad(item)
+
+    def written(self, to: Provider | None = None, row: bool = False) -> Iterator[Written]:
+        """Every remaining result as written (see :meth:`poll_written`), as streams end."""
+        while True:
+            try:
+                found = self.poll_written(None, to, row)
+            except StopIteration:
+                return
+            assert found is not None
+            yield found
+
+    @property
+    def _writes(self) -> bool:
+        """Whether the core writes records itself (``BatchCore.next``'s ``record``)."""
+        return _name == "rust" and type(self._core) is _Core
 
     def progress(self) -> tuple[int, int, int, int]:
         """``(bytes_read, bytes_total, streams_done, bad_lines)``; ``bytes_total`` is 0 when
@@ -391,13 +476,33 @@ def json_line(value: Any) -> bytes:
         return json.dumps(value, separators=(",", ":")).encode("ascii") + b"\n"
 
 
+#: How many bytes of records :func:`to_jsonl` gathers before it writes them.
+BLOCK = 1 << 20
+
+
 def to_jsonl(results: Iterable[StreamResult], file: IO[bytes], to: Provider | None = None) -> int:
     """Write one JSON line per result (:meth:`StreamResult.record`) to a binary file as
-    results come; the number of lines written."""
+    results come (gathered into writes of about :data:`BLOCK` bytes; a :class:`Batch`'s
+    records are written by its core); the number of lines written."""
+    return write_jsonl(_as_written(results, to, False), file)
+
+
+def write_jsonl(records: Iterable[Written], file: IO[bytes]) -> int:
+    """Write the lines of ``records`` to a binary file, about :data:`BLOCK` bytes a write;
+    the number of lines written."""
     count = 0
-    for result in results:
-        file.write(json_line(result.record(to)))
+    block: list[bytes] = []
+    size = 0
+    for written in records:
+        block.append(written.line)
+        size += len(written.line)
         count += 1
+        if size >= BLOCK:
+            file.write(b"".join(block))
+            block.clear()
+            size = 0
+    if block:
+        file.write(b"".join(block))
     return count
 
 
@@ -439,17 +544,29 @@ def to_directory(
     ``directory`` (made if missing), named by :func:`file_name`, as results come; and beside
     them :data:`INDEX`, one line per file, ``{"key", "file", "status"}``, written as each file
     is. The number of files written."""
+    return write_directory(_as_written(results, to, False), directory)
+
+
+def write_directory(records: Iterable[Written], directory: str | os.PathLike[str]) -> int:
+    """Write each of ``records`` to its own file in ``directory``, and :data:`INDEX`, as
+    :func:`to_directory` does; the number of files written."""
     directory = os.fspath(directory)
     os.makedirs(directory, exist_ok=True)
     taken: set[str] = set()
     count = 0
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0)
     with open(os.path.join(directory, INDEX), "wb") as index:
-        for result in results:
-            record = result.record(to)
-            name = file_name(result.key, taken)
-            with open(os.path.join(directory, name), "wb") as file:
-                file.write(json_line(record))
-            index.write(json_line({"key": result.key, "file": name, "status": record["status"]}))
+        for written in records:
+            name = file_name(written.key, taken)
+            # a file is one write: open, write and close it without a file object
+            fd = os.open(os.path.join(directory, name), flags, 0o666)
+            try:
+                view = memoryview(written.line)
+                while view:
+                    view = view[os.write(fd, view) :]
+            finally:
+                os.close(fd)
+            index.write(json_line({"key": written.key, "file": name, "status": written.status}))
             index.flush()
             count += 1
     return count
@@ -493,31 +610,29 @@ def _schema(pa: Any) -> Any:
     return pa.schema([(name, getattr(pa, kind)()) for name, kind in COLUMNS])
 
 
-def _row(result: StreamResult, to: Provider | None) -> dict[str, Any]:
-    record = result.record(to)
+def _row(result: StreamResult, record: dict[str, Any]) -> tuple[Any, ...]:
+    """The columns of ``result`` in :data:`COLUMNS` order, ``record`` its record."""
     message = result.message
     data = None if message is None else message.to_dict()
     usage = None if data is None else data["usage_metadata"]
-    return {
-        "key": result.key,
-        "provider": result.provider,
-        "model": None if message is None else message.response_model,
-        "status": record["status"],
-        "finish_reason": None if data is None else data["finish_reason"],
-        "finish_reason_normalized": None if message is None else message.finish_reason_normalized,
-        "input_tokens": _count(usage, "input_tokens"),
-        "output_tokens": _count(usage, "output_tokens"),
-        "total_tokens": _count(usage, "total_tokens"),
-        "text": None
-        if data is None
-        else "".join(p["text"] for p in data["parts"] if p["part"] == "text"),
-        "tool_calls": None if message is None else len(message.tool_calls or ()),
-        "anomalies": len(record["anomalies"]),
-        "error": record["error"],
-        "message": None
+    return (
+        result.key,
+        result.provider,
+        None if message is None else message.response_model,
+        record["status"],
+        None if data is None else data["finish_reason"],
+        None if message is None else message.finish_reason_normalized,
+        _count(usage, "input_tokens"),
+        _count(usage, "output_tokens"),
+        _count(usage, "total_tokens"),
+        None if data is None else "".join(p["text"] for p in data["parts"] if p["part"] == "text"),
+        None if message is None else len(message.tool_calls or ()),
+        len(record["anomalies"]),
+        record["error"],
+        None
         if record["message"] is None
         else json_line(record["message"])[:-1].decode("utf-8", "surrogatepass"),
-    }
+    )
 
 
 def _count(usage: Any, name: str) -> int | None:
@@ -525,8 +640,14 @@ def _count(usage: Any, name: str) -> int | None:
     return value if type(value) is int else None
 
 
-def _table(rows: Sequence[dict[str, Any]], pa: Any) -> Any:
-    return pa.Table.from_pylist(list(rows), schema=_schema(pa))
+def _table(rows: Sequence[tuple[Any, ...]], pa: Any) -> Any:
+    """A table of ``rows`` (tuples in :data:`COLUMNS` order), built a column at a time."""
+    schema = _schema(pa)
+    columns = list(zip(*rows)) if rows else [()] * len(COLUMNS)
+    arrays = [
+        pa.array(column, type=field.type) for column, field in zip(columns, schema, strict=True)
+    ]
+    return pa.Table.from_arrays(arrays, schema=schema)
 
 
 def to_arrow(results: Iterable[StreamResult], to: Provider | None = None) -> Any:
@@ -534,7 +655,14 @@ def to_arrow(results: Iterable[StreamResult], to: Provider | None = None) -> Any
     counts of choice 0, its text and number of tool calls) and ``message``, the record's
     message as JSON text. Needs pyarrow (``pip install 'fastmerge[parquet]'``)."""
     pa = _pyarrow()
-    return _table([_row(result, to) for result in results], pa)
+    return _table(list(_rows(_as_written(results, to, True))), pa)
+
+
+def _rows(records: Iterable[Written]) -> Iterator[tuple[Any, ...]]:
+    """The rows of ``records`` made with their columns."""
+    for written in records:
+        assert written.row is not None
+        yield written.row
 
 
 def to_parquet(
@@ -547,13 +675,21 @@ def to_parquet(
     """Write the results to a Parquet file (the columns of :func:`to_arrow`), a row group at
     a time, so memory holds ``rows_per_group`` rows, never the whole batch; the number of
     rows written."""
+    return write_parquet(_as_written(results, to, True), path, rows_per_group=rows_per_group)
+
+
+def write_parquet(
+    records: Iterable[Written], path: str | os.PathLike[str], *, rows_per_group: int = 10_000
+) -> int:
+    """Write the rows of ``records`` (made with their columns) to a Parquet file, as
+    :func:`to_parquet` does; the number of rows written."""
     pa = _pyarrow()
     pq = pa.parquet
     count = 0
-    rows: list[dict[str, Any]] = []
+    rows: list[tuple[Any, ...]] = []
     with pq.ParquetWriter(os.fspath(path), _schema(pa)) as writer:
-        for result in results:
-            rows.append(_row(result, to))
+        for row in _rows(records):
+            rows.append(row)
             if len(rows) >= rows_per_group:
                 writer.write_table(_table(rows, pa))
                 count += len(rows)

@@ -213,10 +213,11 @@ def run(args: argparse.Namespace) -> int:
         for note in skipped or run_.skipped:
             with contextlib.suppress(OSError):
                 sys.stderr.write(f"fastmerge: {note}\n")
-        failed: list[batch.StreamResult] = []
-        results = _watched(_results(run_, _Bar(run_) if progress else None), failed)
+        failed: list[batch.Written] = []
+        row = args.format == "parquet" and args.out_dir is None
+        records = _watched(_records(run_, _Bar(run_) if progress else None, args.to, row), failed)
         try:
-            written = _write(args, results)
+            written = _write(args, records)
         except MergeError as exc:
             _clear(progress)
             return _fail(_with_hint(str(exc)), EXIT_DATA)
@@ -269,13 +270,13 @@ def check_options(parser: argparse.ArgumentParser, batch: Any, **options: Any) -
 
 
 def _watched(
-    results: Iterator[batch.StreamResult], failed: list[batch.StreamResult]
-) -> Iterator[batch.StreamResult]:
-    """``results``, keeping the first one that has no message in ``failed``."""
-    for result in results:
-        if not failed and result.status == "error":
-            failed.append(result)
-        yield result
+    records: Iterator[batch.Written], failed: list[batch.Written]
+) -> Iterator[batch.Written]:
+    """``records``, keeping the first one that has no message in ``failed``."""
+    for record in records:
+        if not record.merged and not failed:
+            failed.append(record)
+        yield record
 
 
 _NOT_JSON_AT_1 = re.compile(
@@ -407,43 +408,44 @@ def _isatty(stream: Any) -> bool:
         return False
 
 
-def _results(run_: batch.Batch, bar: _Bar | None) -> Iterator[batch.StreamResult]:
-    """The run's results; with a bar, the core is polled so the bar moves between them."""
+def _records(run_: batch.Batch, bar: _Bar | None, to: Any, row: bool) -> Iterator[batch.Written]:
+    """The run's records as written (serialized by the core where it can); with a bar, the
+    core is polled so the bar moves between them."""
     if bar is None:
-        yield from run_
+        yield from run_.written(to, row)
         return
     while True:
         try:
-            result = run_.poll(REDRAW)
+            record = run_.poll_written(REDRAW, to, row)
         except StopIteration:
             return
         bar.draw()
-        if result is not None:
-            yield result
+        if record is not None:
+            yield record
 
 
-def _write(args: argparse.Namespace, results: Iterator[batch.StreamResult]) -> int | None:
+def _write(args: argparse.Namespace, records: Iterator[batch.Written]) -> int | None:
     """Write the records; None, or an exit status that ends the run."""
     from . import batch
 
     if args.out_dir is not None:
-        batch.to_directory(results, args.out_dir, args.to)
+        batch.write_directory(records, args.out_dir)
         return None
     if args.format == "parquet":
         try:
-            batch.to_parquet(results, args.out, args.to)
+            batch.write_parquet(records, args.out)
         except ImportError as exc:
             return _fail(str(exc), EXIT_DATA)
         return None
     if args.out is None:
-        for result in results:
+        for record in records:
             # a record is written (and flushed) when its stream ends
-            status = _write_stdout(batch.json_line(result.record(args.to)))
+            status = _write_stdout(record.line)
             if status != EXIT_OK:
                 return status
         return None
     with open(args.out, "wb") as out:
-        batch.to_jsonl(results, out, args.to)
+        batch.write_jsonl(records, out)
     return None
 
 

@@ -18,6 +18,9 @@ use crate::py::args::Arg;
 use crate::py::chunks::parse_options;
 use crate::py::errors::{build, wrong_type};
 
+#[path = "batch_record.rs"]
+mod record;
+
 /// How long a wait without a timeout sleeps between looks at Python's signals (Ctrl-C).
 const SIGNAL_TICK: Duration = Duration::from_millis(100);
 
@@ -74,6 +77,14 @@ fn count_arg(py: Python<'_>, name: &str, arg: &Arg<'_>) -> PyResult<usize> {
     Ok(usize::try_from(value).unwrap_or(usize::MAX))
 }
 
+/// What `BatchCore.next` makes of a stream's item.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Form {
+    Item,
+    Line,
+    Row,
+}
+
 /// Logged streams -> one item per stream, on all cores (`fastmerge.batch.merge_logs`'s engine).
 #[pyclass(module = "fastmerge._fastmerge")]
 pub struct BatchCore {
@@ -88,8 +99,12 @@ impl BatchCore {
         py: Python<'py>,
         item: Item,
         place: Option<Place>,
+        form: Form,
     ) -> PyResult<Bound<'py, PyTuple>> {
-        let tuple = Self::fields(py, item)?;
+        let tuple = match form {
+            Form::Item => Self::fields(py, item)?,
+            Form::Line | Form::Row => Self::record(py, item, form == Form::Row)?,
+        };
         let Some(place) = place else {
             return Ok(tuple);
         };
@@ -97,6 +112,65 @@ impl BatchCore {
         let mut all: Vec<Bound<'py, PyAny>> = tuple.iter().collect();
         all.push(place.into_any());
         PyTuple::new(py, all)
+    }
+
+    /// A stream's item as its written record, `("record", key, status, error, line, row)`
+    /// (`row`: the Parquet columns, or None), serialized with the GIL released; a bad line's
+    /// item, or a stream whose record Python must write itself, as [`BatchCore::fields`] makes
+    /// it.
+    fn record<'py>(py: Python<'py>, item: Item, row: bool) -> PyResult<Bound<'py, PyTuple>> {
+        let Item::Stream {
+            key,
+            provider,
+            result,
+        } = &item
+        else {
+            return Self::fields(py, item);
+        };
+        let (messages, error) = match result {
+            Ok(values) => (Some(values.as_slice()), None),
+            Err(StreamError::Aggregate(err)) => {
+                let exc = agg_error(py, err.clone());
+                (None, Some(exc.value(py).str()?.to_str()?.to_owned()))
+            }
+            Err(StreamError::Text(text)) => (None, Some(text.clone())),
+        };
+        let made = py.detach(|| record::record(key, *provider, messages, error.as_deref(), row));
+        let Some(made) = made else {
+            return Self::fields(py, item);
+        };
+        let line = PyBytes::new(py, &made.line);
+        let row = match made.row {
+            None => py.None().into_bound(py),
+            Some(columns) => {
+                let message = match made.message {
+                    // the line is UTF-8: it was written from Rust strings
+                    Some((start, end)) => Some(String::from_utf8_lossy(&made.line[start..end])),
+                    None => None,
+                };
+                let cells: [Bound<'py, PyAny>; 14] = [
+                    key.into_pyobject(py)?.into_any(),
+                    provider.into_pyobject(py)?.into_any(),
+                    columns.model.into_pyobject(py)?.into_any(),
+                    made.status.into_pyobject(py)?.into_any(),
+                    columns.finish_reason.into_pyobject(py)?.into_any(),
+                    columns
+                        .finish_reason_normalized
+                        .into_pyobject(py)?
+                        .into_any(),
+                    columns.input_tokens.into_pyobject(py)?.into_any(),
+                    columns.output_tokens.into_pyobject(py)?.into_any(),
+                    columns.total_tokens.into_pyobject(py)?.into_any(),
+                    columns.text.into_pyobject(py)?.into_any(),
+                    columns.tool_calls.into_pyobject(py)?.into_any(),
+                    columns.anomalies.into_pyobject(py)?.into_any(),
+                    error.as_deref().into_pyobject(py)?.into_any(),
+                    message.into_pyobject(py)?.into_any(),
+                ];
+                PyTuple::new(py, cells)?.into_any()
+            }
+        };
+        ("record", key, made.status, error, line, row).into_pyobject(py)
     }
 
     fn fields<'py>(py: Python<'py>, item: Item) -> PyResult<Bound<'py, PyTuple>> {
@@ -225,12 +299,32 @@ impl BatchCore {
 
     /// The next item, or None when `timeout` seconds passed without one; raises
     /// `StopIteration` when every item was returned (and after an error or `close`).
-    #[pyo3(signature = (timeout = None))]
+    ///
+    /// `record`: None, a stream's item `("stream", key, provider, choices, error)`; `"jsonl"`,
+    /// its record as written, `("record", key, status, error, line, None)` (`line`: the bytes
+    /// of `fastmerge.batch.json_line(StreamResult.record())`); `"row"`, the same with its
+    /// Parquet columns (`fastmerge.batch.COLUMNS`) as a tuple in place of None. A bad line's
+    /// item is the same in every form, and so is a stream's whose record Python must write.
+    #[pyo3(signature = (timeout = None, record = None))]
     fn next<'py>(
         &self,
         py: Python<'py>,
         timeout: Option<f64>,
+        record: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        let form = match record {
+            None => Form::Item,
+            Some(obj) => match text_arg(py, "record", &obj)?.as_str() {
+                "jsonl" => Form::Line,
+                "row" => Form::Row,
+                _ => {
+                    return Err(PyValueError::new_err(format!(
+                        "record must be None, 'jsonl' or 'row', not {}",
+                        obj.repr()?
+                    )))
+                }
+            },
+        };
         let timeout = match timeout {
             None => None,
             Some(t) if t.is_finite() && t >= 0.0 => Some(Duration::from_secs_f64(t.min(1e9))),
@@ -247,7 +341,7 @@ impl BatchCore {
             match found.map_err(|e| batch_error(py, e))? {
                 Next::Item(item, place) => {
                     let place = self.positions.then_some(place);
-                    return Self::item(py, item, place).map(Some);
+                    return Self::item(py, item, place, form).map(Some);
                 }
                 Next::End => return Err(PyStopIteration::new_err(())),
                 Next::Timeout if timeout.is_some() => return Ok(None),
