@@ -8,7 +8,9 @@ provider's request format (rules §9).
 >>> session.to_request("anthropic")             # {"messages": [...]}, signatures included
 
 Stores: :class:`SQLiteStore` (default), :class:`PostgresStore` (``fastmerge[postgres]``), or
-any object implementing :class:`Store`. :class:`AsyncSession` is the ``asyncio`` variant.
+any object implementing :class:`Store`. :class:`AsyncSession` is the ``asyncio`` variant;
+``AgentsSession`` (:mod:`fastmerge.session.agents`, ``fastmerge[agents]``) is the OpenAI Agents
+SDK's session on the same log.
 """
 
 from __future__ import annotations
@@ -63,4 +65,8 @@ def __getattr__(name: str) -> Any:
         from . import postgres
 
         return getattr(postgres, name)
+    if name == "AgentsSession":  # openai-agents likewise
+        from .agents import AgentsSession
+
+        return AgentsSession
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -36,9 +36,16 @@ import inspect
 import json
 import os
 import threading
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Sequence, cast
 
-from agents.memory import SessionSettings
+try:
+    from agents.memory import SessionSettings
+    from agents.memory import session_settings as _settings_module
+except ImportError as exc:  # pragma: no cover - SDKs before 0.8
+    raise ImportError(
+        "fastmerge.session.agents needs openai-agents >= 0.8 (its SessionSettings): "
+        "pip install -U 'fastmerge[agents]'"
+    ) from exc
 
 from .. import errors
 from . import _log
@@ -46,12 +53,18 @@ from .request import to_request as _to_request
 from .sqlite import SQLiteStore
 from .store import SCHEMA_VERSION, AsyncStore, Event, NewEvent, Store, check_session_id
 
-try:  # the SDK's own coercion (a dict's unknown keys refused), where it has one
-    from agents.memory.session_settings import coerce_session_settings as _coerce
-except ImportError:  # pragma: no cover - older SDKs
+# the SDK's own coercion of a dict (its unknown keys refused), from openai-agents 0.19
+_coerce: Callable[[Any], SessionSettings] | None = getattr(
+    _settings_module, "coerce_session_settings", None
+)
 
-    def _coerce(value: Any) -> Any:
-        return SessionSettings(**value) if isinstance(value, dict) else value
+
+def _settings(value: Any) -> SessionSettings:
+    if isinstance(value, SessionSettings):
+        return value
+    if not isinstance(value, dict):
+        raise errors.wrong_type("session_settings", "a SessionSettings, a dict or None", value)
+    return _coerce(value) if _coerce is not None else SessionSettings(**value)
 
 
 __all__ = ["ITEM_KEY", "AgentsSession"]
@@ -66,7 +79,7 @@ _TEXT_TYPES = ("input_text", "output_text", "text")
 _ITEM_AT = '{"metadata":{"' + ITEM_KEY + '":'
 # json's C scanner: the value at an index of a text and where it ends (StopIteration when
 # there is none), without raw_decode's Python wrapper
-_scan = json.JSONDecoder().scan_once
+_scan: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
 
 class _Row:
@@ -205,7 +218,7 @@ class AgentsSession:
         check_session_id(session_id)
         self.session_id = session_id
         self.session_settings = (
-            SessionSettings() if session_settings is None else _coerce(session_settings)
+            SessionSettings() if session_settings is None else _settings(session_settings)
         )
         self._owned = store is None or isinstance(store, (str, os.PathLike))
         if store is None:
@@ -378,7 +391,7 @@ class AgentsSession:
                 chunks.append(chunk)
                 count += len(chunk)
         items = [item for chunk in reversed(chunks) for item in chunk]
-        return items[len(items) - limit :] if limit else []
+        return items[max(0, len(items) - limit) :]
 
     async def add_items(self, items: list[Any]) -> None:
         """Append ``items`` (Responses input items) in one transaction: all or none. What is
@@ -402,15 +415,14 @@ class AgentsSession:
             entries = self._history.entries
             if not entries:
                 return None
-            last = entries[-1]
+            last = cast(_Row, entries[-1])
             item = self._items(last)[-1]  # a row it cannot read raises before anything is written
         stored = await self._write([_log.marker("pop", {})])
         with self._lock:
-            popped = self._history.popped.get(stored[0].seq)
-        if popped is None:
-            return None  # another writer emptied the history first
-        if popped is not last:
-            with self._lock:
+            popped = cast("_Row | None", self._history.popped.get(stored[0].seq))
+            if popped is None:
+                return None  # another writer emptied the history first
+            if popped is not last:  # another writer popped or appended first
                 item = self._items(popped)[-1]
         return item
 
@@ -441,4 +453,4 @@ class AgentsSession:
         call raises ``RuntimeError``."""
         self._closed = True
         if self._owned:
-            self.store.close()  # type: ignore[union-attr]
+            self.store.close()
