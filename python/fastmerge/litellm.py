@@ -25,6 +25,8 @@ import litellm
 import pydantic_core
 from litellm.exceptions import APIError
 from litellm.types.utils import (
+    ChatCompletionCustomToolCallPayload,
+    ChatCompletionMessageCustomToolCall,
     Choices,
     CompletionTokensDetailsWrapper,
     Message,
@@ -98,6 +100,8 @@ def stream_chunk_builder(
     items = list(chunks)
     if not items:
         return None
+    # LiteLLM's response takes the hidden params of the first chunk given, before sorting
+    hidden = _hidden_params(items[0])
     items = _in_stream_order(items)
     if _is_text_completion(items):
         raise TypeError(
@@ -106,7 +110,6 @@ def stream_chunk_builder(
         )
     merged = _aggregate(items)
     rendered = fastmerge.to_provider(merged, "openai-chat")
-    hidden = _hidden_params(items[0])
     response = _response(rendered, merged, hidden)
     usage = _usage(rendered.get("usage"), response, merged, messages, count_prompt_tokens)
     setattr(response, "usage", usage)  # noqa: B010 (a field LiteLLM's stubs do not declare)
@@ -245,7 +248,7 @@ def _message(rendered: dict[str, Any], message: AssistantMessage) -> Message:
     fields: dict[str, Any] = {
         "role": rendered.get("role") or "assistant",
         "content": content,
-        "tool_calls": calls,
+        "tool_calls": [_tool_call(call) for call in calls] if calls else None,
         "function_call": function_call,
     }
     if message.reasoning_content is not None:
@@ -262,6 +265,21 @@ def _message(rendered: dict[str, Any], message: AssistantMessage) -> Message:
         if value is not None:
             fields[key] = value
     return Message(**fields)
+
+
+def _tool_call(call: dict[str, Any]) -> Any:
+    """A rendered call for LiteLLM's ``Message``: a function call as its dict; a custom tool's
+    call as the ``ChatCompletionMessageCustomToolCall`` LiteLLM's builder makes (its dict
+    would read as another object: ``type`` set where LiteLLM's leaves the default)."""
+    if call.get("type") != "custom":
+        return call
+    extra = {k: v for k, v in call.items() if k not in ("id", "type", "custom")}
+    custom = call["custom"]
+    return ChatCompletionMessageCustomToolCall(
+        id=call["id"],
+        custom=ChatCompletionCustomToolCallPayload(name=custom["name"], input=custom["input"]),
+        **extra,
+    )
 
 
 # ---------------------------------------------------------------------------------------------
