@@ -372,3 +372,114 @@ def test_single_appends_beside_agents_add_items(
         fm.close()
         store.close()
     _rate(benchmark, APPENDS, "appends_per_s")
+
+
+# -- AgentsSession (fastmerge.session.agents) beside the Agents SDK's SQLiteSession -------------
+
+
+def _agents_items(conversation_files: dict[str, Any]) -> list[Any]:
+    """The conversation's 3,750 Responses items (the rust side's, as the Agents SDK reads
+    them), written once by an AgentsSession into its own file."""
+    if "agents_session" not in conversation_files:
+        from fastmerge.session.agents import AgentsSession
+
+        items = _files(conversation_files, "rust")[4]
+        path = str(conversation_files["dir"] / "agents_session.db")
+        writer = AgentsSession("conversation", path)
+        asyncio.run(writer.add_items(items))
+        writer.close()
+        conversation_files["agents_session"] = path
+    return list(_files(conversation_files, "rust")[4])
+
+
+@pytest.mark.parametrize("side", ["fastmerge", "agents"])
+@pytest.mark.parametrize("state", ["cold", "warm"])
+def test_agents_session_get_items_beside_sqlite_session(
+    benchmark: Any,
+    conversation_files: dict[str, Any],
+    agents_sdk: _Agents,
+    side: str,
+    state: str,
+) -> None:
+    """``AgentsSession.get_items()`` of the 3,750-item conversation beside
+    ``SQLiteSession.get_items()``, each on its own file: ``cold`` a new session object
+    (opened, read, closed), ``warm`` the same object read again. Both must return the items
+    that were added, equal."""
+    from fastmerge.session.agents import AgentsSession
+
+    items = _agents_items(conversation_files)
+    benchmark.group = f"AgentsSession get_items of 3,750 items ({state})"
+    benchmark.extra_info.update(session_op=f"get_items() {state}", impl=side, count=len(items))
+    if side == "agents":
+        cls, path = agents_sdk.cls, _agents_file(conversation_files, agents_sdk, items)
+    else:
+        cls, path = AgentsSession, conversation_files["agents_session"]
+
+    def cold() -> list[Any]:
+        session = cls("conversation", path)
+        try:
+            out: list[Any] = agents_sdk.run(session.get_items())
+        finally:
+            session.close()
+        return out
+
+    warm_session = cls("conversation", path)
+    read = cold if state == "cold" else lambda: agents_sdk.run(warm_session.get_items())
+    got = benchmark(read)
+    warm_session.close()
+    assert got == items
+
+
+def _normal_sync(cls: Any) -> Any:
+    """``SQLiteSession`` committing as fastmerge's SQLiteStore does (``synchronous=NORMAL``,
+    WAL: a commit survives the process's crash, not a power loss) instead of its default
+    ``FULL`` (a sync of the WAL file at each commit): the like-for-like comparison."""
+
+    class NormalSync(cls):  # type: ignore[misc,valid-type]
+        @staticmethod
+        def _configure_connection(conn: Any) -> None:
+            cls._configure_connection(conn)
+            conn.execute("PRAGMA synchronous=NORMAL")
+
+    return NormalSync
+
+
+@pytest.mark.parametrize("side", ["fastmerge", "agents", "agents-normal-sync"])
+def test_agents_session_single_add_items_beside_sqlite_session(
+    benchmark: Any,
+    conversation_files: dict[str, Any],
+    agents_sdk: _Agents,
+    tmp_path: Path,
+    side: str,
+) -> None:
+    """``APPENDS`` calls of ``add_items([item])`` (one Responses item: the assistant's
+    function call; one transaction each) on ``AgentsSession`` beside ``SQLiteSession`` (as
+    it is, and with fastmerge's ``synchronous=NORMAL``), on a file in ``tmp_path``; each
+    must read back every item added."""
+    from fastmerge.session.agents import AgentsSession
+
+    items = _agents_items(conversation_files)
+    item = next(i for i in items if i.get("type") == "function_call")
+    benchmark.group = f"AgentsSession single add_items ({APPENDS})"
+    benchmark.extra_info.update(session_op="add_items([item])", impl=side, count=APPENDS)
+    cls = {
+        "fastmerge": AgentsSession,
+        "agents": agents_sdk.cls,
+        "agents-normal-sync": _normal_sync(agents_sdk.cls),
+    }[side]
+    session = cls("appends", str(tmp_path / f"add-items-{side}.db"))
+    rounds: list[int] = []
+
+    def run() -> int:
+        for _ in range(APPENDS):
+            agents_sdk.run(session.add_items([item]))
+        rounds.append(APPENDS)
+        return APPENDS
+
+    benchmark.pedantic(run, rounds=10, iterations=1)
+    reader = cls("appends", str(tmp_path / f"add-items-{side}.db"))
+    got = agents_sdk.run(reader.get_items())
+    reader.close()
+    assert got == [item] * sum(rounds)
+    session.close()
+    _rate(benchmark, APPENDS, "appends_per_s")

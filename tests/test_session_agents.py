@@ -36,6 +36,7 @@ from openai.types.responses.response_reasoning_item import Summary  # noqa: E402
 
 from fastmerge import errors  # noqa: E402
 from fastmerge.session import AsyncPostgresStore, PostgresStore, Session, SQLiteStore  # noqa: E402
+from fastmerge.session._log import MAX_ROW_DEPTH  # noqa: E402
 from fastmerge.session.agents import ITEM_KEY, AgentsSession  # noqa: E402
 
 KINDS = ["sqlite", "postgres", "postgres-async"]
@@ -865,6 +866,13 @@ def test_a_session_s_messages_read_as_their_items(
     store.close()
 
 
+def _nested(levels: int) -> Any:
+    value: Any = 1
+    for _ in range(levels):
+        value = {"a": value}
+    return value
+
+
 def _damage(path: Path, seq: int, data: str) -> None:
     db = sqlite3.connect(path)
     db.execute("UPDATE fastmerge_events SET data = ? WHERE seq = ?", (data, seq))
@@ -933,9 +941,13 @@ def test_a_row_it_cannot_read_raises_and_nothing_is_written(tmp_path: Path) -> N
             {"role": "user", "content": [{"type": "input_text", "text": "x", "n": (1, 2)}]},
             "cannot be stored as JSON: it holds a tuple, which JSON does not hold",
         ),
+        ("deep", f"cannot be stored as JSON: it holds values nested deeper than {MAX_ROW_DEPTH}"),
     ],
 )
 def test_what_is_no_item_is_refused(tmp_path: Path, item: Any, detail: str) -> None:
+    if item == "deep":
+        item = {"role": "user", "content": "x", "extra": _nested(errors.MAX_DEPTH + 8)}
+
     async def body() -> None:
         session = AgentsSession(new_id(), tmp_path / "agents.db")
         with pytest.raises(errors.SessionTypeError) as caught:

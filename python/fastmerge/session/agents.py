@@ -176,10 +176,12 @@ def _events(items: Sequence[Any], classes: Any) -> list[NewEvent]:
     """The log events of ``items``, all checked before anything is written."""
     events = []
     for position, item in enumerate(items):
-        kind, data = _convert(position, item, classes)
-        reason = _log._unstorable(data)
+        # the item is all a row holds that the engine did not make: checked where it nests
+        # deepest in the row (three levels down: a part's raw item, an item envelope)
+        reason = _log._unstorable({"": [{"": item}]}) if type(item) is dict else None
         if reason is not None:
             raise errors.SessionTypeError(position, f"cannot be stored as JSON: it holds {reason}")
+        kind, data = _convert(position, item, classes)
         events.append(NewEvent(kind, kind == "user", _log._dumps(data)))
     return events
 
