@@ -1,10 +1,17 @@
 """fastmerge.dask on a LocalCluster (2 worker processes, 1 thread each) beside the
-single-machine batch (Rust, jobs=2) on the generated gateway log split into 8 files, and where
-the cluster's time goes: the tasks' compute time by step (split, shuffle, aggregate), the
-transfers between workers, and the rest (scheduler, start-up of the job, sorting on the client).
+single-machine batch (Rust, jobs=2) on the same 2 cores, on the generated gateway log split
+into 8 files, and where the cluster's time goes: the tasks' compute time by step (local
+files: ``index``, ``own``, ``aggregate``; URLs: the split fused into the first step of the
+shuffle, then ``aggregate``), the transfers between workers, and the rest (scheduler, start-up
+of the job, sorting on the client).
 
-A smoke run (``--benchmark-disable``, CI) uses a 2 MB log and checks that both give the same
-records; the issue's numbers (release build, ``make build-prod``)::
+Local files are planned so that no record's bytes move between workers (each aggregate task
+reads the files itself); ``file://`` URLs take the plan of remote inputs (each file read once,
+its records sent to their buckets), shown beside for comparison.
+
+A smoke run (``--benchmark-disable``, CI) uses a 2 MB log and checks that every plan gives
+the single machine's records; the numbers (release build, ``make build-prod``), each the best
+of ``--rounds`` rounds run side by side, after a round that warms the workers up::
 
     python benches/test_bench_dask.py --mb 200 --streams 2000
 """
@@ -12,6 +19,7 @@ records; the issue's numbers (release build, ``make build-prod``)::
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
 import time
 from collections import defaultdict
@@ -46,7 +54,7 @@ def single(paths: list[str]) -> tuple[float, list[bytes]]:
 
 
 def on_cluster(
-    client: Any, paths: list[str], shuffle: str
+    client: Any, paths: list[str], shuffle: str = "groupby"
 ) -> tuple[float, dict[str, float], list[bytes]]:
     """Wall time, the seconds by step, and the records."""
     with distributed.get_task_stream(client) as stream:
@@ -54,8 +62,8 @@ def on_cluster(
         job = fdask.merge_logs(paths, shuffle=shuffle, **OPTIONS)  # type: ignore[arg-type]
         out = [batch.json_line(r.record()) for r in job.compute()]
         wall = time.perf_counter() - start
-    # Dask fuses a bag's steps into one task, named after them: the split runs in the first
-    # step of the shuffle ("shuffle-group" / "foldby-a"), the core in "aggregate-..."
+    # a step's tasks are named after it ("fastmerge-index-<token>"); Dask fuses a bag's steps
+    # into one task named after them all ("shuffle-group", "foldby-a" hold the split)
     steps: dict[str, float] = defaultdict(float)
     for task in stream.data:
         key = task["key"][0] if isinstance(task["key"], tuple) else task["key"]
@@ -72,16 +80,26 @@ def _cluster() -> Any:
     )
 
 
-@pytest.mark.parametrize("shuffle", ["groupby", "foldby"])
-def test_local_cluster_beside_one_machine(tmp_path: Path, shuffle: str) -> None:
+def urls(paths: list[str]) -> list[str]:
+    """The files as ``file://`` URLs: the plan of remote inputs."""
+    return [Path(p).resolve().as_uri() for p in paths]
+
+
+@pytest.mark.parametrize(
+    ("plan", "shuffle"), [("local", "groupby"), ("urls", "groupby"), ("urls", "foldby")]
+)
+def test_local_cluster_beside_one_machine(tmp_path: Path, plan: str, shuffle: str) -> None:
     log = _logs.make_logs(tmp_path, 2.0, 40)["plain"]
     paths = split_files(log, 8)
     _, expected = single(paths)
+    inputs = paths if plan == "local" else urls(paths)
     with _cluster() as cluster, distributed.Client(cluster) as client:
-        wall, steps, out = on_cluster(client, paths, shuffle)
+        wall, steps, out = on_cluster(client, inputs, shuffle)
     assert out == expected
     assert len(out) == 40
     assert wall > 0 and any("aggregate" in name for name in steps)
+    if plan == "local":  # no record moved: only line numbers (8 bytes a record) and items
+        assert "fastmerge-index" in steps and "shuffle-group" not in steps
 
 
 def main() -> int:
@@ -89,24 +107,46 @@ def main() -> int:
     parser.add_argument("--mb", type=float, default=200.0)
     parser.add_argument("--streams", type=int, default=2000)
     parser.add_argument("--files", type=int, default=8)
+    parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--dir", default="/tmp/fastmerge-bench")
+    parser.add_argument("--no-urls", action="store_true", help="skip the file:// URL rows")
     args = parser.parse_args()
     log = _logs.make_logs(Path(args.dir), args.mb, args.streams)["plain"]
     paths = split_files(log, args.files)
-    seconds, expected = single(paths)
-    print(f"{args.mb:g} MB, {args.streams} streams, {args.files} files")
-    print(f"single machine (Rust, jobs=2)    {seconds:7.2f} s")
+    rows: dict[str, list[tuple[float, dict[str, float]]]] = defaultdict(list)
+    _, expected = single(paths)
+    runs = [("local files", paths, "groupby")]
+    if not args.no_urls:
+        runs += [("file:// URLs, groupby", urls(paths), "groupby")]
+        runs += [("file:// URLs, foldby", urls(paths), "foldby")]
     with _cluster() as cluster, distributed.Client(cluster) as client:
-        for shuffle in ("groupby", "foldby"):
-            wall, steps, out = on_cluster(client, paths, shuffle)
-            assert out == expected, "the cluster's records differ"
-            busy = sum(steps.values())
-            top = sorted(steps.items(), key=lambda kv: -kv[1])[:4]
-            parts = ", ".join(f"{k} {v:.2f}" for k, v in top)
-            print(
-                f"LocalCluster 2x1, {shuffle:8}   {wall:7.2f} s  (task seconds: {parts}; "
-                f"{busy:.2f} busy of {2 * wall:.2f} worker-seconds)"
-            )
+        for _, inputs, shuffle in runs:  # warm-up: imports and caches of the workers
+            assert on_cluster(client, inputs, shuffle)[2] == expected
+        for _ in range(args.rounds):
+            seconds, out = single(paths)
+            assert out == expected
+            rows["single"].append((seconds, {}))
+            for name, inputs, shuffle in runs:
+                wall, steps, out = on_cluster(client, inputs, shuffle)
+                assert out == expected, "the cluster's records differ"
+                rows[name].append((wall, steps))
+    best_single = min(s for s, _ in rows["single"])
+    print(f"{args.mb:g} MB, {args.streams} streams, {args.files} files; best of {args.rounds}")
+    print(
+        f"single machine (Rust, jobs=2)      {best_single:6.2f} s  "
+        f"(median {statistics.median(s for s, _ in rows['single']):.2f})"
+    )
+    for name, _, _ in runs:
+        wall, steps = min(rows[name], key=lambda row: row[0])
+        median = statistics.median(w for w, _ in rows[name])
+        busy = sum(steps.values())
+        top = sorted(steps.items(), key=lambda kv: -kv[1])[:4]
+        parts = ", ".join(f"{k.removeprefix('fastmerge-')} {v:.2f}" for k, v in top)
+        print(
+            f"LocalCluster 2x1, {name:22} {wall:6.2f} s  {wall / best_single:4.2f}x  "
+            f"(median {median:.2f}; task seconds: {parts}; {busy:.2f} busy of "
+            f"{2 * wall:.2f} worker-seconds)"
+        )
     return 0
 
 

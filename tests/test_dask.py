@@ -7,7 +7,10 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import sys
 import time
+import zlib
+from array import array
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Iterator
@@ -16,7 +19,7 @@ import dask
 import dask.bag
 import distributed
 import pytest
-from _batch import batch_module, chat, lines, wrap, write
+from _batch import batch_module, chat, chunk, lines, wrap, write
 from test_batch_equality import generated_log
 
 from fastmerge import cli, errors
@@ -251,3 +254,152 @@ def test_the_cli_on_dask_writes_what_it_writes_on_one_machine(
     assert many.err == one.err
     assert one.err.count(": not valid JSON\n") + one.err.count(": no stream key at") == bad
     assert one.out.count("\n") == 45
+
+
+def planner(backend_name: str) -> ModuleType:
+    """The backend's ``index_file`` and ``write_bucket``."""
+    return fdask._Job([], {"group_by": "k"}, 1, backend_name).planner()
+
+
+def numbers(packed: bytes) -> list[int]:
+    """Line numbers as the planners pack them (little-endian ``u64``s)."""
+    found = array("Q", packed)
+    if sys.byteorder == "big":
+        found.byteswap()
+    return list(found)
+
+
+def odd_lines() -> bytes:
+    """Records whose keys a light scan could misread: duplicate keys (the last counts), a
+    key after an event that quotes its name, an escaped member name that spells it, keys
+    with escapes, numbers, a key inside an object, CRLF ends, blank lines, bad lines."""
+    events = {k: chat(k, ["w"]) for k in ("a", "b", "c", "d", "é")}
+    rows = [
+        b'{"stream_id": "zz", "event": %s, "stream_id": "a"}' % json.dumps(events["a"][0]).encode(),
+        b'{"event": {"content": "\\"stream_id\\": \\"b\\""}, "stream_id": "a"}',
+        b'{"stream_id": "b", "event": %s, "stream\\u005fid": "a"}'
+        % json.dumps(events["a"][1]).encode(),
+        b'{"stream_id": "b", "event": %s}\r' % json.dumps(events["b"][0]).encode(),
+        b"   ",
+        b'{"stream_id": "c\\u0301", "event": %s}' % json.dumps(events["c"][0]).encode(),
+        b'{"stream_id": 12, "event": %s}' % json.dumps(events["d"][0]).encode(),
+        b'{"stream_id": "\xc3\xa9", "event": %s}' % json.dumps(events["\xe9"][0]).encode(),
+        b'{"meta": {"stream_id": "x"}, "stream_id": "d", "event": %s}'
+        % json.dumps(events["d"][1]).encode(),
+        b'{"stream_id": "a", "event": {"a": [1, {"b": "}"}]}, "x": tru}',  # not JSON
+        b'{"stream_id": "a" "event": {}}',
+        b"[1, 2]",
+        b'{"stream_id": "e", "event": {"x": "\\\\"}, "stream_id": "f"}',
+    ]
+    for key in ("a", "b", "d"):
+        rows += lines([{"stream_id": key, "event": e} for e in events[key][2:]]).split(b"\n")
+    return b"\n".join(rows)  # no line end after the last line
+
+
+@pytest.mark.single_run
+@pytest.mark.parametrize("buckets", [1, 3])
+def test_index_and_bucket_texts_agree_across_backends(tmp_path: Path, buckets: int) -> None:
+    """``index_file`` gives both backends' line numbers per bucket, every record's bucket the
+    CRC-32 of the key the record reader reads; ``write_bucket`` gives the same text, each
+    record at its input-wide line (after one empty line), every other line empty."""
+    data = b"\xef\xbb\xbf" + odd_lines()
+    paths = [write(tmp_path / "a.jsonl", data), write(tmp_path / "b.jsonl", data, "gzip")]
+    texts = data[3:].split(b"\n")
+    args = ("stream_id", "event", None)
+    got = {}
+    for name in ("rust", "python"):
+        index = [planner(name).index_file(p, *args, buckets) for p in paths]
+        out = str(tmp_path / f"{name}.txt")
+        own = [[dict(parts).get(b, b"") for _, parts in index] for b in range(buckets)]
+        written = []
+        for b in range(buckets):
+            assert planner(name).write_bucket(paths, own[b], out, *args) == [len(texts)] * 2
+            written.append(Path(out).read_bytes())
+        got[name] = (index, written)
+    assert got["rust"] == got["python"]
+    index, written = got["rust"]
+    assert all(lines_ == len(texts) for lines_, _ in index)
+    single = batch_module("python")._Core([paths[0]], *args)
+    for bucket, packed in index[0][1]:
+        for n in numbers(packed):
+            found = single._record(texts[n - 1])
+            if not isinstance(found, str):  # a record: its key's bucket (a bad line: any)
+                assert zlib.crc32(found[0].encode()) % buckets == bucket
+    seen = sorted(n for _, packed in index[0][1] for n in numbers(packed))
+    assert seen == [n for n, t in enumerate(texts, 1) if t.strip(b" \t\r")]
+    for b, text in enumerate(written):
+        rows = text.split(b"\n")
+        assert rows[0] == b"" and len(rows) == 1 + 2 * len(texts) + 1
+        mine = {n for n in numbers(dict(index[0][1]).get(b, b""))}
+        for n, t in enumerate(texts, 1):
+            assert rows[n] == (t if n in mine else b"")
+            assert rows[len(texts) + n] == (t if n in mine else b"")
+
+
+@pytest.mark.parametrize("buckets", [1, 2, 5])
+def test_odd_records_bom_and_blank_lines_give_the_single_machine_records(
+    client: Any, batch: ModuleType, backend_name: str, tmp_path: Path, buckets: int
+) -> None:
+    data = odd_lines()
+    paths = [
+        write(tmp_path / "0.jsonl", b"\xef\xbb\xbf\xef\xbb\xbf" + data),  # one BOM stays
+        write(tmp_path / "1.jsonl", b"\n\n" + data + b"\n", "gzip"),
+        write(tmp_path / "2.jsonl", b"\xef\xbb\xbf" + data + b"\n\n\n"),
+    ]
+    options: dict[str, Any] = dict(group_by="stream_id", event="event", errors="collect")
+    one = batch.merge_logs(paths, **options)
+    expected = records(one)
+    job = fdask.merge_logs(paths, buckets=buckets, backend=backend_name, **options)
+    run = job.compute()
+    assert records(run) == expected
+    assert run.bad_lines == one.bad_lines
+    assert run.counts == one.counts
+    assert f"{paths[0]}:1: not valid JSON" in one.bad_lines  # the BOM left on the first line
+    # 'a' three times (a new response in each file), b, d, then the streams open at the end
+    # (c\u0301, 12, é) and 'f' (the last of its line's two keys; no event it can read)
+    assert [json.loads(r)["key"] for r in expected] == [*"aaabd", "c\u0301", "12", "é", "f"]
+
+
+def test_an_ended_stream_is_joined_within_the_park_lines_only(
+    client: Any, batch: ModuleType, backend_name: str, tmp_path: Path
+) -> None:
+    """A record of an ended stream's key joins it up to PARK_LINES lines of input later
+    (blank lines and the other buckets' records count), and starts another stream after:
+    the distance is the input's, not the bucket's."""
+    gap = 1 << 16  # PARK_LINES
+    key = "k0"
+    other = next(
+        k
+        for k in ("k1", "k2", "k3", "k4")
+        if zlib.crc32(k.encode()) % 2 == 1 - zlib.crc32(b"k0") % 2
+    )
+    first = chat("one", ["a"])
+    late = chunk("one", choices=[{"index": 0, "delta": {"content": "late"}}])
+    near = lines(wrap([(key, e) for e in first])) + lines(
+        wrap([(other, e) for e in chat("o", ["b"])])
+    )
+    paths = [
+        write(tmp_path / "near.jsonl", near + b"\n" * 10 + lines(wrap([(key, late)]))),
+        write(tmp_path / "blank.jsonl", b"\n" * gap),
+        write(
+            tmp_path / "far.jsonl",
+            lines(
+                wrap([(other, e) for e in chat("p", ["c"])]) + [{"stream_id": key, "event": late}]
+            )
+            + lines([{"stream_id": key, "event": late}]),
+        ),
+    ]
+    options: dict[str, Any] = dict(group_by="stream_id", event="event")
+    expected = records(batch.merge_logs(paths, **options))
+    keys = [json.loads(r)["key"] for r in expected]
+    assert keys.count(key) == 2  # joined once (10 lines on), a new stream past PARK_LINES
+    job = fdask.merge_logs(paths, buckets=2, backend=backend_name, **options)
+    assert records(job.compute()) == expected
+
+
+def test_buckets_must_be_a_count(tmp_path: Path) -> None:
+    path = write(tmp_path / "x.jsonl", b"")
+    with pytest.raises(errors.BatchError, match="buckets must be 0 or more, not -1"):
+        fdask.merge_logs([path], group_by="k", buckets=-1)
+    with pytest.raises(TypeError, match="buckets"):
+        fdask.merge_logs([path], group_by="k", buckets=1.0)  # type: ignore[arg-type]

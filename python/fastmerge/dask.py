@@ -2,23 +2,31 @@
 the job of :func:`fastmerge.batch.merge_logs` over many workers and gives the same results,
 in the same order, byte for byte.
 
-How it runs (one Dask task per step, every task a pure function of its inputs, so a worker
-lost mid-job only costs its tasks being run again elsewhere):
+Every task is a pure function of its inputs, so a worker lost mid-job only costs its tasks
+being run again elsewhere. Local files (every worker reads them: one machine, or a shared
+file system) are planned so that no record's bytes move between processes:
 
-1. **split**, one task per input file: the backend's ``split_file`` (Rust, GIL released: the
-   batch engine's own reader and record reader) reads the file's records (decompressed,
-   numbered) and sends each to a *bucket* by the CRC-32 of its stream key; a bucket's share of
-   a file is one fragment, its raw lines as one ``bytes`` with their line numbers in an
-   ``array`` (one pickled object per bucket and file, never one per record);
-2. **shuffle** (``bag.groupby``, or ``foldby``: a two-phase combine) brings each bucket's
-   fragments together; they are put in input order (file, then line);
-3. **aggregate**, one task per bucket: the backend's ``BatchCore`` (Rust, GIL released) reads
-   the bucket's records in input order, so a stream that crosses files (log rotation) is one
-   stream, and ends, key reuse and ``order_by`` follow the batch rules exactly; with
-   ``positions=True`` the core tags each item with the record that decided it, which is the
-   input position where the single-machine batch decides it;
-4. the items are put in that order on the client and read by :class:`fastmerge.batch.Batch`
-   (errors modes, counts, records): the same code as one machine.
+1. **index**, one task per input file: the backend's ``index_file`` (Rust, GIL released: the
+   batch engine's own reader and record reader) gives, per *bucket* (the CRC-32 of a stream
+   key, modulo the buckets), the line numbers of the file's records, 8 bytes a record;
+2. **aggregate**, one task per bucket, given its own line numbers of every file: the
+   backend's ``write_bucket`` reads the files again (from the page cache, on one machine)
+   and writes the bucket's records into one local text at the batch's input-wide line
+   numbers (the other lines empty), which the backend's ``BatchCore`` (Rust, GIL released)
+   reads as one input. A stream that crosses files (log rotation) is one stream, and ends,
+   key reuse, the distance after which an ended stream is no longer joined and ``order_by``
+   follow the batch rules exactly; with ``positions=True`` the core tags each item with the
+   record that decided it, which maps back to the input position where the single-machine
+   batch decides it.
+
+Inputs that are fsspec URLs, and a Bag of lines, are read once: a **split** task per input
+(``split_file``) sends each bucket's records as one fragment (their lines as one ``bytes``,
+their line numbers in an ``array``); a **shuffle** (``bag.groupby``, or ``foldby``: a
+two-phase combine) brings each bucket's fragments together, and the aggregate task writes them
+into its local text in input order.
+
+Either way the items are put in input order on the client and read by
+:class:`fastmerge.batch.Batch` (errors modes, counts, records): the same code as one machine.
 """
 
 from __future__ import annotations
@@ -28,8 +36,9 @@ import importlib
 import os
 import tempfile
 import time
+import uuid
 from array import array
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from functools import partial
 from operator import itemgetter
 from typing import IO, Any, Iterable, Iterator, Literal
@@ -92,6 +101,13 @@ class _Job:
         """``fastmerge.batch`` on the job's backend (imported again in a worker process)."""
         return _batch if self.backend is None else _backend._copy("batch", self.backend)
 
+    def planner(self) -> Any:
+        """The job's backend's ``index_file`` and ``write_bucket``: the compiled module's,
+        or the twin's ``fastmerge._pure.split``."""
+        if (self.backend or _backend.selected) == "rust":
+            return importlib.import_module(f"{__package__}._fastmerge")
+        return importlib.import_module(f"{__package__}._pure.split")
+
     def core(self, paths: list[str], group_by: str | None = None, positions: bool = False) -> Any:
         """The backend's ``BatchCore`` on ``paths`` with the job's options."""
         o = self.options
@@ -143,8 +159,7 @@ class Fragment:
 
 def _split(job: _Job, file: int) -> list[tuple[int, Fragment]]:
     """Task 1: one file's records as one fragment per bucket (the backend's ``split_file``)."""
-    while job.hold is not None and not os.path.exists(job.hold):
-        time.sleep(0.05)
+    _hold(job)
     o = job.options
 
     def split(path: str) -> Any:
@@ -182,6 +197,96 @@ def _split_lines(job: _Job, items: Iterable[Any], partitions: list[int]) -> list
     finally:
         os.unlink(tmp.name)
     return [(bucket, Fragment(partition, *rest)) for bucket, *rest in parts]
+
+
+def _hold(job: _Job) -> None:
+    """Wait for the job's hold file, if any (tests kill a worker meanwhile)."""
+    while job.hold is not None and not os.path.exists(job.hold):
+        time.sleep(0.05)
+
+
+def _index(job: _Job, file: int) -> tuple[int, dict[int, bytes]]:
+    """Task 1 on local files: one file's lines (its ``\\n``s plus one) and per bucket its
+    records' line numbers (the backend's ``index_file``)."""
+    _hold(job)
+    o = job.options
+    lines, parts = job.planner().index_file(
+        job.paths[file], o["group_by"], o["event"], o["order_by"], job.buckets
+    )
+    return lines, dict(parts)
+
+
+def _own(index: tuple[int, dict[int, bytes]], bucket: int) -> bytes:
+    """One bucket's line numbers of one file (run where the file's index is: only these
+    bytes move)."""
+    return index[1].get(bucket, b"")
+
+
+def _bucket_text(job: _Job, paths: list[str], own: list[bytes]) -> tuple[str, list[int]]:
+    """The backend's ``write_bucket`` into a new local file: its name and where each
+    input's line 0 is in it."""
+    o = job.options
+    fd, name = tempfile.mkstemp(suffix=".jsonl", dir=_scratch())
+    os.close(fd)
+    try:
+        lines = job.planner().write_bucket(
+            paths, own, name, o["group_by"], o["event"], o["order_by"]
+        )
+    except BaseException:
+        os.unlink(name)
+        raise
+    starts, at = [], 1  # the text's first line is empty: input f's line n is at starts[f] + n
+    for count in lines:
+        starts.append(at)
+        at += count
+    return name, starts
+
+
+def _scratch() -> str | None:
+    """Where a bucket's text goes: Dask's ``temporary-directory`` when one is set, else the
+    system's."""
+    try:
+        import dask.config
+    except ImportError:  # pragma: no cover - Dask is there whenever a task runs
+        return None
+    folder = dask.config.get("temporary-directory", None)
+    return str(folder) if folder else None
+
+
+def _read_bucket(job: _Job, name: str, starts: list[int]) -> list[tuple[tuple[int, int, int], Any]]:
+    """The core's items of a bucket's text, each with the input position where one machine
+    decides it: ``end`` (0: at the deciding record; 1, streams open at the end: at their first
+    record), the record's file and line."""
+    out: list[tuple[tuple[int, int, int], Any]] = []
+    core = job.core([name], positions=True)
+    try:
+        while True:
+            try:
+                item = core.next()
+            except StopIteration:
+                break
+            end, _, line = item[-1]
+            file = bisect_left(starts, line) - 1
+            number = line - starts[file]
+            if item[0] == "bad":  # named by the bucket's text: the job's file and line
+                item = ("bad", job.paths[file], number, item[3])
+            else:
+                item = item[:-1]
+            out.append(((end, file, number), item))
+    finally:
+        core.close()
+    return out
+
+
+def _aggregate_local(job: _Job, own: list[bytes]) -> list[tuple[tuple[int, int, int], Any]]:
+    """Task 2 on local files: a bucket's records of every file (``own``: its line numbers of
+    each), read from the files into one text at their input-wide line numbers, through the
+    core."""
+    name, starts = _bucket_text(job, job.paths, own)
+    try:
+        return _read_bucket(job, name, starts)
+    finally:
+        os.unlink(name)
 
 
 def _check_options(job: _Job) -> None:
@@ -323,6 +428,17 @@ class DaskBatch:
                 return count
 
 
+def _threads() -> int:
+    """The worker threads of the current Dask client, or without one this machine's cores:
+    the buckets (aggregate tasks) that keep every thread busy once each."""
+    try:
+        distributed = importlib.import_module("distributed")
+        threads = sum(distributed.default_client().nthreads().values())
+    except (ImportError, ValueError):
+        threads = 0
+    return max(threads or os.cpu_count() or 1, 1)
+
+
 def merge_logs(
     paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | Any,
     *,
@@ -344,12 +460,14 @@ def merge_logs(
     """:func:`fastmerge.batch.merge_logs` on Dask (the current client's cluster, or any Dask
     scheduler): the same results in the same order. The options are that function's (no
     ``max_open_streams``: streams are spread over workers); ``buckets`` is the number of
-    aggregate tasks (0: as many as input files), ``jobs`` the core's threads in each task,
+    aggregate tasks (0: the worker threads of the current client, or without one this
+    machine's cores), ``jobs`` the core's threads in each task,
     ``shuffle`` how fragments meet (``"groupby"``: a shuffle; ``"foldby"``: combine per
     partition, then across); ``backend`` (``"rust"`` or ``"python"``; None: the selected one)
     the cores the tasks run. The paths must be readable from every worker: local files on a
-    shared file system, or fsspec URLs (``s3://...``; ``storage_options`` go to fsspec there),
-    which each task streams from the store itself.
+    shared file system (each aggregate task reads every file: no record moves between
+    workers), or fsspec URLs (``s3://...``; ``storage_options`` go to fsspec there), which
+    each split task streams from the store itself, once.
 
     ``paths`` may instead be a Dask Bag of log lines (``str`` or ``bytes``, one record each;
     it needs a ``group_by`` key): each partition is read as an input file named
@@ -362,6 +480,10 @@ def merge_logs(
         raise _errors.batch_option("errors_file needs errors='collect'")
     if shuffle not in SHUFFLES:
         raise _errors.invalid_option("shuffle", shuffle, SHUFFLES)
+    if type(buckets) is not int:
+        raise _errors.wrong_type("buckets", "an int", buckets)
+    if buckets < 0:
+        raise _errors.batch_option(f"buckets must be 0 or more, not {buckets}")
     options = dict(
         group_by=group_by,
         event=event,
@@ -377,7 +499,7 @@ def merge_logs(
     expanded = _batch.expand_paths(paths, storage_options=storage_options)
     if "-" in expanded:
         raise _errors.batch_option("standard input cannot be read on a cluster: pass files")
-    job = _Job(expanded, options, max(buckets or len(expanded), 1), backend)
+    job = _Job(expanded, options, buckets or _threads(), backend)
     job.storage_options = storage_options
     # the single-machine core checks the options and the paths, with its errors
     if any(_remote.is_url(path) for path in expanded):
@@ -390,8 +512,28 @@ def merge_logs(
     if not job.records:
         items = files.map(partial(_whole_file, job)).flatten()
         return DaskBatch(job, items, total, errors, errors_file)
+    if not any(_remote.is_url(path) for path in expanded):
+        return DaskBatch(job, _local_plan(job), total, errors, errors_file)
     fragments = files.map(partial(_split, job)).flatten()
     return _shuffle_and_aggregate(job, fragments, shuffle, total, errors, errors_file)
+
+
+def _local_plan(job: _Job) -> Any:
+    """The Bag of positioned items of a job on local files: an index task per file, then an
+    aggregate task per bucket given its line numbers of each file (picked where each index
+    is, so only a bucket's own numbers move)."""
+    bag = _dask_bag()
+    from dask.highlevelgraph import HighLevelGraph
+
+    token = uuid.uuid4().hex
+    index, own, aggregate = (f"fastmerge-{step}-{token}" for step in ("index", "own", "aggregate"))
+    files = range(len(job.paths))
+    graph: dict[Any, Any] = {(index, f): (_index, job, f) for f in files}
+    for b in range(job.buckets):
+        graph.update({(own, b, f): (_own, (index, f), b) for f in files})
+        graph[(aggregate, b)] = (_aggregate_local, job, [(own, b, f) for f in files])
+    layers = HighLevelGraph.from_collections(aggregate, graph, dependencies=())
+    return bag.Bag(layers, aggregate, job.buckets)
 
 
 def _merge_bag(
@@ -407,7 +549,7 @@ def _merge_bag(
     bag = _dask_bag()
     n = lines.npartitions
     names = [f"<bag partition {i}>" for i in range(n)]
-    job = _Job(names, options, max(buckets or n, 1), backend)
+    job = _Job(names, options, buckets or _threads(), backend)
     if not job.records:
         raise _errors.batch_option(
             "a Bag of lines has no files to read as streams: pass group_by (e.g. group_by="

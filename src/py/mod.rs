@@ -13,6 +13,7 @@ mod chunks;
 mod errors;
 mod functions;
 mod host;
+mod split;
 
 #[pymodule]
 fn _fastmerge(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -30,5 +31,6 @@ fn _fastmerge(m: &Bound<'_, PyModule>) -> PyResult<()> {
     functions::register(m)?;
     chunks::register(m)?;
     batch::register(m)?;
+    split::register(m)?;
     aggregate::register(m)
 }

@@ -98,3 +98,253 @@ pub fn split_file(options: Options, buckets: usize) -> Result<Vec<Fragment>, Bat
     fragments.sort_by_key(|f| f.bucket);
     Ok(fragments)
 }
+
+/// One input's records as the line numbers of each bucket (the plan step of `fastmerge.dask`
+/// on inputs every task can read): what [`split_file`] finds, without the lines themselves.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Index {
+    /// The input's lines: its `\n`s plus one (how far the batch numbers the next input on).
+    pub lines: u64,
+    /// Per bucket that has any, in bucket order: its records' 1-based line numbers, ascending
+    /// (bad lines in bucket 0, blank lines in none).
+    pub buckets: Vec<(usize, Vec<u64>)>,
+}
+
+/// The bucket of each record of `options.paths[0]` (checked as [`split_file`] checks them).
+/// A record's bucket is its key's; a bad line's is 0, or the bucket of the key [`quick_key`]
+/// finds in it (a bad line belongs to no stream: any one bucket reports it where it is).
+pub fn index_file(options: Options, buckets: usize) -> Result<Index, BatchError> {
+    if buckets == 0 {
+        return Err(BatchError::Option(
+            "buckets must be 1 or more, not 0".to_owned(),
+        ));
+    }
+    if options.paths.len() != 1 {
+        return Err(BatchError::Option("index_file reads one input".to_owned()));
+    }
+    let batch = Batch::new(options)?;
+    let plan = &batch.plan;
+    let Some(spec) = &plan.spec else {
+        return Err(BatchError::Option(
+            "index_file cuts records by their stream key: pass group_by (e.g. stream_id)"
+                .to_owned(),
+        ));
+    };
+    let mut own: Vec<Vec<u64>> = vec![Vec::new(); buckets];
+    let (mut seq, mut lines) = (0, 0);
+    // a key at the top of the record: looked for by a light scan first
+    let quick = match spec.key.segments.as_slice() {
+        [name] => Some((name.as_bytes(), format!("\"{name}\""))),
+        _ => None,
+    };
+    read_file(plan, 0, &mut seq, &mut lines, |chunk| {
+        each_line(&chunk, |line, _, text| {
+            let found = quick
+                .as_ref()
+                .and_then(|(name, quoted)| quick_key(text, name, quoted.as_bytes()));
+            let bucket = match found {
+                // the bytes of a string without escapes: its text (the line is UTF-8 here
+                // whenever it is a record)
+                Some(key) => (crc32fast::hash(key) as usize) % buckets,
+                None => record::read(text, spec)
+                    .ok()
+                    .map_or(0, |rec| bucket_of(rec.key.text(text), buckets)),
+            };
+            own[bucket].push(line);
+        });
+        true
+    })?;
+    let buckets = own
+        .into_iter()
+        .enumerate()
+        .filter(|(_, lines)| !lines.is_empty())
+        .collect();
+    Ok(Index { lines, buckets })
+}
+
+/// The inputs `options.paths` read in turn as the batch reads them, as one text of records
+/// with the batch's input-wide line numbers: an empty line, then each input's lines, those
+/// whose numbers `own` holds for it (ascending) as they are, every other line empty. So the
+/// batch reads this text's line `1 + base + n` where it reads the input's line `n` (`base`:
+/// the lines of the inputs before it, [`Index::lines`] each) and the distances between
+/// records, which decide when an ended stream is joined (`PARK_LINES`), stay the same. The
+/// first empty line keeps a byte order mark opening a record a record's. Returns each input's
+/// lines; `name` names `out` in a write's error.
+pub fn write_bucket(
+    options: Options,
+    own: &[Vec<u64>],
+    out: &mut dyn std::io::Write,
+    name: &str,
+) -> Result<Vec<u64>, BatchError> {
+    let inputs = options.paths.len();
+    let batch = Batch::new(options)?;
+    let plan = &batch.plan;
+    if own.len() != inputs {
+        return Err(BatchError::Option(format!(
+            "write_bucket needs the lines of each of its {inputs} inputs, not of {}",
+            own.len()
+        )));
+    }
+    if plan.spec.is_none() {
+        return Err(BatchError::Option(
+            "write_bucket reads records by their stream key: pass group_by (e.g. stream_id)"
+                .to_owned(),
+        ));
+    }
+    let written = |err: std::io::Error| BatchError::File {
+        source: name.to_owned(),
+        errno: err.raw_os_error().unwrap_or(0),
+    };
+    out.write_all(b"\n").map_err(written)?;
+    let mut totals = Vec::with_capacity(own.len());
+    let mut buf: Vec<u8> = Vec::new();
+    let mut seq = 0;
+    for (file, wanted) in own.iter().enumerate() {
+        // `done`: the lines written of this input; `next`: the next wanted line's index
+        let (mut done, mut next, mut lines) = (0u64, 0usize, 0u64);
+        let mut failed: Option<std::io::Error> = None;
+        read_file(plan, file, &mut seq, &mut lines, |chunk| {
+            buf.clear();
+            each_line(&chunk, |line, _, text| {
+                while wanted.get(next).is_some_and(|&n| n < line) {
+                    next += 1; // a number that is no record's line (blank, or past): nothing
+                }
+                if wanted.get(next) == Some(&line) {
+                    newlines(&mut buf, line - 1 - done);
+                    buf.extend_from_slice(text);
+                    buf.push(b'\n');
+                    done = line;
+                    next += 1;
+                }
+            });
+            match out.write_all(&buf) {
+                Ok(()) => true,
+                Err(err) => {
+                    failed = Some(err);
+                    false
+                }
+            }
+        })?;
+        if let Some(err) = failed {
+            return Err(written(err));
+        }
+        buf.clear();
+        newlines(&mut buf, lines - done);
+        out.write_all(&buf).map_err(written)?;
+        totals.push(lines);
+    }
+    Ok(totals)
+}
+
+/// `count` line ends.
+fn newlines(buf: &mut Vec<u8>, count: u64) {
+    buf.resize(buf.len() + count as usize, b'\n');
+}
+
+/// The bytes of the string that is the member `name` (its text `quoted`: `"name"`) of the
+/// JSON object on `line`, found by a light scan that checks only the object's structure:
+/// the last of duplicates, as the record reader takes it. None — read the line the thorough
+/// way — unless the object's members up to it read plainly (no member name with an escape)
+/// and the value is a string without escapes. On a line the record reader reads, this is
+/// the key it reads; on any other line, bytes that look like one.
+pub fn quick_key<'a>(line: &'a [u8], name: &[u8], quoted: &[u8]) -> Option<&'a [u8]> {
+    let mut at = skip_blanks(line, 0);
+    if line.get(at) != Some(&b'{') {
+        return None;
+    }
+    at = skip_blanks(line, at + 1);
+    let mut found = None;
+    loop {
+        if line.get(at) != Some(&b'"') {
+            return None;
+        }
+        let end = plain_string_end(line, at)?;
+        let member = &line[at + 1..end];
+        at = skip_blanks(line, end + 1);
+        if line.get(at) != Some(&b':') {
+            return None;
+        }
+        at = skip_blanks(line, at + 1);
+        if member == name {
+            if line.get(at) != Some(&b'"') {
+                return None;
+            }
+            let end = plain_string_end(line, at)?;
+            found = Some(&line[at + 1..end]);
+            at = end + 1;
+            // no other member of that name can follow where its quoted name does not, and
+            // no escape could spell it
+            let rest = &line[at..];
+            if memchr::memchr(b'\\', rest).is_none() && memchr::memmem::find(rest, quoted).is_none()
+            {
+                return found;
+            }
+        } else {
+            at = skip_value(line, at)?;
+        }
+        at = skip_blanks(line, at);
+        match line.get(at) {
+            Some(b',') => at = skip_blanks(line, at + 1),
+            Some(b'}') => return found,
+            _ => return None,
+        }
+    }
+}
+
+fn skip_blanks(line: &[u8], mut at: usize) -> usize {
+    while matches!(line.get(at), Some(b' ' | b'\t' | b'\r' | b'\n')) {
+        at += 1;
+    }
+    at
+}
+
+/// Where the string opening at `at` closes (its `"`); None when it holds an escape.
+fn plain_string_end(line: &[u8], at: usize) -> Option<usize> {
+    let end = at + 1 + memchr::memchr2(b'"', b'\\', &line[at + 1..])?;
+    (line[end] == b'"').then_some(end)
+}
+
+/// Where the string opening at `at` closes (its `"`), escapes skipped.
+fn string_end(line: &[u8], at: usize) -> Option<usize> {
+    let mut from = at + 1;
+    loop {
+        let end = from + memchr::memchr2(b'"', b'\\', line.get(from..)?)?;
+        if line[end] == b'"' {
+            return Some(end);
+        }
+        from = end + 2;
+    }
+}
+
+/// Where the value starting at `at` ends (its structure only: strings and brackets).
+fn skip_value(line: &[u8], at: usize) -> Option<usize> {
+    match line.get(at)? {
+        b'"' => Some(string_end(line, at)? + 1),
+        b'{' | b'[' => {
+            let mut depth = 0usize;
+            let mut i = at;
+            while let Some(&c) = line.get(i) {
+                match c {
+                    b'"' => i = string_end(line, i)?,
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Some(i + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                i += 1;
+            }
+            None
+        }
+        _ => {
+            let len = line[at..]
+                .iter()
+                .position(|c| matches!(c, b',' | b'}' | b']' | b' ' | b'\t' | b'\r' | b'\n'))
+                .unwrap_or(line.len() - at);
+            (len > 0).then_some(at + len)
+        }
+    }
+}
