@@ -265,3 +265,15 @@ def test_a_bad_record_form_is_refused(backend_name: str, tmp_path: Path) -> None
     item = core.next(None, "jsonl")
     assert item is not None
     assert item[0] == "record"
+
+
+@pytest.mark.parametrize(
+    "key", ["a", 'k","provider":"x', f"k{HARD}", "é\\", "\udc80 lone", ""], ids=repr
+)
+def test_an_index_line_is_json_line_of_its_entry(batch: ModuleType, key: str) -> None:
+    for message in ("plain", "é", "\ud800"):  # a lone surrogate makes the record's line ASCII
+        record = {"key": key, "provider": None, "status": "error", "message": message}
+        line = batch.json_line(record)
+        written = batch.Written(key, "error", None, line, None, False)
+        entry = {"key": key, "file": "k-2.json", "status": "error"}
+        assert batch._index_line(written, "k-2.json") == batch.json_line(entry)

@@ -547,6 +547,24 @@ def to_directory(
     return write_directory(_as_written(results, to, False), directory)
 
 
+_AFTER_KEY = b',"provider":'
+
+
+def _index_line(written: Written, name: str) -> bytes:
+    """The :data:`INDEX` line of ``written`` in file ``name``: ``json_line({"key", "file",
+    "status"})``, its key's JSON taken from the record's line when that is the same text (a
+    line made ASCII for a lone surrogate elsewhere has the key's other characters escaped)."""
+    line = written.line
+    if not line.startswith(b'{"key":') or (not written.key.isascii() and line.isascii()):
+        return json_line({"key": written.key, "file": name, "status": written.status})
+    # every quote inside a JSON string is escaped: the first `,"provider":` ends the key
+    end = line.index(_AFTER_KEY, 7)
+    # a file name holds only ASCII letters, digits, ".", "_" and "-": nothing to escape
+    return b"".join(
+        (line[:end], b',"file":"', name.encode(), b'","status":"', written.status.encode(), b'"}\n')
+    )
+
+
 def write_directory(records: Iterable[Written], directory: str | os.PathLike[str]) -> int:
     """Write each of ``records`` to its own file in ``directory``, and :data:`INDEX`, as
     :func:`to_directory` does; the number of files written."""
@@ -566,7 +584,7 @@ def write_directory(records: Iterable[Written], directory: str | os.PathLike[str
                     view = view[os.write(fd, view) :]
             finally:
                 os.close(fd)
-            index.write(json_line({"key": written.key, "file": name, "status": written.status}))
+            index.write(_index_line(written, name))
             index.flush()
             count += 1
     return count
