@@ -183,6 +183,17 @@ impl AggregatorCore {
         }
     }
 
+    /// One event's JSON object text (from its `{`), if the adapter's typed reading takes it:
+    /// that reading accepts only valid JSON, so the caller learns the text is JSON without
+    /// checking it first. None, with nothing done, for any other event (then the caller checks
+    /// the text and calls [`Self::add_text`]).
+    pub fn add_fast(&mut self, raw: &[u8]) -> Option<Result<(), AggError>> {
+        if let Err(err) = self.check_open() {
+            return Some(Err(err));
+        }
+        self.read_fast(raw)
+    }
+
     /// Raw transport bytes, split anywhere.
     pub fn feed(&mut self, data: &[u8]) -> Result<(), AggError> {
         self.check_open()?;

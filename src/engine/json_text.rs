@@ -144,7 +144,7 @@ pub fn scan(b: &[u8], mut pos: usize, room: usize) -> Option<usize> {
 /// The first byte at or after `pos` that is not JSON whitespace, and where it is; None at the
 /// end of `b`. Compact JSON has no space: one comparison says so, and the byte is read once.
 #[inline]
-fn past_space(b: &[u8], pos: usize) -> Option<(usize, u8)> {
+pub(crate) fn past_space(b: &[u8], pos: usize) -> Option<(usize, u8)> {
     let c = *b.get(pos)?;
     if c > b' ' {
         return Some((pos, c));
@@ -181,7 +181,7 @@ static STOPS: [bool; 256] = {
 /// Where the run of plain string text from `pos` ends ([`STOPS`]); None at the end of `b`.
 /// Eight bytes a step while eight are left (SWAR: keys and tokens are a word or two, too short
 /// for a vectorized search to pay), then byte by byte.
-fn plain_run(b: &[u8], mut pos: usize) -> Option<usize> {
+pub(crate) fn plain_run(b: &[u8], mut pos: usize) -> Option<usize> {
     while let Some(word) = b.get(pos..pos + 8) {
         let Ok(word) = <[u8; 8]>::try_from(word) else {
             break;
@@ -212,7 +212,7 @@ fn word_stops(x: u64) -> u64 {
 }
 
 /// The end of the string whose opening quote is at `pos`.
-fn scan_string(b: &[u8], mut pos: usize) -> Option<usize> {
+pub(crate) fn scan_string(b: &[u8], mut pos: usize) -> Option<usize> {
     pos += 1;
     loop {
         pos = plain_run(b, pos)?;

@@ -8,6 +8,7 @@ use serde_json::value::RawValue;
 
 use super::path::{lookup, members, Path};
 use crate::engine::events::{MAX_JSON_DEPTH, NOT_JSON};
+use crate::engine::json_text;
 use crate::engine::value::py_float;
 
 /// Where the record's values are.
@@ -86,6 +87,14 @@ impl Key {
             Key::Owned(text) => text,
         }
     }
+
+    /// The key's text as bytes (no UTF-8 check: the hot path's lookups hash bytes).
+    pub fn bytes<'a>(&'a self, line: &'a [u8]) -> &'a [u8] {
+        match self {
+            Key::Text(range) => &line[range.clone()],
+            Key::Owned(text) => text.as_bytes(),
+        }
+    }
 }
 
 /// A record of a stream.
@@ -94,10 +103,13 @@ pub struct Record {
     pub key: Key,
     pub feed: Feed,
     pub order: Option<OrderKey>,
+    /// whether the event's text (a [`Feed::Text`]) is known to be JSON; when not, the line
+    /// is a bad line unless [`event_is_json`] (or the aggregator's typed reading) says it is
+    pub checked: bool,
 }
 
 /// A raw value's JSON kind with its article, for reasons ("an array").
-fn a_kind(raw: &RawValue) -> &'static str {
+fn a_kind(raw: &str) -> &'static str {
     match kind(raw) {
         "null" => "a null",
         "boolean" => "a boolean",
@@ -108,9 +120,9 @@ fn a_kind(raw: &RawValue) -> &'static str {
     }
 }
 
-/// The JSON name of the kind of a raw value.
-fn kind(raw: &RawValue) -> &'static str {
-    match raw.get().trim_start().as_bytes().first() {
+/// The JSON name of the kind of a raw value (its text).
+fn kind(raw: &str) -> &'static str {
+    match raw.trim_start().as_bytes().first() {
         Some(b'n') => "null",
         Some(b't' | b'f') => "boolean",
         Some(b'"') => "string",
@@ -127,8 +139,8 @@ fn is_integer(text: &str) -> bool {
 /// A key's text: a string as is, a number as Python's `str()` of it as the events parser
 /// reads it (an integer beyond 64 bits is a float, as in every event). A number beyond a
 /// float's range is no key (never `inf`).
-fn key_text(raw: &RawValue, path: &Path, line: &str) -> Result<Key, String> {
-    let text = raw.get().trim();
+fn key_text(raw: &str, path: &Path, line: &str) -> Result<Key, String> {
+    let text = raw.trim();
     match kind(raw) {
         "string" if !text.contains('\\') => {
             let start = text.as_ptr() as usize - line.as_ptr() as usize;
@@ -166,8 +178,8 @@ fn number(text: &str) -> Result<OrderKey, String> {
         .map_err(|_| NOT_JSON.to_owned())
 }
 
-fn order_key(raw: &RawValue, path: &Path) -> Result<OrderKey, String> {
-    let text = raw.get().trim();
+fn order_key(raw: &str, path: &Path) -> Result<OrderKey, String> {
+    let text = raw.trim();
     match kind(raw) {
         "string" => serde_json::from_str::<String>(text)
             .map(OrderKey::Str)
@@ -276,6 +288,9 @@ fn lone_surrogate(line: &[u8]) -> bool {
 
 /// The record of `line` (not blank), or the reason it is a bad line.
 pub fn read(line: &[u8], spec: &Spec) -> Result<Record, String> {
+    if let Some(record) = read_plain(line, spec) {
+        return record;
+    }
     let text = std::str::from_utf8(line).map_err(|_| NOT_JSON.to_owned())?;
     if too_deep(line) || lone_surrogate(line) {
         return Err(NOT_JSON.to_owned());
@@ -283,7 +298,10 @@ pub fn read(line: &[u8], spec: &Spec) -> Result<Record, String> {
     let head = text.trim_start().as_bytes().first().copied();
     if head != Some(b'{') {
         let raw: &RawValue = serde_json::from_str(text).map_err(|_| NOT_JSON.to_owned())?;
-        return Err(format!("a record must be a JSON object, not {}", kind(raw)));
+        return Err(format!(
+            "a record must be a JSON object, not {}",
+            kind(raw.get())
+        ));
     }
     fn first(path: &Option<Path>) -> Option<&str> {
         path.as_ref().map(|p| p.segments[0].as_str())
@@ -297,21 +315,37 @@ pub fn read(line: &[u8], spec: &Spec) -> Result<Record, String> {
         ],
     )
     .map_err(|_| NOT_JSON.to_owned())?;
-    fn nested<'a>(raw: Option<&'a RawValue>, path: &Path) -> Option<&'a RawValue> {
+    fn nested<'a>(raw: Option<&'a RawValue>, path: Option<&Path>) -> Option<&'a str> {
+        let path = path?;
         raw.and_then(|r| lookup(r, &path.segments[1..]))
+            .map(RawValue::get)
     }
-    let key = match nested(key, &spec.key) {
-        Some(raw) => key_text(raw, &spec.key, text)?,
+    let key = nested(key, Some(&spec.key));
+    let event = nested(event, spec.event.as_ref());
+    record(text, spec, key, event, nested(order, spec.order.as_ref()))
+}
+
+/// The record of a line from the texts of its values (each a slice of `line`, the record's
+/// text), as both readers found them.
+fn record(
+    line: &str,
+    spec: &Spec,
+    key: Option<&str>,
+    event: Option<&str>,
+    order: Option<&str>,
+) -> Result<Record, String> {
+    let key = match key {
+        Some(raw) => key_text(raw, &spec.key, line)?,
         None => return Err(format!("no stream key at {}", spec.key.text)),
     };
     let feed = match &spec.event {
         None => Feed::Text(0..line.len()),
-        Some(path) => match nested(event, path) {
+        Some(path) => match event {
             Some(raw) => match kind(raw) {
                 "null" => return Err(format!("no event at {}", path.text)),
                 "string" => {
                     let event: String =
-                        serde_json::from_str(raw.get()).map_err(|_| NOT_JSON.to_owned())?;
+                        serde_json::from_str(raw).map_err(|_| NOT_JSON.to_owned())?;
                     if is_done(&event) {
                         Feed::Done
                     } else {
@@ -319,8 +353,8 @@ pub fn read(line: &[u8], spec: &Spec) -> Result<Record, String> {
                     }
                 }
                 "object" => {
-                    let start = raw.get().as_ptr() as usize - text.as_ptr() as usize;
-                    Feed::Text(start..start + raw.get().len())
+                    let start = raw.as_ptr() as usize - line.as_ptr() as usize;
+                    Feed::Text(start..start + raw.len())
                 }
                 other => Feed::NotObject(other),
             },
@@ -329,10 +363,183 @@ pub fn read(line: &[u8], spec: &Spec) -> Result<Record, String> {
     };
     let order = match &spec.order {
         None => None,
-        Some(path) => match nested(order, path) {
+        Some(path) => match order {
             Some(raw) => Some(order_key(raw, path)?),
             None => return Err(format!("no order_by value at {}", path.text)),
         },
     };
-    Ok(Record { key, feed, order })
+    Ok(Record {
+        key,
+        feed,
+        order,
+        checked: true,
+    })
+}
+
+/// The record of a plain line, read in one validating pass with the engine's JSON scanner
+/// ([`json_text::scan`]) instead of serde (twice the work per record: most of a small record's
+/// cost). None for anything else — a line that is not UTF-8 or not an object, a key with an
+/// escape, a path through an array, text the scanner leaves to the generic reader (a
+/// surrogate escape, a long number, deep nesting) — which [`read`] reads the thorough way,
+/// with the same result.
+fn read_plain(line: &[u8], spec: &Spec) -> Option<Result<Record, String>> {
+    let text = simdutf8::basic::from_utf8(line).ok()?;
+    let start = json_text::skip_space(line, 0);
+    if line.get(start) != Some(&b'{') {
+        return None;
+    }
+    fn first(path: &Option<Path>) -> Option<&str> {
+        path.as_ref().map(|p| p.segments[0].as_str())
+    }
+    let keys = [
+        Some(spec.key.segments[0].as_str()),
+        first(&spec.event),
+        first(&spec.order),
+    ];
+    // the event of a plain record (at a top-level key, no order_by) is only skipped here: its
+    // aggregator's typed reading checks it as it reads it, and reading it twice was most of
+    // a small record's cost
+    let lazy = spec.order.is_none() && spec.event.as_ref().is_some_and(|p| p.segments.len() == 1);
+    // the record is one level: its values may nest one less than the events parser allows
+    let (found, end) = object_members(line, start, keys, lazy.then_some(1), MAX_JSON_DEPTH - 1)?;
+    if json_text::skip_space(line, end) != line.len() {
+        return None;
+    }
+    let value = |range: Option<Range<usize>>, path: &Path| -> Option<Option<&str>> {
+        let Some(mut range) = range else {
+            return Some(None);
+        };
+        for segment in &path.segments[1..] {
+            if line[range.start] != b'{' {
+                return None; // an array's element or a scalar: the thorough way
+            }
+            let keys = [Some(segment.as_str())];
+            let ([member], _) = object_members(line, range.start, keys, None, 127)?;
+            match member {
+                Some(inner) => range = inner,
+                None => return Some(None),
+            }
+        }
+        Some(Some(&text[range]))
+    };
+    let [key, event, order] = found;
+    let unchecked = match &event {
+        Some(range) if lazy && line[range.start] == b'{' => Some(range.clone()),
+        _ => None,
+    };
+    let key = value(key, &spec.key)?;
+    let event = match &spec.event {
+        Some(path) => value(event, path)?,
+        None => None,
+    };
+    let order = match &spec.order {
+        Some(path) => value(order, path)?,
+        None => None,
+    };
+    match record(text, spec, key, event, order) {
+        Ok(record) if unchecked.is_some() => Some(Ok(Record {
+            checked: false,
+            ..record
+        })),
+        // a line whose event is not JSON is not JSON, whatever else is wrong with it: the
+        // thorough reader says so
+        Err(_) if unchecked.is_some_and(|range| !event_is_json(&line[range])) => None,
+        result => Some(result),
+    }
+}
+
+/// Whether an event's text that [`read_plain`] only skipped is JSON as the thorough reader
+/// reads a line: the scanner's quick yes, else serde's answer with no lone surrogate escape
+/// (its nesting was checked as it was skipped).
+pub fn event_is_json(text: &[u8]) -> bool {
+    json_text::scan(text, 0, MAX_JSON_DEPTH - 1) == Some(text.len())
+        || (!lone_surrogate(text) && serde_json::from_slice::<serde::de::IgnoredAny>(text).is_ok())
+}
+
+/// The end of the object at `pos` (its brace), found by its brackets and strings
+/// only: a text that is JSON ends there; any other is found out by whoever reads it. None
+/// past `room` levels or at the end of `b`.
+fn skip_value(b: &[u8], mut pos: usize, room: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    loop {
+        match *b.get(pos)? {
+            b'"' => {
+                pos += 1;
+                loop {
+                    pos = json_text::plain_run(b, pos)?;
+                    match b[pos] {
+                        b'"' => break,
+                        b'\\' => pos += 2,
+                        _ => pos += 1,
+                    }
+                }
+            }
+            b'{' | b'[' => {
+                depth += 1;
+                if depth > room {
+                    return None;
+                }
+            }
+            b'}' | b']' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(pos + 1);
+                }
+            }
+            _ => {}
+        }
+        pos += 1;
+    }
+}
+
+/// The object at `pos` of `b` (its `{`), read and checked: the ranges of the values of the
+/// members named by `keys` (the last of duplicates, as Python's json keeps), and where the
+/// object ends; values may nest `room` levels. The value of key number `lazy`, when an
+/// object, is skipped unchecked ([`skip_value`]). None for invalid JSON, a key with
+/// an escape or anything [`json_text::scan`] leaves to the generic reader.
+fn object_members<const N: usize>(
+    b: &[u8],
+    pos: usize,
+    keys: [Option<&str>; N],
+    lazy: Option<usize>,
+    room: usize,
+) -> Option<([Option<Range<usize>>; N], usize)> {
+    let mut found: [Option<Range<usize>>; N] = std::array::from_fn(|_| None);
+    let (mut pos, mut next) = json_text::past_space(b, pos + 1)?;
+    if next == b'}' {
+        return Some((found, pos + 1));
+    }
+    loop {
+        if next != b'"' {
+            return None;
+        }
+        let key_end = json_text::scan_string(b, pos)?;
+        let key = &b[pos + 1..key_end - 1];
+        if key.contains(&b'\\') {
+            return None;
+        }
+        let (colon, c) = json_text::past_space(b, key_end)?;
+        if c != b':' {
+            return None;
+        }
+        let (value, head) = json_text::past_space(b, colon + 1)?;
+        let named = |i: usize| keys[i].is_some_and(|name| name.as_bytes() == key);
+        let end = match lazy {
+            // a repeated key: the value skipped first would go unread (the thorough way)
+            Some(i) if named(i) && found[i].is_some() => return None,
+            Some(i) if head == b'{' && named(i) => skip_value(b, value, room)?,
+            _ => json_text::scan(b, value, room)?,
+        };
+        for (i, slot) in found.iter_mut().enumerate() {
+            if named(i) {
+                *slot = Some(value..end);
+            }
+        }
+        let (at, c) = json_text::past_space(b, end)?;
+        match c {
+            b',' => (pos, next) = json_text::past_space(b, at + 1)?,
+            b'}' => return Some((found, at + 1)),
+            _ => return None,
+        }
+    }
 }

@@ -13,7 +13,7 @@ use super::input::Input;
 use super::record::{self, Feed, OrderKey};
 use super::{BatchError, Item, Msg, Out, Place, Plan, Pos, StreamError};
 use crate::engine::aggregate::{AggError, AggregatorCore};
-use crate::engine::events::{self, EventDataError};
+use crate::engine::events::{self, EventDataError, NOT_JSON};
 use crate::engine::providers;
 
 /// Bytes of decompressed input per block (cut at a line end; a longer line makes a longer
@@ -309,7 +309,7 @@ pub(super) fn each_line(chunk: &Chunk, mut visit: impl FnMut(u64, usize, &[u8]))
 }
 
 /// The shard of a stream key (a fixed hash: the same shards every run).
-fn shard_of(key: &str, shards: usize) -> usize {
+fn shard_of(key: &[u8], shards: usize) -> usize {
     if shards == 1 {
         return 0;
     }
@@ -333,6 +333,15 @@ fn split(plan: &Plan, job: Job, shards: usize) -> Vec<Sub> {
         Job::Chunk(chunk) => {
             let (seq, at) = (chunk.seq, chunk.base + chunk.first_line);
             subs = (0..shards).map(|_| Sub::empty(seq, at)).collect();
+            // room for the block's records up front (growing the lists was a tenth of the
+            // cost of a small record), a share per shard with some slack for an uneven split
+            let lines = memchr::memchr_iter(b'\n', &chunk.data).count() + 1;
+            let share = if shards == 1 {
+                lines
+            } else {
+                lines / shards + lines / 8 + 16
+            };
+            subs.iter_mut().for_each(|sub| sub.recs.reserve(share));
             let Some(spec) = &plan.spec else {
                 let target = chunk.file % shards;
                 subs[target].file = true;
@@ -343,7 +352,7 @@ fn split(plan: &Plan, job: Job, shards: usize) -> Vec<Sub> {
                 let record = record::read(text, spec);
                 // bad lines go with shard 0 (any fixed shard keeps their order)
                 let target = match &record {
-                    Ok(rec) => shard_of(rec.key.text(text), shards),
+                    Ok(rec) => shard_of(rec.key.bytes(text), shards),
                     Err(_) => 0,
                 };
                 subs[target].recs.push(Rec {
@@ -420,9 +429,10 @@ struct Shard {
     plan: Arc<Plan>,
     index: usize,
     out: SyncSender<Msg>,
-    streams: foldhash::HashMap<String, Stream>,
+    /// by key, as bytes (a record's key is looked up without a UTF-8 check)
+    streams: foldhash::HashMap<Vec<u8>, Stream>,
     /// the keys of the ended streams, by the input-wide line of their last records
-    parked: BTreeMap<u64, String>,
+    parked: BTreeMap<u64, Vec<u8>>,
     /// what the sub-batch being read emits: sent with its mark, one message per block (a
     /// message per item would wake the collector per item)
     outbox: Vec<(Pos, Out)>,
@@ -546,7 +556,7 @@ impl Shard {
     /// A block of a file that is one stream.
     fn file_block(&mut self, chunk: &Chunk) {
         let key = self.plan.paths[chunk.file].clone();
-        let stream = match self.streams.remove(&key) {
+        let stream = match self.streams.remove(key.as_bytes()) {
             Some(stream) => stream,
             None => self.new_stream(key.clone(), Pos::at(chunk.seq, 0, 0), chunk.file, 1),
         };
@@ -564,7 +574,7 @@ impl Shard {
             };
             return self.finish(stream, Pos::at(chunk.seq, u64::MAX, 1), place);
         }
-        self.streams.insert(key, stream);
+        self.streams.insert(key.into_bytes(), stream);
     }
 
     /// A record of a JSON-lines log.
@@ -587,13 +597,41 @@ impl Shard {
                 return self.emit(pos, Out::Item(item, place));
             }
         };
-        let key = record.key.text(&chunk.data[rec.start..]);
+        let key = record.key.bytes(&chunk.data[rec.start..]);
         let text: &[u8] = match &record.feed {
             Feed::Text(range) => &chunk.data[rec.start + range.start..rec.start + range.end],
             Feed::Owned(text) => text.as_bytes(),
             Feed::Done | Feed::NotObject(_) => b"",
         };
-        if let Some(stream) = self.streams.get(key) {
+        // an event the record reader only skipped: an open stream's aggregator reads it if
+        // its typed reading takes it (which reads only JSON); any other is checked here, and
+        // a line whose event is not JSON is a bad line, as the thorough reader finds it
+        let mut fed = None;
+        if !record.checked {
+            if let Some(stream) = self.streams.get_mut(key) {
+                if stream.parked.is_none()
+                    && stream.error.is_none()
+                    && !opens_response(&stream.core, text, false)
+                {
+                    fed = stream.core.add_fast(text);
+                    // the usual record: read, and its stream goes on (one lookup in all)
+                    if matches!(fed, Some(Ok(()))) && !stream.core.ended() {
+                        return;
+                    }
+                }
+            }
+            if fed.is_none() && !record::event_is_json(text) {
+                let item = Item::Bad {
+                    source: self.plan.paths[chunk.file].clone(),
+                    line: rec.line,
+                    reason: NOT_JSON.to_owned(),
+                };
+                return self.emit(pos, Out::Item(item, place));
+            }
+        }
+        // (a stream that read the event above is open and its event starts no response)
+        let known = fed.is_none().then(|| self.streams.get(key)).flatten();
+        if let Some(stream) = known {
             match stream.parked {
                 // the sentinel after a stream that ended: it carries nothing
                 Some(_) if record.feed == Feed::Done => return,
@@ -622,7 +660,9 @@ impl Shard {
             if record.feed == Feed::Done {
                 return; // the sentinel after a stream that ended: it carries nothing
             }
-            let stream = self.new_stream(key.to_owned(), pos, chunk.file, rec.line);
+            // a whole JSON string's text, of a line read as UTF-8: never lossy
+            let text = String::from_utf8_lossy(key).into_owned();
+            let stream = self.new_stream(text, pos, chunk.file, rec.line);
             self.streams.insert(key.to_owned(), stream);
         }
         // looked up in place (a stream is moved out of the map only when it is returned)
@@ -645,9 +685,10 @@ impl Shard {
             // adapter says
             _ if stream.error.is_some() => was.is_none() && ends_after_error(stream, text),
             feed => {
-                let fed = match feed {
-                    Feed::NotObject(kind) => not_object(&mut stream.core, kind),
-                    _ => stream.core.add_text(text),
+                let fed = match (fed, feed) {
+                    (Some(fed), _) => fed,
+                    (None, Feed::NotObject(kind)) => not_object(&mut stream.core, kind),
+                    (None, _) => stream.core.add_text(text),
                 };
                 if let Err(err) = fed {
                     stream.error = Some(err);

@@ -1,0 +1,214 @@
+"""Reading a record of a JSON-lines log: the engine reads a plain line in one pass with its own
+JSON scanner and leaves anything unusual (an escaped key, a path through an array, a surrogate
+escape, a long number, deep nesting, a line that is not UTF-8 or not JSON) to the thorough
+reader. Both must give what the twin gives, line for line: the same key, event, order value,
+or the same bad-line reason.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from _fuzz import items
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+Both = tuple[ModuleType, ModuleType]
+
+CHUNK = '{"id":"c1","choices":[{"index":0,"delta":{"content":"hi"}}]}'
+DEEP = 99  # the record is one level: 99 more is the deepest line the events parser reads
+
+#: Lines the plain reader must read as the thorough one does, or leave to it.
+LINES = [
+    f'{{"sid":"a","event":{CHUNK}}}',
+    f'  {{ "sid" : "a" , "event" : {CHUNK} }}  ',
+    f'{{"event":{CHUNK},"sid":"a"}}',
+    f'{{"sid":"a","sid":"b","event":{CHUNK}}}',  # the last of duplicates
+    f'{{"s\\u0069d":"a","event":{CHUNK}}}',  # an escaped key: the same key
+    f'{{"sid":"a\\"b","event":{CHUNK}}}',  # an escaped key text
+    f'{{"sid":7,"event":{CHUNK}}}',
+    f'{{"sid":7.0,"event":{CHUNK}}}',
+    f'{{"sid":1e400,"event":{CHUNK}}}',
+    f'{{"sid":123456789012345678901234567890,"event":{CHUNK}}}',
+    f'{{"sid":null,"event":{CHUNK}}}',
+    f'{{"sid":["a"],"event":{CHUNK}}}',
+    '{"sid":"a","event":null}',
+    '{"sid":"a","event":"[DONE]"}',
+    '{"sid":"a","event":"data: {}"}',
+    '{"sid":"a","event":[1]}',
+    '{"sid":"a","event":3}',
+    '{"sid":"a"}',
+    f'{{"event":{CHUNK}}}',
+    f'{{"sid":"a","event":{CHUNK},}}',  # a trailing comma
+    f'{{"sid":"a","event":{CHUNK}}} x',  # text after the record
+    f'{{"sid":"a","event":{CHUNK}',  # cut
+    f'{{"sid":"a","event":{CHUNK[:-2]}}}',  # the event cut inside
+    f'{{"sid":"a","event":{CHUNK},"x":"\\ud800"}}',  # a lone surrogate elsewhere
+    f'{{"sid":"a","event":{CHUNK},"x":"\\ud83d\\ude00"}}',  # a pair
+    f'{{"sid":"\\ud83d\\ude00","event":{CHUNK}}}',
+    f'{{"sid":"a","event":{CHUNK},"x":01}}',
+    f'{{"sid":"a","event":{CHUNK},"x":"tab\there"}}',  # a raw control character
+    '{"sid":"a","event":' + "[" * DEEP + "]" * DEEP + "}",
+    '{"sid":"a","event":' + "[" * (DEEP + 1) + "]" * (DEEP + 1) + "}",
+    '{"sid":"a","x":' + "{" * DEEP + "}" * DEEP + f',"event":{CHUNK}}}',
+    '{"sid":"a","x":' + '{"y":' * (DEEP - 1) + "1" + "}" * (DEEP - 1) + f',"event":{CHUNK}}}',
+    '{"sid":"a","x":' + '{"y":' * DEEP + "1" + "}" * DEEP + f',"event":{CHUNK}}}',
+    "[1,2]",
+    '"a string"',
+    "{}",
+    "not json",
+]
+
+
+#: one file for every read, so that the items (which name it) compare equal
+_LOG = Path(tempfile.mkdtemp(prefix="fastmerge-records-")) / "log.jsonl"
+
+
+def _read(module: ModuleType, lines: list[str], **options: Any) -> list[Any]:
+    _LOG.write_bytes("".join(line + "\n" for line in lines).encode("utf-8", "surrogatepass"))
+    try:
+        return items(module, [str(_LOG)], **options)
+    finally:
+        _LOG.unlink()
+
+
+@pytest.mark.parametrize("line", LINES, ids=range(len(LINES)))
+def test_a_line_reads_as_the_twin_reads_it(both: Both, line: str) -> None:
+    rust, python = both
+    options = {"group_by": "sid", "event": "event"}
+    expected = _read(python, [line], **options)
+    assert _read(rust, [line], jobs=1, **options) == expected
+    assert _read(rust, [line], jobs=2, **options) == expected
+
+
+def test_the_lines_give_what_they_hold(both: Both) -> None:
+    """Not only alike: a plain line's key and event are found, a duplicate key's last value
+    wins, and a bad line names its reason."""
+    rust, _ = both
+    out = _read(rust, LINES[:5], group_by="sid", event="event")
+    streams = [item for item in out if item[0] == "stream"]
+    assert [item[1] for item in streams] == ["a", "b"]
+    text = json.dumps(out)
+    assert '"hihihihi"' in text  # four lines of key a ("hi" each), in order
+    bad = _read(rust, [LINES[19], LINES[11]], group_by="sid", event="event")
+    assert [item[0] for item in bad] == ["bad", "bad"]
+    assert "not valid JSON" in json.dumps(bad[0])
+    assert "not a string or a number" in json.dumps(bad[1])
+
+
+NESTED = [
+    ("meta.sid", "data.event", '{"meta":{"sid":"a"},"data":{"event":%s}}' % CHUNK),
+    ("meta.sid", "data.event", '{"meta":{"x":1,"sid":"a","sid":"b"},"data":{"event":%s}}' % CHUNK),
+    ("meta.sid", "data.event", '{"meta":{"s\\u0069d":"a"},"data":{"event":%s}}' % CHUNK),
+    ("meta.sid", "data.event", '{"meta":["a"],"data":{"event":%s}}' % CHUNK),
+    ("meta.0", "data.event", '{"meta":["a"],"data":{"event":%s}}' % CHUNK),
+    ("meta.0", "data.event", '{"meta":{"0":"a"},"data":{"event":%s}}' % CHUNK),
+    ("/meta/0", "/data/event", '{"meta":["a"],"data":{"event":%s}}' % CHUNK),
+    ("meta.sid", "data.event", '{"meta":"a","data":{"event":%s}}' % CHUNK),
+    ("meta.sid", "data.event", '{"meta":{},"data":{"event":%s}}' % CHUNK),
+    ("meta.sid", "data.event", '{"meta":{"sid":"a"},"data":{}}'),
+]
+
+
+@pytest.mark.parametrize(("group_by", "event", "line"), NESTED, ids=range(len(NESTED)))
+def test_a_nested_path_reads_as_the_twin_reads_it(
+    both: Both, group_by: str, event: str, line: str
+) -> None:
+    rust, python = both
+    options = {"group_by": group_by, "event": event, "order_by": None}
+    assert _read(rust, [line], jobs=1, **options) == _read(python, [line], **options)
+
+
+_PIECES = st.sampled_from(
+    [
+        '"sid"',
+        '"s\\u0069d"',
+        '"event"',
+        '"seq"',
+        '"x"',
+        ":",
+        ",",
+        " ",
+        "{",
+        "}",
+        "[",
+        "]",
+        '"a"',
+        '"\\ud800"',
+        '"é"',
+        "7",
+        "-0.5e3",
+        "01",
+        "null",
+        "true",
+        CHUNK,
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(st.lists(_PIECES, max_size=14).map("".join), min_size=1, max_size=4))
+def test_drawn_lines_read_as_the_twin_reads_them(both: Both, lines: list[str]) -> None:
+    rust, python = both
+    lines = ["{" + line for line in lines]  # mostly objects, often broken ones
+    for options in (
+        {"group_by": "sid", "event": "event"},
+        {"group_by": "sid", "event": "event", "order_by": "seq"},
+        {"group_by": "sid", "event": None},
+    ):
+        assert _read(rust, lines, jobs=1, **options) == _read(python, lines, **options)
+
+
+_ROLE = '{"id":"c1","choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}'
+_STOP = '{"id":"c1","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}'
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, len(CHUNK) - 1),
+            st.sampled_from(list('{}[]",:\\ 0a\x01') + ["\\u", "\\ud800", "é", "1e400", ""]),
+        ),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_a_damaged_event_inside_an_open_stream_reads_as_the_twin_reads_it(
+    both: Both, damage: list[tuple[int, str]]
+) -> None:
+    """The event of a plain record is checked as its stream's aggregator reads it: a record
+    whose event is not JSON, in the middle of an open stream, is a bad line (and the stream
+    goes on), exactly as the twin reads the line."""
+    rust, python = both
+    events = []
+    for at, piece in damage:
+        events.append(CHUNK[:at] + piece + CHUNK[at + 1 :])
+    lines = [f'{{"sid":"a","event":{_ROLE}}}']
+    lines += [f'{{"sid":"a","event":{event}}}' for event in events]
+    lines += [f'{{"sid":"a","event":{CHUNK}}}', f'{{"sid":"a","event":{_STOP}}}']
+    options = {"group_by": "sid", "event": "event"}
+    expected = _read(python, lines, **options)
+    assert _read(rust, lines, jobs=1, **options) == expected
+    assert _read(rust, lines, jobs=2, **options) == expected
+
+
+def test_a_bad_event_in_an_open_stream_is_a_bad_line(both: Both) -> None:
+    rust, _ = both
+    lines = [
+        f'{{"sid":"a","event":{_ROLE}}}',
+        f'{{"sid":"a","event":{CHUNK}}}',
+        # not JSON inside the event, its brackets whole (the record reader skips it)
+        f'{{"sid":"a","event":{CHUNK.replace(":0", ":01")}}}',
+        f'{{"sid":"a","event":{CHUNK}}}',
+        f'{{"sid":"a","event":{_STOP}}}',
+    ]
+    out = _read(rust, lines, group_by="sid", event="event")
+    assert [item[0] for item in out] == ["bad", "stream"]
+    assert out[0][2] == 3 and "not valid JSON" in out[0][3]
+    assert '"hihi"' in json.dumps(out[1])
