@@ -573,8 +573,8 @@ def test_failed_add_items_appends_nothing_and_the_session_goes_on(
             await session.add_items(bad)
         assert isinstance(caught.value, errors.SessionTypeError)
         assert str(caught.value) == (
-            "append item 1: a user message's content is object, not str or list; "
-            "nothing was appended"
+            "append item 1: cannot be stored as JSON: it holds a object, which JSON does not "
+            "hold; nothing was appended"
         )
         assert await session._call(store.load, sid) == []
         await session.add_items([{"role": "user", "content": "after failure"}])

@@ -258,30 +258,37 @@ class AgentsSession:
         session_id = self.session_id
         history = self._history
         seq, turn = history.last_seq, history.last_turn
-        events = [e for e in events if not (type(e.seq) is int and 0 < e.seq <= seq)]
+        if events and type(events[0].seq) is int and 0 < events[0].seq <= seq:
+            events = [e for e in events if not (type(e.seq) is int and 0 < e.seq <= seq)]
         if written and events and events[0].seq != seq + 1:
             return False
         values: list[Any] = []
+        markers = False
         for event in events:
-            new_seq, new_turn, kind = event.seq, event.turn, event.kind
+            new_seq, new_turn, kind, version, data = event
             # the usual row in a few comparisons; any other goes through the full check
             if not (
                 type(new_seq) is int
                 and new_seq == seq + 1
                 and type(new_turn) is int
                 and (new_turn == turn or new_turn == turn + 1)
-                and type(event.version) is int
-                and event.version == SCHEMA_VERSION
+                and version == SCHEMA_VERSION
+                and type(version) is int
                 and kind in _MESSAGE_KINDS
             ):
                 _log.check(session_id, event, seq, turn)
             seq, turn = new_seq, new_turn
             if kind in _MESSAGE_KINDS:
-                values.append(_Row(seq, turn, kind, event.data))
+                values.append(_Row(seq, turn, kind, data))
             else:
                 values.append(_log.read_marker(session_id, event))
-        for event, value in zip(events, values):
-            history.apply(event, value)
+                markers = True
+        if markers:
+            for event, value in zip(events, values):
+                history.apply(event, value)
+        elif values:  # messages only: what History.apply does for each, at once
+            history.entries += values
+            history.last_seq, history.last_turn = seq, turn
         return True
 
     async def _refresh(self) -> None:
@@ -382,7 +389,10 @@ class AgentsSession:
                 out: list[Any] = []
                 source_items = self._source_items
                 for source in sources:
-                    out += source_items(source)
+                    if type(source) is _Row and source.at > 0:  # an item found before
+                        out.append(_scan(source.text, source.at)[0])
+                    else:
+                        out += source_items(source)
                 return out
             chunks: list[list[Any]] = []
             count = 0
