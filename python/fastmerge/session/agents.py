@@ -4,29 +4,31 @@
 ``add_items``, ``pop_item``, ``clear_session``, ``session_settings``), so an agent keeps its
 history in a fastmerge session log:
 
->>> from agents import Agent, Runner
+>>> from agents import Runner
 >>> from fastmerge.session.agents import AgentsSession
 >>> session = AgentsSession("chat-1", "chat.db")       # SQLite file; None for in-memory
 >>> result = await Runner.run(agent, "Hi", session=session)
->>> session.to_request("anthropic")                     # the same history, for Claude
+>>> await session.to_request("anthropic")               # the same history, for Claude
 
 Each Responses input item the SDK writes is one message of the log: a user, system or
-developer message a user or system message; a ``function_call_output`` /
-``custom_tool_call_output`` a :class:`fastmerge.ToolMessage`; any other item (assistant
-messages, reasoning, function and custom tool calls, hosted tools' calls and outputs, ...)
-the :class:`fastmerge.AssistantMessage` that the ``"openai-responses"`` adapter makes of it.
-Every message also keeps the item itself, verbatim, in its ``metadata``
-(``{"openai_agents_item": item}``), and ``get_items`` returns those: items read back equal
-to what was added, key order included. The messages are what :meth:`AgentsSession.to_request`
-(and a :class:`fastmerge.session.Session` on the same store and id) replays to other
-providers: text, tool calls and their results; reasoning and the hosted tools' items go only
-to OpenAI Responses (rules §9.1). Images and files in a user message are replayed as given
-(Responses' content), which only OpenAI Responses takes.
+developer message is a user or system message (its text; images and files as given, which
+only OpenAI Responses takes back); a ``function_call_output`` / ``custom_tool_call_output``
+a :class:`fastmerge.ToolMessage`; any other item (assistant messages, reasoning, function and
+custom tool calls, hosted tools' calls and outputs, references, ...) the
+:class:`fastmerge.AssistantMessage` that the ``"openai-responses"`` adapter makes of it. Each
+message also keeps its item verbatim in its ``metadata`` (``{"openai_agents_item": item}``),
+which is what ``get_items`` returns: every item reads back equal to what was added, key order
+included. The messages are what :meth:`AgentsSession.to_request` (and a
+:class:`fastmerge.session.Session` on the same store and id) replays: text, tool calls and
+their results to every provider; reasoning and the hosted tools' items only to OpenAI
+Responses (rules §9.1). This module only converts and stores: the adapter makes the messages.
 
-``pop_item`` and ``clear_session`` write ``pop`` and ``clear`` events: the log keeps what they
-take out. A row the session cannot read raises :class:`fastmerge.errors.CorruptRowError`
-(the Agents SDK's ``SQLiteSession`` skips rows that are not JSON; this session never drops
-what it cannot read).
+A row holds the message's ``to_dict()`` without the fields ``from_dict`` reads as absent
+anyway (nulls, empty lists, false), the item first, so that ``get_items`` reads the item
+alone. ``pop_item`` and ``clear_session`` write ``pop`` and ``clear`` events: the log keeps
+what they take out. A row the session cannot read raises
+:class:`fastmerge.errors.CorruptRowError` (the Agents SDK's ``SQLiteSession`` skips rows that
+are not JSON and ``pop_item`` deletes them; this session drops nothing it cannot read).
 """
 
 from __future__ import annotations
@@ -421,7 +423,8 @@ class AgentsSession:
 
     async def pop_item(self) -> Any | None:
         """Take the last item out of the history (a ``pop`` event: the log keeps it) and
-        return it; None when the history is empty."""
+        return it; None when the history is empty. (A message another writer appended
+        without an item is taken out whole: its last Responses item is returned.)"""
         await self._refresh()
         with self._lock:
             entries = self._history.entries
