@@ -307,8 +307,9 @@ def _usage(
                 fields["prompt_tokens"] = litellm.token_counter(model=model, messages=messages)
         except Exception:  # LiteLLM's builder counts 0 when its tokenizer fails, and goes on
             fields["prompt_tokens"] = 0
-    reasoning_tokens = _reasoning_tokens(merged)
+    reasoning_tokens: int | None = None
     if estimated:
+        reasoning_tokens = _reasoning_tokens(merged)
         from litellm.litellm_core_utils.prompt_templates.common_utils import (
             get_content_from_model_response,
         )
@@ -319,10 +320,13 @@ def _usage(
         ) + (reasoning_tokens or 0)
         fields["total_tokens"] = fields["prompt_tokens"] + fields["completion_tokens"]
     usage = Usage(**fields)
+    details = usage.completion_tokens_details
+    if not estimated and (details is None or details.reasoning_tokens is None):
+        # counted only where it is used: a reported split is kept as reported
+        reasoning_tokens = _reasoning_tokens(merged)
     if reasoning_tokens is not None:
         completion = usage.completion_tokens or 0
         capped = min(max(0, reasoning_tokens), completion)
-        details = usage.completion_tokens_details
         if details is None:
             usage.completion_tokens_details = CompletionTokensDetailsWrapper(
                 reasoning_tokens=capped, text_tokens=completion - capped
