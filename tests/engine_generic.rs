@@ -332,3 +332,89 @@ fn helpers_follow_openjiuwen() {
     assert_same(&lp("null", "[1]"), &v("[1]"));
     assert_same(&lp("[1]", "[2]"), &v("[1,2]"));
 }
+
+fn langchain() -> Config {
+    Config::parse("langchain", "concat", false).unwrap()
+}
+
+#[test]
+fn langchain_policy_merge_dicts_lists_and_content() {
+    // merge_dicts: strings concatenate, ints add (index / created / timestamp: the right one),
+    // equal values stay, a None takes the other side, id / output_version kept when equal
+    let out = merge_all(
+        langchain(),
+        &[
+            r#"{"s":"a","n":1,"index":1,"e":1.5,"id":"x","o":null,"d":{"t":"p"}}"#,
+            r#"{"s":"b","n":2,"index":2,"e":1.5,"id":"x","o":"v","d":{"t":"q","u":null}}"#,
+        ],
+    );
+    assert_same(
+        &out,
+        &v(r#"{"s":"ab","n":3,"index":2,"e":1.5,"id":"x","o":"v","d":{"t":"pq","u":null}}"#),
+    );
+    // merge_lists: an int or lc_ index merges into the first equal one whose id agrees; the
+    // right element's type is left out
+    let out = merge_all(
+        langchain(),
+        &[
+            r#"[{"index":0,"type":"text","t":"a"},{"index":"x","t":"a"}]"#,
+            r#"[{"index":0,"type":"delta","t":"b"},{"index":"x","t":"b"},{"index":0,"id":"i","t":"c"}]"#,
+            r#"[{"index":0,"id":"j","t":"d"}]"#,
+        ],
+    );
+    assert_same(
+        &out,
+        &v(
+            r#"[{"index":0,"type":"text","t":"abc","id":"i"},{"index":"x","t":"a"},{"index":"x","t":"b"},{"index":0,"id":"j","t":"d"}]"#,
+        ),
+    );
+    // merge_content: str then list puts the str first; list then str extends a last str item;
+    // a str into an empty list is dropped, as LangChain does
+    assert_same(
+        &merge_all(langchain(), &[r#""a""#, r#"["b"]"#, r#""c""#]),
+        &v(r#"["a","bc"]"#),
+    );
+    assert_same(
+        &merge_all(langchain(), &[r#"[]"#, r#""lost""#]),
+        &v(r#"[]"#),
+    );
+}
+
+#[test]
+fn langchain_policy_conflicts() {
+    for (left, right, code) in [
+        (r#"{"a":1}"#, r#"{"a":"x"}"#, "kwargs_type"),
+        (r#"{"a":1.5}"#, r#"{"a":2.5}"#, "kwargs_unsupported"),
+        (r#"{"a":true}"#, r#"{"a":false}"#, "kwargs_unsupported"),
+        (r#""a""#, r#"1"#, "types"),
+        (r#"1"#, r#"2"#, "unequal"),
+    ] {
+        match generic::merge(&NativeHost, langchain(), v(left), v(right)) {
+            Err(NativeError::Engine(EngineError::Conflict { code: got, .. })) => {
+                assert_eq!(got, code, "{left} + {right}")
+            }
+            other => panic!("{left} + {right}: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn langchain_chunk_fields() {
+    let items = [
+        r#"{"content":"a","usage_metadata":{"input_tokens":1,"d":{"r":1}},"id":"lc_x","tool_call_chunks":[{"index":0,"args":"{","name":"f","type":"tool_call_chunk"}]}"#,
+        r#"{"content":"b","usage_metadata":null,"id":"lc_run-1","tool_call_chunks":[{"index":0,"args":"}","name":null,"type":"tool_call_chunk"}]}"#,
+        r#"{"content":"c","usage_metadata":{"input_tokens":2,"d":{"r":2,"s":1}},"id":"msg_1","chunk_position":"last"}"#,
+        r#"{"content":"","id":"msg_2"}"#,
+    ];
+    let out = generic::add_ai_message_chunks(&NativeHost, items.iter().map(|t| Ok(v(t)))).unwrap();
+    assert_same(
+        &out,
+        &v(
+            r#"{"content":"abc","additional_kwargs":null,"response_metadata":null,
+              "tool_call_chunks":[{"index":0,"args":"{}","name":"f","type":"tool_call_chunk"}],
+              "usage_metadata":{"input_tokens":3,"d":{"r":3,"s":1}},"id":"msg_1","chunk_position":"last"}"#,
+        ),
+    );
+    let none = generic::add_ai_message_chunks(&NativeHost, std::iter::empty()).unwrap();
+    assert_same(&none, &Value::Null);
+}

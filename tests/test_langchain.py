@@ -24,26 +24,18 @@ import copy
 import functools
 import json
 import operator
-import re
 import warnings
 from pathlib import Path
 from typing import Any, Iterator
 
-import fastmerge
 import pytest
 from conftest import canonical
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import fastmerge
+
 pytest.importorskip("langchain_core")
-from fastmerge.errors import MergeConflictError  # noqa: E402
-from fastmerge.langchain import (  # noqa: E402
-    SessionChatMessageHistory,
-    from_langchain,
-    merge_chunks,
-    to_langchain,
-)
-from fastmerge.session import Session  # noqa: E402
 from langchain_core.messages import (  # noqa: E402
     AIMessage,
     AIMessageChunk,
@@ -55,6 +47,15 @@ from langchain_core.messages import (  # noqa: E402
 from langchain_core.messages.tool import tool_call as create_tool_call  # noqa: E402
 from langchain_core.messages.tool import tool_call_chunk as create_tool_call_chunk  # noqa: E402
 from langchain_core.utils._merge import merge_dicts, merge_lists, merge_obj  # noqa: E402
+
+from fastmerge.errors import MergeConflictError  # noqa: E402
+from fastmerge.langchain import (  # noqa: E402
+    SessionChatMessageHistory,
+    from_langchain,
+    merge_chunks,
+    to_langchain,
+)
+from fastmerge.session import Session  # noqa: E402
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 _HYPOTHESIS = {
@@ -140,16 +141,46 @@ MERGE_DICTS_CASES = [
     ({"created": 1}, {"created": 2}, {"created": 2}),
     ({"timestamp": 1}, {"timestamp": 2}, {"timestamp": 2}),
     ({"n": 1}, {"n": 2}, {"n": 3}),
-    ({"a": {"n": 1, "s": "x"}}, {"a": {"n": 2, "s": "y", "t": None}}, {"a": {"n": 3, "s": "xy", "t": None}}),
+    (
+        {"a": {"n": 1, "s": "x"}},
+        {"a": {"n": 2, "s": "y", "t": None}},
+        {"a": {"n": 3, "s": "xy", "t": None}},
+    ),
 ]
 
+_UNSUPPORTED = "Additional kwargs key a already exists in left dict and value has unsupported type"
+
 MERGE_DICTS_ERRORS = [
-    ({"a": 1}, {"a": "1"}, 'additional_kwargs["a"] already exists in this message, but with a different type.'),
-    ({"a": (1, 2)}, {"a": (3,)}, "Additional kwargs key a already exists in left dict and value has unsupported type <class 'tuple'>."),
-    ({"a": 1.5}, {"a": 2.5}, "Additional kwargs key a already exists in left dict and value has unsupported type <class 'float'>."),
-    ({"a": True}, {"a": False}, "Additional kwargs key a already exists in left dict and value has unsupported type <class 'bool'>."),
-    ({"a": True}, {"a": 1}, 'additional_kwargs["a"] already exists in this message, but with a different type.'),
-    ({"a": {"b": [1]}}, {"a": {"b": {"c": 1}}}, 'additional_kwargs["b"] already exists in this message, but with a different type.'),
+    (
+        {"a": 1},
+        {"a": "1"},
+        'additional_kwargs["a"] already exists in this message, but with a different type.',
+    ),
+    (
+        {"a": (1, 2)},
+        {"a": (3,)},
+        f"{_UNSUPPORTED} <class 'tuple'>.",
+    ),
+    (
+        {"a": 1.5},
+        {"a": 2.5},
+        f"{_UNSUPPORTED} <class 'float'>.",
+    ),
+    (
+        {"a": True},
+        {"a": False},
+        f"{_UNSUPPORTED} <class 'bool'>.",
+    ),
+    (
+        {"a": True},
+        {"a": 1},
+        'additional_kwargs["a"] already exists in this message, but with a different type.',
+    ),
+    (
+        {"a": {"b": [1]}},
+        {"a": {"b": {"c": 1}}},
+        'additional_kwargs["b"] already exists in this message, but with a different type.',
+    ),
 ]
 
 
@@ -167,7 +198,10 @@ def test_merge_dicts_errors(left: dict[str, Any], right: dict[str, Any], message
     with pytest.raises(TypeError) as theirs:
         merge_dicts(left, right)
     assert str(theirs.value) == message
-    for call in (lambda: lc_merge(left, right), lambda: fastmerge.merge_all([left, right], policy="langchain")):
+    for call in (
+        lambda: lc_merge(left, right),
+        lambda: fastmerge.merge_all([left, right], policy="langchain"),
+    ):
         with pytest.raises(MergeConflictError) as ours:
             call()
         assert isinstance(ours.value, TypeError) and isinstance(ours.value, fastmerge.MergeError)
@@ -194,15 +228,35 @@ MERGE_LISTS_CASES = [
     ([], [], []),
     ([], [1], [1]),
     ([1], [], [1]),
-    ([{"index": 0, "text": "hello"}], [{"index": 0, "text": " world"}], [{"index": 0, "text": "hello world"}]),
-    ([{"index": 0, "a": "x"}], [{"index": 1, "b": "y"}], [{"index": 0, "a": "x"}, {"index": 1, "b": "y"}]),
+    (
+        [{"index": 0, "text": "hello"}],
+        [{"index": 0, "text": " world"}],
+        [{"index": 0, "text": "hello world"}],
+    ),
+    (
+        [{"index": 0, "a": "x"}],
+        [{"index": 1, "b": "y"}],
+        [{"index": 0, "a": "x"}, {"index": 1, "b": "y"}],
+    ),
     ([{"no_index": "a"}], [{"no_index": "b"}], [{"no_index": "a"}, {"no_index": "b"}]),
     # the right element's "type" is left out of the merge; ids that differ do not merge
-    ([{"index": 0, "type": "a", "t": "x"}], [{"index": 0, "type": "b", "t": "y"}], [{"index": 0, "type": "a", "t": "xy"}]),
-    ([{"index": 0, "id": "1"}], [{"index": 0, "id": "2"}], [{"index": 0, "id": "1"}, {"index": 0, "id": "2"}]),
+    (
+        [{"index": 0, "type": "a", "t": "x"}],
+        [{"index": 0, "type": "b", "t": "y"}],
+        [{"index": 0, "type": "a", "t": "xy"}],
+    ),
+    (
+        [{"index": 0, "id": "1"}],
+        [{"index": 0, "id": "2"}],
+        [{"index": 0, "id": "1"}, {"index": 0, "id": "2"}],
+    ),
     ([{"index": 0, "id": ""}], [{"index": 0, "id": "2"}], [{"index": 0, "id": "2"}]),
     ([{"index": "lc_x", "t": "a"}], [{"index": "lc_x", "t": "b"}], [{"index": "lc_x", "t": "ab"}]),
-    ([{"index": "x", "t": "a"}], [{"index": "x", "t": "b"}], [{"index": "x", "t": "a"}, {"index": "x", "t": "b"}]),
+    (
+        [{"index": "x", "t": "a"}],
+        [{"index": "x", "t": "b"}],
+        [{"index": "x", "t": "a"}, {"index": "x", "t": "b"}],
+    ),
     # non_standard blocks: into a typed block as extras, into a non_standard one as value
     (
         [{"index": 0, "type": "text", "text": "a"}],
@@ -235,9 +289,19 @@ def test_merge_tool_calls() -> None:
     second = create_tool_call_chunk(name=None, args='{"arg1": "val', id=None, index=0)
     third = create_tool_call_chunk(name=None, args='ue}"', id=None, index=0)
     merged = lc_merge([first], [second])
-    assert merged == [{"name": "tool1", "args": '{"arg1": "val', "id": "1", "index": 0, "type": "tool_call_chunk"}]
+    assert merged == [
+        {"name": "tool1", "args": '{"arg1": "val', "id": "1", "index": 0, "type": "tool_call_chunk"}
+    ]
     merged = lc_merge(merged, [third])
-    assert merged == [{"name": "tool1", "args": '{"arg1": "value}"', "id": "1", "index": 0, "type": "tool_call_chunk"}]
+    assert merged == [
+        {
+            "name": "tool1",
+            "args": '{"arg1": "value}"',
+            "id": "1",
+            "index": 0,
+            "type": "tool_call_chunk",
+        }
+    ]
     for left, right in [
         (("tool1", '{"arg1": "value1"}', "1", None), ("tool2", '{"arg2": "value2"}', "1", None)),
         (("tool1", '{"arg1": "value1"}', None, None), ("tool1", '{"arg2": "value2"}', None, None)),
@@ -269,7 +333,12 @@ def test_merge_obj_cases(left: Any, right: Any, expected: Any) -> None:
 
 @pytest.mark.parametrize(
     ("left", "right", "kind"),
-    [("string", 123, TypeError), (1, 2, ValueError), ((1, 2), (3, 4), ValueError), (1, 1.0, TypeError)],
+    [
+        ("string", 123, TypeError),
+        (1, 2, ValueError),
+        ((1, 2), (3, 4), ValueError),
+        (1, 1.0, TypeError),
+    ],
 )
 def test_merge_obj_errors(left: Any, right: Any, kind: type) -> None:
     with pytest.raises(kind) as theirs:
@@ -293,11 +362,19 @@ MERGE_CONTENT_CASES = [
     ("foo", [["bar"]], ["foo", "bar"]),
     (["foo"], ["bar"], ["foobar"]),
     (["foo"], [["bar"]], ["foo", "bar"]),
-    ([{"text": "foo"}], [[{"index": 0, "text": "bar"}]], [{"text": "foo"}, {"index": 0, "text": "bar"}]),
+    (
+        [{"text": "foo"}],
+        [[{"index": 0, "text": "bar"}]],
+        [{"text": "foo"}, {"index": 0, "text": "bar"}],
+    ),
     # LangChain drops a str added to an empty list (its merge_content has no branch for it)
     ([], ["lost"], []),
     ([{"index": 0, "text": "I am"}], [" indeed."], [{"index": 0, "text": "I am"}, " indeed."]),
-    ("a", [[{"index": 0, "t": "x"}], [{"index": 0, "t": "y"}], "b"], ["a", {"index": 0, "t": "xy"}, "b"]),
+    (
+        "a",
+        [[{"index": 0, "t": "x"}], [{"index": 0, "t": "y"}], "b"],
+        ["a", {"index": 0, "t": "xy"}, "b"],
+    ),
 ]
 
 
@@ -358,32 +435,85 @@ def assert_same_chunk(ours: AIMessageChunk, theirs: AIMessageChunk) -> None:
 
 def test_message_chunks() -> None:
     cases = [
-        ([AIMessageChunk(content="I am", id="ai3"), AIMessageChunk(content=" indeed.")], AIMessageChunk(content="I am indeed.", id="ai3")),
         (
-            [AIMessageChunk(content="", additional_kwargs={"foo": "bar"}), AIMessageChunk(content="", additional_kwargs={"baz": "foo"})],
+            [AIMessageChunk(content="I am", id="ai3"), AIMessageChunk(content=" indeed.")],
+            AIMessageChunk(content="I am indeed.", id="ai3"),
+        ),
+        (
+            [
+                AIMessageChunk(content="", additional_kwargs={"foo": "bar"}),
+                AIMessageChunk(content="", additional_kwargs={"baz": "foo"}),
+            ],
             AIMessageChunk(content="", additional_kwargs={"foo": "bar", "baz": "foo"}),
         ),
         (
             [
-                AIMessageChunk(content="", additional_kwargs={"function_call": {"name": "web_search"}}),
-                AIMessageChunk(content="", additional_kwargs={"function_call": {"arguments": None}}),
-                AIMessageChunk(content="", additional_kwargs={"function_call": {"arguments": "{\n"}}),
-                AIMessageChunk(content="", additional_kwargs={"function_call": {"arguments": '  "query": "turtles"\n}'}}),
+                AIMessageChunk(
+                    content="", additional_kwargs={"function_call": {"name": "web_search"}}
+                ),
+                AIMessageChunk(
+                    content="", additional_kwargs={"function_call": {"arguments": None}}
+                ),
+                AIMessageChunk(
+                    content="", additional_kwargs={"function_call": {"arguments": "{\n"}}
+                ),
+                AIMessageChunk(
+                    content="",
+                    additional_kwargs={"function_call": {"arguments": '  "query": "turtles"\n}'}},
+                ),
             ],
-            AIMessageChunk(content="", additional_kwargs={"function_call": {"name": "web_search", "arguments": '{\n  "query": "turtles"\n}'}}),
+            AIMessageChunk(
+                content="",
+                additional_kwargs={
+                    "function_call": {
+                        "name": "web_search",
+                        "arguments": '{\n  "query": "turtles"\n}',
+                    }
+                },
+            ),
         ),
         (
             [
-                AIMessageChunk(content="", tool_call_chunks=[create_tool_call_chunk(name="tool1", args="", id="1", index=0)]),
-                AIMessageChunk(content="", tool_call_chunks=[create_tool_call_chunk(name=None, args='{"arg1": "val', id=None, index=0)]),
-                AIMessageChunk(content="", tool_call_chunks=[create_tool_call_chunk(name=None, args='ue}"', id=None, index=0)]),
+                AIMessageChunk(
+                    content="",
+                    tool_call_chunks=[
+                        create_tool_call_chunk(name="tool1", args="", id="1", index=0)
+                    ],
+                ),
+                AIMessageChunk(
+                    content="",
+                    tool_call_chunks=[
+                        create_tool_call_chunk(name=None, args='{"arg1": "val', id=None, index=0)
+                    ],
+                ),
+                AIMessageChunk(
+                    content="",
+                    tool_call_chunks=[
+                        create_tool_call_chunk(name=None, args='ue}"', id=None, index=0)
+                    ],
+                ),
             ],
-            AIMessageChunk(content="", tool_call_chunks=[create_tool_call_chunk(name="tool1", args='{"arg1": "value}"', id="1", index=0)]),
+            AIMessageChunk(
+                content="",
+                tool_call_chunks=[
+                    create_tool_call_chunk(name="tool1", args='{"arg1": "value}"', id="1", index=0)
+                ],
+            ),
         ),
         (
             [
-                AIMessageChunk(content="", tool_call_chunks=[create_tool_call_chunk(name="tool1", args="", id="1", index=0)]),
-                AIMessageChunk(content="", tool_call_chunks=[create_tool_call_chunk(name="tool1", args="a", id=None, index=1)]),
+                AIMessageChunk(
+                    content="",
+                    tool_call_chunks=[
+                        create_tool_call_chunk(name="tool1", args="", id="1", index=0)
+                    ],
+                ),
+                AIMessageChunk(
+                    content="",
+                    tool_call_chunks=[
+                        create_tool_call_chunk(name="tool1", args="a", id=None, index=1)
+                    ],
+                ),
             ],
             AIMessageChunk(
                 content="",
@@ -395,20 +525,40 @@ def test_message_chunks() -> None:
         ),
         (
             [
-                AIMessageChunk(content="", usage_metadata={"input_tokens": 1, "output_tokens": 2, "total_tokens": 3}),
-                AIMessageChunk(content="", usage_metadata={"input_tokens": 4, "output_tokens": 5, "total_tokens": 9}),
+                AIMessageChunk(
+                    content="",
+                    usage_metadata={"input_tokens": 1, "output_tokens": 2, "total_tokens": 3},
+                ),
+                AIMessageChunk(
+                    content="",
+                    usage_metadata={"input_tokens": 4, "output_tokens": 5, "total_tokens": 9},
+                ),
             ],
-            AIMessageChunk(content="", usage_metadata={"input_tokens": 5, "output_tokens": 7, "total_tokens": 12}),
+            AIMessageChunk(
+                content="",
+                usage_metadata={"input_tokens": 5, "output_tokens": 7, "total_tokens": 12},
+            ),
         ),
     ]
     for chunks, expected in cases:
         assert reduce_add(chunks) == expected
         assert_same_chunk(merge_chunks(chunks), reduce_add(chunks))
         assert merge_chunks(chunks) == expected
-    tool_chunk = AIMessageChunk(content="", tool_call_chunks=[create_tool_call_chunk(name="tool1", args="a", id=None, index=1)])
+    tool_chunk = AIMessageChunk(
+        content="",
+        tool_call_chunks=[create_tool_call_chunk(name="tool1", args="a", id=None, index=1)],
+    )
     assert merge_chunks([AIMessageChunk(content=""), tool_chunk]) == tool_chunk
     assert merge_chunks([tool_chunk, AIMessageChunk(content="")]) == tool_chunk
-    merged = merge_chunks([AIMessageChunk(content="", tool_call_chunks=[create_tool_call_chunk(name="tool1", args="", id="1", index=0)]), AIMessageChunk(content="")])
+    merged = merge_chunks(
+        [
+            AIMessageChunk(
+                content="",
+                tool_call_chunks=[create_tool_call_chunk(name="tool1", args="", id="1", index=0)],
+            ),
+            AIMessageChunk(content=""),
+        ]
+    )
     assert merged.tool_calls == [create_tool_call(name="tool1", args={}, id="1")]
 
 
@@ -422,29 +572,72 @@ def test_chunk_id_precedence() -> None:
     assert merge_chunks([null_id, provider_id]).id == meaningful_id
     assert merge_chunks([run_id, provider_id]).id == meaningful_id
     assert merge_chunks([auto_id, run_id, auto_id]).id == default_id
-    assert merge_chunks([provider_id, run_id, AIMessageChunk(content="", id="other")]).id == meaningful_id
+    assert (
+        merge_chunks([provider_id, run_id, AIMessageChunk(content="", id="other")]).id
+        == meaningful_id
+    )
     assert merge_chunks([auto_id, AIMessageChunk(content="", id="lc_second")]).id == "lc_abc"
 
 
 def test_complex_ai_message_chunks() -> None:
     cases = [
-        ([AIMessageChunk(content=["I am"], id="ai4"), AIMessageChunk(content=[" indeed."])], AIMessageChunk(id="ai4", content=["I am", " indeed."])),
-        ([AIMessageChunk(content=[{"index": 0, "text": "I am"}]), AIMessageChunk(content=" indeed.")], AIMessageChunk(content=[{"index": 0, "text": "I am"}, " indeed."])),
-        ([AIMessageChunk(content=[{"index": 0, "text": "I am"}]), AIMessageChunk(content=[{"index": 0, "text": " indeed."}])], AIMessageChunk(content=[{"index": 0, "text": "I am indeed."}])),
-        ([AIMessageChunk(content=[{"index": 0, "text": "I am"}]), AIMessageChunk(content=[{"text": " indeed."}])], AIMessageChunk(content=[{"index": 0, "text": "I am"}, {"text": " indeed."}])),
         (
-            [AIMessageChunk(content=[{"index": 0, "text": "I am"}]), AIMessageChunk(content=[{"index": 2, "text": " indeed."}])],
-            AIMessageChunk(content=[{"index": 0, "text": "I am"}, {"index": 2, "text": " indeed."}]),
+            [AIMessageChunk(content=["I am"], id="ai4"), AIMessageChunk(content=[" indeed."])],
+            AIMessageChunk(id="ai4", content=["I am", " indeed."]),
         ),
         (
-            [AIMessageChunk(content=[{"index": 0, "text": "I am", "type": "text_block"}]), AIMessageChunk(content=[{"index": 0, "text": " indeed.", "type": "text_block_delta"}])],
+            [
+                AIMessageChunk(content=[{"index": 0, "text": "I am"}]),
+                AIMessageChunk(content=" indeed."),
+            ],
+            AIMessageChunk(content=[{"index": 0, "text": "I am"}, " indeed."]),
+        ),
+        (
+            [
+                AIMessageChunk(content=[{"index": 0, "text": "I am"}]),
+                AIMessageChunk(content=[{"index": 0, "text": " indeed."}]),
+            ],
+            AIMessageChunk(content=[{"index": 0, "text": "I am indeed."}]),
+        ),
+        (
+            [
+                AIMessageChunk(content=[{"index": 0, "text": "I am"}]),
+                AIMessageChunk(content=[{"text": " indeed."}]),
+            ],
+            AIMessageChunk(content=[{"index": 0, "text": "I am"}, {"text": " indeed."}]),
+        ),
+        (
+            [
+                AIMessageChunk(content=[{"index": 0, "text": "I am"}]),
+                AIMessageChunk(content=[{"index": 2, "text": " indeed."}]),
+            ],
+            AIMessageChunk(
+                content=[{"index": 0, "text": "I am"}, {"index": 2, "text": " indeed."}]
+            ),
+        ),
+        (
+            [
+                AIMessageChunk(content=[{"index": 0, "text": "I am", "type": "text_block"}]),
+                AIMessageChunk(
+                    content=[{"index": 0, "text": " indeed.", "type": "text_block_delta"}]
+                ),
+            ],
             AIMessageChunk(content=[{"index": 0, "text": "I am indeed.", "type": "text_block"}]),
         ),
         (
-            [AIMessageChunk(content=[{"index": 0, "text": "I am", "type": "text_block"}]), AIMessageChunk(content="", response_metadata={"extra": "value"})],
-            AIMessageChunk(content=[{"index": 0, "text": "I am", "type": "text_block"}], response_metadata={"extra": "value"}),
+            [
+                AIMessageChunk(content=[{"index": 0, "text": "I am", "type": "text_block"}]),
+                AIMessageChunk(content="", response_metadata={"extra": "value"}),
+            ],
+            AIMessageChunk(
+                content=[{"index": 0, "text": "I am", "type": "text_block"}],
+                response_metadata={"extra": "value"},
+            ),
         ),
-        ([AIMessageChunk(content="I am"), AIMessageChunk(content=" indeed.")], AIMessageChunk(content="I am indeed.")),
+        (
+            [AIMessageChunk(content="I am"), AIMessageChunk(content=" indeed.")],
+            AIMessageChunk(content="I am indeed."),
+        ),
     ]
     for chunks, expected in cases:
         assert reduce_add(chunks) == expected
@@ -470,17 +663,33 @@ def test_tool_calls_merge() -> None:
     rows = [
         {"content": ""},
         call(0, "call_CwGAsESnXehQEjiAIWzinlva", "", "person"),
-        *(call(0, None, piece, None) for piece in ['{"na', 'me": ', '"jane"', ', "a', 'ge": ', "2}"]),
+        *(
+            call(0, None, piece, None)
+            for piece in ['{"na', 'me": ', '"jane"', ', "a', 'ge": ', "2}"]
+        ),
         call(1, "call_zXSIylHvc5x3JUAPcHZR5GZI", "", "person"),
-        *(call(1, None, piece, None) for piece in ['{"na', 'me": ', '"bob",', ' "ag', 'e": 3', "}"]),
+        *(
+            call(1, None, piece, None)
+            for piece in ['{"na', 'me": ', '"bob",', ' "ag', 'e": 3', "}"]
+        ),
         {"content": ""},
     ]
     chunks = [AIMessageChunk(**row) for row in rows]
     merged = merge_chunks(chunks)
     assert_same_chunk(merged, reduce_add(chunks))
     assert merged.additional_kwargs["tool_calls"] == [
-        {"index": 0, "id": "call_CwGAsESnXehQEjiAIWzinlva", "function": {"arguments": '{"name": "jane", "age": 2}', "name": "person"}, "type": "function"},
-        {"index": 1, "id": "call_zXSIylHvc5x3JUAPcHZR5GZI", "function": {"arguments": '{"name": "bob", "age": 3}', "name": "person"}, "type": "function"},
+        {
+            "index": 0,
+            "id": "call_CwGAsESnXehQEjiAIWzinlva",
+            "function": {"arguments": '{"name": "jane", "age": 2}', "name": "person"},
+            "type": "function",
+        },
+        {
+            "index": 1,
+            "id": "call_zXSIylHvc5x3JUAPcHZR5GZI",
+            "function": {"arguments": '{"name": "bob", "age": 3}', "name": "person"},
+            "type": "function",
+        },
     ]
 
 
@@ -498,23 +707,45 @@ def test_merge_chunks_edges() -> None:
     merged = merge_chunks([MyChunk(content="a"), AIMessageChunk(content="b")])
     assert type(merged) is MyChunk and merged.content == "ab"
     # the same error as LangChain's reduce, at the same chunk
-    bad = [AIMessageChunk(content="", additional_kwargs={"a": 1}), AIMessageChunk(content="", additional_kwargs={"a": "x"})]
+    bad = [
+        AIMessageChunk(content="", additional_kwargs={"a": 1}),
+        AIMessageChunk(content="", additional_kwargs={"a": "x"}),
+    ]
     with pytest.raises(TypeError) as theirs:
         reduce_add(bad)
     with pytest.raises(MergeConflictError) as ours:
         merge_chunks(bad)
     assert str(ours.value) == str(theirs.value)
     usage_bad = [
-        AIMessageChunk(content="", usage_metadata={"input_tokens": 1, "output_tokens": 0, "total_tokens": 1, "input_token_details": {"cache_read": 1}}),  # type: ignore[typeddict-item]
-        AIMessageChunk(content="", usage_metadata={"input_tokens": 1, "output_tokens": 0, "total_tokens": 1, "extra": "x"}),  # type: ignore[typeddict-unknown-key]
+        AIMessageChunk(
+            content="",
+            usage_metadata={
+                "input_tokens": 1,
+                "output_tokens": 0,
+                "total_tokens": 1,
+                "input_token_details": {"cache_read": 1},
+            },
+        ),  # type: ignore[typeddict-item]
+        AIMessageChunk(
+            content="",
+            usage_metadata={"input_tokens": 1, "output_tokens": 0, "total_tokens": 1, "extra": "x"},
+        ),  # type: ignore[typeddict-unknown-key]
     ]
     assert outcome(merge_chunks, usage_bad)[2] == outcome(reduce_add, usage_bad)[2]
 
 
 def test_inputs_unchanged() -> None:
     chunks = [
-        AIMessageChunk(content=[{"index": 0, "type": "text", "text": "a"}], additional_kwargs={"k": {"s": "x"}}, usage_metadata={"input_tokens": 1, "output_tokens": 1, "total_tokens": 2}),
-        AIMessageChunk(content=[{"index": 0, "type": "text", "text": "b"}], additional_kwargs={"k": {"s": "y"}}, usage_metadata={"input_tokens": 1, "output_tokens": 1, "total_tokens": 2}),
+        AIMessageChunk(
+            content=[{"index": 0, "type": "text", "text": "a"}],
+            additional_kwargs={"k": {"s": "x"}},
+            usage_metadata={"input_tokens": 1, "output_tokens": 1, "total_tokens": 2},
+        ),
+        AIMessageChunk(
+            content=[{"index": 0, "type": "text", "text": "b"}],
+            additional_kwargs={"k": {"s": "y"}},
+            usage_metadata={"input_tokens": 1, "output_tokens": 1, "total_tokens": 2},
+        ),
     ]
     before = [c.model_dump() for c in chunks]
     merged = merge_chunks(chunks)
@@ -654,9 +885,11 @@ def test_corpus_streams_through_langchain(kind: str, path: Path) -> None:
 # ---------------------------------------------------------------------------------------------
 # Hypothesis: random chunks against LangChain
 
-_text = st.text(alphabet="ab{}\":lc_ ", max_size=4)
+_text = st.text(alphabet='ab{}":lc_ ', max_size=4)
 _key = st.sampled_from(["a", "b", "id", "index", "type", "created", "output_version", "n"])
-_scalar = st.one_of(st.none(), st.booleans(), st.integers(-2, 3), st.sampled_from([0.5, 1.5]), _text)
+_scalar = st.one_of(
+    st.none(), st.booleans(), st.integers(-2, 3), st.sampled_from([0.5, 1.5]), _text
+)
 _value = st.recursive(
     _scalar,
     lambda inner: st.one_of(
@@ -665,7 +898,12 @@ _value = st.recursive(
         st.lists(
             st.fixed_dictionaries(
                 {"index": st.one_of(st.integers(0, 2), st.sampled_from(["lc_a", "lc_b", "x"]))},
-                optional={"id": st.sampled_from([None, "", "i1", "i2"]), "type": st.sampled_from(["text", "non_standard", "t"]), "t": _text, "value": st.dictionaries(_key, _text, max_size=2)},
+                optional={
+                    "id": st.sampled_from([None, "", "i1", "i2"]),
+                    "type": st.sampled_from(["text", "non_standard", "t"]),
+                    "t": _text,
+                    "value": st.dictionaries(_key, _text, max_size=2),
+                },
             ),
             max_size=3,
         ),
@@ -677,7 +915,11 @@ _block = st.one_of(
     _text,
     st.fixed_dictionaries(
         {"index": st.integers(0, 2)},
-        optional={"type": st.sampled_from(["text", "thinking", "tool_use"]), "text": _text, "id": st.sampled_from([None, "", "a"])},
+        optional={
+            "type": st.sampled_from(["text", "thinking", "tool_use"]),
+            "text": _text,
+            "id": st.sampled_from([None, "", "a"]),
+        },
     ),
     st.fixed_dictionaries({"text": _text}),
 )
@@ -688,7 +930,16 @@ _usage = st.one_of(
         lambda i, o, d: {"input_tokens": i, "output_tokens": o, "total_tokens": i + o, **d},
         st.integers(0, 5),
         st.integers(0, 5),
-        st.one_of(st.just({}), st.fixed_dictionaries({"input_token_details": st.fixed_dictionaries({}, optional={"cache_read": st.integers(0, 3), "audio": st.integers(0, 3)})})),
+        st.one_of(
+            st.just({}),
+            st.fixed_dictionaries(
+                {
+                    "input_token_details": st.fixed_dictionaries(
+                        {}, optional={"cache_read": st.integers(0, 3), "audio": st.integers(0, 3)}
+                    )
+                }
+            ),
+        ),
     ),
 )
 _tool_call_chunks = st.lists(
@@ -752,7 +1003,18 @@ def test_random_contents_against_merge_content(contents: list[Any]) -> None:
 def test_backends_byte_identical(both: Any, chunks: list[AIMessageChunk]) -> None:
     rust, python = both
     items = [
-        {field: getattr(c, field) for field in ("content", "additional_kwargs", "response_metadata", "tool_call_chunks", "usage_metadata", "id", "chunk_position")}
+        {
+            field: getattr(c, field)
+            for field in (
+                "content",
+                "additional_kwargs",
+                "response_metadata",
+                "tool_call_chunks",
+                "usage_metadata",
+                "id",
+                "chunk_position",
+            )
+        }
         for c in chunks
     ]
     results = []
@@ -789,8 +1051,12 @@ def test_to_langchain_matches_langchain_stream(kind: str, path: Path) -> None:
         theirs = reduce_add(chunks)
     except (TypeError, ValueError):
         return
-    if kind == "openai_chat" and len({c.get("index") for c in theirs.tool_call_chunks}) == len(theirs.tool_call_chunks):
-        assert [(c["name"], c["args"]) for c in ai.tool_calls] == [(c["name"], c["args"]) for c in theirs.tool_calls]
+    if kind == "openai_chat" and len({c.get("index") for c in theirs.tool_call_chunks}) == len(
+        theirs.tool_call_chunks
+    ):
+        assert [(c["name"], c["args"]) for c in ai.tool_calls] == [
+            (c["name"], c["args"]) for c in theirs.tool_calls
+        ]
     if kind == "openai_chat":
         assert ai.text == theirs.text
     # a server that reports usage on every chunk (vLLM's continuous usage) is added up by
@@ -815,10 +1081,20 @@ def test_to_langchain_anthropic_thinking_and_tools() -> None:
     assert thinking and thinking[0]["signature"] == message.parts[0].payload.data
     assert ai.response_metadata["model_provider"] == "anthropic"
     assert ai.response_metadata["finish_reason"] == "end_turn"
-    assert ai.usage_metadata == {"input_tokens": 69, "output_tokens": 53, "total_tokens": 122, "input_token_details": {"cache_read": 0, "cache_creation": 0}}
+    assert ai.usage_metadata == {
+        "input_tokens": 69,
+        "output_tokens": 53,
+        "total_tokens": 122,
+        "input_token_details": {"cache_read": 0, "cache_creation": 0},
+    }
     assert ai.id == message.response_id
     # a LangChain message of that shape, without fastmerge's copy, maps back part for part
-    bare = AIMessage(content=ai.content, usage_metadata=ai.usage_metadata, response_metadata=ai.response_metadata, id=ai.id)
+    bare = AIMessage(
+        content=ai.content,
+        usage_metadata=ai.usage_metadata,
+        response_metadata=ai.response_metadata,
+        id=ai.id,
+    )
     back = from_langchain(bare)
     assert [p.PART for p in back.parts] == ["reasoning", "text"]
     assert back.parts[0].payload.data == message.parts[0].payload.data
@@ -842,7 +1118,10 @@ def test_round_trip_of_langchain_messages() -> None:
         SystemMessage(content="Answer briefly.", name="sys"),
         HumanMessage(content="Weather in Paris?", id="h1", additional_kwargs={"k": "v"}),
         AIMessage(
-            content=[{"type": "thinking", "thinking": "call the tool", "signature": "sig"}, {"type": "text", "text": "Checking."}],
+            content=[
+                {"type": "thinking", "thinking": "call the tool", "signature": "sig"},
+                {"type": "text", "text": "Checking."},
+            ],
             tool_calls=[create_tool_call(name="get_weather", args={"city": "Paris"}, id="toolu_1")],
             usage_metadata={"input_tokens": 3, "output_tokens": 4, "total_tokens": 7},
             response_metadata={"finish_reason": "tool_use", "model_name": "m"},
@@ -871,7 +1150,9 @@ def test_round_trip_of_langchain_messages() -> None:
 
 def test_session_chat_message_history(tmp_path: Path) -> None:
     path = tmp_path / "chat.db"
-    message = _aggregate("anthropic_messages", CORPUS / "anthropic_messages" / "sonnet4-text-then-tool-use.jsonl")
+    message = _aggregate(
+        "anthropic_messages", CORPUS / "anthropic_messages" / "sonnet4-text-then-tool-use.jsonl"
+    )
     call = message.tool_calls[0]
     added = [
         SystemMessage(content="Answer briefly."),
@@ -891,7 +1172,12 @@ def test_session_chat_message_history(tmp_path: Path) -> None:
         assert history.messages == added
         assert session.messages()[2] == message  # the fastmerge message, signatures and all
         request = session.to_request("anthropic")
-        assert [m["role"] for m in request["messages"]] == ["user", "assistant", "user", "assistant"]
+        assert [m["role"] for m in request["messages"]] == [
+            "user",
+            "assistant",
+            "user",
+            "assistant",
+        ]
         history.clear()
         assert history.messages == []
         assert len(session.events()) == len(added) + 1  # the log keeps what came before

@@ -242,14 +242,17 @@ def _assistant_to_langchain(message: Any) -> AIMessage:
             continue
         arguments = part.get("arguments")
         try:
-            args = (
-                arguments if isinstance(arguments, dict) else json.loads(arguments or "{}")
-            )
+            args = arguments if isinstance(arguments, dict) else json.loads(arguments or "{}")
         except ValueError:
             args = None
         if isinstance(args, dict):
             tool_calls.append(
-                {"name": part.get("name") or "", "args": args, "id": part.get("id"), "type": "tool_call"}
+                {
+                    "name": part.get("name") or "",
+                    "args": args,
+                    "id": part.get("id"),
+                    "type": "tool_call",
+                }
             )
         else:
             invalid.append(
@@ -398,13 +401,13 @@ def _assistant_from_langchain(message: AIMessage, kept: dict[str, Any]) -> Any:
                 "arguments": json.dumps(call.get("args", {})),
             }
         )
-    for call in message.invalid_tool_calls:
+    for invalid in message.invalid_tool_calls:
         parts.append(
             {
                 "part": "tool_call",
-                "id": call.get("id"),
-                "name": call.get("name"),
-                "arguments": call.get("args") or "",
+                "id": invalid.get("id"),
+                "name": invalid.get("name"),
+                "arguments": invalid.get("args") or "",
             }
         )
     metadata = message.response_metadata

@@ -29,10 +29,7 @@ pub enum EngineError<O> {
     Recursion,
     /// policy `langchain`: values LangChain's merge refuses; `code` names the rule and
     /// `values` are what its message shows (`fastmerge.errors.langchain_conflict`).
-    Conflict {
-        code: &'static str,
-        values: Vec<O>,
-    },
+    Conflict { code: &'static str, values: Vec<O> },
     /// A function argument of the wrong type (Python `TypeError`).
     WrongType {
         name: &'static str,

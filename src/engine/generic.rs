@@ -1245,7 +1245,8 @@ impl<'h, H: Host> Walk<'h, H> {
                                 acc.push_hashed(key, hash, Node::Leaf(right_value));
                             }
                         } else if !right_null {
-                            let merged = walk.lc_value(&key, Node::Leaf(left), right_value, depth)?;
+                            let merged =
+                                walk.lc_value(&key, Node::Leaf(left), right_value, depth)?;
                             acc.push_hashed(key, hash, merged);
                         }
                     }

@@ -17,15 +17,16 @@ container that the merge changed.
 
 from __future__ import annotations
 
+import operator
 from typing import Any, Iterable
 
 from ..errors import (
     MAX_DEPTH,
-    langchain_conflict,
     CycleError,
     DepthLimitError,
     MergeTypeError,
     invalid_option,
+    langchain_conflict,
     requires_delta,
     wrong_type,
 )
@@ -565,7 +566,7 @@ def _lc_right_index(item: Any) -> Any:
     return None
 
 
-def _lc_merge_lists(walk: _Walk, node: Any, right: list[Any], depth: int) -> _List:
+def _lc_merge_lists(walk: _Walk, node: Any, right: list[Any], depth: int) -> Any:
     """merge_lists: an element with an index merges into the first earlier element with an
     equal index whose id does not differ (its ``type`` key left out), else it is appended."""
     if type(node) is not _List:
@@ -614,11 +615,7 @@ def _lc_element(target: Any, item: dict[Any, Any]) -> dict[Any, Any]:
     a typed block or as the ``value`` of a non_standard one."""
     left_type = _lc_get(target, "type")
     value = dict.get(item, "value", _NOTHING)
-    if (
-        left_type
-        and _lc_equals(dict.get(item, "type"), "non_standard")
-        and isinstance(value, dict)
-    ):
+    if left_type and _lc_equals(dict.get(item, "type"), "non_standard") and isinstance(value, dict):
         inner = {k: v for k, v in value.items() if not _lc_is_key(k, ("type",))}
         if not _lc_equals(left_type, "non_standard"):
             return {"extras": inner}
@@ -632,7 +629,7 @@ def _lc_equals(value: Any, text: str) -> bool:
     return value is not None and (value is text or bool(value == text))
 
 
-def _lc_merge_dict(walk: _Walk, node: Any, right: dict[Any, Any], depth: int) -> _Dict:
+def _lc_merge_dict(walk: _Walk, node: Any, right: dict[Any, Any], depth: int) -> Any:
     """merge_dicts: a missing or None left takes the right value, a right None changes
     nothing, values of different types raise, the rest merge by ``_lc_value``."""
     right_id = _enter(walk, right, depth)
@@ -675,7 +672,7 @@ def _lc_value(walk: _Walk, key: Any, left: Any, right: Any, depth: int) -> Any:
     if left is right or bool(left == right):
         return left
     if isinstance(left, int) and not isinstance(left, bool):
-        return right if _lc_is_key(key, _LC_LAST_WINS) else left + right
+        return right if _lc_is_key(key, _LC_LAST_WINS) else operator.add(left, right)
     raise langchain_conflict("kwargs_unsupported", key, left)
 
 
@@ -715,9 +712,7 @@ def _lc_usage_add(into: dict[Any, Any], right: dict[Any, Any], depth: int) -> No
 def _lc_usage_copy(usage: dict[Any, Any], depth: int) -> dict[Any, Any]:
     if depth > MAX_DEPTH:
         raise DepthLimitError(MAX_DEPTH)
-    return {
-        k: _lc_usage_copy(v, depth + 1) if isinstance(v, dict) else v for k, v in usage.items()
-    }
+    return {k: _lc_usage_copy(v, depth + 1) if isinstance(v, dict) else v for k, v in usage.items()}
 
 
 #: add_ai_message_chunks: the id kinds LangChain prefers, best last.
