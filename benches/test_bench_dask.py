@@ -47,21 +47,31 @@ def split_files(log: Path, files: int) -> list[str]:
     return [str(p) for p in paths]
 
 
-def single(paths: list[str]) -> tuple[float, list[bytes]]:
-    start = time.perf_counter()
+def single(paths: list[str]) -> tuple[float, float, list[bytes]]:
+    """Wall time, CPU time (all threads), and the records."""
+    start, cpu = time.perf_counter(), time.process_time()
     out = [batch.json_line(r.record()) for r in batch.merge_logs(paths, jobs=2, **OPTIONS)]
-    return time.perf_counter() - start, out
+    return time.perf_counter() - start, time.process_time() - cpu, out
+
+
+def _cpu(client: Any) -> float:
+    """The CPU seconds of this process (the client, and a LocalCluster's scheduler) and of
+    every worker process so far."""
+    workers = client.run(time.process_time)
+    return time.process_time() + sum(workers.values())
 
 
 def on_cluster(
     client: Any, paths: list[str], shuffle: str = "groupby"
-) -> tuple[float, dict[str, float], list[bytes]]:
-    """Wall time, the seconds by step, and the records."""
+) -> tuple[float, float, dict[str, float], list[bytes]]:
+    """Wall time, CPU time (every process), the seconds by step, and the records."""
+    cpu = _cpu(client)
     with distributed.get_task_stream(client) as stream:
         start = time.perf_counter()
         job = fdask.merge_logs(paths, shuffle=shuffle, **OPTIONS)  # type: ignore[arg-type]
         out = [batch.json_line(r.record()) for r in job.compute()]
         wall = time.perf_counter() - start
+    cpu = _cpu(client) - cpu
     # a step's tasks are named after it ("fastmerge-index-<token>"); Dask fuses a bag's steps
     # into one task named after them all ("shuffle-group", "foldby-a" hold the split)
     steps: dict[str, float] = defaultdict(float)
@@ -71,7 +81,7 @@ def on_cluster(
         for part in task["startstops"]:
             seconds = part["stop"] - part["start"]
             steps[name if part["action"] == "compute" else "transfer"] += seconds
-    return wall, dict(steps), out
+    return wall, cpu, dict(steps), out
 
 
 def _cluster() -> Any:
@@ -91,10 +101,10 @@ def urls(paths: list[str]) -> list[str]:
 def test_local_cluster_beside_one_machine(tmp_path: Path, plan: str, shuffle: str) -> None:
     log = _logs.make_logs(tmp_path, 2.0, 40)["plain"]
     paths = split_files(log, 8)
-    _, expected = single(paths)
+    expected = single(paths)[2]
     inputs = paths if plan == "local" else urls(paths)
     with _cluster() as cluster, distributed.Client(cluster) as client:
-        wall, steps, out = on_cluster(client, inputs, shuffle)
+        wall, _, steps, out = on_cluster(client, inputs, shuffle)
     assert out == expected
     assert len(out) == 40
     assert wall > 0 and any("aggregate" in name for name in steps)
@@ -113,39 +123,41 @@ def main() -> int:
     args = parser.parse_args()
     log = _logs.make_logs(Path(args.dir), args.mb, args.streams)["plain"]
     paths = split_files(log, args.files)
-    rows: dict[str, list[tuple[float, dict[str, float]]]] = defaultdict(list)
-    _, expected = single(paths)
+    rows: dict[str, list[tuple[float, float, dict[str, float]]]] = defaultdict(list)
+    expected = single(paths)[2]
     runs = [("local files", paths, "groupby")]
     if not args.no_urls:
         runs += [("file:// URLs, groupby", urls(paths), "groupby")]
         runs += [("file:// URLs, foldby", urls(paths), "foldby")]
     with _cluster() as cluster, distributed.Client(cluster) as client:
         for _, inputs, shuffle in runs:  # warm-up: imports and caches of the workers
-            assert on_cluster(client, inputs, shuffle)[2] == expected
+            assert on_cluster(client, inputs, shuffle)[3] == expected
         for _ in range(args.rounds):
-            seconds, out = single(paths)
+            seconds, cpu, out = single(paths)
             assert out == expected
-            rows["single"].append((seconds, {}))
+            rows["single"].append((seconds, cpu, {}))
             for name, inputs, shuffle in runs:
-                wall, steps, out = on_cluster(client, inputs, shuffle)
+                wall, cpu, steps, out = on_cluster(client, inputs, shuffle)
                 assert out == expected, "the cluster's records differ"
-                rows[name].append((wall, steps))
-    best_single = min(s for s, _ in rows["single"])
+                rows[name].append((wall, cpu, steps))
+    best, best_cpu = (min(row[i] for row in rows["single"]) for i in (0, 1))
+    median = statistics.median(row[0] for row in rows["single"])
     print(f"{args.mb:g} MB, {args.streams} streams, {args.files} files; best of {args.rounds}")
     print(
-        f"single machine (Rust, jobs=2)      {best_single:6.2f} s  "
-        f"(median {statistics.median(s for s, _ in rows['single']):.2f})"
+        f"single machine (Rust, jobs=2)        {best:6.2f} s         "
+        f"(median {median:.2f}; CPU {best_cpu:.2f} s)"
     )
     for name, _, _ in runs:
-        wall, steps = min(rows[name], key=lambda row: row[0])
-        median = statistics.median(w for w, _ in rows[name])
+        wall, _, steps = min(rows[name], key=lambda row: row[0])
+        cpu = min(row[1] for row in rows[name])
+        median = statistics.median(row[0] for row in rows[name])
         busy = sum(steps.values())
         top = sorted(steps.items(), key=lambda kv: -kv[1])[:4]
         parts = ", ".join(f"{k.removeprefix('fastmerge-')} {v:.2f}" for k, v in top)
         print(
-            f"LocalCluster 2x1, {name:22} {wall:6.2f} s  {wall / best_single:4.2f}x  "
-            f"(median {median:.2f}; task seconds: {parts}; {busy:.2f} busy of "
-            f"{2 * wall:.2f} worker-seconds)"
+            f"LocalCluster 2x1, {name:22} {wall:6.2f} s  {wall / best:4.2f}x  (median "
+            f"{median:.2f}; CPU {cpu:.2f} s, {cpu / best_cpu:.2f}x; task seconds: {parts}; "
+            f"{busy:.2f} busy of {2 * wall:.2f} worker-seconds)"
         )
     return 0
 

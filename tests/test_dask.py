@@ -403,3 +403,49 @@ def test_buckets_must_be_a_count(tmp_path: Path) -> None:
         fdask.merge_logs([path], group_by="k", buckets=-1)
     with pytest.raises(TypeError, match="buckets"):
         fdask.merge_logs([path], group_by="k", buckets=1.0)  # type: ignore[arg-type]
+
+
+def local_job(paths: list[str], backend_name: str, **options: Any) -> Any:
+    """A job on local files as :func:`fdask.merge_logs` makes it (its tasks run here)."""
+    o: dict[str, Any] = dict(
+        group_by="stream_id",
+        event="event",
+        order_by=None,
+        provider="auto",
+        strict=False,
+        signature_merge="replace",
+        usage="merge",
+        jobs=1,
+    )
+    return fdask._Job(paths, {**o, **options}, 2, backend_name)
+
+
+def test_a_bucket_task_raises_what_its_writer_or_core_raises(
+    backend_name: str, tmp_path: Path
+) -> None:
+    """The aggregate task never returns the items of a text cut short: a file damaged after
+    it was indexed raises the reader's error, a file whose lines changed says so, and a core
+    that cannot start leaves no writer waiting for it."""
+    data = lines(wrap([("a", e) for e in chat("a", ["x", "y"])]))
+    paths = [write(tmp_path / "a.jsonl", data), write(tmp_path / "b.jsonl", data, "gzip")]
+    job = local_job(paths, backend_name)
+    own = [fdask._own(fdask._index(job, f), b) for b in range(2) for f in range(2)]
+    mine = next(b for b in range(2) if own[2 * b][1])
+    bucket = own[2 * mine : 2 * mine + 2]
+    items = fdask._aggregate_local(job, bucket)
+    # file 1's records join the stream ended in file 0 (the same response): one item, at its
+    # last record (file 1's usage chunk, line 5), as on one machine
+    assert [item[1][1] for item in items] == ["a"]
+    assert items[0][0] == (0, 1, 5)
+    one = batch_module(backend_name)._Core(paths, "stream_id", "event", positions=True)
+    assert one.next()[-1] == (0, 1, 5)
+    packed = Path(paths[1]).read_bytes()
+    Path(paths[1]).write_bytes(packed[: len(packed) // 2])  # cut after the index read it
+    with pytest.raises(errors.BatchError, match=f"{paths[1]}: .*gzip"):
+        fdask._aggregate_local(job, bucket)
+    Path(paths[1]).write_bytes(data + b"\n")  # one line more than indexed
+    with pytest.raises(errors.BatchError, match=f"{paths[1]}: changed while the job read it"):
+        fdask._aggregate_local(job, bucket)
+    broken = local_job(paths, backend_name, provider="nope")
+    with pytest.raises(errors.BatchError, match="provider"):
+        fdask._aggregate_local(broken, bucket)

@@ -11,11 +11,12 @@ file system) are planned so that no record's bytes move between processes:
    key, modulo the buckets), the line numbers of the file's records, 8 bytes a record;
 2. **aggregate**, one task per bucket, given its own line numbers of every file: the
    backend's ``write_bucket`` reads the files again (from the page cache, on one machine)
-   and writes the bucket's records into one local text at the batch's input-wide line
-   numbers (the other lines empty), which the backend's ``BatchCore`` (Rust, GIL released)
-   reads as one input. A stream that crosses files (log rotation) is one stream, and ends,
-   key reuse, the distance after which an ended stream is no longer joined and ``order_by``
-   follow the batch rules exactly; with ``positions=True`` the core tags each item with the
+   and writes the bucket's records as one text at the batch's input-wide line numbers (the
+   other lines empty) into a named pipe (a temporary file where there are none), which the
+   backend's ``BatchCore`` (Rust, GIL released) reads as one input as it is written. A
+   stream that crosses files (log rotation) is one stream, and ends, key reuse, the distance
+   after which an ended stream is no longer joined and ``order_by`` follow the batch rules
+   exactly; with ``positions=True`` the core tags each item with the
    record that decided it, which maps back to the input position where the single-machine
    batch decides it.
 
@@ -34,7 +35,9 @@ from __future__ import annotations
 import contextlib
 import importlib
 import os
+import shutil
 import tempfile
+import threading
 import time
 import uuid
 from array import array
@@ -87,7 +90,8 @@ class _Job:
         self, paths: list[str], options: dict[str, Any], buckets: int, backend: str | None
     ) -> None:
         self.backend = backend
-        #: A file the split tasks wait for before they start (tests kill a worker meanwhile).
+        #: A file the first tasks (index, split) wait for before they start (tests kill a
+        #: worker meanwhile).
         self.hold: str | None = None
         self.paths = paths
         self.options = options
@@ -216,30 +220,10 @@ def _index(job: _Job, file: int) -> tuple[int, dict[int, bytes]]:
     return lines, dict(parts)
 
 
-def _own(index: tuple[int, dict[int, bytes]], bucket: int) -> bytes:
-    """One bucket's line numbers of one file (run where the file's index is: only these
-    bytes move)."""
-    return index[1].get(bucket, b"")
-
-
-def _bucket_text(job: _Job, paths: list[str], own: list[bytes]) -> tuple[str, list[int]]:
-    """The backend's ``write_bucket`` into a new local file: its name and where each
-    input's line 0 is in it."""
-    o = job.options
-    fd, name = tempfile.mkstemp(suffix=".jsonl", dir=_scratch())
-    os.close(fd)
-    try:
-        lines = job.planner().write_bucket(
-            paths, own, name, o["group_by"], o["event"], o["order_by"]
-        )
-    except BaseException:
-        os.unlink(name)
-        raise
-    starts, at = [], 1  # the text's first line is empty: input f's line n is at starts[f] + n
-    for count in lines:
-        starts.append(at)
-        at += count
-    return name, starts
+def _own(index: tuple[int, dict[int, bytes]], bucket: int) -> tuple[int, bytes]:
+    """One file's lines and one bucket's line numbers of it (run where the file's index is:
+    only these bytes move)."""
+    return index[0], index[1].get(bucket, b"")
 
 
 def _scratch() -> str | None:
@@ -253,10 +237,57 @@ def _scratch() -> str | None:
     return str(folder) if folder else None
 
 
+class _Writer(threading.Thread):
+    """Writes a bucket's text (the backend's ``write_bucket``) into a named pipe as the
+    core reads it: nothing is stored, and the two run side by side."""
+
+    def __init__(self, job: _Job, own: list[bytes], pipe: str) -> None:
+        super().__init__(name="fastmerge-bucket", daemon=True)
+        self.job, self.own, self.pipe = job, own, pipe
+        #: What ``write_bucket`` returned (each input's lines), or raised.
+        self.lines: list[int] | None = None
+        self.error: BaseException | None = None
+        #: The core stopped: leave the pipe empty.
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        try:
+            fd = os.open(self.pipe, os.O_WRONLY)  # waits until the core opens it
+        except OSError as exc:
+            self.error = exc
+            return
+        try:
+            if not self.stop.is_set():
+                o = self.job.options
+                # the pipe as this process opened it: write_bucket opens it again, never waits
+                self.lines = self.job.planner().write_bucket(
+                    self.job.paths,
+                    self.own,
+                    f"/dev/fd/{fd}",
+                    o["group_by"],
+                    o["event"],
+                    o["order_by"],
+                )
+        except BaseException as exc:
+            self.error = exc
+        finally:
+            os.close(fd)  # the core reads the end of the text
+
+    def close(self) -> None:
+        """Stop, and wait for the thread (opening the pipe for it if it waits for a
+        reader)."""
+        self.stop.set()
+        while self.is_alive():
+            with contextlib.suppress(OSError):
+                os.close(os.open(self.pipe, os.O_RDONLY | os.O_NONBLOCK))
+            self.join(0.01)
+
+
 def _read_bucket(job: _Job, name: str, starts: list[int]) -> list[tuple[tuple[int, int, int], Any]]:
     """The core's items of a bucket's text, each with the input position where one machine
     decides it: ``end`` (0: at the deciding record; 1, streams open at the end: at their first
-    record), the record's file and line."""
+    record), the record's file and line (input ``f``'s line ``n`` is the text's line
+    ``starts[f] + n``)."""
     out: list[tuple[tuple[int, int, int], Any]] = []
     core = job.core([name], positions=True)
     try:
@@ -278,15 +309,45 @@ def _read_bucket(job: _Job, name: str, starts: list[int]) -> list[tuple[tuple[in
     return out
 
 
-def _aggregate_local(job: _Job, own: list[bytes]) -> list[tuple[tuple[int, int, int], Any]]:
-    """Task 2 on local files: a bucket's records of every file (``own``: its line numbers of
-    each), read from the files into one text at their input-wide line numbers, through the
-    core."""
-    name, starts = _bucket_text(job, job.paths, own)
+def _aggregate_local(
+    job: _Job, own: list[tuple[int, bytes]]
+) -> list[tuple[tuple[int, int, int], Any]]:
+    """Task 2 on local files: a bucket's records of every file (``own``: each file's lines and
+    the bucket's line numbers of it), read from the files into one text at their input-wide
+    line numbers (the first line empty: input ``f``'s line ``n`` is the text's line ``1 +
+    base + n``, ``base`` the lines of the files before), through the core."""
+    lines = [count for count, _ in own]
+    numbers = [packed for _, packed in own]
+    starts, at = [], 1
+    for count in lines:
+        starts.append(at)
+        at += count
+    folder = tempfile.mkdtemp(prefix="fastmerge-bucket-", dir=_scratch())
+    name = os.path.join(folder, "bucket.jsonl")
     try:
-        return _read_bucket(job, name, starts)
+        if _remote.PIPES:
+            os.mkfifo(name, 0o600)
+            writer = _Writer(job, numbers, name)
+            writer.start()
+            try:
+                out = _read_bucket(job, name, starts)
+            finally:
+                writer.close()
+            if writer.error is not None:
+                raise writer.error
+            written = writer.lines
+        else:
+            o = job.options
+            written = job.planner().write_bucket(
+                job.paths, numbers, name, o["group_by"], o["event"], o["order_by"]
+            )
+            out = _read_bucket(job, name, starts)
     finally:
-        os.unlink(name)
+        shutil.rmtree(folder, ignore_errors=True)
+    if written != lines:  # a file's lines are not what its index task read
+        file = next(i for i, (a, b) in enumerate(zip(lines, written or [])) if a != b)
+        raise _errors.BatchError(f"{job.paths[file]}: changed while the job read it")
+    return out
 
 
 def _check_options(job: _Job) -> None:
