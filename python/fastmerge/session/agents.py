@@ -390,11 +390,26 @@ class AgentsSession:
             if limit is None:
                 out: list[Any] = []
                 source_items = self._source_items
+                start = len(_ITEM_AT)
                 for source in sources:
-                    if type(source) is _Row and source.at > 0:  # an item found before
-                        out.append(_scan(source.text, source.at)[0])
-                    else:
-                        out += source_items(source)
+                    # the usual row inline (what _items does first): its item where it was
+                    # found before, or at the start of a row this module wrote
+                    if type(source) is _Row:
+                        at, text = source.at, source.text
+                        if at > 0:
+                            out.append(_scan(text, at)[0])
+                            continue
+                        if at == 0 and type(text) is str and text.startswith(_ITEM_AT):
+                            try:
+                                item, end = _scan(text, start)
+                            except (StopIteration, ValueError):
+                                pass
+                            else:
+                                if type(item) is dict and text.startswith("},", end):
+                                    source.at = start
+                                    out.append(item)
+                                    continue
+                    out += source_items(source)
                 return out
             chunks: list[list[Any]] = []
             count = 0
