@@ -217,7 +217,14 @@ DIFFERENCES: dict[str, dict[str, set[str]]] = {
     ),
     "xai-grok3-mini-reasoning-tool-call": dict.fromkeys(
         ("obj", "dict"),
-        {"created", "usage.cost_in_usd_ticks", "usage.num_sources_used", "usage.total_tokens"},
+        {
+            "created",
+            "usage.cost_in_usd_ticks",
+            "usage.num_sources_used",
+            "usage.total_tokens",
+            # the total that does not add up, recorded
+            "_hidden_params.fastmerge_anomalies",
+        },
     ),
 }
 
@@ -298,6 +305,11 @@ def test_difference_reported_total_tokens_kept() -> None:
         == (307, 26, 560)
     )
     assert litellm_build(chunks).usage.total_tokens == 307 + 26
+    # the mismatch is recorded, as by fastmerge.aggregate
+    (anomaly,) = build(chunks)._hidden_params["fastmerge_anomalies"]
+    assert (anomaly["choice"], anomaly["code"]) == (0, "total_mismatch")
+    with pytest.raises(fastmerge.AnomalyError):
+        build(chunks, strict=True)
 
 
 def test_difference_call_turn_content_is_none() -> None:
@@ -551,8 +563,12 @@ def test_tool_calls_each_whole_in_one_chunk() -> None:
         "choices[0].message.tool_calls[2].truncated",
         "usage.completion_tokens",
         "usage.total_tokens",
+        "_hidden_params.fastmerge_anomalies",
     }
     assert result.choices[0].message.tool_calls[2].truncated is True
+    assert [(a["choice"], a["code"]) for a in result._hidden_params["fastmerge_anomalies"]] == [
+        (0, "truncated")
+    ]
     assert result.choices[0].message.tool_calls[:2] == reference.choices[0].message.tool_calls[:2]
 
 
@@ -1077,6 +1093,74 @@ def test_n_choices_kept_apart() -> None:
     )
     assert [c.message.content for c in result.choices] == [m.content for m in messages]
     assert len(result.choices) == 3
+
+
+def test_another_response_after_the_finish_is_not_merged() -> None:
+    # a chunk with another id after the finish starts another response (rules §6): LiteLLM
+    # glues it on; fastmerge leaves it out and says so
+    chunks = [
+        _dict_chunk([{"index": 0, "delta": {"role": "assistant", "content": "a"}}]),
+        _dict_chunk([{"index": 0, "delta": {}, "finish_reason": "stop"}]),
+        _dict_chunk([{"index": 0, "delta": {"content": "zzz"}}], id="chatcmpl-other"),
+    ]
+    result = build(chunks)
+    assert result.choices[0].message.content == "a"
+    assert litellm_build(chunks).choices[0].message.content == "azzz"
+    (anomaly,) = result._hidden_params["fastmerge_anomalies"]
+    assert (anomaly["choice"], anomaly["code"]) == (0, "new_response")
+    with pytest.raises(fastmerge.AnomalyError, match="another response"):
+        build(chunks, strict=True)
+
+
+def test_call_without_an_id_is_kept() -> None:
+    # LiteLLM drops a call that never got an id; the engine names it (rules §4) and keeps it
+    chunks = [
+        _dict_chunk(
+            [
+                {
+                    "index": 0,
+                    "delta": {
+                        "tool_calls": [{"index": 0, "function": {"name": "f", "arguments": "{}"}}]
+                    },
+                }
+            ]
+        ),
+        _dict_chunk([{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]),
+    ]
+    (call,) = build(chunks).choices[0].message.tool_calls
+    assert (call.function.name, call.function.arguments) == ("f", "{}")
+    assert call.id
+    assert litellm_build(chunks).choices[0].message.tool_calls == []
+
+
+def test_streamed_citations_are_not_collected() -> None:
+    # LiteLLM collects delta.provider_specific_fields["citation"] of every chunk into
+    # "citations"; the engine's metadata merge keeps the last value of a key (documented gap)
+    chunks = [
+        _dict_chunk(
+            [
+                {
+                    "index": 0,
+                    "delta": {"content": "a", "provider_specific_fields": {"citation": "c1"}},
+                }
+            ]
+        ),
+        _dict_chunk(
+            [
+                {
+                    "index": 0,
+                    "delta": {
+                        "content": "b",
+                        "provider_specific_fields": {"citation": "c2", "x": 1},
+                    },
+                    "finish_reason": "stop",
+                }
+            ]
+        ),
+    ]
+    reference = litellm_build(chunks).choices[0].message.provider_specific_fields
+    assert reference == {"citations": [["c1", "c2"]], "x": 1}
+    assert build(chunks).choices[0].message.provider_specific_fields == {"citation": "c2", "x": 1}
 
 
 def test_logging_obj_is_refused() -> None:

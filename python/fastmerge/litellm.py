@@ -70,6 +70,8 @@ def stream_chunk_builder(
     end_time: object = None,
     logging_obj: object = None,
     count_prompt_tokens: Callable[[], int] | None = None,
+    *,
+    strict: bool = False,
 ) -> ModelResponse | None:
     """The ``litellm.ModelResponse`` of a streamed chat completion, from its chunks.
 
@@ -79,10 +81,18 @@ def stream_chunk_builder(
     accepted and unused, as in LiteLLM. ``None`` for no chunks; ``chunks=None`` raises
     ``litellm.APIError``, as LiteLLM does.
 
+    What the merge records as anomalies (a tool call cut by the end of the stream, a chunk of
+    another response after the finish, a usage total that does not add up) is listed in
+    ``response._hidden_params["fastmerge_anomalies"]`` (``{"choice", "code", "detail"}``
+    each; absent when there is none); ``strict=True`` raises ``fastmerge.AnomalyError``
+    instead, as :func:`fastmerge.aggregate` does.
+
     Raises:
         TypeError: ``logging_obj`` was given (LiteLLM's logging and cost-stamping path is not
             supported), or the chunks are text-completion chunks (``choices[].text``).
-        fastmerge.EventError: no chunk could be read as a chat completion chunk.
+        fastmerge.EventError: no chunk could be read as a chat completion chunk (with
+            ``strict=True``: a chunk could not be read).
+        fastmerge.AnomalyError: ``strict=True`` and the merge met an anomaly.
     """
     del start_time, end_time  # LiteLLM's signature; its builder does not read them either
     if chunks is None:
@@ -108,7 +118,7 @@ def stream_chunk_builder(
             "text-completion chunks (choices[].text) are not chat chunks: "
             "fastmerge.litellm.stream_chunk_builder builds chat completions only"
         )
-    merged = _aggregate(items)
+    merged = _aggregate(items, strict)
     rendered = fastmerge.to_provider(merged, "openai-chat")
     response = _response(rendered, merged, hidden)
     usage = _usage(rendered.get("usage"), response, merged, messages, count_prompt_tokens)
@@ -176,7 +186,7 @@ def _unknown(value: Any) -> Any:
     return dict(attributes) if isinstance(attributes, dict) else None
 
 
-def _aggregate(items: list[Any]) -> list[AssistantMessage]:
+def _aggregate(items: list[Any], strict: bool) -> list[AssistantMessage]:
     """The messages of the chunks (one per choice), through the ``"openai-chat"`` adapter.
 
     The chunks go to the backend as one JSON array, written by pydantic-core in one call:
@@ -186,7 +196,7 @@ def _aggregate(items: list[Any]) -> list[AssistantMessage]:
     data = pydantic_core.to_json(
         [_without_hidden(c) for c in items], exclude_none=True, fallback=_unknown
     )
-    merged: list[AssistantMessage] = fastmerge.aggregate_choices(data, "openai-chat")
+    merged: list[AssistantMessage] = fastmerge.aggregate_choices(data, "openai-chat", strict=strict)
     return merged
 
 
@@ -213,6 +223,13 @@ def _response(
         choices=[_choice(choice, message) for choice, message in zip(rendered["choices"], merged)],
         **extras,
     )
+    anomalies = [
+        {"choice": choice["index"], **anomaly}
+        for choice, message in zip(rendered["choices"], merged)
+        for anomaly in message.anomalies
+    ]
+    if anomalies:  # LiteLLM's response has no place for them: beside its hidden params
+        hidden = {**hidden, "fastmerge_anomalies": anomalies}
     if hidden:
         response._hidden_params = {**response._hidden_params, **hidden}
     return response
