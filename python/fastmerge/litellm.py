@@ -174,9 +174,7 @@ def _is_text_completion(items: list[Any]) -> bool:
 
 def _without_hidden(chunk: Any) -> Any:
     """A dict chunk without LiteLLM's ``_hidden_params`` (a copy; the input stays as it is)."""
-    if isinstance(chunk, Mapping) and _HIDDEN in chunk:
-        return {k: v for k, v in chunk.items() if k != _HIDDEN}
-    return chunk
+    return {k: v for k, v in chunk.items() if k != _HIDDEN}
 
 
 def _unknown(value: Any) -> Any:
@@ -194,7 +192,10 @@ def _aggregate(items: list[Any], strict: bool) -> list[AssistantMessage]:
     they are, pydantic objects inside dicts as their JSON. The backend parses it; on the Rust
     backend no Python object is made for a chunk."""
     data = pydantic_core.to_json(
-        [_without_hidden(c) for c in items], exclude_none=True, fallback=_unknown
+        # (isinstance of dict, not of the Mapping ABC: a C-level check per chunk)
+        [_without_hidden(c) if isinstance(c, dict) and _HIDDEN in c else c for c in items],
+        exclude_none=True,
+        fallback=_unknown,
     )
     merged: list[AssistantMessage] = fastmerge.aggregate_choices(data, "openai-chat", strict=strict)
     return merged
