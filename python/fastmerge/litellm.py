@@ -5,8 +5,8 @@
 True)`` objects or their ``model_dump()`` dicts, and the request's ``messages``) and returns the
 ``litellm.ModelResponse`` LiteLLM's function returns: the same fields, the same types.
 
-This module only converts. The chunks go to the ``"openai-chat"`` adapter as events (an object as
-its JSON, serialized by pydantic-core; a dict as it is), the engine merges them
+This module only converts. The chunks go to the ``"openai-chat"`` adapter as one JSON array
+(written by pydantic-core in one call, parsed by the backend), the engine merges them
 (:func:`fastmerge.aggregate_choices`, one message per choice), :func:`fastmerge.to_provider`
 renders the ``chat.completion`` and the result is built from it with LiteLLM's own types. What
 LiteLLM computes that is not in the stream (a usage estimate when no chunk reported usage, the
