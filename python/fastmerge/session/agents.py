@@ -356,7 +356,7 @@ class AgentsSession:
         return _log.read_message(self.session_id, fastmerge, row.seq, row.role, row.text)
 
     def _listing(self) -> list[Any]:
-        """The replayed history's rows (:class:`_log.Entry`), with the last compaction's
+        """The replayed history's message rows (:class:`_Row`), with the last compaction's
         summary (a user message dict; a :class:`fastmerge.session.Session` may compact the
         log) after the leading system messages."""
         entries: list[Any] = self._history.active()
