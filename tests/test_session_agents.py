@@ -1002,3 +1002,26 @@ def test_images_and_files_read_back_and_replay_to_responses_as_given(tmp_path: P
     assert _dumped(items) == _dumped([item])
     assert request == {"input": [{"role": "user", "content": item["content"]}]}
     assert problems("openai-responses", request) == []
+
+
+def test_a_session_on_the_same_log_replays_the_same_and_copies_out(
+    tmp_path: Path, messages_module: ModuleType
+) -> None:
+    """A Session reading an AgentsSession's log gives the same requests, and user messages
+    with metadata are copied out whole (changing one changes nothing it holds)."""
+    store = SQLiteStore(str(tmp_path / "agents.db"))
+    sid = new_id()
+    agents_session = AgentsSession(sid, store)
+    asyncio.run(agents_session.add_items(CONVERSATION))
+    session = Session(sid, store, messages=messages_module)
+    for provider in ("anthropic", "gemini", "bedrock-converse", "openai-responses"):
+        assert session.to_request(provider) == asyncio.run(agents_session.to_request(provider))
+    thanks = session.messages()[-2]
+    assert thanks == {
+        "metadata": {ITEM_KEY: CONVERSATION[-2]},
+        "role": "user",
+        "content": "Thanks!",
+    }
+    thanks["metadata"][ITEM_KEY]["content"].clear()
+    assert session.messages()[-2]["metadata"] == {ITEM_KEY: CONVERSATION[-2]}
+    store.close()
