@@ -8,7 +8,10 @@ streams that cannot be merged, the whole corpus of recorded streams."""
 from __future__ import annotations
 
 import json
+import math
 import os
+import random
+import struct
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -277,3 +280,60 @@ def test_an_index_line_is_json_line_of_its_entry(batch: ModuleType, key: str) ->
         written = batch.Written(key, "error", None, line, None, False)
         entry = {"key": key, "file": "k-2.json", "status": "error"}
         assert batch._index_line(written, "k-2.json") == batch.json_line(entry)
+
+
+def test_random_floats_and_ints_as_python_writes_them(
+    batch: ModuleType, backend_name: str, tmp_path: Path
+) -> None:
+    rng = random.Random(20261204)
+    numbers: list[str] = []
+    for _ in range(3000):
+        kind = rng.randrange(6)
+        if kind == 0:  # any finite double, from its bits
+            value = struct.unpack("<d", rng.getrandbits(64).to_bytes(8, "little"))[0]
+            if not math.isfinite(value):
+                value = 0.5
+            numbers.append(repr(value))
+        elif kind == 1:  # around the edges of the fixed notation, as %.17g writes them
+            numbers.append(f"{rng.uniform(0.5, 2) * 10.0 ** rng.choice([-5, -4, 15, 16]):.17g}")
+        elif kind == 2:
+            numbers.append(repr(rng.uniform(-30, 0)))  # a logprob
+        elif kind == 3:
+            numbers.append(str(rng.randrange(-(2**70), 2**70)))  # past 64 bits: a float
+        elif kind == 4:
+            numbers.append(
+                f"{rng.randrange(-999, 999)}.{rng.randrange(1000):03d}e{rng.randrange(-30, 30)}"
+            )
+        else:  # halfway between two shortest candidates: Python takes the even one
+            whole = rng.randrange(2**47, 2**52)
+            numbers.append(repr(whole + rng.choice([0.25, 0.75, 0.125, 0.375, 0.5])))
+    entries = [logprob(f"t{i}", n) for i, n in enumerate(numbers)]
+    events = [chunk("r", choices=[{"index": 0, "delta": {"role": "assistant", "content": ""}}])]
+    for i in range(0, len(entries), 50):
+        text = "[" + ",".join(entries[i : i + 50]) + "]"
+        events.append(
+            chunk(
+                "r",
+                choices=[
+                    {
+                        "index": 0,
+                        "delta": {"content": "w"},
+                        "logprobs": {"content": json.loads(text)},
+                    }
+                ],
+            )
+        )
+    events.append(chunk("r", choices=[{"index": 0, "delta": {}, "finish_reason": "stop"}]))
+    # the numbers as their text says them (json.dumps would write Python's repr of each)
+    raw = [json.dumps(e) for e in events]
+    for i in range(0, len(entries), 50):
+        raw[1 + i // 50] = raw[1 + i // 50].replace(
+            json.dumps({"content": json.loads("[" + ",".join(entries[i : i + 50]) + "]")}),
+            '{"content":[' + ",".join(entries[i : i + 50]) + "]}",
+        )
+    path = tmp_path / "numbers.jsonl"
+    path.write_text("\n".join(raw) + "\n", encoding="utf-8")
+    got = written(batch, backend_name, str(path), group_by="id")
+    assert got == expected(batch, str(path), group_by="id")
+    content = json.loads(got[0][0])["message"]["logprobs"]["content"]
+    assert len(content) == len(numbers)

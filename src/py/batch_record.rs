@@ -9,7 +9,9 @@
 //! not know), [`record`] gives None and the caller returns the usual item, so Python writes
 //! that record itself (the same bytes, or the same error).
 
-use crate::engine::value::{py_float, Value};
+use std::io::Write;
+
+use crate::engine::value::Value;
 
 /// `StreamResult.status` order, best first (`fastmerge.batch.STATUSES`).
 const STATUSES: [&str; 4] = ["complete", "incomplete", "failed", "error"];
@@ -273,7 +275,254 @@ pub(crate) fn value(out: &mut Vec<u8>, value_: &Value) {
             }
             out.push(b'}');
         }
-        Value::Json(text) => value(out, text.value()),
+        Value::Json(text) => {
+            if !kept_text(out, text.text()) {
+                value(out, text.value());
+            }
+        }
+    }
+}
+
+/// Kept JSON text written as [`value`] writes the value it reads as (its tree never built):
+/// spaces dropped, strings without escapes copied, the others decoded and written again,
+/// numbers read as the engine reads them (an integer that fits 64 bits is an int, any other
+/// number the nearest float). False, with nothing written, for text this walk does not write
+/// alike: a key written with an escape or repeated in its object (Python keeps its first
+/// place and last value), a surrogate escape, anything unexpected; the caller then writes the
+/// tree.
+fn kept_text(out: &mut Vec<u8>, text: &str) -> bool {
+    let start = out.len();
+    let mut walk = Walk {
+        b: text.as_bytes(),
+        pos: 0,
+        scratch: String::new(),
+    };
+    let done = walk.value(out, 0).is_some() && {
+        walk.space();
+        walk.pos == walk.b.len()
+    };
+    if !done {
+        out.truncate(start);
+    }
+    done
+}
+
+/// The deepest nesting [`kept_text`] walks (kept text is far shallower: the event's limit).
+const WALK_DEPTH: usize = 512;
+/// The most keys of one object [`kept_text`] compares for repeats (more: the tree is written).
+const WALK_KEYS: usize = 32;
+
+struct Walk<'t> {
+    b: &'t [u8],
+    pos: usize,
+    scratch: String,
+}
+
+impl Walk<'_> {
+    fn space(&mut self) {
+        while matches!(self.b.get(self.pos), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            self.pos += 1;
+        }
+    }
+
+    fn value(&mut self, out: &mut Vec<u8>, depth: usize) -> Option<()> {
+        if depth > WALK_DEPTH {
+            return None;
+        }
+        self.space();
+        match *self.b.get(self.pos)? {
+            b'{' => self.object(out, depth),
+            b'[' => self.array(out, depth),
+            b'"' => {
+                match self.plain_string() {
+                    (start, Some(end)) => out.extend_from_slice(self.b.get(start - 1..=end)?),
+                    (_, None) => {
+                        self.escaped_string()?;
+                        string(out, &self.scratch);
+                    }
+                }
+                Some(())
+            }
+            b't' => self.word(out, b"true"),
+            b'f' => self.word(out, b"false"),
+            b'n' => self.word(out, b"null"),
+            b'-' | b'0'..=b'9' => self.number(out),
+            _ => None,
+        }
+    }
+
+    fn array(&mut self, out: &mut Vec<u8>, depth: usize) -> Option<()> {
+        self.pos += 1;
+        out.push(b'[');
+        self.space();
+        if self.b.get(self.pos) == Some(&b']') {
+            self.pos += 1;
+            out.push(b']');
+            return Some(());
+        }
+        loop {
+            self.value(out, depth + 1)?;
+            self.space();
+            match *self.b.get(self.pos)? {
+                b',' => out.push(b','),
+                b']' => {
+                    self.pos += 1;
+                    out.push(b']');
+                    return Some(());
+                }
+                _ => return None,
+            }
+            self.pos += 1;
+        }
+    }
+
+    fn object(&mut self, out: &mut Vec<u8>, depth: usize) -> Option<()> {
+        self.pos += 1;
+        out.push(b'{');
+        self.space();
+        if self.b.get(self.pos) == Some(&b'}') {
+            self.pos += 1;
+            out.push(b'}');
+            return Some(());
+        }
+        let mut keys: Vec<(usize, usize)> = Vec::new();
+        loop {
+            if self.b.get(self.pos) != Some(&b'"') {
+                return None;
+            }
+            // a key with an escape could repeat another written otherwise: the tree decides
+            let (start, end) = self.plain_string();
+            let end = end?;
+            let key = self.b.get(start..end)?;
+            if keys.len() >= WALK_KEYS || keys.iter().any(|&(s, e)| self.b.get(s..e) == Some(key)) {
+                return None;
+            }
+            keys.push((start, end));
+            if keys.len() > 1 {
+                out.push(b',');
+            }
+            out.extend_from_slice(self.b.get(start - 1..=end)?);
+            self.space();
+            if self.b.get(self.pos) != Some(&b':') {
+                return None;
+            }
+            self.pos += 1;
+            out.push(b':');
+            self.value(out, depth + 1)?;
+            self.space();
+            match *self.b.get(self.pos)? {
+                b',' => {
+                    self.pos += 1;
+                    self.space();
+                }
+                b'}' => {
+                    self.pos += 1;
+                    out.push(b'}');
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// The string at `pos` (its opening quote): `(start, Some(end))`, where its text between
+    /// the quotes lies, and `pos` past it, when it has no escape (nor a control character:
+    /// not JSON); `(start, None)` and `pos` unmoved otherwise.
+    fn plain_string(&mut self) -> (usize, Option<usize>) {
+        let start = self.pos + 1;
+        let mut at = start;
+        while let Some(&byte) = self.b.get(at) {
+            match byte {
+                b'"' => {
+                    self.pos = at + 1;
+                    return (start, Some(at));
+                }
+                b'\\' | 0x00..=0x1f => return (start, None),
+                _ => at += 1,
+            }
+        }
+        (start, None)
+    }
+
+    /// The string at `pos` decoded into `scratch`, `pos` past it; None for a surrogate escape
+    /// (kept text holds none) or text that is not a JSON string.
+    fn escaped_string(&mut self) -> Option<()> {
+        self.scratch.clear();
+        let mut at = self.pos + 1;
+        loop {
+            let run = at;
+            while !matches!(self.b.get(at), Some(b'"' | b'\\' | 0x00..=0x1f) | None) {
+                at += 1;
+            }
+            let plain = std::str::from_utf8(self.b.get(run..at)?).ok()?;
+            self.scratch.push_str(plain);
+            match *self.b.get(at)? {
+                b'"' => {
+                    self.pos = at + 1;
+                    return Some(());
+                }
+                b'\\' => {}
+                _ => return None, // a control character: not JSON
+            }
+            let decoded = match *self.b.get(at + 1)? {
+                b'"' => '"',
+                b'\\' => '\\',
+                b'/' => '/',
+                b'b' => '\u{8}',
+                b'f' => '\u{c}',
+                b'n' => '\n',
+                b'r' => '\r',
+                b't' => '\t',
+                b'u' => {
+                    let hex = std::str::from_utf8(self.b.get(at + 2..at + 6)?).ok()?;
+                    let code = char::from_u32(u32::from_str_radix(hex, 16).ok()?)?;
+                    self.scratch.push(code);
+                    at += 6;
+                    continue;
+                }
+                _ => return None,
+            };
+            self.scratch.push(decoded);
+            at += 2;
+        }
+    }
+
+    fn word(&mut self, out: &mut Vec<u8>, word: &[u8]) -> Option<()> {
+        if self.b.get(self.pos..self.pos + word.len())? != word {
+            return None;
+        }
+        self.pos += word.len();
+        out.extend_from_slice(word);
+        Some(())
+    }
+
+    /// A number as the engine reads it (`json_text::read`), written as Python writes it.
+    fn number(&mut self, out: &mut Vec<u8>) -> Option<()> {
+        let start = self.pos;
+        let mut is_int = true;
+        while let Some(&byte) = self.b.get(self.pos) {
+            match byte {
+                b'0'..=b'9' | b'-' | b'+' => {}
+                b'.' | b'e' | b'E' => is_int = false,
+                _ => break,
+            }
+            self.pos += 1;
+        }
+        let token = std::str::from_utf8(self.b.get(start..self.pos)?).ok()?;
+        if is_int {
+            if let Ok(number) = token.parse::<i64>() {
+                let mut buffer = itoa_buffer();
+                out.extend_from_slice(int_text(number, &mut buffer));
+                return Some(());
+            }
+        }
+        match token.parse::<f64>() {
+            Ok(number) if number.is_finite() => {
+                float(out, number);
+                Some(())
+            }
+            _ => None,
+        }
     }
 }
 
@@ -301,20 +550,121 @@ fn int_text(number: i64, buffer: &mut [u8; 20]) -> &[u8] {
     &buffer[start..]
 }
 
-/// A float as `json.dumps` writes it: `float.__repr__`, and `NaN` / `Infinity` /
-/// `-Infinity` (its `allow_nan` default).
+/// A float as `json.dumps` writes it: `float.__repr__` (the shortest digits that read back
+/// as the same float, without an exponent from 1e-4 to 1e16, `.0` after an integral value;
+/// else `1.5e-05`, `1e+16`), and `NaN` / `Infinity` / `-Infinity` (its `allow_nan` default).
 fn float(out: &mut Vec<u8>, number: f64) {
     if number.is_nan() {
         out.extend_from_slice(b"NaN");
-    } else if number.is_infinite() {
+        return;
+    }
+    if number.is_infinite() {
         out.extend_from_slice(if number > 0.0 {
             b"Infinity"
         } else {
             b"-Infinity"
         });
-    } else {
-        out.extend_from_slice(py_float(number).as_bytes());
+        return;
     }
+    if number.is_sign_negative() {
+        out.push(b'-');
+    }
+    let number = number.abs();
+    if number == 0.0 {
+        out.extend_from_slice(b"0.0");
+        return;
+    }
+    let mut sci = String::with_capacity(32);
+    let _ = std::fmt::Write::write_fmt(&mut sci, format_args!("{number:e}"));
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let mut digits: Vec<u8> = mantissa.bytes().filter(u8::is_ascii_digit).collect();
+    if let Some(even) = even_of_a_tie(number, &digits, exp) {
+        digits = even;
+    }
+    let digit = |i: usize| digits.get(i).copied().unwrap_or(b'0');
+    if (-4..16).contains(&exp) {
+        if exp >= 0 {
+            let whole = exp as usize + 1;
+            for i in 0..whole {
+                out.push(digit(i));
+            }
+            out.push(b'.');
+            if digits.len() > whole {
+                out.extend_from_slice(&digits[whole..]);
+            } else {
+                out.push(b'0');
+            }
+        } else {
+            out.extend_from_slice(b"0.");
+            for _ in 0..(-exp - 1) {
+                out.push(b'0');
+            }
+            out.extend_from_slice(&digits);
+        }
+    } else {
+        out.push(digit(0));
+        if digits.len() > 1 {
+            out.push(b'.');
+            out.extend_from_slice(&digits[1..]);
+        }
+        let _ = write!(
+            out,
+            "e{}{:02}",
+            if exp < 0 { '-' } else { '+' },
+            exp.unsigned_abs()
+        );
+    }
+}
+
+/// Python's digits where Rust's differ: when `number` lies exactly halfway between two
+/// shortest candidates (`digits`, Rust's pick, and its neighbour in the last digit), Python
+/// takes the one whose last digit is even (`1446596859160128.25` is `...128.2` there, `.3` in
+/// Rust). Only a full-precision value (15 digits or more) whose exact value has one digit
+/// more, a 5, can be such a tie: its exact digits are those of `m * 5^k` for `m / 2^k`.
+fn even_of_a_tie(number: f64, digits: &[u8], exp: i32) -> Option<Vec<u8>> {
+    let n = digits.len();
+    if !(15..=17).contains(&n) || digits[n - 1] % 2 == 0 {
+        return None;
+    }
+    let bits = number.to_bits();
+    let biased = ((bits >> 52) & 0x7ff) as i32;
+    let fraction = bits & ((1 << 52) - 1);
+    let (mut m, mut e2) = if biased == 0 {
+        (fraction, -1074)
+    } else {
+        (fraction | 1 << 52, biased - 1075)
+    };
+    if m == 0 {
+        return None;
+    }
+    let zeros = m.trailing_zeros();
+    m >>= zeros;
+    e2 += zeros as i32;
+    // an integer has no tie; 5^28 alone has more digits than a tie's 18
+    if !(-27..0).contains(&e2) {
+        return None;
+    }
+    let exact = u128::from(m).checked_mul(5u128.checked_pow(e2.unsigned_abs())?)?;
+    let floor = 10u128.pow(n as u32);
+    if exact < floor || exact >= floor * 10 {
+        return None; // not n + 1 digits: no tie at the n-th
+    }
+    // `exact` ends in 5 (m is odd): halfway between low and low + 1
+    let low = exact / 10;
+    let even = if low % 2 == 0 { low } else { low + 1 };
+    let even = even.to_string().into_bytes();
+    if even.len() != n || even == digits {
+        return None;
+    }
+    // the even candidate must read back as the same float (it does whenever Rust's pick
+    // does, but at a power of two, where the rounding interval is not symmetric)
+    let text = format!(
+        "{}.{}e{exp}",
+        char::from(even[0]),
+        std::str::from_utf8(&even[1..]).ok()?
+    );
+    (text.parse::<f64>().ok()? == number).then_some(even)
 }
 
 /// A string as `json.dumps(ensure_ascii=False)` writes it: `"` and `\` escaped, the control
@@ -355,6 +705,32 @@ pub(crate) fn string(out: &mut Vec<u8>, text: &str) {
 mod tests {
     use super::*;
 
+    fn kept(json: &str) -> Option<String> {
+        let mut out = b"x".to_vec();
+        kept_text(&mut out, json).then(|| String::from_utf8(out[1..].to_vec()).unwrap())
+    }
+
+    #[test]
+    fn kept_text_as_python_writes_its_value() {
+        assert_eq!(
+            kept(r#" { "a" : [ 1 , -0 , 2.50 , 1E2 , 12345678901234567890 , true , null ] } "#)
+                .as_deref(),
+            Some(r#"{"a":[1,0,2.5,100.0,1.2345678901234567e+19,true,null]}"#)
+        );
+        assert_eq!(
+            kept(r#"["\u00e9\/\"\n\u0001", "plain é"]"#).as_deref(),
+            Some(r#"["é/\"\n\u0001","plain é"]"#)
+        );
+        let empty = r#"{"b":{},"c":[],"d":""}"#;
+        assert_eq!(kept(empty).as_deref(), Some(empty));
+        // left to the tree: a repeated key, a key with an escape, a surrogate escape
+        assert_eq!(kept(r#"{"a":1,"b":2,"a":3}"#), None);
+        assert_eq!(kept(r#"{"\u0061":1}"#), None);
+        assert_eq!(kept(r#""\ud83d\ude00""#), None);
+        assert_eq!(kept("[1,"), None);
+        assert_eq!(kept("\"a\\n\u{1}\""), None);
+    }
+
     fn text(v: &Value) -> String {
         let mut out = Vec::new();
         value(&mut out, v);
@@ -372,6 +748,26 @@ mod tests {
         assert_eq!(text(&Value::Float(f64::NAN)), "NaN");
         assert_eq!(text(&Value::Float(f64::NEG_INFINITY)), "-Infinity");
         let s = Value::Str("a\"\\\n\r\t\u{8}\u{c}\u{1}\u{1f}\u{7f}é\u{2028}😀".to_owned());
+        for (number, python) in [
+            (0.1, "0.1"),
+            (1e15, "1000000000000000.0"),
+            (9999999999999998.0, "9999999999999998.0"),
+            (1e-4, "0.0001"),
+            (0.00012, "0.00012"),
+            (1.5e-5, "1.5e-05"),
+            (9.999999999999999e-5, "9.999999999999999e-05"),
+            (-123456789.125, "-123456789.125"),
+            (-0.31725305, "-0.31725305"),
+            (1e300, "1e+300"),
+            (5e-324, "5e-324"),
+            (1446596859160128.0 + 0.25, "1446596859160128.2"),
+            (1446596859160128.0 + 0.75, "1446596859160128.8"),
+            (-1e16, "-1e+16"),
+            (123.0, "123.0"),
+            (1.7976931348623157e308, "1.7976931348623157e+308"),
+        ] {
+            assert_eq!(text(&Value::Float(number)), python);
+        }
         assert_eq!(
             text(&s),
             "\"a\\\"\\\\\\n\\r\\t\\b\\f\\u0001\\u001f\u{7f}é\u{2028}😀\""
