@@ -209,15 +209,21 @@ struct Walk<'h, H: Host> {
     /// Identities of the right-hand dicts open along the current path (cycle detection);
     /// inline up to a typical nesting depth, so most merges allocate nothing for it.
     open_ids: SmallVec<[usize; 16]>,
+    /// policy `langchain`: the host strings of the keys it reads, made once per call.
+    lc_keys: Option<Box<[H::Obj]>>,
 }
 
 impl<'h, H: Host> Walk<'h, H> {
     fn new(host: &'h H, cfg: Config) -> Self {
+        let lc_keys = cfg
+            .langchain
+            .then(|| LcKey::ALL.iter().map(|k| host.str_obj(k.text())).collect());
         Walk {
             host,
             cfg,
             path: Vec::new(),
             open_ids: SmallVec::new(),
+            lc_keys,
         }
     }
 
@@ -776,6 +782,59 @@ pub const LANGCHAIN_CHUNK_FIELDS: [&str; 7] = [
     "chunk_position",
 ];
 
+/// The keys the `langchain` rules read, as host strings made once per call (a host string
+/// made per read would be allocated and hashed at every chunk).
+#[derive(Clone, Copy)]
+enum LcKey {
+    Content,
+    AdditionalKwargs,
+    ResponseMetadata,
+    ToolCallChunks,
+    UsageMetadata,
+    Id,
+    ChunkPosition,
+    Index,
+    Type,
+    Value,
+}
+
+impl LcKey {
+    const ALL: [LcKey; 10] = [
+        LcKey::Content,
+        LcKey::AdditionalKwargs,
+        LcKey::ResponseMetadata,
+        LcKey::ToolCallChunks,
+        LcKey::UsageMetadata,
+        LcKey::Id,
+        LcKey::ChunkPosition,
+        LcKey::Index,
+        LcKey::Type,
+        LcKey::Value,
+    ];
+    /// The chunk fields, in `LANGCHAIN_CHUNK_FIELDS` order.
+    const FIELDS: [LcKey; 4] = [
+        LcKey::Content,
+        LcKey::AdditionalKwargs,
+        LcKey::ResponseMetadata,
+        LcKey::ToolCallChunks,
+    ];
+
+    fn text(self) -> &'static str {
+        match self {
+            LcKey::Content => "content",
+            LcKey::AdditionalKwargs => "additional_kwargs",
+            LcKey::ResponseMetadata => "response_metadata",
+            LcKey::ToolCallChunks => "tool_call_chunks",
+            LcKey::UsageMetadata => "usage_metadata",
+            LcKey::Id => "id",
+            LcKey::ChunkPosition => "chunk_position",
+            LcKey::Index => "index",
+            LcKey::Type => "type",
+            LcKey::Value => "value",
+        }
+    }
+}
+
 /// A value read from a dict node: absent, a host value, or a builder (a list or dict still
 /// growing, which is truthy and equal to no string).
 enum Got<O> {
@@ -812,15 +871,15 @@ where
             }));
         }
         for (field, slot) in nodes.iter_mut().enumerate() {
-            let value = host
-                .dict_get_str(&item, LANGCHAIN_CHUNK_FIELDS[field])?
+            let value = walk
+                .lc_field(&item, LcKey::FIELDS[field])?
                 .unwrap_or_else(|| host.none());
             *slot = Some(match slot.take() {
                 None => Node::Leaf(value),
                 Some(node) => walk.lc_top(node, value, 0)?,
             });
         }
-        if let Some(right) = host.dict_get_str(&item, "usage_metadata")? {
+        if let Some(right) = walk.lc_field(&item, LcKey::UsageMetadata)? {
             if host.truthy(&right)? {
                 if !host.class(&right).is(Kind::Dict) {
                     return Err(walk.conflict("usage_types", vec![right]));
@@ -831,15 +890,15 @@ where
                 }
             }
         }
-        let chunk_id = host
-            .dict_get_str(&item, "id")?
+        let chunk_id = walk
+            .lc_field(&item, LcKey::Id)?
             .unwrap_or_else(|| host.none());
         let rank = walk.lc_id_rank(&chunk_id)?;
         if rank > best_rank && best_rank < 2 {
             best_id = chunk_id;
             best_rank = rank;
         }
-        if let Some(position) = host.dict_get_str(&item, "chunk_position")? {
+        if let Some(position) = walk.lc_field(&item, LcKey::ChunkPosition)? {
             if walk.lc_equals(&position, "last")? {
                 last = true;
             }
@@ -872,6 +931,24 @@ where
 }
 
 impl<'h, H: Host> Walk<'h, H> {
+    /// The host string of `key`.
+    fn lc_key(&self, key: LcKey) -> H::Obj {
+        match &self.lc_keys {
+            Some(keys) => keys[key as usize].clone(),
+            None => self.host.str_obj(key.text()),
+        }
+    }
+
+    /// `dict.get(d, key)`, bypassing any override: an exact dict is read with the key string
+    /// made once; a subclass through `dict_get_str`.
+    fn lc_field(&self, dict: &H::Obj, key: LcKey) -> Result<Option<H::Obj>, H::Err> {
+        if self.host.class(dict).is_exact(Kind::Dict) {
+            self.host.lookup(dict, &self.lc_key(key))
+        } else {
+            self.host.dict_get_str(dict, key.text())
+        }
+    }
+
     fn conflict(&self, code: &'static str, values: Vec<H::Obj>) -> H::Err {
         self.host.error(EngineError::Conflict { code, values })
     }
@@ -1034,7 +1111,7 @@ impl<'h, H: Host> Walk<'h, H> {
         let host = self.host;
         let position = acc.items.len();
         if host.class(&item).is(Kind::Dict) {
-            if let Some(index) = host.dict_get_str(&item, "index")? {
+            if let Some(index) = self.lc_field(&item, LcKey::Index)? {
                 if matches!(
                     host.class(&index).kind,
                     Kind::Int | Kind::Bool | Kind::Float | Kind::Str
@@ -1054,7 +1131,7 @@ impl<'h, H: Host> Walk<'h, H> {
         if !host.class(item).is(Kind::Dict) {
             return Ok(None);
         }
-        Ok(host.dict_get_str(item, "index")?.filter(|index| {
+        Ok(self.lc_field(item, LcKey::Index)?.filter(|index| {
             matches!(host.class(index).kind, Kind::Int | Kind::Bool) || self.lc_starts_lc(index)
         }))
     }
@@ -1074,13 +1151,22 @@ impl<'h, H: Host> Walk<'h, H> {
                 continue;
             };
             let hash = host.key_hash(&index)?;
-            let candidates = acc.by_hash.get(&hash).cloned().unwrap_or_default();
+            let count = acc.by_hash.get(&hash).map_or(0, Vec::len);
             let mut merged = false;
-            for (slot, left_index) in candidates {
+            for candidate in 0..count {
+                let Some((slot, left_index)) = acc
+                    .by_hash
+                    .get(&hash)
+                    .and_then(|slots| slots.get(candidate))
+                    .cloned()
+                else {
+                    break;
+                };
                 if host.eq(&left_index, &index)? && self.lc_ids_consistent(&mut acc, slot, &item)? {
-                    let element = self.lc_element(&mut acc, slot, &item)?;
+                    let (element, skip_type) = self.lc_element(&mut acc, slot, &item)?;
                     let target = std::mem::replace(&mut acc.items[slot], Node::placeholder());
-                    acc.items[slot] = self.lc_merge_dict(target, element, depth + 1)?;
+                    acc.items[slot] =
+                        self.lc_merge_dict_skipping(target, element, depth + 1, skip_type)?;
                     merged = true;
                     break;
                 }
@@ -1097,15 +1183,15 @@ impl<'h, H: Host> Walk<'h, H> {
         &self,
         acc: &mut ListAcc<H::Obj>,
         slot: usize,
-        key: &str,
+        key: LcKey,
     ) -> Result<Got<H::Obj>, H::Err> {
         let host = self.host;
         match &mut acc.items[slot] {
-            Node::Leaf(dict) => Ok(match host.dict_get_str(dict, key)? {
+            Node::Leaf(dict) => Ok(match self.lc_field(dict, key)? {
                 Some(value) => Got::Value(value),
                 None => Got::Missing,
             }),
-            Node::Dict(dict) => match dict.find(host, &host.str_obj(key))? {
+            Node::Dict(dict) => match dict.find(host, &self.lc_key(key))? {
                 Found::Entry(i) => match &dict.vals[i] {
                     Node::Leaf(value) => Ok(Got::Value(value.clone())),
                     Node::Text(pieces) => {
@@ -1140,8 +1226,8 @@ impl<'h, H: Host> Walk<'h, H> {
         slot: usize,
         item: &H::Obj,
     ) -> Result<bool, H::Err> {
-        let left_id = self.lc_get(acc, slot, "id")?;
-        let right_id = match self.host.dict_get_str(item, "id")? {
+        let left_id = self.lc_get(acc, slot, LcKey::Id)?;
+        let right_id = match self.lc_field(item, LcKey::Id)? {
             Some(value) => Got::Value(value),
             None => Got::Missing,
         };
@@ -1154,21 +1240,22 @@ impl<'h, H: Host> Walk<'h, H> {
         }
     }
 
-    /// What merge_lists merges into the element at `slot` (the twin's `_lc_element`).
+    /// What merge_lists merges into the element at `slot`, and whether its `type` is left out
+    /// (the twin's `_lc_element`).
     fn lc_element(
         &self,
         acc: &mut ListAcc<H::Obj>,
         slot: usize,
         item: &H::Obj,
-    ) -> Result<H::Obj, H::Err> {
+    ) -> Result<(H::Obj, bool), H::Err> {
         let host = self.host;
-        let left_type = self.lc_get(acc, slot, "type")?;
+        let left_type = self.lc_get(acc, slot, LcKey::Type)?;
         let left_truthy = match &left_type {
             Got::Missing => false,
             Got::Builder => true,
             Got::Value(v) => host.truthy(v)?,
         };
-        let value = host.dict_get_str(item, "value")?;
+        let value = self.lc_field(item, LcKey::Value)?;
         let without_type = |dict: &H::Obj| -> Result<H::Obj, H::Err> {
             let pairs = host
                 .dict_items(dict)?
@@ -1179,7 +1266,7 @@ impl<'h, H: Host> Walk<'h, H> {
         };
         if left_truthy {
             if let Some(value) = value.filter(|v| host.class(v).is(Kind::Dict)) {
-                let item_type = host.dict_get_str(item, "type")?;
+                let item_type = self.lc_field(item, LcKey::Type)?;
                 if let Some(item_type) = item_type {
                     if self.lc_equals(&item_type, "non_standard")? {
                         let inner = without_type(&value)?;
@@ -1188,23 +1275,23 @@ impl<'h, H: Host> Walk<'h, H> {
                             _ => true,
                         };
                         if left_standard {
-                            return host.new_dict(vec![(host.str_obj("extras"), inner)]);
+                            let extras = host.new_dict(vec![(host.str_obj("extras"), inner)])?;
+                            return Ok((extras, false));
                         }
-                        let index = host
-                            .dict_get_str(item, "index")?
+                        let index = self
+                            .lc_field(item, LcKey::Index)?
                             .unwrap_or_else(|| host.none());
-                        return host.new_dict(vec![
+                        let value = host.new_dict(vec![
                             (host.str_obj("value"), inner),
                             (host.str_obj("index"), index),
-                        ]);
+                        ])?;
+                        return Ok((value, false));
                     }
                 }
             }
         }
-        if host.lookup(item, &host.str_obj("type"))?.is_some() {
-            return without_type(item);
-        }
-        Ok(item.clone())
+        let has_type = host.lookup(item, &self.lc_key(LcKey::Type))?.is_some();
+        Ok((item.clone(), has_type))
     }
 
     /// merge_dicts (the twin's `_lc_merge_dict`).
@@ -1213,6 +1300,17 @@ impl<'h, H: Host> Walk<'h, H> {
         node: Node<H::Obj>,
         right: H::Obj,
         depth: usize,
+    ) -> Result<Node<H::Obj>, H::Err> {
+        self.lc_merge_dict_skipping(node, right, depth, false)
+    }
+
+    /// merge_dicts, with `right`'s `type` left out if `skip_type` (merge_lists).
+    fn lc_merge_dict_skipping(
+        &mut self,
+        node: Node<H::Obj>,
+        right: H::Obj,
+        depth: usize,
+        skip_type: bool,
     ) -> Result<Node<H::Obj>, H::Err> {
         self.descend(right, depth, |walk, right| {
             let host = walk.host;
@@ -1224,6 +1322,9 @@ impl<'h, H: Host> Walk<'h, H> {
                 }
             };
             for (key, right_value) in host.dict_items(&right)? {
+                if skip_type && walk.lc_is_key(&key, &["type"]) {
+                    continue;
+                }
                 let right_null = host.class(&right_value).is(Kind::Null);
                 match acc.find(host, &key)? {
                     Found::New(hash) => acc.push_hashed(key, hash, Node::Leaf(right_value)),

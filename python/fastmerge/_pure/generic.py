@@ -577,9 +577,8 @@ def _lc_merge_lists(walk: _Walk, node: Any, right: list[Any], depth: int) -> Any
             for slot in node.slots.get(index, ()):
                 target = node.items[slot]
                 if _lc_ids_consistent(target, item):
-                    node.items[slot] = _lc_merge_dict(
-                        walk, target, _lc_element(target, item), depth + 1
-                    )
+                    element, skip_type = _lc_element(target, item)
+                    node.items[slot] = _lc_merge_dict(walk, target, element, depth + 1, skip_type)
                     break
             else:
                 _lc_register(node, item)
@@ -609,35 +608,39 @@ def _lc_ids_consistent(node: Any, item: dict[Any, Any]) -> bool:
     return left_id is right_id or bool(left_id == right_id)
 
 
-def _lc_element(target: Any, item: dict[Any, Any]) -> dict[Any, Any]:
-    """What merge_lists merges into ``target``: ``item`` without its ``type``, or, for a
-    ``non_standard`` item with a ``value`` dict, that value (without ``type``) as ``extras`` of
-    a typed block or as the ``value`` of a non_standard one."""
+def _lc_element(target: Any, item: dict[Any, Any]) -> tuple[dict[Any, Any], bool]:
+    """What merge_lists merges into ``target``, and whether its ``type`` is left out: ``item``
+    without its ``type``, or, for a ``non_standard`` item with a ``value`` dict, that value
+    (without ``type``) as ``extras`` of a typed block or as the ``value`` of a non_standard
+    one."""
     left_type = _lc_get(target, "type")
     value = dict.get(item, "value", _NOTHING)
     if left_type and _lc_equals(dict.get(item, "type"), "non_standard") and isinstance(value, dict):
         inner = {k: v for k, v in value.items() if not _lc_is_key(k, ("type",))}
         if not _lc_equals(left_type, "non_standard"):
-            return {"extras": inner}
-        return {"value": inner, "index": dict.get(item, "index")}
-    if "type" in item:
-        return {k: v for k, v in item.items() if not _lc_is_key(k, ("type",))}
-    return item
+            return {"extras": inner}, False
+        return {"value": inner, "index": dict.get(item, "index")}, False
+    return item, "type" in item
 
 
 def _lc_equals(value: Any, text: str) -> bool:
     return value is not None and (value is text or bool(value == text))
 
 
-def _lc_merge_dict(walk: _Walk, node: Any, right: dict[Any, Any], depth: int) -> Any:
+def _lc_merge_dict(
+    walk: _Walk, node: Any, right: dict[Any, Any], depth: int, skip_type: bool = False
+) -> Any:
     """merge_dicts: a missing or None left takes the right value, a right None changes
-    nothing, values of different types raise, the rest merge by ``_lc_value``."""
+    nothing, values of different types raise, the rest merge by ``_lc_value``; with
+    ``skip_type``, ``right``'s ``type`` is left out (merge_lists)."""
     right_id = _enter(walk, right, depth)
     try:
         if type(node) is not _Dict:
             node = _Dict(dict(node))
         entries = node.entries
         for key, right_value in right.items():
+            if skip_type and _lc_is_key(key, ("type",)):
+                continue
             if key not in entries:
                 entries[key] = right_value
                 continue
