@@ -4,21 +4,19 @@ in the same order, byte for byte.
 
 Every task is a pure function of its inputs, so a worker lost mid-job only costs its tasks
 being run again elsewhere. Local files (every worker reads them: one machine, or a shared
-file system) are planned so that no record's bytes move between processes:
-
-1. **index**, one task per input file: the backend's ``index_file`` (Rust, GIL released: the
-   batch engine's own reader and record reader) gives, per *bucket* (the CRC-32 of a stream
-   key, modulo the buckets), the line numbers of the file's records, 8 bytes a record;
-2. **aggregate**, one task per bucket, given its own line numbers of every file: the
-   backend's ``write_bucket`` reads the files again (from the page cache, on one machine)
-   and writes the bucket's records as one text at the batch's input-wide line numbers (the
-   other lines empty) into a named pipe (a temporary file where there are none), which the
-   backend's ``BatchCore`` (Rust, GIL released) reads as one input as it is written. A
-   stream that crosses files (log rotation) is one stream, and ends, key reuse, the distance
-   after which an ended stream is no longer joined and ``order_by`` follow the batch rules
-   exactly; with ``positions=True`` the core tags each item with the
-   record that decided it, which maps back to the input position where the single-machine
-   batch decides it.
+file system) are planned so that no record's bytes move between processes: one
+**aggregate** task per *bucket* (the CRC-32 of a stream key, modulo the buckets) reads every
+file with the backend's ``write_bucket`` (Rust, GIL released: the batch engine's own reader;
+a light scan finds a record's key where it can, the record reader where it cannot) and
+writes the bucket's records as one text at the batch's input-wide line numbers (the other
+lines empty) into a named pipe (a temporary file where there are none), which the backend's
+``BatchCore`` (Rust, GIL released) reads as one input as it is written. A stream that crosses
+files (log rotation) is one stream, and ends, key reuse, the distance after which an ended
+stream is no longer joined and ``order_by`` follow the batch rules exactly; with
+``positions=True`` the core tags each item with the record that decided it, which maps back
+to the input position where the single-machine batch decides it. Each file is read once per
+bucket (from the page cache, on one machine), and the tasks check that they all read the
+same bytes.
 
 Inputs that are fsspec URLs, and a Bag of lines, are read once: a **split** task per input
 (``split_file``) sends each bucket's records as one fragment (their lines as one ``bytes``,
@@ -100,6 +98,8 @@ class _Job:
         self.records = options["group_by"] not in ("auto", "file")
         #: fsspec's options for the URLs among ``paths`` (each task opens its own)
         self.storage_options: dict[str, Any] | None = None
+        #: The stored size of each local file when the job was planned.
+        self.sizes: list[int] = []
 
     def batch(self) -> Any:
         """``fastmerge.batch`` on the job's backend (imported again in a worker process)."""
@@ -209,23 +209,6 @@ def _hold(job: _Job) -> None:
         time.sleep(0.05)
 
 
-def _index(job: _Job, file: int) -> tuple[int, dict[int, bytes]]:
-    """Task 1 on local files: one file's lines (its ``\\n``s plus one) and per bucket its
-    records' line numbers (the backend's ``index_file``)."""
-    _hold(job)
-    o = job.options
-    lines, parts = job.planner().index_file(
-        job.paths[file], o["group_by"], o["event"], o["order_by"], job.buckets
-    )
-    return lines, dict(parts)
-
-
-def _own(index: tuple[int, dict[int, bytes]], bucket: int) -> tuple[int, bytes]:
-    """One file's lines and one bucket's line numbers of it (run where the file's index is:
-    only these bytes move)."""
-    return index[0], index[1].get(bucket, b"")
-
-
 def _scratch() -> str | None:
     """Where a bucket's text goes: Dask's ``temporary-directory`` when one is set, else the
     system's."""
@@ -241,11 +224,11 @@ class _Writer(threading.Thread):
     """Writes a bucket's text (the backend's ``write_bucket``) into a named pipe as the
     core reads it: nothing is stored, and the two run side by side."""
 
-    def __init__(self, job: _Job, own: list[bytes], pipe: str) -> None:
+    def __init__(self, job: _Job, bucket: int, pipe: str) -> None:
         super().__init__(name="fastmerge-bucket", daemon=True)
-        self.job, self.own, self.pipe = job, own, pipe
-        #: What ``write_bucket`` returned (each input's lines), or raised.
-        self.lines: list[int] | None = None
+        self.job, self.bucket, self.pipe = job, bucket, pipe
+        #: What ``write_bucket`` returned (each input's lines and stored bytes), or raised.
+        self.read: list[tuple[int, int]] | None = None
         self.error: BaseException | None = None
         #: The core stopped: leave the pipe empty.
         self.stop = threading.Event()
@@ -260,9 +243,10 @@ class _Writer(threading.Thread):
             if not self.stop.is_set():
                 o = self.job.options
                 # the pipe as this process opened it: write_bucket opens it again, never waits
-                self.lines = self.job.planner().write_bucket(
+                self.read = self.job.planner().write_bucket(
                     self.job.paths,
-                    self.own,
+                    self.bucket,
+                    self.job.buckets,
                     f"/dev/fd/{fd}",
                     o["group_by"],
                     o["event"],
@@ -283,70 +267,66 @@ class _Writer(threading.Thread):
             self.join(0.01)
 
 
-def _read_bucket(job: _Job, name: str, starts: list[int]) -> list[tuple[tuple[int, int, int], Any]]:
-    """The core's items of a bucket's text, each with the input position where one machine
-    decides it: ``end`` (0: at the deciding record; 1, streams open at the end: at their first
-    record), the record's file and line (input ``f``'s line ``n`` is the text's line
-    ``starts[f] + n``)."""
-    out: list[tuple[tuple[int, int, int], Any]] = []
+def _read_bucket(job: _Job, name: str) -> list[Any]:
+    """The core's items of a bucket's text, each with its place in the text."""
+    out = []
     core = job.core([name], positions=True)
     try:
         while True:
             try:
-                item = core.next()
+                out.append(core.next())
             except StopIteration:
-                break
-            end, _, line = item[-1]
-            file = bisect_left(starts, line) - 1
-            number = line - starts[file]
-            if item[0] == "bad":  # named by the bucket's text: the job's file and line
-                item = ("bad", job.paths[file], number, item[3])
-            else:
-                item = item[:-1]
-            out.append(((end, file, number), item))
+                return out
     finally:
         core.close()
-    return out
 
 
-def _aggregate_local(
-    job: _Job, own: list[tuple[int, bytes]]
-) -> list[tuple[tuple[int, int, int], Any]]:
-    """Task 2 on local files: a bucket's records of every file (``own``: each file's lines and
-    the bucket's line numbers of it), read from the files into one text at their input-wide
-    line numbers (the first line empty: input ``f``'s line ``n`` is the text's line ``1 +
-    base + n``, ``base`` the lines of the files before), through the core."""
-    lines = [count for count, _ in own]
-    numbers = [packed for _, packed in own]
-    starts, at = [], 1
-    for count in lines:
-        starts.append(at)
-        at += count
+def _aggregate_local(job: _Job, bucket: int) -> list[tuple[tuple[int, int, int], Any]]:
+    """The task of a bucket on local files: its records of every file, read from the files
+    into one text at their input-wide line numbers, through the core; each item with the
+    input position where one machine decides it: ``end`` (0: at the deciding record; 1,
+    streams open at the end: at their first record), the record's file and line."""
+    _hold(job)
     folder = tempfile.mkdtemp(prefix="fastmerge-bucket-", dir=_scratch())
     name = os.path.join(folder, "bucket.jsonl")
     try:
         if _remote.PIPES:
             os.mkfifo(name, 0o600)
-            writer = _Writer(job, numbers, name)
+            writer = _Writer(job, bucket, name)
             writer.start()
             try:
-                out = _read_bucket(job, name, starts)
+                items = _read_bucket(job, name)
             finally:
                 writer.close()
             if writer.error is not None:
                 raise writer.error
-            written = writer.lines
+            read = writer.read or []
         else:
             o = job.options
-            written = job.planner().write_bucket(
-                job.paths, numbers, name, o["group_by"], o["event"], o["order_by"]
+            read = job.planner().write_bucket(
+                job.paths, bucket, job.buckets, name, o["group_by"], o["event"], o["order_by"]
             )
-            out = _read_bucket(job, name, starts)
+            items = _read_bucket(job, name)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    if written != lines:  # a file's lines are not what its index task read
-        file = next(i for i, (a, b) in enumerate(zip(lines, written or [])) if a != b)
-        raise _errors.BatchError(f"{job.paths[file]}: changed while the job read it")
+    for path, size, (_, stored) in zip(job.paths, job.sizes, read):
+        if stored != size:  # every bucket must read the same input
+            raise _errors.BatchError(f"{path}: changed while the job read it")
+    # the text's first line is empty: input f's line n is its line starts[f] + n
+    starts, at = [], 1
+    for lines, _ in read:
+        starts.append(at)
+        at += lines
+    out: list[tuple[tuple[int, int, int], Any]] = []
+    for item in items:
+        end, _, line = item[-1]
+        file = bisect_left(starts, line) - 1
+        number = line - starts[file]
+        if item[0] == "bad":  # named by the bucket's text: the job's file and line
+            item = ("bad", job.paths[file], number, item[3])
+        else:
+            item = item[:-1]
+        out.append(((end, file, number), item))
     return out
 
 
@@ -574,27 +554,22 @@ def merge_logs(
         items = files.map(partial(_whole_file, job)).flatten()
         return DaskBatch(job, items, total, errors, errors_file)
     if not any(_remote.is_url(path) for path in expanded):
+        job.sizes = [os.stat(path).st_size for path in expanded]
         return DaskBatch(job, _local_plan(job), total, errors, errors_file)
     fragments = files.map(partial(_split, job)).flatten()
     return _shuffle_and_aggregate(job, fragments, shuffle, total, errors, errors_file)
 
 
 def _local_plan(job: _Job) -> Any:
-    """The Bag of positioned items of a job on local files: an index task per file, then an
-    aggregate task per bucket given its line numbers of each file (picked where each index
-    is, so only a bucket's own numbers move)."""
+    """The Bag of positioned items of a job on local files: one task per bucket, each
+    reading every file."""
     bag = _dask_bag()
     from dask.highlevelgraph import HighLevelGraph
 
-    token = uuid.uuid4().hex
-    index, own, aggregate = (f"fastmerge-{step}-{token}" for step in ("index", "own", "aggregate"))
-    files = range(len(job.paths))
-    graph: dict[Any, Any] = {(index, f): (_index, job, f) for f in files}
-    for b in range(job.buckets):
-        graph.update({(own, b, f): (_own, (index, f), b) for f in files})
-        graph[(aggregate, b)] = (_aggregate_local, job, [(own, b, f) for f in files])
-    layers = HighLevelGraph.from_collections(aggregate, graph, dependencies=())
-    return bag.Bag(layers, aggregate, job.buckets)
+    name = f"fastmerge-aggregate-{uuid.uuid4().hex}"
+    graph: dict[Any, Any] = {(name, b): (_aggregate_local, job, b) for b in range(job.buckets)}
+    layers = HighLevelGraph.from_collections(name, graph, dependencies=())
+    return bag.Bag(layers, name, job.buckets)
 
 
 def _merge_bag(

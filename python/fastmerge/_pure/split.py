@@ -1,137 +1,130 @@
-"""The twin of the plan steps of ``fastmerge.dask`` on inputs every task reads itself
-(``engine/batch/split.rs``: ``index_file``, ``write_bucket``): which bucket each record of an
-input goes to, by line number, and one bucket's records of the inputs as one text that the
-batch reads at the same input-wide line numbers. Lines and records are read as
-:class:`~fastmerge._pure.batch.BatchCore` reads them. Line numbers cross as little-endian
-``u64``s in one ``bytes`` per list."""
+"""The twin of the bucket step of ``fastmerge.dask`` on inputs every task reads itself
+(``engine/batch/split.rs``: ``Sorter``, ``write_bucket``, ``Quick``): which bucket each record
+goes to, and one bucket's records of the inputs as one text that the batch reads at the same
+input-wide line numbers. Lines and records are read as
+:class:`~fastmerge._pure.batch.BatchCore` reads them."""
 
 from __future__ import annotations
 
-import sys
 import zlib
-from array import array
 from typing import IO
 
 from .. import errors
 from .batch import BatchCore
 
 
-def _packed(numbers: array[int]) -> bytes:
-    if sys.byteorder == "big":
-        numbers = array("Q", numbers)
-        numbers.byteswap()
-    return numbers.tobytes()
+class Sorter:
+    """Which bucket each record line goes to: ``zlib.crc32`` of its stream key's UTF-8 text
+    modulo ``buckets`` (as ``split_file``), the key found by :class:`Quick` where it can be,
+    else by the record reader; a bad line's is 0, or the bucket of the key the light scan
+    finds in it (a bad line belongs to no stream: any one bucket reports it where it is)."""
 
+    def __init__(self, core: BatchCore, buckets: int) -> None:
+        assert core._key is not None
+        self._core = core
+        self._quick = Quick(core._key)
+        self._buckets = buckets
 
-def _unpacked(data: bytes) -> array[int]:
-    numbers = array("Q")
-    numbers.frombytes(data)
-    if sys.byteorder == "big":
-        numbers.byteswap()
-    return numbers
-
-
-def index_file(
-    path: str, group_by: str, event: str | None, order_by: str | None, buckets: int
-) -> tuple[int, list[tuple[int, bytes]]]:
-    """One input's records as the line numbers of each bucket: ``(lines, [(bucket,
-    numbers)])`` — the input's ``\\n``s plus one, and per bucket that has any, in bucket order,
-    its records' 1-based line numbers, ascending. A key's bucket is ``zlib.crc32`` of its
-    UTF-8 text modulo ``buckets`` (as ``split_file``); a bad line's is 0, or the bucket of the
-    key :func:`quick_key` finds in it (a bad line belongs to no stream: any one bucket reports
-    it where it is); blank lines go to none."""
-    if type(path) is not str:
-        raise errors.wrong_type("path", "a str", path)
-    if type(buckets) is not int:
-        raise errors.wrong_type("buckets", "an int", buckets)
-    if buckets < 1:
-        raise errors.batch_option(f"buckets must be 1 or more, not {buckets}")
-    core = BatchCore([path], group_by, event, order_by)
-    if core._key is None:
-        raise errors.batch_option(
-            "index_file cuts records by their stream key: pass group_by (e.g. stream_id)"
-        )
-    own: dict[int, array[int]] = {}
-    name = quoted = b""
-    if len(core._key) == 1:  # a key at the top of the record: looked for by a light scan first
-        name = core._key[0].encode("utf-8", "surrogatepass")
-        quoted = b'"' + name + b'"'
-    for line, data in core._lines(path):
-        key = quick_key(data, name, quoted) if quoted else None
-        if key is None:
-            found = core._record(data)
-            bucket = 0 if isinstance(found, str) else zlib.crc32(found[0].encode()) % buckets
-        else:
-            bucket = zlib.crc32(key) % buckets
-        own.setdefault(bucket, array("Q")).append(line)
-    return core._lines_read, [(bucket, _packed(own[bucket])) for bucket in sorted(own)]
+    def bucket(self, line: bytes) -> int:
+        """The bucket of a line that is not blank."""
+        key = self._quick.key(line)
+        if key is not None:
+            return zlib.crc32(key) % self._buckets
+        found = self._core._record(line)
+        return 0 if isinstance(found, str) else zlib.crc32(found[0].encode()) % self._buckets
 
 
 def write_bucket(
     paths: list[str],
-    own: list[bytes],
+    bucket: int,
+    buckets: int,
     out: str,
     group_by: str,
     event: str | None,
     order_by: str | None,
-) -> list[int]:
+) -> list[tuple[int, int]]:
     """The inputs ``paths`` read in turn as the batch reads them, written to the file ``out``
-    as one text of records at the batch's input-wide line numbers: an empty line, then each
-    input's lines, those whose numbers ``own`` holds for it as they are, every other line
-    empty. The batch reads this text's line ``1 + base + n`` where it reads the input's line
-    ``n`` (``base``: the lines of the inputs before it), so the distances between records
-    stay the same; the first empty line keeps a byte order mark opening a record a record's.
-    Returns each input's lines (its ``\\n``s plus one)."""
+    as one text of the records of one bucket (of ``buckets``, by :class:`Sorter`) at the
+    batch's input-wide line numbers: an empty line, then each input's lines, those of the
+    bucket as they are, every other line empty. The batch reads this text's line ``1 + base +
+    n`` where it reads the input's line ``n`` (``base``: the lines of the inputs before it), so
+    the distances between records, which decide when an ended stream is no longer joined,
+    stay the input's; the first empty line keeps a byte order mark that opens a record a
+    record's. Returns each input's lines (its ``\\n``s plus one) and stored bytes read."""
     if not isinstance(paths, list) or not all(type(p) is str for p in paths):
         raise errors.wrong_type("paths", "a list of str", paths)
-    if type(own) is not list:
-        raise errors.wrong_type("own", "a list of bytes", own)
-    for numbers in own:
-        if type(numbers) is not bytes:
-            raise errors.wrong_type("own", "a list of bytes", own)
-        if len(numbers) % 8:
-            raise errors.batch_option("own holds line numbers as 8 bytes each")
+    for name, value, least in (("bucket", bucket, 0), ("buckets", buckets, 1)):
+        if type(value) is not int:
+            raise errors.wrong_type(name, "an int", value)
+        if value < least:
+            raise errors.batch_option(f"{name} must be {least} or more, not {value}")
     if type(out) is not str:
         raise errors.wrong_type("out", "a str", out)
+    for name, text in (("group_by", group_by), ("event", event), ("order_by", order_by)):
+        if type(text) is not str and (text is not None or name == "group_by"):
+            raise errors.wrong_type(name, "a str", text)
+    if bucket >= buckets:
+        raise errors.batch_option(f"bucket must be below buckets ({buckets}), not {bucket}")
     core = BatchCore(list(paths), group_by, event, order_by)
-    if len(own) != len(paths):
-        raise errors.batch_option(
-            f"write_bucket needs the lines of each of its {len(paths)} inputs, not of {len(own)}"
-        )
     if core._key is None:
         raise errors.batch_option(
             "write_bucket reads records by their stream key: pass group_by (e.g. stream_id)"
         )
-    totals = []
+    sorter = Sorter(core, buckets)
+    read = []
     try:
         sink: IO[bytes] = open(out, "wb")
     except OSError as exc:
         raise errors.file_error(out, exc.errno or 0) from None
     with sink:
         sink.write(b"\n")
-        for path, packed in zip(paths, own):
-            wanted = set(_unpacked(packed))
-            done = 0  # the lines written of this input
+        for path in paths:
+            stored = core._read
+            done = 0  # the lines of this input written
             for line, data in core._lines(path):
-                if line in wanted:
+                if sorter.bucket(data) == bucket:
                     sink.write(b"\n" * (line - 1 - done) + data + b"\n")
                     done = line
             sink.write(b"\n" * (core._lines_read - done))
-            totals.append(core._lines_read)
-    return totals
+            read.append((core._lines_read, core._read - stored))
+    return read
 
 
 _BLANKS = b" \t\r\n"
 
 
-def quick_key(line: bytes, name: bytes, quoted: bytes) -> bytes | None:
-    """The bytes of the string that is the member ``name`` (``quoted``: ``b'"name"'``) of
-    the JSON object on ``line``, found by a light scan that checks only the object's
-    structure: the last of duplicates, as the record reader takes it. None — read the line
-    the thorough way — unless the object's members up to it read plainly (no member name
-    with an escape) and the value is a string without escapes. On a line the record reader
-    reads, this is the key it reads; on any other line, bytes that look like one."""
-    at = _skip_blanks(line, 0)
+class Quick:
+    """A light scan for a stream key at a path of object members (``group_by``): it checks
+    only the structure of the objects it walks (strings and brackets) and takes the last of
+    duplicate members, as the record reader does. It finds nothing — the record reader reads
+    the line — unless every member name it passes reads plainly (no escape) and the key is a
+    string without escapes. On a line the record reader reads, what it finds is the key the
+    reader reads; on any other line, bytes that look like one."""
+
+    def __init__(self, segments: list[str]) -> None:
+        names = [s.encode("utf-8", "surrogatepass") for s in segments]
+        self._segments = [(name, b'"' + name + b'"') for name in names]
+
+    def key(self, line: bytes) -> bytes | None:
+        """The key's bytes on ``line``, or None: read it the thorough way."""
+        at = _skip_blanks(line, 0)
+        for depth, (name, quoted) in enumerate(self._segments):
+            value = _member(line, at, name, quoted)
+            if value is None:
+                return None
+            if depth == len(self._segments) - 1:
+                if line[value : value + 1] != b'"':
+                    return None
+                end = _plain_string_end(line, value)
+                return None if end is None else line[value + 1 : end]
+            at = value
+        return None
+
+
+def _member(line: bytes, at: int, name: bytes, quoted: bytes) -> int | None:
+    """Where the value of the last member ``name`` (``quoted``: ``b'"name"'``) of the object
+    at ``at`` (its ``{``) starts; None when the object has none, is not one, or a member name
+    has an escape."""
     if line[at : at + 1] != b"{":
         return None
     at = _skip_blanks(line, at + 1)
@@ -142,28 +135,22 @@ def quick_key(line: bytes, name: bytes, quoted: bytes) -> bytes | None:
         end = _plain_string_end(line, at)
         if end is None:
             return None
-        member = line[at + 1 : end]
+        this = line[at + 1 : end]
         at = _skip_blanks(line, end + 1)
         if line[at : at + 1] != b":":
             return None
         at = _skip_blanks(line, at + 1)
-        if member == name:
-            if line[at : at + 1] != b'"':
-                return None
-            end = _plain_string_end(line, at)
-            if end is None:
-                return None
-            found = line[at + 1 : end]
-            at = end + 1
+        value = at
+        skipped = _skip_value(line, at)
+        if skipped is None:
+            return None
+        at = skipped
+        if this == name:
+            found = value
             # no other member of that name can follow where its quoted name does not, and no
             # escape could spell it
             if line.find(b"\\", at) < 0 and line.find(quoted, at) < 0:
                 return found
-        else:
-            skipped = _skip_value(line, at)
-            if skipped is None:
-                return None
-            at = skipped
         at = _skip_blanks(line, at)
         c = line[at : at + 1]
         if c == b",":

@@ -4,6 +4,8 @@
 //! lines the batch would read, numbered as it numbers them. The twin is
 //! `fastmerge._pure.batch.split_file`.
 
+use std::sync::atomic::Ordering;
+
 use super::record;
 use super::worker::{each_line, read_file};
 use super::{Batch, BatchError, Options};
@@ -99,122 +101,88 @@ pub fn split_file(options: Options, buckets: usize) -> Result<Vec<Fragment>, Bat
     Ok(fragments)
 }
 
-/// One input's records as the line numbers of each bucket (the plan step of `fastmerge.dask`
-/// on inputs every task can read): what [`split_file`] finds, without the lines themselves.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Index {
-    /// The input's lines: its `\n`s plus one (how far the batch numbers the next input on).
-    pub lines: u64,
-    /// Per bucket that has any, in bucket order: its records' 1-based line numbers, ascending
-    /// (bad lines in bucket 0, blank lines in none).
-    pub buckets: Vec<(usize, Vec<u64>)>,
+/// Which bucket each record line goes to: its stream key's ([`bucket_of`]), found by a light
+/// scan of the line where it can be ([`Quick`]), else by the record reader; a bad line's is
+/// 0, or the bucket of the key the light scan finds in it (a bad line belongs to no stream:
+/// any one bucket reports it where it is).
+pub struct Sorter<'s> {
+    spec: &'s record::Spec,
+    quick: Quick,
+    buckets: usize,
 }
 
-/// The bucket of each record of `options.paths[0]` (checked as [`split_file`] checks them).
-/// A record's bucket is its key's; a bad line's is 0, or the bucket of the key [`quick_key`]
-/// finds in it (a bad line belongs to no stream: any one bucket reports it where it is).
-pub fn index_file(options: Options, buckets: usize) -> Result<Index, BatchError> {
-    if buckets == 0 {
-        return Err(BatchError::Option(
-            "buckets must be 1 or more, not 0".to_owned(),
-        ));
+impl<'s> Sorter<'s> {
+    pub fn new(spec: &'s record::Spec, buckets: usize) -> Sorter<'s> {
+        Sorter {
+            spec,
+            quick: Quick::new(&spec.key.segments),
+            buckets,
+        }
     }
-    if options.paths.len() != 1 {
-        return Err(BatchError::Option("index_file reads one input".to_owned()));
+
+    /// The bucket of a line that is not blank.
+    pub fn bucket(&self, line: &[u8]) -> usize {
+        match self.quick.key(line) {
+            // the bytes of a string without escapes: its text (on a record's line, UTF-8)
+            Some(key) => (crc32fast::hash(key) as usize) % self.buckets,
+            None => record::read(line, self.spec)
+                .ok()
+                .map_or(0, |rec| bucket_of(rec.key.text(line), self.buckets)),
+        }
+    }
+}
+
+/// The inputs `options.paths` read in turn as the batch reads them, as one text of the
+/// records of one bucket (of `buckets`, by [`Sorter`]) at the batch's input-wide line
+/// numbers: an empty line, then each input's lines, those of the bucket as they are, every
+/// other line empty. So the batch reads this text's line `1 + base + n` where it reads the
+/// input's line `n` (`base`: the lines of the inputs before it), and the distances between
+/// records, which decide when an ended stream is no longer joined (`PARK_LINES`), stay the
+/// input's. The first empty line keeps a byte order mark that opens a record a record's.
+/// Returns each input's lines (its `\n`s plus one) and stored bytes read; `name` names `out`
+/// in a write's error.
+pub fn write_bucket(
+    options: Options,
+    bucket: usize,
+    buckets: usize,
+    out: &mut dyn std::io::Write,
+    name: &str,
+) -> Result<Vec<(u64, u64)>, BatchError> {
+    if bucket >= buckets {
+        return Err(BatchError::Option(format!(
+            "bucket must be below buckets ({buckets}), not {bucket}"
+        )));
     }
     let batch = Batch::new(options)?;
     let plan = &batch.plan;
     let Some(spec) = &plan.spec else {
         return Err(BatchError::Option(
-            "index_file cuts records by their stream key: pass group_by (e.g. stream_id)"
-                .to_owned(),
-        ));
-    };
-    let mut own: Vec<Vec<u64>> = vec![Vec::new(); buckets];
-    let (mut seq, mut lines) = (0, 0);
-    // a key at the top of the record: looked for by a light scan first
-    let quick = match spec.key.segments.as_slice() {
-        [name] => Some((name.as_bytes(), format!("\"{name}\""))),
-        _ => None,
-    };
-    read_file(plan, 0, &mut seq, &mut lines, |chunk| {
-        each_line(&chunk, |line, _, text| {
-            let found = quick
-                .as_ref()
-                .and_then(|(name, quoted)| quick_key(text, name, quoted.as_bytes()));
-            let bucket = match found {
-                // the bytes of a string without escapes: its text (the line is UTF-8 here
-                // whenever it is a record)
-                Some(key) => (crc32fast::hash(key) as usize) % buckets,
-                None => record::read(text, spec)
-                    .ok()
-                    .map_or(0, |rec| bucket_of(rec.key.text(text), buckets)),
-            };
-            own[bucket].push(line);
-        });
-        true
-    })?;
-    let buckets = own
-        .into_iter()
-        .enumerate()
-        .filter(|(_, lines)| !lines.is_empty())
-        .collect();
-    Ok(Index { lines, buckets })
-}
-
-/// The inputs `options.paths` read in turn as the batch reads them, as one text of records
-/// with the batch's input-wide line numbers: an empty line, then each input's lines, those
-/// whose numbers `own` holds for it (ascending) as they are, every other line empty. So the
-/// batch reads this text's line `1 + base + n` where it reads the input's line `n` (`base`:
-/// the lines of the inputs before it, [`Index::lines`] each) and the distances between
-/// records, which decide when an ended stream is joined (`PARK_LINES`), stay the same. The
-/// first empty line keeps a byte order mark opening a record a record's. Returns each input's
-/// lines; `name` names `out` in a write's error.
-pub fn write_bucket(
-    options: Options,
-    own: &[Vec<u64>],
-    out: &mut dyn std::io::Write,
-    name: &str,
-) -> Result<Vec<u64>, BatchError> {
-    let inputs = options.paths.len();
-    let batch = Batch::new(options)?;
-    let plan = &batch.plan;
-    if own.len() != inputs {
-        return Err(BatchError::Option(format!(
-            "write_bucket needs the lines of each of its {inputs} inputs, not of {}",
-            own.len()
-        )));
-    }
-    if plan.spec.is_none() {
-        return Err(BatchError::Option(
             "write_bucket reads records by their stream key: pass group_by (e.g. stream_id)"
                 .to_owned(),
         ));
-    }
+    };
+    let sorter = Sorter::new(spec, buckets);
     let written = |err: std::io::Error| BatchError::File {
         source: name.to_owned(),
         errno: err.raw_os_error().unwrap_or(0),
     };
     out.write_all(b"\n").map_err(written)?;
-    let mut totals = Vec::with_capacity(own.len());
+    let mut read = Vec::with_capacity(plan.paths.len());
     let mut buf: Vec<u8> = Vec::new();
     let mut seq = 0;
-    for (file, wanted) in own.iter().enumerate() {
-        // `done`: the lines written of this input; `next`: the next wanted line's index
-        let (mut done, mut next, mut lines) = (0u64, 0usize, 0u64);
+    for file in 0..plan.paths.len() {
+        let stored = plan.bytes_read.load(Ordering::Relaxed);
+        // `done`: the lines of this input written
+        let (mut done, mut lines) = (0u64, 0u64);
         let mut failed: Option<std::io::Error> = None;
         read_file(plan, file, &mut seq, &mut lines, |chunk| {
             buf.clear();
             each_line(&chunk, |line, _, text| {
-                while wanted.get(next).is_some_and(|&n| n < line) {
-                    next += 1; // a number that is no record's line (blank, or past): nothing
-                }
-                if wanted.get(next) == Some(&line) {
+                if sorter.bucket(text) == bucket {
                     newlines(&mut buf, line - 1 - done);
                     buf.extend_from_slice(text);
                     buf.push(b'\n');
                     done = line;
-                    next += 1;
                 }
             });
             match out.write_all(&buf) {
@@ -231,9 +199,9 @@ pub fn write_bucket(
         buf.clear();
         newlines(&mut buf, lines - done);
         out.write_all(&buf).map_err(written)?;
-        totals.push(lines);
+        read.push((lines, plan.bytes_read.load(Ordering::Relaxed) - stored));
     }
-    Ok(totals)
+    Ok(read)
 }
 
 /// `count` line ends.
@@ -241,46 +209,76 @@ fn newlines(buf: &mut Vec<u8>, count: u64) {
     buf.resize(buf.len() + count as usize, b'\n');
 }
 
-/// The bytes of the string that is the member `name` (its text `quoted`: `"name"`) of the
-/// JSON object on `line`, found by a light scan that checks only the object's structure:
-/// the last of duplicates, as the record reader takes it. None — read the line the thorough
-/// way — unless the object's members up to it read plainly (no member name with an escape)
-/// and the value is a string without escapes. On a line the record reader reads, this is
-/// the key it reads; on any other line, bytes that look like one.
-pub fn quick_key<'a>(line: &'a [u8], name: &[u8], quoted: &[u8]) -> Option<&'a [u8]> {
-    let mut at = skip_blanks(line, 0);
+/// A light scan for a stream key at a path of object members (`group_by`): it checks only
+/// the structure of the objects it walks (strings and brackets) and takes the last of
+/// duplicate members, as the record reader does. It finds nothing — the record reader reads
+/// the line — unless every member name it passes reads plainly (no escape) and the key is a
+/// string without escapes. On a line the record reader reads, what it finds is the key the
+/// reader reads; on any other line, bytes that look like one.
+pub struct Quick {
+    /// Each segment's name and its quoted text (`"name"`); empty: a path through an array
+    /// (a JSON pointer's index), left to the record reader.
+    segments: Vec<(Vec<u8>, Vec<u8>)>,
+}
+
+impl Quick {
+    pub fn new(segments: &[String]) -> Quick {
+        let segments = segments
+            .iter()
+            .map(|s| (s.as_bytes().to_vec(), format!("\"{s}\"").into_bytes()))
+            .collect();
+        Quick { segments }
+    }
+
+    /// The key's bytes on `line`, or None: read it the thorough way.
+    pub fn key<'a>(&self, line: &'a [u8]) -> Option<&'a [u8]> {
+        let mut at = skip_blanks(line, 0);
+        let last = self.segments.len().checked_sub(1)?;
+        for (depth, (name, quoted)) in self.segments.iter().enumerate() {
+            let value = member(line, at, name, quoted)?;
+            if depth == last {
+                if line.get(value) != Some(&b'"') {
+                    return None;
+                }
+                let end = plain_string_end(line, value)?;
+                return Some(&line[value + 1..end]);
+            }
+            at = value;
+        }
+        None
+    }
+}
+
+/// Where the value of the last member `name` (`quoted`: `"name"`) of the object at `at` (its
+/// `{`) starts; None when the object has none, is not one, or a member name has an escape.
+fn member(line: &[u8], at: usize, name: &[u8], quoted: &[u8]) -> Option<usize> {
     if line.get(at) != Some(&b'{') {
         return None;
     }
-    at = skip_blanks(line, at + 1);
+    let mut at = skip_blanks(line, at + 1);
     let mut found = None;
     loop {
         if line.get(at) != Some(&b'"') {
             return None;
         }
         let end = plain_string_end(line, at)?;
-        let member = &line[at + 1..end];
+        let this = &line[at + 1..end];
         at = skip_blanks(line, end + 1);
         if line.get(at) != Some(&b':') {
             return None;
         }
         at = skip_blanks(line, at + 1);
-        if member == name {
-            if line.get(at) != Some(&b'"') {
-                return None;
-            }
-            let end = plain_string_end(line, at)?;
-            found = Some(&line[at + 1..end]);
-            at = end + 1;
-            // no other member of that name can follow where its quoted name does not, and
-            // no escape could spell it
+        let value = at;
+        at = skip_value(line, at)?;
+        if this == name {
+            found = Some(value);
+            // no other member of that name can follow where its quoted name does not, and no
+            // escape could spell it
             let rest = &line[at..];
             if memchr::memchr(b'\\', rest).is_none() && memchr::memmem::find(rest, quoted).is_none()
             {
                 return found;
             }
-        } else {
-            at = skip_value(line, at)?;
         }
         at = skip_blanks(line, at);
         match line.get(at) {
