@@ -10,7 +10,9 @@
 Logs (``tools/gen_log.py``'s generator, fixed seeds): ``gateway``, a wrapper log of OpenAI Chat
 streams (``{"ts", "stream_id", "seq", "event": {...}}``, about 100 KB a stream); ``chunks``,
 short raw ``chat.completion.chunk`` records (about 175 bytes, 100 a stream, grouped by
-``id``); ``wrapped``, the same chunks under ``event`` in a wrapper record.
+``id``); ``wrapped``, the same chunks under ``event`` in a wrapper record; ``logprobs``, half
+as many chunks in a tenth of the streams, each delta with its token's logprobs (5
+alternatives), so that each record is large (about 200 KB of message).
 
 Target: every CLI row within 1.2× the API's time. A smoke run (``--benchmark-disable``, CI)
 uses small logs and checks that each output holds exactly the API's records (bytes, files,
@@ -18,7 +20,8 @@ Parquet rows); a timed run (``pytest benches/test_bench_cli.py``) uses ``FASTMER
 MB of gateway log (20 by default) and chunk logs of 10 records a stream. The table, on a
 release build (``make build-prod``)::
 
-    python benches/test_bench_cli.py                 # 200 MB gateway log, 200,000 chunks
+    python benches/test_bench_cli.py                 # 200 MB gateway log, 200,000 chunks,
+                                                     # 100,000 with logprobs
     python benches/test_bench_cli.py --mb 20 --records 20000 --rounds 3
 """
 
@@ -48,6 +51,7 @@ OPTIONS: dict[str, dict[str, str]] = {
     "gateway": {"group_by": "stream_id", "event": "event"},
     "chunks": {"group_by": "id"},
     "wrapped": {"group_by": "stream_id", "event": "event"},
+    "logprobs": {"group_by": "id"},
 }
 JOBS = 2
 WORDS = "the stream of tokens arrives in small pieces and every piece must be kept".split()
@@ -61,10 +65,26 @@ def _gen_log() -> Any:
     return module
 
 
-def chunk_records(records: int, streams: int, wrapped: bool, seed: int = 20261204) -> list[bytes]:
+def _logprob(token: str, rng: random.Random) -> dict[str, Any]:
+    """A token's logprobs entry as OpenAI sends it, with 5 alternatives."""
+    return {
+        "token": token,
+        "logprob": -rng.random() * 5,
+        "bytes": list(token.encode()),
+        "top_logprobs": [
+            {"token": w, "logprob": -rng.random() * 9, "bytes": list(w.encode())}
+            for w in rng.sample(WORDS, 5)
+        ],
+    }
+
+
+def chunk_records(
+    records: int, streams: int, wrapped: bool, seed: int = 20261204, logprobs: bool = False
+) -> list[bytes]:
     """``records`` short OpenAI text-chunk lines of ``streams`` streams, 64 in flight at once
     (interleaved as a gateway logs them): a role chunk, text deltas of one word, the finish
-    chunk. ``wrapped``: each under ``event`` of ``{"stream_id", "seq", "event"}``."""
+    chunk. ``wrapped``: each under ``event`` of ``{"stream_id", "seq", "event"}``;
+    ``logprobs``: each delta with its token's logprobs."""
     rng = random.Random(seed)
     per = max(3, records // streams)
     pending = list(range(streams))
@@ -82,14 +102,15 @@ def chunk_records(records: int, streams: int, wrapped: bool, seed: int = 2026120
             delta = {}
         else:
             delta = {"content": " " + rng.choice(WORDS)}
+        choice = {"index": 0, "delta": delta, "finish_reason": "stop" if seq == per - 1 else None}
+        if logprobs and "content" in delta and delta["content"]:
+            choice["logprobs"] = {"content": [_logprob(delta["content"], rng)]}
         event = {
             "id": f"chatcmpl-{stream:06d}",
             "object": "chat.completion.chunk",
             "created": 1770933892 + stream,
             "model": "gpt-4o-mini",
-            "choices": [
-                {"index": 0, "delta": delta, "finish_reason": "stop" if seq == per - 1 else None}
-            ],
+            "choices": [choice],
         }
         record: Any = {"stream_id": f"req-{stream:06d}", "seq": seq, "event": event}
         out.append(orjson.dumps(record if wrapped else event) + b"\n")
@@ -106,6 +127,7 @@ def make_logs(folder: Path, mb: float, streams: int, records: int) -> dict[str, 
         "gateway": folder / f"gateway-{streams}-{mb:g}mb.jsonl",
         "chunks": folder / f"chunks-{streams}-{records}.jsonl",
         "wrapped": folder / f"wrapped-{streams}-{records}.jsonl",
+        "logprobs": folder / f"logprobs-{streams // 10}-{records // 2}.jsonl",
     }
     if not logs["gateway"].exists():
         with open(logs["gateway"], "wb") as out:
@@ -113,6 +135,9 @@ def make_logs(folder: Path, mb: float, streams: int, records: int) -> dict[str, 
     for name, wrapped in (("chunks", False), ("wrapped", True)):
         if not logs[name].exists():
             logs[name].write_bytes(b"".join(chunk_records(records, streams, wrapped)))
+    if not logs["logprobs"].exists():
+        lines = chunk_records(records // 2, streams // 10, False, logprobs=True)
+        logs["logprobs"].write_bytes(b"".join(lines))
     return logs
 
 
@@ -251,7 +276,8 @@ def test_api(
     benchmark: Any, logs: dict[str, Path], sizes: tuple[float, int, int], name: str, run: Any
 ) -> None:
     benchmark.group = f"cli: {name}"
-    assert benchmark.pedantic(run, args=(logs[name], name), rounds=3, iterations=1) == sizes[1]
+    streams = sizes[1] // 10 if name == "logprobs" else sizes[1]
+    assert benchmark.pedantic(run, args=(logs[name], name), rounds=3, iterations=1) == streams
 
 
 @pytest.mark.parametrize("name", LOGS)
