@@ -187,17 +187,26 @@ def _unknown(value: Any) -> Any:
 def _aggregate(items: list[Any], strict: bool) -> list[AssistantMessage]:
     """The messages of the chunks (one per choice), through the ``"openai-chat"`` adapter.
 
-    The chunks go to the backend as one JSON array, written by pydantic-core in one call:
-    LiteLLM's objects without their ``None`` fields (the fields a chunk did not send), dicts as
-    they are, pydantic objects inside dicts as their JSON. The backend parses it; on the Rust
-    backend no Python object is made for a chunk."""
-    data = pydantic_core.to_json(
-        # (isinstance of dict, not of the Mapping ABC: a C-level check per chunk)
-        [_without_hidden(c) if isinstance(c, dict) and _HIDDEN in c else c for c in items],
-        exclude_none=True,
-        fallback=_unknown,
-    )
-    merged: list[AssistantMessage] = fastmerge.aggregate_choices(data, "openai-chat", strict=strict)
+    Chunk dicts go to the backend as they are (read in Rust on the Rust backend). Objects, and
+    dicts holding objects, go as one JSON array written by pydantic-core in one call: LiteLLM's
+    objects without their ``None`` fields (the fields a chunk did not send), pydantic objects
+    inside dicts as their JSON; the backend parses it, and on the Rust backend no Python
+    object is made for a chunk."""
+    # (isinstance of dict, not of the Mapping ABC: a C-level check per chunk)
+    events = [_without_hidden(c) if isinstance(c, dict) and _HIDDEN in c else c for c in items]
+    if all(isinstance(c, dict) for c in events):
+        try:
+            merged: list[AssistantMessage] = fastmerge.aggregate_choices(
+                events, "openai-chat", strict=strict
+            )
+        except fastmerge.EventError:
+            pass  # a dict holding an object the backend cannot read: as JSON, below
+        else:
+            unreadable = any(a["code"] == "unreadable_event" for m in merged for a in m.anomalies)
+            if not unreadable:
+                return merged
+    data = pydantic_core.to_json(events, exclude_none=True, fallback=_unknown)
+    merged = fastmerge.aggregate_choices(data, "openai-chat", strict=strict)
     return merged
 
 
