@@ -306,20 +306,21 @@ def test_cli(benchmark: Any, logs: dict[str, Path], tmp_path: Path, name: str, o
 # -- the table (python benches/test_bench_cli.py)
 
 
-def best(fn: Callable[[], Any], rounds: int) -> float:
-    """The best time of ``rounds`` calls."""
-    times = []
-    for _ in range(rounds):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
+def timed(fn: Callable[[], Any]) -> tuple[float, float]:
+    """``(wall, cpu)`` seconds of one call; ``cpu``: the process's CPU time, every thread's
+    (steadier than the wall clock on a machine shared with other jobs)."""
+    start, cpu = time.perf_counter(), time.process_time()
+    fn()
+    return time.perf_counter() - start, time.process_time() - cpu
 
 
-def measure(logs: dict[str, Path], rounds: int, out_dir: Path) -> list[tuple[str, str, float]]:
-    """``(log, row, seconds)`` for every log and row, the rows of a log side by side
-    (round-robin, so that a burst of load on the machine lands on all of them alike)."""
-    rows: list[tuple[str, str, float]] = []
+def measure(
+    logs: dict[str, Path], rounds: int, out_dir: Path
+) -> list[tuple[str, str, float, float]]:
+    """``(log, row, wall, cpu)``, the least of ``rounds`` each, for every log and row; a
+    log's rows run side by side (round-robin, so that a burst of load on the machine lands
+    on all of them alike)."""
+    rows: list[tuple[str, str, float, float]] = []
     for name, log in logs.items():
         lines = log.read_bytes().splitlines()
         work: dict[str, Callable[[], Any]] = {
@@ -330,28 +331,31 @@ def measure(logs: dict[str, Path], rounds: int, out_dir: Path) -> list[tuple[str
             "CLI --output-dir": lambda: cli_directory(log, name, out_dir / "dir"),  # noqa: B023
             "CLI --format parquet": lambda: cli_parquet(log, name, out_dir / "out.parquet"),  # noqa: B023
         }
-        times: dict[str, list[float]] = {row: [] for row in work}
+        times: dict[str, list[tuple[float, float]]] = {row: [] for row in work}
         for _ in range(rounds):
             for row, fn in work.items():
-                times[row].append(best(fn, 1))
+                times[row].append(timed(fn))
         lines.clear()
-        rows.extend((name, row, min(seconds)) for row, seconds in times.items())
+        for row, pairs in times.items():
+            rows.append((name, row, min(w for w, _ in pairs), min(c for _, c in pairs)))
     return rows
 
 
-def table(rows: list[tuple[str, str, float]], logs: dict[str, Path]) -> str:
+def table(rows: list[tuple[str, str, float, float]], logs: dict[str, Path]) -> str:
     out = [
-        "| log | row | time (s) | × orjson | CLI / API |",
-        "| --- | --- | ---: | ---: | ---: |",
+        "| log | row | wall (s) | × orjson | CLI / API | CPU (s) | CLI / API (CPU) |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: |",
     ]
-    seconds = {(name, row): s for name, row, s in rows}
-    for name, row, s in rows:
+    seconds = {(name, row): (w, c) for name, row, w, c in rows}
+    for name, row, wall, cpu in rows:
         size = logs[name].stat().st_size / 1e6
-        api = seconds[(name, "API (merge_logs drained)")]
-        ratio = f"{s / api:.2f}×" if row.startswith("CLI") else ""
+        api_wall, api_cpu = seconds[(name, "API (merge_logs drained)")]
+        cli = row.startswith("CLI")
         out.append(
-            f"| {name} ({size:.0f} MB) | {row} | {s:.3f} | {s / seconds[(name, 'orjson')]:.2f} "
-            f"| {ratio} |"
+            f"| {name} ({size:.0f} MB) | {row} | {wall:.3f} "
+            f"| {wall / seconds[(name, 'orjson')][0]:.2f} "
+            f"| {f'{wall / api_wall:.2f}×' if cli else ''} | {cpu:.3f} "
+            f"| {f'{cpu / api_cpu:.2f}×' if cli else ''} |"
         )
     return "\n".join(out)
 
