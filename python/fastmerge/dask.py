@@ -33,6 +33,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import os
+import pickle
 import shutil
 import tempfile
 import threading
@@ -418,6 +419,11 @@ class _Items:
         self._items = iter(())
 
 
+def _pack(pairs: Iterable[Any]) -> list[bytes]:
+    """A partition of positioned items as one pickled list (the partition's only element)."""
+    return [pickle.dumps(list(pairs), protocol=pickle.HIGHEST_PROTOCOL)]
+
+
 class DaskBatch:
     """A batch job on Dask (:func:`merge_logs`): nothing runs until :meth:`compute`,
     :meth:`to_parquet` or iteration; :attr:`items` is the lazy Dask Bag of positioned items."""
@@ -436,7 +442,14 @@ class DaskBatch:
         """Run the job (``kwargs`` go to ``dask.compute``, e.g. ``scheduler=``): a
         :class:`fastmerge.batch.Batch` over the results in single-machine order, with the
         same errors mode (``bad_lines``, ``counts``)."""
-        pairs = self.items.compute(**kwargs)
+        # imported by name: dask.compute has no type information
+        dask = importlib.import_module("dask")
+        # each partition comes as one pickled list, straight from its worker: one frame to
+        # move and one call to read, where a Bag's own list is serialized item by item and
+        # gathered on one worker first
+        packed = self.items.map_partitions(_pack)
+        parts = dask.compute(*packed.to_delayed(), **kwargs)
+        pairs = [pair for (part,) in parts for pair in pickle.loads(part)]
         pairs.sort(key=itemgetter(0))
         core = _Items([item for _, item in pairs], self._total)
         batch: Any = self._job.batch()
