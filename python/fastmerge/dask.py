@@ -22,7 +22,10 @@ Inputs that are fsspec URLs, and a Bag of lines, are read once: a **split** task
 (``split_file``) sends each bucket's records as one fragment (their lines as one ``bytes``,
 their line numbers in an ``array``); a **shuffle** (``bag.groupby``, or ``foldby``: a
 two-phase combine) brings each bucket's fragments together, and the aggregate task writes them
-into its local text in input order.
+into its local text in input order, one record a line. There the distance after which an
+ended stream is no longer joined by a later record of its key (``PARK_LINES``) counts the
+bucket's records, not the input's lines: the one way these results can differ from one
+machine's, for a stream taken up again that far after its end.
 
 Either way the items are put in input order on the client and read by
 :class:`fastmerge.batch.Batch` (errors modes, counts, records): the same code as one machine.
@@ -515,13 +518,14 @@ def merge_logs(
     scheduler): the same results in the same order. The options are that function's (no
     ``max_open_streams``: streams are spread over workers); ``buckets`` is the number of
     aggregate tasks (0: the worker threads of the current client, or without one this
-    machine's cores), ``jobs`` the core's threads in each task,
-    ``shuffle`` how fragments meet (``"groupby"``: a shuffle; ``"foldby"``: combine per
-    partition, then across); ``backend`` (``"rust"`` or ``"python"``; None: the selected one)
-    the cores the tasks run. The paths must be readable from every worker: local files on a
-    shared file system (each aggregate task reads every file: no record moves between
-    workers), or fsspec URLs (``s3://...``; ``storage_options`` go to fsspec there), which
-    each split task streams from the store itself, once.
+    machine's cores), ``jobs`` the core's threads in each task, ``shuffle`` how the fragments
+    of URLs and Bags meet (``"groupby"``: a shuffle; ``"foldby"``: combine per partition, then
+    across); ``backend`` (``"rust"`` or ``"python"``; None: the selected one) the cores the
+    tasks run. The paths must be readable from every worker: local files on a shared file
+    system, which each aggregate task reads whole (no record moves between workers; so
+    ``buckets`` beyond the worker threads only read the input more times), or fsspec URLs
+    (``s3://...``; ``storage_options`` go to fsspec there), which each split task streams from
+    the store itself, once.
 
     ``paths`` may instead be a Dask Bag of log lines (``str`` or ``bytes``, one record each;
     it needs a ``group_by`` key): each partition is read as an input file named
