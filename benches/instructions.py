@@ -6,8 +6,10 @@ For each case it runs a small program twice under callgrind, building the same i
 without and once with N calls (or one merge_all of N chunks), and prints (difference) / N: the
 instructions one call (one chunk) costs, loop included; the ``stream`` case counts per event
 of the benchmarks' 1,000-chunk openai_logprobs stream (N // 1,000 runs), against
-``orjson.loads`` of its lines. PYTHONHASHSEED is fixed so that dict probing is the same in
-every run. Wall-clock ratios are in ``make bench``;
+``orjson.loads`` of its lines; the ``batch`` case counts per record of the small-record log
+(``tools/gen_log.py --short N``, streams of 100 records, one job: the batch threads count
+too), against the same events read as one stream, per event. PYTHONHASHSEED is fixed so
+that dict probing is the same in every run. Wall-clock ratios are in ``make bench``;
 this tells where the time goes when those ratios look surprising.
 """
 
@@ -92,6 +94,37 @@ elif case == "stream":
                 orjson.loads(line)
         else:
             fastmerge.aggregate(data, "openai-chat").logprobs["content"]
+elif case == "batch":
+    # the small-record log (gen_log --short: n records, streams of 100) as a batch with one
+    # job, per record (rust); or the same events as one stream's bytes, per event (stream)
+    import importlib.util, tempfile
+    spec = importlib.util.spec_from_file_location("gen_log", {gen_log!r})
+    gen_log = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen_log)
+    lines = list(gen_log.short_records(n, max(1, n // 100), 64, 20261204))
+    if impl == "stream":
+        # one response: every event of the log, its id and time made one, a role chunk first
+        events = [json.loads(line)["event"] for line in lines]
+        for event in events:
+            event["id"], event["created"] = "chatcmpl-000000", 1770933892
+        head = [e for e in events if "role" in e["choices"][0]["delta"]][:1]
+        body = [e for e in events if "content" in e["choices"][0]["delta"]]
+        body = [e for e in body if "role" not in e["choices"][0]["delta"]]
+        data = "".join(json.dumps(e, separators=(",", ":")) + "\n" for e in head + body)
+        if run:
+            core = rust.AggregatorCore("openai-chat")
+            core.feed(data.encode())
+            core.finish()
+    else:
+        with tempfile.NamedTemporaryFile(suffix=".jsonl", delete=False) as log:
+            log.writelines(lines)
+        core = rust.BatchCore([log.name], group_by="stream_id", event="event", jobs=1)
+        while run:
+            try:
+                core.next()
+            except StopIteration:
+                break
+        os.unlink(log.name)
 else:
     items = [json.loads(CHUNK % ("tok%d" % i)) for i in range(n)]
     if run:
@@ -127,7 +160,12 @@ def main() -> None:
     program = ROOT / ".benchmarks" / "instructions_program.py"
     program.parent.mkdir(exist_ok=True)
     program.write_text(
-        PROGRAM.format(tests=str(ROOT / "tests"), benches=str(ROOT / "benches")), "utf-8"
+        PROGRAM.format(
+            tests=str(ROOT / "tests"),
+            benches=str(ROOT / "benches"),
+            gen_log=str(ROOT / "tools" / "gen_log.py"),
+        ),
+        "utf-8",
     )
     print(f"instructions per call (callgrind, N = {N}, PYTHONHASHSEED=0)")
     cases = [("merge", impl) for impl in ("openjiuwen", "twin", "rust")]
@@ -135,12 +173,15 @@ def main() -> None:
     cases += [("aggregate", impl) for impl in ("rust-generic", "rust")]
     cases += [("logprobs", impl) for impl in ("rust-generic", "rust")]
     cases += [("stream", impl) for impl in ("rust", "orjson")]
+    cases += [("batch", impl) for impl in ("rust", "stream")]
     if len(sys.argv) > 1:  # only the cases named: python benches/instructions.py logprobs
         cases = [case for case in cases if case[0] in sys.argv[1:]]
     for case, impl in cases:
         base = count(program, case, impl, str(N), "skip")
         total = count(program, case, impl, str(N), "run")
         unit = {"merge": "call", "stream": "event"}.get(case, "chunk")
+        if case == "batch":
+            unit = "event" if impl == "stream" else "record"
         print(f"  {case:9} {impl:10} {(total - base) / N:10.0f} per {unit}")
 
 

@@ -102,15 +102,19 @@ def test_the_lines_give_what_they_hold(both: Both) -> None:
 
 
 NESTED = [
-    ("meta.sid", "data.event", '{"meta":{"sid":"a"},"data":{"event":%s}}' % CHUNK),
-    ("meta.sid", "data.event", '{"meta":{"x":1,"sid":"a","sid":"b"},"data":{"event":%s}}' % CHUNK),
-    ("meta.sid", "data.event", '{"meta":{"s\\u0069d":"a"},"data":{"event":%s}}' % CHUNK),
-    ("meta.sid", "data.event", '{"meta":["a"],"data":{"event":%s}}' % CHUNK),
-    ("meta.0", "data.event", '{"meta":["a"],"data":{"event":%s}}' % CHUNK),
-    ("meta.0", "data.event", '{"meta":{"0":"a"},"data":{"event":%s}}' % CHUNK),
-    ("/meta/0", "/data/event", '{"meta":["a"],"data":{"event":%s}}' % CHUNK),
-    ("meta.sid", "data.event", '{"meta":"a","data":{"event":%s}}' % CHUNK),
-    ("meta.sid", "data.event", '{"meta":{},"data":{"event":%s}}' % CHUNK),
+    ("meta.sid", "data.event", '{"meta":{"sid":"a"},"data":{"event":' + CHUNK + "}}"),
+    (
+        "meta.sid",
+        "data.event",
+        '{"meta":{"x":1,"sid":"a","sid":"b"},"data":{"event":' + CHUNK + "}}",
+    ),
+    ("meta.sid", "data.event", '{"meta":{"s\\u0069d":"a"},"data":{"event":' + CHUNK + "}}"),
+    ("meta.sid", "data.event", '{"meta":["a"],"data":{"event":' + CHUNK + "}}"),
+    ("meta.0", "data.event", '{"meta":["a"],"data":{"event":' + CHUNK + "}}"),
+    ("meta.0", "data.event", '{"meta":{"0":"a"},"data":{"event":' + CHUNK + "}}"),
+    ("/meta/0", "/data/event", '{"meta":["a"],"data":{"event":' + CHUNK + "}}"),
+    ("meta.sid", "data.event", '{"meta":"a","data":{"event":' + CHUNK + "}}"),
+    ("meta.sid", "data.event", '{"meta":{},"data":{"event":' + CHUNK + "}}"),
     ("meta.sid", "data.event", '{"meta":{"sid":"a"},"data":{}}'),
 ]
 

@@ -12,9 +12,14 @@ token-sized ``content`` deltas (every tenth stream: two parallel tool calls inst
 and ``--order-by ts`` give file order. About ``--concurrent`` streams are in flight at once (a
 stream starts when one ends), as on a gateway, so a reader holds only those open.
 
+With ``--short N``, the log is instead N short records (about 175 bytes): each stream a role
+chunk, one-word text deltas and a finish chunk, with no usage chunk, as many small gateways
+log them; the benchmarks' small-record log.
+
 Everything comes from a fixed seed: the same arguments give the same bytes.
 
     python tools/gen_log.py --streams 2000 --size-mb 200 -o /tmp/gateway.jsonl
+    python tools/gen_log.py --streams 2000 --short 200000 -o /tmp/short.jsonl
     python tools/gen_log.py --streams 200 --size-mb 2 --compress zstd -o examples/gateway.jsonl.zst
 """
 
@@ -102,6 +107,42 @@ def records(streams: int, size: int, concurrent: int, seed: int) -> Iterator[byt
             active[pick] = (key, events, seq + 1)
 
 
+def short_records(records_: int, streams: int, concurrent: int, seed: int) -> Iterator[bytes]:
+    """``records_`` short records (with their newline) of ``streams`` streams of the same
+    length, about ``concurrent`` in flight at once: ``{"stream_id", "seq", "event"}`` with a
+    role chunk, one-word text deltas, then the finish chunk."""
+    rng = random.Random(seed)
+    per = max(3, records_ // max(1, streams))
+    pending = list(range(streams))
+    pending.reverse()
+    active: list[list[int]] = []
+    while pending or active:
+        while pending and len(active) < concurrent:
+            active.append([pending.pop(), 0])
+        pick = rng.randrange(len(active))
+        stream, seq = active[pick]
+        if seq == 0:
+            delta: dict[str, Any] = {"role": "assistant", "content": ""}
+        elif seq == per - 1:
+            delta = {}
+        else:
+            delta = {"content": " " + rng.choice(WORDS)}
+        event = {
+            "id": f"chatcmpl-{stream:06d}",
+            "object": "chat.completion.chunk",
+            "created": 1770933892 + stream,
+            "model": "gpt-4o-mini",
+            "choices": [
+                {"index": 0, "delta": delta, "finish_reason": "stop" if seq == per - 1 else None}
+            ],
+        }
+        record = {"stream_id": f"req-{stream:06d}", "seq": seq, "event": event}
+        yield json.dumps(record, separators=(",", ":")).encode() + b"\n"
+        active[pick][1] += 1
+        if seq + 1 == per:
+            active.pop(pick)
+
+
 def _open(path: str, compress: str | None) -> IO[bytes]:
     raw: IO[bytes] = sys.stdout.buffer if path == "-" else open(path, "wb")
     if compress is None:
@@ -119,16 +160,30 @@ def _open(path: str, compress: str | None) -> IO[bytes]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--streams", type=int, default=2000)
-    parser.add_argument("--size-mb", type=float, default=200.0)
+    parser.add_argument("--streams", type=int, default=2000, help="streams in the log")
+    parser.add_argument(
+        "--size-mb", type=float, default=200.0, help="about how many MB the log takes"
+    )
     parser.add_argument("--concurrent", type=int, default=64, help="streams in flight at once")
-    parser.add_argument("--seed", type=int, default=20261130)
-    parser.add_argument("--compress", choices=("gzip", "zstd", "bz2", "xz"))
-    parser.add_argument("-o", "--output", default="-")
+    parser.add_argument(
+        "--short",
+        type=int,
+        metavar="N",
+        help="N short text-chunk records instead (the small-record log; --size-mb unused)",
+    )
+    parser.add_argument("--seed", type=int, default=20261130, help="the random seed")
+    parser.add_argument(
+        "--compress", choices=("gzip", "zstd", "bz2", "xz"), help="compress the output"
+    )
+    parser.add_argument("-o", "--output", default="-", help="the file to write ('-': stdout)")
     args = parser.parse_args(argv)
     out = _open(args.output, args.compress)
     buffered = io.BufferedWriter(out, 1 << 20) if args.compress else out  # type: ignore[arg-type]
-    for line in records(args.streams, int(args.size_mb * 1e6), args.concurrent, args.seed):
+    if args.short is not None:
+        lines = short_records(args.short, args.streams, args.concurrent, args.seed)
+    else:
+        lines = records(args.streams, int(args.size_mb * 1e6), args.concurrent, args.seed)
+    for line in lines:
         buffered.write(line)
     buffered.flush()
     out.close()

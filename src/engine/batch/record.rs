@@ -456,37 +456,50 @@ pub fn event_is_json(text: &[u8]) -> bool {
         || (!lone_surrogate(text) && serde_json::from_slice::<serde::de::IgnoredAny>(text).is_ok())
 }
 
+/// What [`skip_value`] stops at outside strings: a quote (1), an opening (2) or a closing
+/// (3) bracket; 0 for any other byte, passed in a tight loop.
+static SKIP_CLASS: [u8; 256] = {
+    let mut class = [0u8; 256];
+    class[b'"' as usize] = 1;
+    class[b'{' as usize] = 2;
+    class[b'[' as usize] = 2;
+    class[b'}' as usize] = 3;
+    class[b']' as usize] = 3;
+    class
+};
+
 /// The end of the object at `pos` (its brace), found by its brackets and strings
 /// only: a text that is JSON ends there; any other is found out by whoever reads it. None
 /// past `room` levels or at the end of `b`.
 fn skip_value(b: &[u8], mut pos: usize, room: usize) -> Option<usize> {
     let mut depth = 0usize;
     loop {
-        match *b.get(pos)? {
-            b'"' => {
-                pos += 1;
-                loop {
-                    pos = json_text::plain_run(b, pos)?;
-                    match b[pos] {
-                        b'"' => break,
-                        b'\\' => pos += 2,
-                        _ => pos += 1,
-                    }
+        let mut class = SKIP_CLASS[*b.get(pos)? as usize];
+        while class == 0 {
+            pos += 1;
+            class = SKIP_CLASS[*b.get(pos)? as usize];
+        }
+        match class {
+            1 => loop {
+                pos = json_text::plain_run(b, pos + 1)?;
+                match b[pos] {
+                    b'"' => break,
+                    b'\\' => pos += 1,
+                    _ => {}
                 }
-            }
-            b'{' | b'[' => {
+            },
+            2 => {
                 depth += 1;
                 if depth > room {
                     return None;
                 }
             }
-            b'}' | b']' => {
+            _ => {
                 depth = depth.checked_sub(1)?;
                 if depth == 0 {
                     return Some(pos + 1);
                 }
             }
-            _ => {}
         }
         pos += 1;
     }
