@@ -7,6 +7,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import threading
 import time
 import zlib
 from pathlib import Path
@@ -453,3 +454,34 @@ def test_a_bucket_task_raises_what_its_writer_or_core_raises(
     broken = local_job(paths, backend_name, provider="nope")
     with pytest.raises(errors.BatchError, match="provider"):
         fdask._aggregate_local(broken, bucket)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes")
+def test_a_named_pipe_is_read_once(
+    client: Any, batch: ModuleType, backend_name: str, tmp_path: Path
+) -> None:
+    """Every bucket reads each regular file; an input that is not one (a named pipe) is read
+    once, by the plan that sends its records to their buckets."""
+    data, _ = tricky_log()
+    pipe = str(tmp_path / "pipe.jsonl")
+    os.mkfifo(pipe)
+    other = write(tmp_path / "other.jsonl", data[: len(data) // 3])
+
+    def feed() -> None:
+        with open(pipe, "wb") as sink:
+            sink.write(data)
+
+    options: dict[str, Any] = dict(group_by="stream_id", event="event", errors="collect")
+    runs = []
+    for run in (
+        lambda: batch.merge_logs([other, pipe], **options),
+        lambda: fdask.merge_logs([other, pipe], backend=backend_name, **options).compute(),
+    ):
+        feeder = threading.Thread(target=feed, daemon=True)
+        feeder.start()
+        result = run()
+        runs.append((records(result), result.bad_lines))
+        feeder.join(30)
+        assert not feeder.is_alive()
+    assert runs[1] == runs[0]
+    assert len(runs[0][0]) > 40

@@ -38,6 +38,7 @@ import importlib
 import os
 import pickle
 import shutil
+import stat
 import tempfile
 import threading
 import time
@@ -570,8 +571,10 @@ def merge_logs(
     if not job.records:
         items = files.map(partial(_whole_file, job)).flatten()
         return DaskBatch(job, items, total, errors, errors_file)
-    if not any(_remote.is_url(path) for path in expanded):
-        job.sizes = [os.stat(path).st_size for path in expanded]
+    # every bucket reads each local file: regular files only (a pipe is read once)
+    local = [None if _remote.is_url(path) else os.stat(path) for path in expanded]
+    if all(st is not None and stat.S_ISREG(st.st_mode) for st in local):
+        job.sizes = [st.st_size for st in local if st is not None]
         return DaskBatch(job, _local_plan(job), total, errors, errors_file)
     fragments = files.map(partial(_split, job)).flatten()
     return _shuffle_and_aggregate(job, fragments, shuffle, total, errors, errors_file)
