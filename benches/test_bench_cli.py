@@ -192,9 +192,15 @@ def cli_jsonl(log: Path, name: str, out: Path) -> int:
 
 
 def cli_directory(log: Path, name: str, out: Path) -> int:
-    # a fresh directory each time: files are made, not rewritten
-    shutil.rmtree(out, ignore_errors=True)
     return run_cli(log, name, ["--output-dir", str(out)])
+
+
+def fresh(out: Path) -> None:
+    """Before a timed run, not in it: no output left, so files are made, not rewritten."""
+    if out.is_dir():
+        shutil.rmtree(out)
+    elif out.exists():
+        out.unlink()
 
 
 def cli_parquet(log: Path, name: str, out: Path) -> int:
@@ -292,7 +298,9 @@ def test_cli(benchmark: Any, logs: dict[str, Path], tmp_path: Path, name: str, o
     runner = {"jsonl": cli_jsonl, "directory": cli_directory, "parquet": cli_parquet}[output]
     benchmark.group = f"cli: {name}"
     benchmark.extra_info.update(log=name, output=output)
-    status = benchmark.pedantic(runner, args=(log, name, out), rounds=3, iterations=1)
+    status = benchmark.pedantic(
+        runner, args=(log, name, out), setup=lambda: fresh(out), rounds=3, iterations=1
+    )
     assert status == 0  # every stream complete
     # the output holds exactly the API's records
     if output == "jsonl":
@@ -306,9 +314,15 @@ def test_cli(benchmark: Any, logs: dict[str, Path], tmp_path: Path, name: str, o
 # -- the table (python benches/test_bench_cli.py)
 
 
+#: What the timed runs write (removed before each, untimed).
+OUTPUTS: list[Path] = []
+
+
 def timed(fn: Callable[[], Any]) -> tuple[float, float]:
     """``(wall, cpu)`` seconds of one call; ``cpu``: the process's CPU time, every thread's
     (steadier than the wall clock on a machine shared with other jobs)."""
+    for out in OUTPUTS:
+        fresh(out)
     start, cpu = time.perf_counter(), time.process_time()
     fn()
     return time.perf_counter() - start, time.process_time() - cpu
@@ -321,6 +335,7 @@ def measure(
     log's rows run side by side (round-robin, so that a burst of load on the machine lands
     on all of them alike)."""
     rows: list[tuple[str, str, float, float]] = []
+    OUTPUTS[:] = [out_dir / "out.jsonl", out_dir / "dir", out_dir / "out.parquet"]
     for name, log in logs.items():
         lines = log.read_bytes().splitlines()
         work: dict[str, Callable[[], Any]] = {
