@@ -123,7 +123,7 @@ def test_load_unknown_backend() -> None:
 
 def test_constants_follow_the_spec(backend_module: ModuleType) -> None:
     assert canonical(backend_module.MAX_DEPTH) == canonical(256)
-    assert canonical(backend_module.POLICIES) == canonical(("openjiuwen", "delta"))
+    assert canonical(backend_module.POLICIES) == canonical(("openjiuwen", "delta", "langchain"))
     assert canonical(backend_module.LIST_MERGES) == canonical(("concat", "by_index"))
     assert canonical(backend_module.ATOMIC_KEYS) == canonical(SPEC_ATOMIC_KEYS)
     assert backend_module.__version__ == fastmerge.__version__

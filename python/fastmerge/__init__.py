@@ -134,6 +134,7 @@ __all__ = [
     "Aggregator",
     "EventError",
     "PROVIDERS",
+    "add_ai_message_chunks",
     "aggregate",
     "aggregate_choices",
     "to_provider",
