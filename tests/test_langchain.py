@@ -1191,3 +1191,25 @@ def test_session_history_is_atomic() -> None:
         with pytest.raises(TypeError):
             history.add_messages([HumanMessage(content="kept?"), object()])  # type: ignore[list-item]
         assert history.messages == []
+
+
+# ---------------------------------------------------------------------------------------------
+# Hostile values (tests/_values.py): the engine and the twin alike under policy="langchain"
+
+
+@pytest.mark.differential
+@settings(max_examples=400, **_HYPOTHESIS)
+@given(data=st.data())
+def test_hostile_values_alike(both: Any, data: st.DataObject) -> None:
+    from _values import pairs, sequences
+    from conftest import outcome as exact_outcome
+
+    rust, python = both
+    pair = data.draw(pairs())
+    before = canonical(pair)
+    got = exact_outcome(rust.merge, *pair, policy="langchain")
+    assert canonical(pair) == before, "the engine changed its input"
+    assert got == exact_outcome(python.merge, *pair, policy="langchain"), repr(pair)
+    items = data.draw(sequences())
+    got = exact_outcome(rust.merge_all, items, policy="langchain")
+    assert got == exact_outcome(python.merge_all, items, policy="langchain"), repr(items)
