@@ -568,8 +568,10 @@ pub(crate) fn agg_error(py: Python<'_>, err: AggError) -> PyErr {
 #[pyclass(module = "fastmerge._fastmerge")]
 pub struct AggregatorCore {
     core: Core,
-    /// the JSON text of the event object being read ([`write_json`]), kept between events
+    /// the JSON text of the event object being read ([`Writer`]), kept between events
     text: Vec<u8>,
+    /// the SDK model classes met ([`ModelClass`])
+    classes: ClassCache,
 }
 
 impl AggregatorCore {
@@ -622,25 +624,25 @@ impl AggregatorCore {
         event: &Bound<'_, PyAny>,
         plain: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
-        if event.is_instance_of::<PyString>() || event.is_instance_of::<PyBytes>() {
-            return self.add_text(py, event);
+        let exact_dict = event.is_exact_instance_of::<PyDict>();
+        if !exact_dict {
+            if event.is_instance_of::<PyString>() || event.is_instance_of::<PyBytes>() {
+                return self.add_text(py, event);
+            }
+            if event.is_instance_of::<PyByteArray>() || event.is_instance_of::<PyMemoryView>() {
+                let data = py.get_type::<PyBytes>().call1((event,))?;
+                return self.add_text(py, &data);
+            }
         }
-        if event.is_instance_of::<PyByteArray>() || event.is_instance_of::<PyMemoryView>() {
-            let data = py.get_type::<PyBytes>().call1((event,))?;
-            return self.add_text(py, &data);
-        }
-        let is_dict = event.is_instance_of::<PyDict>();
+        let is_dict = exact_dict || event.is_instance_of::<PyDict>();
         let mut text = std::mem::take(&mut self.text);
         text.clear();
-        let written = if event.is_exact_instance_of::<PyDict>() {
-            write_json(&mut text, event, 1, false)?
+        let written = if exact_dict {
+            self.write(&mut text, event, false)?
         } else if is_dict {
             false
         } else {
-            match ModelClass::of(event)? {
-                Some(class) => class.write(&mut text, event, 1)?,
-                None => false,
-            }
+            self.write(&mut text, event, true)?
         };
         let result = if written {
             self.add_json(py, &text)
@@ -649,7 +651,7 @@ impl AggregatorCore {
         } else {
             let value = plain.call1((event,))?;
             text.clear();
-            if value.is_exact_instance_of::<PyDict>() && write_json(&mut text, &value, 1, false)? {
+            if value.is_exact_instance_of::<PyDict>() && self.write(&mut text, &value, false)? {
                 self.add_json(py, &text)
             } else {
                 self.add(py, &value)
@@ -659,7 +661,30 @@ impl AggregatorCore {
         result
     }
 
-    /// The JSON text of one event object, as [`write_json`] wrote it.
+    /// The JSON text of `event` (an exact dict, or an SDK model with `models`) into `text`;
+    /// false where [`Writer`] declines.
+    fn write(
+        &mut self,
+        text: &mut Vec<u8>,
+        event: &Bound<'_, PyAny>,
+        models: bool,
+    ) -> PyResult<bool> {
+        let mut writer = Writer {
+            py: event.py(),
+            out: text,
+            classes: &mut self.classes,
+        };
+        if models {
+            return match writer.classes.of(event)? {
+                Some(class) => writer.model(&class, event, 1),
+                None => Ok(false),
+            };
+        }
+        // SAFETY: `event` is held by the caller; the GIL is held.
+        unsafe { writer.dict(event.as_ptr(), 1, false) }
+    }
+
+    /// The JSON text of one event object, as [`Writer`] wrote it.
     fn add_json(&mut self, py: Python<'_>, text: &[u8]) -> PyResult<()> {
         self.core.check_open().map_err(|e| agg_error(py, e))?;
         self.core.add_text(text).map_err(|e| agg_error(py, e))
@@ -707,6 +732,7 @@ impl AggregatorCore {
         Ok(AggregatorCore {
             core,
             text: Vec::new(),
+            classes: ClassCache::default(),
         })
     }
 
@@ -797,113 +823,276 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 // ---------------------------------------------------------------------------------------------
 // Events held as Python objects, read as the JSON text they stand for
 
-/// Deepest nesting [`write_json`] writes; deeper data takes [`to_value`] (which checks
+/// Deepest nesting [`Writer`] writes; deeper data takes [`to_value`] (which checks
 /// [`MAX_JSON_DEPTH`] and says so).
 const WRITE_DEPTH: usize = 64;
 
-/// The JSON text of `obj` appended to `out`, when `obj` is plain JSON data: exact `dict`s with
-/// exact `str` keys, exact `list`s and `tuple`s, exact `str`s (no lone surrogate), `int`s of 64
-/// bits, finite `float`s, `bool`s and `None` (and, with `models`, the SDK models of
-/// [`ModelClass`], as their `to_dict()`). Text that [`events::parse`](crate::engine::events)
-/// reads back into exactly the value [`to_value`] makes of `obj`: such an event takes the
-/// path of an event from bytes, fast paths included, with the same result by construction.
-/// False (with `out` partly written) for anything else: a subclass, a non-str key, a
-/// big int, NaN, ... which the caller reads with [`to_value`] as before (its value or its
-/// error). No Python code runs here but the SDK class checks of [`ModelClass::of`].
-fn write_json(
-    out: &mut Vec<u8>,
-    obj: &Bound<'_, PyAny>,
-    depth: usize,
-    models: bool,
-) -> PyResult<bool> {
-    let ptr = obj.as_ptr();
-    if obj.is_none() {
-        out.extend_from_slice(b"null");
-        return Ok(true);
-    }
-    if obj.is_exact_instance_of::<PyString>() {
-        return Ok(write_str(out, ptr));
-    }
-    if obj.is_exact_instance_of::<PyInt>() {
-        let mut overflow = 0;
-        // SAFETY: an exact int; the only failure is the overflow it reports.
-        let number = unsafe { ffi::PyLong_AsLongLongAndOverflow(ptr, &mut overflow) };
-        if overflow != 0 {
+/// Writes the JSON text of an event held as Python objects, when it is plain JSON data:
+/// exact `dict`s with exact `str` keys, exact `list`s and `tuple`s, exact `str`s (no lone
+/// surrogate), `int`s of 64 bits, finite `float`s, `bool`s and `None` (and, with `models`,
+/// the SDK models of [`ModelClass`], as their `to_dict()`). The text is what
+/// `events::parse` reads back into exactly the value [`to_value`] makes of the object, so the
+/// event takes the path of an event from bytes, fast paths included, with the same result by
+/// construction. False (`out` partly written) for anything else: a subclass, a non-str key, a
+/// big int, NaN, ..., which the caller reads with [`to_value`] as before (its value or its
+/// error).
+///
+/// Containers and models are held (a reference each) while they are read; scalars are read
+/// borrowed, and no Python code runs between their lookup and their use. Python code runs only
+/// to work out a class the first time ([`ModelClass::read`]).
+struct Writer<'a, 'py> {
+    py: Python<'py>,
+    out: &'a mut Vec<u8>,
+    classes: &'a mut ClassCache,
+}
+
+impl Writer<'_, '_> {
+    /// The object at `ptr`, alive for the call (held by the caller or a container it holds).
+    ///
+    /// # Safety
+    /// `ptr` is a live object and the GIL is held.
+    unsafe fn value(
+        &mut self,
+        ptr: *mut ffi::PyObject,
+        depth: usize,
+        models: bool,
+    ) -> PyResult<bool> {
+        let out = &mut *self.out;
+        if ptr == ffi::Py_None() {
+            out.extend_from_slice(b"null");
+            return Ok(true);
+        }
+        if ffi::PyUnicode_CheckExact(ptr) != 0 {
+            return Ok(write_str(out, ptr));
+        }
+        if ffi::PyLong_CheckExact(ptr) != 0 {
+            let mut overflow = 0;
+            // an exact int: the only failure is the overflow it reports
+            let number = ffi::PyLong_AsLongLongAndOverflow(ptr, &mut overflow);
+            if overflow != 0 {
+                return Ok(false);
+            }
+            return Ok(serde_json::to_writer(&mut *out, &number).is_ok());
+        }
+        if ptr == ffi::Py_True() {
+            out.extend_from_slice(b"true");
+            return Ok(true);
+        }
+        if ptr == ffi::Py_False() {
+            out.extend_from_slice(b"false");
+            return Ok(true);
+        }
+        if ffi::PyFloat_CheckExact(ptr) != 0 {
+            let number = ffi::PyFloat_AsDouble(ptr);
+            if !number.is_finite() {
+                return Ok(false);
+            }
+            // the shortest text that reads back as this float, with a '.' or an exponent
+            // (never read as an int)
+            return Ok(serde_json::to_writer(&mut *out, &number).is_ok());
+        }
+        if depth > WRITE_DEPTH {
             return Ok(false);
         }
-        return Ok(serde_json::to_writer(&mut *out, &number).is_ok());
-    }
-    if obj.is_exact_instance_of::<PyBool>() {
-        out.extend_from_slice(if obj.is_truthy()? { b"true" } else { b"false" });
-        return Ok(true);
-    }
-    if obj.is_exact_instance_of::<PyFloat>() {
-        // SAFETY: an exact float.
-        let number = unsafe { ffi::PyFloat_AsDouble(ptr) };
-        if !number.is_finite() {
-            return Ok(false);
+        let held = Bound::from_borrowed_ptr(self.py, ptr);
+        if ffi::PyDict_CheckExact(ptr) != 0 {
+            return self.dict(ptr, depth, models);
         }
-        // the shortest text that reads back as this float, with a '.' or an exponent (never
-        // read as an int)
-        return Ok(serde_json::to_writer(&mut *out, &number).is_ok());
+        if ffi::PyList_CheckExact(ptr) != 0 || ffi::PyTuple_CheckExact(ptr) != 0 {
+            let list = ffi::PyList_CheckExact(ptr) != 0;
+            self.out.push(b'[');
+            let mut at: ffi::Py_ssize_t = 0;
+            loop {
+                // the length read again at each item: a list changed meanwhile is read safely
+                let len = if list {
+                    ffi::PyList_Size(ptr)
+                } else {
+                    ffi::PyTuple_Size(ptr)
+                };
+                if at >= len {
+                    break;
+                }
+                let item = if list {
+                    ffi::PyList_GetItem(ptr, at)
+                } else {
+                    ffi::PyTuple_GetItem(ptr, at)
+                };
+                if item.is_null() {
+                    return Err(PyErr::fetch(self.py));
+                }
+                if at > 0 {
+                    self.out.push(b',');
+                }
+                if !self.value(item, depth + 1, models)? {
+                    return Ok(false);
+                }
+                at += 1;
+            }
+            self.out.push(b']');
+            return Ok(true);
+        }
+        if models {
+            if let Some(class) = self.classes.of(&held)? {
+                return self.model(&class, &held, depth);
+            }
+        }
+        Ok(false)
     }
-    if depth > WRITE_DEPTH {
-        return Ok(false);
-    }
-    if let Ok(dict) = obj.cast_exact::<PyDict>() {
-        out.push(b'{');
+
+    /// An exact dict.
+    ///
+    /// # Safety
+    /// `ptr` is a live exact dict, held by the caller, and the GIL is held.
+    unsafe fn dict(
+        &mut self,
+        ptr: *mut ffi::PyObject,
+        depth: usize,
+        models: bool,
+    ) -> PyResult<bool> {
+        self.out.push(b'{');
+        let mut pos: ffi::Py_ssize_t = 0;
+        let mut key = std::ptr::null_mut();
+        let mut item = std::ptr::null_mut();
         let mut first = true;
-        for (key, item) in dict.iter() {
-            if !key.is_exact_instance_of::<PyString>() {
+        // key and item borrowed: the key is written before anything else runs, the item is
+        // held by its own reading if it is a container
+        while ffi::PyDict_Next(ptr, &mut pos, &mut key, &mut item) != 0 {
+            if ffi::PyUnicode_CheckExact(key) == 0 {
                 return Ok(false);
             }
             if !first {
-                out.push(b',');
+                self.out.push(b',');
             }
             first = false;
-            if !write_str(out, key.as_ptr()) {
+            if !write_str(self.out, key) {
                 return Ok(false);
             }
-            out.push(b':');
-            if !write_json(out, &item, depth + 1, models)? {
-                return Ok(false);
-            }
-        }
-        out.push(b'}');
-        return Ok(true);
-    }
-    if let Ok(list) = obj.cast_exact::<PyList>() {
-        out.push(b'[');
-        for (index, item) in list.iter().enumerate() {
-            if index > 0 {
-                out.push(b',');
-            }
-            if !write_json(out, &item, depth + 1, models)? {
+            self.out.push(b':');
+            if !self.value(item, depth + 1, models)? {
                 return Ok(false);
             }
         }
-        out.push(b']');
-        return Ok(true);
+        self.out.push(b'}');
+        Ok(true)
     }
-    if let Ok(tuple) = obj.cast_exact::<PyTuple>() {
-        out.push(b'[');
-        for (index, item) in tuple.iter().enumerate() {
-            if index > 0 {
-                out.push(b',');
+
+    /// An instance of an SDK model class: what its `to_dict()` gives (see [`ModelClass`]).
+    fn model(
+        &mut self,
+        class: &ModelClass,
+        obj: &Bound<'_, PyAny>,
+        depth: usize,
+    ) -> PyResult<bool> {
+        let py = self.py;
+        // the attributes as `object.__getattribute__` finds them (these classes define no
+        // `__getattribute__`; pydantic's `__getattr__` serves only what is not found)
+        let attribute = |name: &Bound<'_, PyString>| -> PyResult<Bound<'_, PyAny>> {
+            // SAFETY: live objects; a new reference or NULL with an exception set.
+            unsafe {
+                Bound::from_owned_ptr_or_err(
+                    py,
+                    ffi::PyObject_GenericGetAttr(obj.as_ptr(), name.as_ptr()),
+                )
             }
-            if !write_json(out, &item, depth + 1, models)? {
-                return Ok(false);
+        };
+        let values = attribute(intern!(py, "__dict__"))?;
+        let set = attribute(intern!(py, "__pydantic_fields_set__"))?;
+        let extra = attribute(intern!(py, "__pydantic_extra__"))?;
+        let (Ok(values), Ok(set)) = (values.cast_exact::<PyDict>(), set.cast_exact::<PySet>())
+        else {
+            return Ok(false);
+        };
+        let extra = match extra.cast_exact::<PyDict>() {
+            Ok(extra) => Some(extra.clone()),
+            Err(_) if extra.is_none() => None,
+            Err(_) => return Ok(false),
+        };
+        let extras = extra.as_ref().map_or(0, |e| e.len());
+        self.out.push(b'{');
+        let mark = self.out.len();
+        let mut first = true;
+        // every field set (the usual event: the API sent them all) and the values in the
+        // class's order, as pydantic stores them: read in one pass over the values
+        let all_set = values.len() == class.fields.len() && set.len() == values.len() + extras;
+        // SAFETY (both branches): `values` is an exact dict held here; keys and items are
+        // borrowed from it and read before anything else runs (an item that is a container
+        // or a model is held by its own reading).
+        let mut whole = all_set;
+        if all_set {
+            let mut pos: ffi::Py_ssize_t = 0;
+            let mut key = std::ptr::null_mut();
+            let mut item = std::ptr::null_mut();
+            let mut fields = class.fields.iter();
+            while unsafe { ffi::PyDict_Next(values.as_ptr(), &mut pos, &mut key, &mut item) } != 0 {
+                let Some((name, text)) = fields.next() else {
+                    whole = false;
+                    break;
+                };
+                if key != name.as_ptr() {
+                    whole = false; // not the class's own name object: the lookups below
+                    break;
+                }
+                if !first {
+                    self.out.push(b',');
+                }
+                first = false;
+                self.out.extend_from_slice(text);
+                if !unsafe { self.value(item, depth + 1, true) }? {
+                    return Ok(false);
+                }
+            }
+            if !whole {
+                self.out.truncate(mark);
+                first = true;
             }
         }
-        out.push(b']');
-        return Ok(true);
-    }
-    if models {
-        if let Some(class) = ModelClass::of(obj)? {
-            return class.write(out, obj, depth);
+        if !whole {
+            for (name, text) in &class.fields {
+                // SAFETY: live set and name; -1 sets an exception.
+                match unsafe { ffi::PySet_Contains(set.as_ptr(), name.as_ptr()) } {
+                    0 => continue,
+                    -1 => return Err(PyErr::fetch(py)),
+                    _ => {}
+                }
+                let Some(item) = values.get_item(name.bind(py))? else {
+                    return Ok(false);
+                };
+                if !first {
+                    self.out.push(b',');
+                }
+                first = false;
+                self.out.extend_from_slice(text);
+                if !unsafe { self.value(item.as_ptr(), depth + 1, true) }? {
+                    return Ok(false);
+                }
+            }
         }
+        if let Some(extra) = extra {
+            for (key, item) in extra.iter() {
+                let Ok(key) = key.cast_exact::<PyString>() else {
+                    return Ok(false);
+                };
+                let Ok(text) = key.to_str() else {
+                    return Ok(false);
+                };
+                // a key the fields have too: a dict keeps one, JSON text would hold two
+                if class.keys.iter().any(|k| k == text) {
+                    return Ok(false);
+                }
+                if !first {
+                    self.out.push(b',');
+                }
+                first = false;
+                write_escaped(self.out, text.as_bytes());
+                self.out.push(b':');
+                if !unsafe { self.value(item.as_ptr(), depth + 1, true) }? {
+                    return Ok(false);
+                }
+            }
+        }
+        self.out.push(b'}');
+        Ok(true)
     }
-    Ok(false)
 }
 
 /// A str as a JSON string; false for a lone surrogate (no UTF-8 form).
@@ -954,44 +1143,73 @@ fn write_escaped(out: &mut Vec<u8>, text: &[u8]) {
 
 /// A provider SDK's model class (openai's and anthropic's generated pydantic models), read
 /// from its instances' attributes as its `to_dict()` (`model_dump(by_alias=True,
-/// exclude_unset=True)`, what [`fastmerge.aggregate`'s `_plain`] calls) would give them: the
-/// fields that were set, in the class's order, under their API names, then the extra fields
-/// the API sent (`__pydantic_extra__`), which the dump always includes. Only classes whose
-/// dump is that and nothing else qualify: defined in the SDK's own `types` package, neither
-/// `to_dict` nor `model_dump` overridden, no serializer, computed or excluded field.
+/// exclude_unset=True)`, what `fastmerge.aggregate._plain` calls) would give them: the fields
+/// that were set, in the class's order, under their API names, then the extra fields the API
+/// sent (`__pydantic_extra__`), which the dump always includes. Only classes whose dump is
+/// that and nothing else qualify: defined in the SDK's own `types` package, neither
+/// `to_dict` nor `model_dump` overridden, no serializer, computed or excluded field. A value
+/// that is not plain data (a datetime, an enum, ...) makes the writer decline: `to_dict()`
+/// reads the event then.
 struct ModelClass {
     /// each field's attribute name, and its key as JSON text (`"name":`)
     fields: Vec<(Py<PyString>, Vec<u8>)>,
+    /// each field's key
+    keys: Vec<String>,
 }
 
-/// The classes seen, by type (the type kept alive, so its address is not reused): None for a
-/// class that does not qualify.
+/// The classes seen, by type (the type kept alive, so its address is never reused): None
+/// for a class that does not qualify. Never shrinks: an entry's type lives as long as the
+/// process.
 type ModelClasses = Vec<(Py<PyType>, Option<Arc<ModelClass>>)>;
 
 static MODEL_CLASSES: std::sync::Mutex<ModelClasses> = std::sync::Mutex::new(Vec::new());
 
 /// How many classes [`MODEL_CLASSES`] keeps (an SDK stream has a dozen or so).
-const MODEL_CLASSES_MAX: usize = 512;
+const MODEL_CLASSES_MAX: usize = 1024;
+
+/// An aggregator's classes of [`MODEL_CLASSES`] by the address of their type (those entries
+/// keep their types alive: no address is reused).
+#[derive(Default)]
+struct ClassCache(Vec<(usize, Option<Arc<ModelClass>>)>);
+
+impl ClassCache {
+    /// The class of `obj` if it qualifies (worked out once per class).
+    fn of(&mut self, obj: &Bound<'_, PyAny>) -> PyResult<Option<Arc<ModelClass>>> {
+        let kind = obj.get_type();
+        let address = kind.as_ptr() as usize;
+        if let Some((_, class)) = self.0.iter().find(|(a, _)| *a == address) {
+            return Ok(class.clone());
+        }
+        let (class, kept) = ModelClass::of(&kind)?;
+        if kept {
+            self.0.push((address, class.clone()));
+        }
+        Ok(class)
+    }
+}
 
 impl ModelClass {
-    /// The class of `obj` if it qualifies (worked out once per class).
-    fn of(obj: &Bound<'_, PyAny>) -> PyResult<Option<Arc<ModelClass>>> {
-        let kind = obj.get_type();
+    /// The class `kind` if it qualifies, and whether [`MODEL_CLASSES`] keeps it.
+    fn of(kind: &Bound<'_, PyType>) -> PyResult<(Option<Arc<ModelClass>>, bool)> {
+        let py = kind.py();
         {
             // never held while Python code runs (another thread could then wait on it with
             // the GIL held)
             let known = MODEL_CLASSES.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some((_, class)) = known.iter().find(|(k, _)| k.bind(obj.py()).is(&kind)) {
-                return Ok(class.clone());
+            if let Some((_, class)) = known.iter().find(|(k, _)| k.bind(py).is(kind)) {
+                return Ok((class.clone(), true));
             }
         }
-        let class = Self::read(&kind)?.map(Arc::new);
+        let class = Self::read(kind)?.map(Arc::new);
         let mut known = MODEL_CLASSES.lock().unwrap_or_else(|e| e.into_inner());
-        if known.len() < MODEL_CLASSES_MAX && !known.iter().any(|(k, _)| k.bind(obj.py()).is(&kind))
-        {
-            known.push((kind.unbind(), class.clone()));
+        if let Some((_, class)) = known.iter().find(|(k, _)| k.bind(py).is(kind)) {
+            return Ok((class.clone(), true));
         }
-        Ok(class)
+        if known.len() >= MODEL_CLASSES_MAX {
+            return Ok((class, false));
+        }
+        known.push((kind.clone().unbind(), class.clone()));
+        Ok((class, true))
     }
 
     fn read(kind: &Bound<'_, PyType>) -> PyResult<Option<ModelClass>> {
@@ -1015,16 +1233,19 @@ impl ModelClass {
         ) else {
             return Ok(None);
         };
-        let base = base.getattr("BaseModel")?;
-        let pydantic = pydantic.getattr("BaseModel")?;
-        let Ok(base) = base.cast_into::<PyType>() else {
+        let Ok(base) = base.getattr("BaseModel")?.cast_into::<PyType>() else {
             return Ok(None);
         };
+        let pydantic = pydantic.getattr("BaseModel")?;
+        let object = py.get_type::<pyo3::types::PyAny>();
+        let own =
+            |name: &str| -> PyResult<bool> { Ok(kind.getattr(name)?.is(&object.getattr(name)?)) };
         if !kind.is_subclass(&base)?
             || !kind.getattr("to_dict")?.is(&base.getattr("to_dict")?)
             || !kind
                 .getattr("model_dump")?
                 .is(&pydantic.getattr("model_dump")?)
+            || !own("__getattribute__")?
         {
             return Ok(None);
         }
@@ -1040,11 +1261,12 @@ impl ModelClass {
         {
             return Ok(None);
         }
-        let mut fields = Vec::new();
         let declared = kind.getattr("__pydantic_fields__")?;
         let Ok(declared) = declared.cast::<PyDict>() else {
             return Ok(None);
         };
+        let mut fields = Vec::new();
+        let mut keys = Vec::new();
         for (name, info) in declared.iter() {
             let Ok(name) = name.cast_into::<PyString>() else {
                 return Ok(None);
@@ -1063,72 +1285,13 @@ impl ModelClass {
             let Ok(key) = key.cast::<PyString>() else {
                 return Ok(None);
             };
+            let key = key.to_str()?.to_owned();
             let mut text = Vec::new();
-            write_escaped(&mut text, key.to_str()?.as_bytes());
+            write_escaped(&mut text, key.as_bytes());
             text.push(b':');
             fields.push((name.unbind(), text));
+            keys.push(key);
         }
-        Ok(Some(ModelClass { fields }))
-    }
-
-    /// `obj` (an instance) as the JSON text of its `to_dict()`; false where it cannot tell.
-    fn write(&self, out: &mut Vec<u8>, obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<bool> {
-        let py = obj.py();
-        let values = obj.getattr(intern!(py, "__dict__"))?;
-        let set = obj.getattr(intern!(py, "__pydantic_fields_set__"))?;
-        let extra = obj.getattr(intern!(py, "__pydantic_extra__"))?;
-        let (Ok(values), Ok(set)) = (values.cast_exact::<PyDict>(), set.cast_exact::<PySet>())
-        else {
-            return Ok(false);
-        };
-        out.push(b'{');
-        let mut first = true;
-        for (name, key) in &self.fields {
-            let name = name.bind(py);
-            if !set.contains(name)? {
-                continue;
-            }
-            let Some(value) = values.get_item(name)? else {
-                return Ok(false);
-            };
-            if !first {
-                out.push(b',');
-            }
-            first = false;
-            out.extend_from_slice(key);
-            if !write_json(out, &value, depth + 1, true)? {
-                return Ok(false);
-            }
-        }
-        if !extra.is_none() {
-            let Ok(extra) = extra.cast_exact::<PyDict>() else {
-                return Ok(false);
-            };
-            for (key, value) in extra.iter() {
-                if !key.is_exact_instance_of::<PyString>() {
-                    return Ok(false);
-                }
-                // a key the fields have too: a dict keeps one, JSON text would hold two
-                let text = key.cast::<PyString>()?.to_str().ok();
-                let Some(text) = text else { return Ok(false) };
-                let clash = self.fields.iter().any(|(_, field)| {
-                    field.len() == text.len() + 3 && &field[1..field.len() - 2] == text.as_bytes()
-                });
-                if clash {
-                    return Ok(false);
-                }
-                if !first {
-                    out.push(b',');
-                }
-                first = false;
-                write_escaped(out, text.as_bytes());
-                out.push(b':');
-                if !write_json(out, &value, depth + 1, true)? {
-                    return Ok(false);
-                }
-            }
-        }
-        out.push(b'}');
-        Ok(true)
+        Ok(Some(ModelClass { fields, keys }))
     }
 }
