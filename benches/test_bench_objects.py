@@ -177,7 +177,8 @@ def main() -> None:
             f"{best[n] * 1e3:.2f} ms ({best[n] / base:.2f}x)" if n in best else "-"
             for n in OBJECT_IMPLS
         ]
-        print(f"| {stream.title.split(', ')[0]} | {stream.size:,} | " + " | ".join(cells) + " |")
+        title = stream.title.split(", ")[0].removeprefix("streams: ")
+        print(f"| {title} | {stream.size:,} | " + " | ".join(cells) + " |")
         _objects.cache_clear()
         drop_streams()
 
