@@ -51,18 +51,23 @@ def written(
     """Each result as the batch writes it (by the Rust core on that backend)."""
     run = batch.merge_logs(paths, **options)
     assert run._writes is (backend_name == "rust")
-    records = list(run.written(row=True))
-    lines_ = [r.line for r in records]
+    records = list(run.written())
     # the record's own fields agree with its line
-    for record, line in zip(records, lines_, strict=True):
-        parsed = json.loads(line)
+    for record in records:
+        parsed = json.loads(record.line)
         assert (record.key, record.status, record.error) == (
             parsed["key"],
             parsed["status"],
             parsed["error"],
         )
         assert record.merged is (parsed["message"] is not None)
-    return [(r.line, r.row) for r in records]
+        assert record.row is None
+    # with the rows: the same records, no line
+    rows = list(batch.merge_logs(paths, **options).written(row=True))
+    assert [(r.key, r.status, r.error, r.line, r.merged) for r in rows] == [
+        (r.key, r.status, r.error, b"", r.merged) for r in records
+    ]
+    return [(r.line, w.row) for r, w in zip(records, rows, strict=True)]
 
 
 def core_forms(backend_name: str, path: str, **options: Any) -> set[str]:

@@ -267,9 +267,10 @@ class Written(NamedTuple):
     """A stream's record as it is written (:meth:`Batch.poll_written`): its ``key``,
     ``status`` and ``error`` (the record's: with ``to``, a message the target cannot hold is
     an ``error`` record), ``line`` (the bytes :func:`json_line` gives for
-    :meth:`StreamResult.record`), ``row`` (its Parquet columns, in :data:`COLUMNS` order, or
-    None when not asked for) and ``merged`` (whether the stream has a message: False is a
-    :class:`StreamResult` whose status is ``error``)."""
+    :meth:`StreamResult.record`; empty when its row was asked for instead), ``row`` (its
+    Parquet columns, in :data:`COLUMNS` order, or None when not asked for) and ``merged``
+    (whether the stream has a message: False is a :class:`StreamResult` whose status is
+    ``error``)."""
 
     key: str
     status: str
@@ -286,7 +287,7 @@ def _written(result: StreamResult, to: Provider | None, row: bool) -> Written:
         result.key,
         record["status"],
         record["error"],
-        json_line(record),
+        b"" if row else json_line(record),
         _row(result, record) if row else None,
         bool(result.messages),
     )
@@ -361,8 +362,8 @@ class Batch:
     def poll_written(
         self, timeout: float | None, to: Provider | None = None, row: bool = False
     ) -> Written | None:
-        """The next result as written (:class:`Written`: its JSON line, and its Parquet
-        columns with ``row``), or None when ``timeout`` seconds passed without one;
+        """The next result as written (:class:`Written`: its JSON line, or with ``row`` its
+        Parquet columns), or None when ``timeout`` seconds passed without one;
         ``StopIteration`` at the end. The same records as :meth:`StreamResult.record` gives;
         the Rust core writes them itself, no message object is made."""
         # the Rust core on local files serializes the records (the twin, a remote input's

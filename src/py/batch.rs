@@ -91,11 +91,18 @@ pub struct BatchCore {
     batch: Mutex<Batch>,
     /// Whether each item ends with its place (`positions=True`).
     positions: bool,
+    /// Where a record is written ([`record::record`]), kept from one to the next: a large
+    /// record then costs no fresh memory (and its page faults) each time.
+    buffer: Mutex<Vec<u8>>,
 }
+
+/// The most bytes [`BatchCore::buffer`] keeps between records.
+const BUFFER_KEPT: usize = 16 << 20;
 
 impl BatchCore {
     /// An item as a tuple, with `(end, file, line)` at the end when `place` is given.
     fn item<'py>(
+        &self,
         py: Python<'py>,
         item: Item,
         place: Option<Place>,
@@ -103,7 +110,7 @@ impl BatchCore {
     ) -> PyResult<Bound<'py, PyTuple>> {
         let tuple = match form {
             Form::Item => Self::fields(py, item)?,
-            Form::Line | Form::Row => Self::record(py, item, form == Form::Row)?,
+            Form::Line | Form::Row => self.record(py, item, form == Form::Row)?,
         };
         let Some(place) = place else {
             return Ok(tuple);
@@ -118,7 +125,7 @@ impl BatchCore {
     /// (`row`: the Parquet columns, or None), serialized with the GIL released; a bad line's
     /// item, or a stream whose record Python must write itself, as [`BatchCore::fields`] makes
     /// it.
-    fn record<'py>(py: Python<'py>, item: Item, row: bool) -> PyResult<Bound<'py, PyTuple>> {
+    fn record<'py>(&self, py: Python<'py>, item: Item, row: bool) -> PyResult<Bound<'py, PyTuple>> {
         let Item::Stream {
             key,
             provider,
@@ -135,19 +142,28 @@ impl BatchCore {
             }
             Err(StreamError::Text(text)) => (None, Some(text.clone())),
         };
-        let made = py.detach(|| record::record(key, *provider, messages, error.as_deref(), row));
+        // never waited for with the GIL held: a thread calling `next` meanwhile uses its own
+        let mut kept = self.buffer.try_lock().ok();
+        let mut own = Vec::new();
+        let buffer: &mut Vec<u8> = match kept.as_deref_mut() {
+            Some(buffer) => buffer,
+            None => &mut own,
+        };
+        let out = &mut *buffer;
+        let made =
+            py.detach(|| record::record(key, *provider, messages, error.as_deref(), row, out));
         let Some(made) = made else {
             return Self::fields(py, item);
         };
-        let line = PyBytes::new(py, &made.line);
+        // a row holds the message: its line is not made
+        let line = PyBytes::new(py, if row { b"" } else { buffer.as_slice() });
         let row = match made.row {
             None => py.None().into_bound(py),
             Some(columns) => {
-                let message = match made.message {
-                    // the line is UTF-8: it was written from Rust strings
-                    Some((start, end)) => Some(String::from_utf8_lossy(&made.line[start..end])),
-                    None => None,
-                };
+                // the line is UTF-8: it was written from Rust strings
+                let message = made
+                    .message
+                    .map(|(start, end)| String::from_utf8_lossy(&buffer[start..end]));
                 let cells: [Bound<'py, PyAny>; 14] = [
                     key.into_pyobject(py)?.into_any(),
                     provider.into_pyobject(py)?.into_any(),
@@ -170,7 +186,11 @@ impl BatchCore {
                 PyTuple::new(py, cells)?.into_any()
             }
         };
-        ("record", key, made.status, error, line, row).into_pyobject(py)
+        let made = ("record", key, made.status, error, line, row).into_pyobject(py);
+        if buffer.capacity() > BUFFER_KEPT {
+            *buffer = Vec::new();
+        }
+        made
     }
 
     fn fields<'py>(py: Python<'py>, item: Item) -> PyResult<Bound<'py, PyTuple>> {
@@ -294,6 +314,7 @@ impl BatchCore {
         Ok(BatchCore {
             batch: Mutex::new(batch),
             positions,
+            buffer: Mutex::new(Vec::new()),
         })
     }
 
@@ -341,7 +362,7 @@ impl BatchCore {
             match found.map_err(|e| batch_error(py, e))? {
                 Next::Item(item, place) => {
                     let place = self.positions.then_some(place);
-                    return Self::item(py, item, place, form).map(Some);
+                    return self.item(py, item, place, form).map(Some);
                 }
                 Next::End => return Err(PyStopIteration::new_err(())),
                 Next::Timeout if timeout.is_some() => return Ok(None),

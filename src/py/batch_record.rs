@@ -52,24 +52,25 @@ pub(crate) struct Row {
     pub anomalies: usize,
 }
 
-/// A stream's record: its JSON line, its status, where its message's JSON is in the line
-/// (None: `"message":null`), and its Parquet columns when asked for.
+/// A stream's record (its JSON line is in the caller's buffer): its status, where its
+/// message's JSON is in the line (None: `"message":null`), and its Parquet columns when asked
+/// for.
 pub(crate) struct Record {
-    pub line: Vec<u8>,
     pub status: &'static str,
     pub message: Option<(usize, usize)>,
     pub row: Option<Row>,
 }
 
-/// The record of a stream (`StreamResult.record()` with `to=None`): `messages` are its
-/// choices' data (None: it could not be merged, `error` says why). None when a message is not
-/// in the shape the Python record reads.
+/// The record of a stream (`StreamResult.record()` with `to=None`), its line written in `out`
+/// (cleared first): `messages` are its choices' data (None: it could not be merged, `error`
+/// says why). None when a message is not in the shape the Python record reads.
 pub(crate) fn record(
     key: &str,
     provider: Option<&str>,
     messages: Option<&[Value]>,
     error: Option<&str>,
     row: bool,
+    out: &mut Vec<u8>,
 ) -> Option<Record> {
     let messages = messages.unwrap_or(&[]);
     let mut maps = Vec::with_capacity(messages.len());
@@ -101,12 +102,12 @@ pub(crate) fn record(
             }
         }
     }
-    let mut out = Vec::with_capacity(256);
+    out.clear();
     out.extend_from_slice(b"{\"key\":");
-    string(&mut out, key);
+    string(out, key);
     out.extend_from_slice(b",\"provider\":");
     match provider {
-        Some(name) => string(&mut out, name),
+        Some(name) => string(out, name),
         None => out.extend_from_slice(b"null"),
     }
     out.extend_from_slice(b",\"status\":\"");
@@ -116,13 +117,13 @@ pub(crate) fn record(
         if index > 0 {
             out.push(b',');
         }
-        value(&mut out, anomaly);
+        value(out, anomaly);
     }
     out.extend_from_slice(b"],\"message\":");
     let mut place = None;
     if let Some(first) = maps.first() {
         let start = out.len();
-        message(&mut out, first)?;
+        message(out, first)?;
         place = Some((start, out.len()));
         if maps.len() > 1 {
             out.extend_from_slice(b",\"choices\":[");
@@ -130,7 +131,7 @@ pub(crate) fn record(
                 if index > 0 {
                     out.push(b',');
                 }
-                message(&mut out, map)?;
+                message(out, map)?;
             }
             out.push(b']');
         }
@@ -139,7 +140,7 @@ pub(crate) fn record(
     }
     out.extend_from_slice(b",\"error\":");
     match error {
-        Some(text) => string(&mut out, text),
+        Some(text) => string(out, text),
         None => out.extend_from_slice(b"null"),
     }
     out.extend_from_slice(b"}\n");
@@ -154,7 +155,6 @@ pub(crate) fn record(
         None
     };
     Some(Record {
-        line: out,
         status: STATUSES[worst],
         message: place,
         row,
