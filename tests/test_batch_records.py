@@ -29,6 +29,9 @@ LINES = [
     f'  {{ "sid" : "a" , "event" : {CHUNK} }}  ',
     f'{{"event":{CHUNK},"sid":"a"}}',
     f'{{"sid":"a","sid":"b","event":{CHUNK}}}',  # the last of duplicates
+    f'{{"sid": "zz", "event": {CHUNK}, "sid": "a"}}',
+    f'{{"sid":"a","event":{CHUNK},"event":{CHUNK}}}',  # an event key twice
+    f'{{"sid":"a","event":{{"x":tru}},"event":{CHUNK}}}',  # the first of them not JSON
     f'{{"s\\u0069d":"a","event":{CHUNK}}}',  # an escaped key: the same key
     f'{{"sid":"a\\"b","event":{CHUNK}}}',  # an escaped key text
     f'{{"sid":7,"event":{CHUNK}}}',
@@ -95,7 +98,10 @@ def test_the_lines_give_what_they_hold(both: Both) -> None:
     assert [item[1] for item in streams] == ["a", "b"]
     text = json.dumps(out)
     assert '"hihihihi"' in text  # four lines of key a ("hi" each), in order
-    bad = _read(rust, [LINES[19], LINES[11]], group_by="sid", event="event")
+    trailing_comma = f'{{"sid":"a","event":{CHUNK},}}'
+    bad = _read(
+        rust, [trailing_comma, f'{{"sid":["a"],"event":{CHUNK}}}'], group_by="sid", event="event"
+    )
     assert [item[0] for item in bad] == ["bad", "bad"]
     assert "not valid JSON" in json.dumps(bad[0])
     assert "not a string or a number" in json.dumps(bad[1])
