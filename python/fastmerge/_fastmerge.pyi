@@ -30,6 +30,7 @@ __all__ = [
     "merge_logprobs",
     "read_input",
     "split_file",
+    "write_bucket",
 ]
 
 __version__: str
@@ -132,3 +133,12 @@ def split_file(
     order_by: str | None = None,
     buckets: int = 1,
 ) -> list[tuple[int, bytes, array[int], list[str], array[int], array[int]]]: ...
+def write_bucket(
+    paths: list[str],
+    bucket: int,
+    buckets: int,
+    out: str,
+    group_by: str,
+    event: str | None,
+    order_by: str | None,
+) -> list[tuple[int, int]]: ...
