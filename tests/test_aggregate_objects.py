@@ -86,7 +86,8 @@ def _sdk_cases() -> list[Any]:
 def test_sdk_objects_read_as_their_dicts(
     aggregate_module: Any, path: Path, provider: str, how: str
 ) -> None:
-    """A stream's SDK objects give the messages of the dicts they stand for (``to_dict()``),
+    """A stream's SDK objects give the messages of the dicts they stand for
+    (``to_dict(mode="json")``: a datetime the SDK parsed is read as its JSON text, not lost),
     and, where those are the stream's own events, the messages of its bytes."""
     events = _events(path)
     build = _openai_objects if provider == "openai-chat" else _anthropic_objects
@@ -95,7 +96,7 @@ def test_sdk_objects_read_as_their_dicts(
     except Exception as exc:  # an event the SDK's classes do not validate
         pytest.skip(f"the SDK does not validate {path.name}: {type(exc).__name__}")
     aggregate = aggregate_module.aggregate_choices
-    dicts = [o.to_dict() for o in objects]
+    dicts = [o.to_dict(mode="json") for o in objects]
     from_objects = _outcome(lambda: aggregate(objects, provider))
     assert from_objects == _outcome(lambda: aggregate(dicts, provider))
     # one object at a time (Aggregator.add) reads alike
@@ -105,8 +106,7 @@ def test_sdk_objects_read_as_their_dicts(
     assert _outcome(agg.finish_choices) == from_objects
     if provider == "anthropic":
         events = [e for e in events if e.get("type") != "ping"]
-    # the bytes of the same events, in the SDK's key order, give the same messages (where
-    # the dicts are JSON data: to_dict() keeps a datetime, which a dict event cannot be)
+    # the bytes of the same events, in the SDK's key order, give the same messages
     try:
         lines = "".join(json.dumps(d) + "\n" for d in dicts).encode()
     except TypeError:
@@ -302,7 +302,8 @@ def test_odd_events_read_as_before(events: list[Any], provider: str, strict: boo
 @given(st.lists(st.text(max_size=6), min_size=1, max_size=6), _VALUES, _SCALARS)
 def test_odd_values_in_sdk_objects(texts: list[str], extra: Any, scalar: Any) -> None:
     """SDK objects holding odd values (in an extra field, in a field the SDK does not check at
-    construction) give on every backend the messages of their ``to_dict()``, or its error."""
+    construction) give on every backend the messages of their ``to_dict(mode="json")``, or its
+    error."""
     events = [_chunk({"content": t}, {}, None) for t in texts]
     events[0]["choices"][0]["delta"]["odd"] = extra
     events[-1]["model"] = scalar
@@ -313,7 +314,7 @@ def test_odd_values_in_sdk_objects(texts: list[str], extra: Any, scalar: Any) ->
     ]
     assert all(o == outcomes[0] for o in outcomes), outcomes
     if not isinstance(outcomes[0], tuple):
-        dicts = [o.to_dict() for o in objects]
+        dicts = [o.to_dict(mode="json") for o in objects]
         assert outcomes[0] == _outcome(
             lambda: AGGREGATES[BACKENDS[0]].aggregate_choices(dicts, "openai-chat")
         )
@@ -379,3 +380,16 @@ def test_strict_error_names_the_event(aggregate_module: Any) -> None:
     with pytest.raises(fastmerge.errors.EventError) as raised:
         aggregate_module.aggregate(events, "openai-chat", strict=True)
     assert raised.value.event == 2
+
+
+def test_a_datetime_the_sdk_parsed_is_kept(aggregate_module: Any) -> None:
+    """anthropic's SDK parses a code-execution container's ``expires_at`` into a datetime: the
+    event is still read (as JSON text), and the container is kept, not an unreadable event."""
+    path = Path(__file__).parent / "corpus" / "anthropic_messages"
+    events = _events(path / "sonnet46-thinking-bash-code-execution.jsonl")
+    objects = _anthropic_objects(events, "validate")
+    message = aggregate_module.aggregate(objects, "anthropic")
+    assert [a["code"] for a in message.anomalies if a["code"] == "unreadable_event"] == []
+    container = message.provider_metadata["container"]
+    assert container["id"] == "container_011CaNRFAbjdPf4rmBarZzqQ"
+    assert container["expires_at"].startswith("2026-04-24T11:13:36.730129")

@@ -38,10 +38,15 @@ PROVIDERS: tuple[str, ...] = _backend.impl.PROVIDERS
 
 
 def _plain(event: Any) -> Any:
-    """An SDK object as the dict its provider sent (``to_dict()``, else ``model_dump()``)."""
+    """An SDK object as the dict its provider sent (``to_dict()``, else ``model_dump()``), in
+    JSON mode where it has one: a value the SDK parsed (a datetime, an enum) goes back to JSON
+    text, instead of an event no reader can take (and whose data would be lost)."""
     to_dict = getattr(event, "to_dict", None)
     if callable(to_dict):
-        return to_dict()
+        try:
+            return to_dict(mode="json")
+        except TypeError:  # a to_dict() of its own, without modes
+            return to_dict()
     model_dump = getattr(event, "model_dump", None)
     if callable(model_dump):
         return model_dump(mode="json", by_alias=True, exclude_none=True)
