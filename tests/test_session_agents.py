@@ -35,9 +35,16 @@ from openai.types.responses import (  # noqa: E402
 from openai.types.responses.response_reasoning_item import Summary  # noqa: E402
 
 from fastmerge import errors  # noqa: E402
-from fastmerge.session import AsyncPostgresStore, PostgresStore, Session, SQLiteStore  # noqa: E402
+from fastmerge.session import (  # noqa: E402
+    AsyncPostgresStore,
+    PostgresStore,
+    Session,
+    SQLiteStore,
+    _log,
+)
 from fastmerge.session._log import MAX_ROW_DEPTH  # noqa: E402
 from fastmerge.session.agents import ITEM_KEY, AgentsSession  # noqa: E402
+from fastmerge.session.store import NewEvent  # noqa: E402
 
 KINDS = ["sqlite", "postgres", "postgres-async"]
 
@@ -262,10 +269,16 @@ def test_every_item_reads_back_exactly(kind: str, tmp_path: Path) -> None:
         warm[4]["summary"].clear()
         assert _dumped(await session.get_items()) == _dumped(ITEMS)
         assert await session.get_items(limit=3) == ITEMS[-3:]
-        # the log holds one message per item, each a message a Session reads
-        events = [e.kind for e in await session._call(store.load, sid)]
-        assert len(events) == len(ITEMS)
-        assert events[:4] == ["system", "system", "user", "user"]
+        # the log holds one row per item: a plain message as itself, any other item
+        # verbatim (no conversion on append), in a row of its role's item kind
+        stored = await session._call(store.load, sid)
+        assert len(stored) == len(ITEMS)
+        assert [e.kind for e in stored[:7]] == [
+            "system", "system_item", "user", "user_item", "assistant_item", "assistant_item",
+            "tool_item",
+        ]  # fmt: skip
+        assert [json.loads(e.data) for e in stored] == ITEMS
+        assert [e.data for e in stored] == [_log._dumps(item) for item in ITEMS]
 
     _run(kind, tmp_path, body)
 
@@ -934,10 +947,6 @@ def test_a_row_it_cannot_read_raises_and_nothing_is_written(tmp_path: Path) -> N
             "a Responses input item",
         ),
         (
-            {"type": "function_call", "call_id": "c", "name": "f", "arguments": 5},
-            "a function_call item the Responses adapter refuses: ",
-        ),
-        (
             {"role": "user", "content": [{"type": "input_text", "text": "x", "n": (1, 2)}]},
             "cannot be stored as JSON: it holds a tuple, which JSON does not hold",
         ),
@@ -1024,4 +1033,190 @@ def test_a_session_on_the_same_log_replays_the_same_and_copies_out(
     }
     thanks["metadata"][ITEM_KEY]["content"].clear()
     assert session.messages()[-2]["metadata"] == {ITEM_KEY: CONVERSATION[-2]}
+    store.close()
+
+
+# -- the row format: items verbatim, and rows of the earlier format ----------------------------
+
+# a function_call's row as the earlier format wrote it (the message's to_dict() with the item
+# in its metadata, in an "assistant" row), byte for byte
+EARLIER_ROW = (
+    '{"metadata":{"openai_agents_item":{"arguments":"{\\"city\\":\\"Paris\\"}",'
+    '"call_id":"call_01","name":"get_weather","type":"function_call","id":"fc_01",'
+    '"status":"completed"}},"role":"assistant","parts":[{"part":"tool_call","id":"call_01",'
+    '"type":"function","name":"get_weather","arguments":"{\\"city\\":\\"Paris\\"}",'
+    '"provider_index":0,"response_item_id":"fc_01"}],"provider_metadata":{"provider":'
+    '"openai-responses","output_items":{"0":{"arguments":"","call_id":"call_01","name":'
+    '"get_weather","type":"function_call","id":"fc_01","status":"completed"}},"response":'
+    '{"output":[]}},"status":"complete","choice_index":0}'
+)
+
+
+def _earlier(item: Any, classes: Any) -> NewEvent:
+    """``item``'s row in the earlier format (what the first AgentsSession wrote)."""
+    from fastmerge.session._items import message_data, row_kind
+
+    role = _log.ROLES[row_kind(0, item)]
+    return NewEvent(role, role == "user", _log._dumps(message_data(item, classes)))
+
+
+def test_the_earlier_format_is_what_message_data_makes() -> None:
+    import fastmerge
+
+    call = next(i for i in ITEMS if i.get("type") == "function_call")
+    assert call["call_id"] == "call_01"
+    assert _earlier(call, fastmerge) == NewEvent("assistant", False, EARLIER_ROW)
+
+
+def test_rows_of_the_earlier_format_still_read(
+    kind: str, tmp_path: Path, messages_module: ModuleType
+) -> None:
+    """A log whose first rows are of the earlier format (one literal row, then every item
+    as that format wrote it) and whose last rows an AgentsSession appends now: get_items
+    gives every item (key order included), a Session reads the same messages from both
+    halves, and pop_item takes out a row of either format."""
+    import fastmerge
+
+    sid = new_id()
+    call = next(i for i in ITEMS if i.get("type") == "function_call")
+    earlier = [NewEvent("assistant", False, EARLIER_ROW)]
+    earlier += [_earlier(item, fastmerge) for item in ITEMS]
+
+    async def body(store: Any) -> tuple[list[Any], list[Any] | None]:
+        await _append(store, sid, earlier)
+        session = AgentsSession(sid, store)
+        await session.add_items([call, *ITEMS])
+        stored = await session._call(store.load, sid)
+        assert [e.kind for e in stored[: len(earlier)]] == [e.kind for e in earlier]
+        assert {e.kind for e in stored[len(earlier) :]} <= set(_log.ROLES)
+        assert stored[len(earlier)].kind == "assistant_item"
+        assert stored[len(earlier)].data == _log._dumps(call)
+        cold = await AgentsSession(sid, store).get_items()
+        assert _dumped(cold) == _dumped([call, *ITEMS] * 2)
+        assert _dumped(await session.get_items()) == _dumped([call, *ITEMS] * 2)
+        halves = None
+        if kind != "postgres-async":
+            halves = Session(sid, store, messages=messages_module).messages()
+        mine = await session.messages()
+        assert len(mine) == 2 * (len(ITEMS) + 1)
+        # pops of the new rows, then of an earlier one
+        assert await session.pop_item() == ITEMS[-1]  # the last item (new format)
+        for _ in range(len(ITEMS)):
+            await session.pop_item()
+        assert await session.pop_item() == ITEMS[-1]  # an earlier-format row
+        assert await AgentsSession(sid, store).get_items() == [call, *ITEMS[:-1]]
+        return mine, halves
+
+    mine, halves = _run(kind, tmp_path, body)
+    n = len(ITEMS) + 1
+    for messages in (mine, halves) if halves is not None else (mine,):
+        dumped = [m if isinstance(m, dict) else m.to_dict() for m in messages]
+        assert dumped[:n] == dumped[n:]
+        assert dumped[0]["metadata"] == {ITEM_KEY: call}
+        assert dumped[0]["parts"][0]["arguments"] == '{"city":"Paris"}'
+
+
+async def _append(store: Any, sid: str, events: list[NewEvent]) -> None:
+    result = store.append(sid, events)
+    if asyncio.iscoroutine(result):
+        await result
+
+
+def test_a_session_reads_an_agents_log_without_the_agents_session(
+    tmp_path: Path, messages_module: ModuleType
+) -> None:
+    """The messages a Session reads from the verbatim items' rows are made when read: the
+    same as a Session reads from the earlier format's rows of the same items, field for
+    field; a Session forked from the log keeps its turns."""
+    import fastmerge
+
+    store = SQLiteStore(str(tmp_path / "agents.db"))
+    new, old = new_id(), new_id()
+    asyncio.run(AgentsSession(new, store).add_items(ITEMS))
+    store.append(old, [_earlier(item, fastmerge) for item in ITEMS])
+    session = Session(new, store, messages=messages_module)
+    expected = Session(old, store, messages=messages_module)
+    assert session.messages() == expected.messages()
+    assert [t.number for t in session.turns()] == [t.number for t in expected.turns()]
+    assert session.to_request("anthropic") == expected.to_request("anthropic")
+    fork = session.fork(new_id())
+    assert [e[:3] for e in fork.events()] == [e[:3] for e in session.events()]
+    assert fork.messages() == expected.messages()
+    store.close()
+
+
+def test_an_item_the_adapter_refuses_is_kept_and_its_message_names_the_row(
+    tmp_path: Path, messages_module: ModuleType
+) -> None:
+    """Nothing is converted on append: an item the Responses adapter refuses is stored and
+    read back verbatim by get_items; its message raises CorruptRowError naming the row and
+    the adapter's reason, in AgentsSession.messages() and a Session's reads, every time."""
+    bad = {"type": "function_call", "call_id": "c", "name": "f", "arguments": 5}
+    store = SQLiteStore(str(tmp_path / "agents.db"))
+    sid = new_id()
+
+    async def body() -> None:
+        session = AgentsSession(sid, store)
+        await session.add_items([{"role": "user", "content": "hi"}, bad])
+        assert await session.get_items() == [{"role": "user", "content": "hi"}, bad]
+        for _ in range(2):
+            with pytest.raises(errors.CorruptRowError) as caught:
+                await session.to_request("openai-chat")
+            assert caught.value.seq == 2
+            assert caught.value.detail.startswith(
+                "not a Responses input item: a function_call item the Responses adapter refuses: "
+            )
+        assert await session.pop_item() == bad  # its row read as an item, not a message
+        assert await session.to_request("openai-chat") == {
+            "messages": [{"role": "user", "content": "hi"}]
+        }
+
+    asyncio.run(body())
+    session = Session(sid, store, messages=messages_module)
+    store.append(sid, [NewEvent("assistant_item", False, _log._dumps(bad))])
+    messages = session.messages()  # built at its first read
+    with pytest.raises(errors.CorruptRowError, match="the Responses adapter refuses"):
+        messages[-1].to_dict()
+    store.close()
+
+
+@pytest.mark.parametrize(
+    ("row_kind", "data", "detail"),
+    [
+        ("assistant_item", "[1]", "data is not a JSON object"),
+        ("assistant_item", "{{{", "data is not JSON: "),
+        ("tool_item", '{"role": "user", "content": "x"}', "a tool_item row holds a user item"),
+        (
+            "user_item",
+            '{"type": "function_call_output", "call_id": "c", "output": "x"}',
+            "a user_item row holds a tool item",
+        ),
+        ("tool_item", '{"type": "function_call_output"}', "not a Responses input item: a "),
+    ],
+)
+def test_an_item_row_that_cannot_be_read(
+    tmp_path: Path, messages_module: ModuleType, row_kind: str, data: str, detail: str
+) -> None:
+    store = SQLiteStore(str(tmp_path / "agents.db"))
+    sid = new_id()
+    store.append(sid, [NewEvent("user", True, '{"role":"user","content":"hi"}')])
+    store.append(sid, [NewEvent(row_kind, row_kind == "user_item", data)])
+    message = Session(sid, store, messages=messages_module).messages  # reads every row's role
+    with pytest.raises(errors.CorruptRowError) as caught:
+        read = message()
+        for m in read:
+            _log.read_now(m)
+    assert caught.value.seq == 2
+    assert caught.value.detail.startswith(detail)
+    with pytest.raises(errors.CorruptRowError) as caught:
+        asyncio.run(AgentsSession(sid, store).to_request("openai-chat"))
+    assert caught.value.seq == 2
+    assert caught.value.detail.startswith(detail)
+    items = AgentsSession(sid, store).get_items()
+    if data.startswith("{") and data != "{{{":
+        assert asyncio.run(items)[-1] == json.loads(data)  # the item itself is readable
+    else:
+        with pytest.raises(errors.CorruptRowError) as caught:
+            asyncio.run(items)
+        assert caught.value.seq == 2
     store.close()

@@ -120,7 +120,7 @@ class AsyncSession(_Core):
         check_session_id(new_id)
         async with self._alock:
             events: Sequence[Event] = await self._call(self.store.load, self.session_id)
-        copies = [NewEvent(e.kind, e.kind == "user", e.data) for e in events]
+        copies = [NewEvent(e.kind, _log.ROLES.get(e.kind) == "user", e.data) for e in events]
         if copies:
             await self._call(self.store.append, new_id, copies, new_session=True)
         elif await self._call(self.store.load, new_id):

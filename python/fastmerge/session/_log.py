@@ -1,12 +1,16 @@
 """Events <-> JSON rows, and the fold of a session's log into its history.
 
-The log holds seven kinds of event. Four are messages, stored as their ``to_dict()`` (the
+The log holds eleven kinds of event. Four are messages, stored as their ``to_dict()`` (the
 assistant's parts, payloads and attributes verbatim): ``user`` and ``system`` (plain
 ``{"role", "content"}`` dicts: fastmerge has no user or system message class), ``assistant``
-(:class:`fastmerge.AssistantMessage`) and ``tool`` (:class:`fastmerge.ToolMessage`). Three are
-markers, so that nothing stored is ever rewritten: ``pop`` (the last message of the history at
-that point is out), ``clear`` (the history starts after it) and ``compaction`` (the replayed
-history starts at a turn, after an optional summary). A ``user`` message starts a turn.
+(:class:`fastmerge.AssistantMessage`) and ``tool`` (:class:`fastmerge.ToolMessage`). Four are
+OpenAI Responses input items stored verbatim (what the Agents SDK's sessions hold):
+``user_item``, ``system_item``, ``assistant_item`` and ``tool_item``, each read as the message
+of that role that :mod:`fastmerge.session._items` makes of the item when it is first read
+(the item kept in the message's metadata). Three are markers, so that nothing stored is ever
+rewritten: ``pop`` (the last message of the history at that point is out), ``clear`` (the
+history starts after it) and ``compaction`` (the replayed history starts at a turn, after an
+optional summary). A ``user`` or ``user_item`` message starts a turn.
 """
 
 from __future__ import annotations
@@ -18,11 +22,14 @@ from typing import Any, Sequence
 from jiter import from_json as _jiter
 
 from .. import errors
+from ._items import ITEM_KINDS, message_data, row_kind
 from .store import SCHEMA_VERSION, Event, NewEvent
 
 MESSAGE_KINDS = ("user", "system", "assistant", "tool")
 MARKER_KINDS = ("pop", "clear", "compaction")
-_KINDS = frozenset(MESSAGE_KINDS + MARKER_KINDS)
+#: The role of each message kind: the four messages' own, the four items' (:data:`ITEM_KINDS`).
+ROLES = {**{kind: kind for kind in MESSAGE_KINDS}, **ITEM_KINDS}
+_KINDS = frozenset(MARKER_KINDS).union(ROLES)
 _CLASSES = {"AssistantMessage": "assistant", "ToolMessage": "tool"}
 _A = {"user": "a user", "system": "a system", "assistant": "an assistant", "tool": "a tool"}
 
@@ -207,7 +214,28 @@ def _object(session_id: str, seq: int, data: object) -> dict[str, Any]:
 def read_message(session_id: str, classes: Any, seq: int, kind: str, data: object) -> Any:
     """The message a row of ``kind`` (one of :data:`MESSAGE_KINDS`) holds; a row that cannot
     be read raises :class:`fastmerge.errors.CorruptRowError` naming it."""
-    value = _object(session_id, seq, data)
+    return _message(session_id, classes, seq, kind, _object(session_id, seq, data))
+
+
+def read_item(session_id: str, classes: Any, seq: int, role: str, data: object) -> Any:
+    """The message of a row of a verbatim item (one of :data:`ITEM_KINDS`, read as ``role``):
+    the item's JSON read, and its message made (:func:`fastmerge.session._items.message_data`)
+    and read as a row of that role is; a row that cannot be read raises
+    :class:`fastmerge.errors.CorruptRowError` naming it."""
+    item = _object(session_id, seq, data)
+    try:
+        kind = row_kind(0, item)
+        if ROLES[kind] != role:
+            detail = f"a {role}_item row holds a {ROLES[kind]} item"
+            raise errors.corrupt_row(session_id, seq, detail)
+        value = message_data(item, classes, kind)
+    except errors.SessionTypeError as exc:
+        detail = f"not a Responses input item: {exc.detail}"
+        raise errors.corrupt_row(session_id, seq, detail) from None
+    return _message(session_id, classes, seq, role, value)
+
+
+def _message(session_id: str, classes: Any, seq: int, kind: str, value: dict[str, Any]) -> Any:
     try:
         if kind == "assistant":
             return classes.AssistantMessage.from_dict(value)
@@ -265,7 +293,7 @@ class History:
         """Fold a row: ``value`` is its :class:`Entry` for a message, its data for a marker."""
         self.last_seq = event.seq
         self.last_turn = event.turn
-        if event.kind in MESSAGE_KINDS:
+        if event.kind in ROLES:
             self.entries.append(value)
         elif event.kind == "pop":
             self.popped[event.seq] = self.entries.pop() if self.entries else None

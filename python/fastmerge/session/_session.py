@@ -18,6 +18,7 @@ from .sqlite import SQLiteStore
 from .store import SCHEMA_VERSION, Event, NewEvent, Store, check_session_id
 
 _MESSAGE_KINDS = frozenset(_log.MESSAGE_KINDS)
+_ROLES = _log.ROLES
 
 
 class Turn(NamedTuple):
@@ -81,6 +82,7 @@ class _Core:
         classes = self._module()
         deferred = {"assistant": classes.AssistantMessage, "tool": classes.ToolMessage}
         read = functools.partial(_log.read_message, session_id, classes)
+        read_item = functools.partial(_log.read_item, session_id, classes)
         values: list[Any] = []
         for i, event in enumerate(events):
             new_seq, new_turn, kind = event.seq, event.turn, event.kind
@@ -97,7 +99,14 @@ class _Core:
                 _log.check(session_id, event, seq, turn)
             seq, turn = new_seq, new_turn
             if kind not in _MESSAGE_KINDS:
-                values.append(_log.read_marker(session_id, event))
+                role = _ROLES.get(kind)
+                if role is None:
+                    values.append(_log.read_marker(session_id, event))
+                elif role in deferred:  # a verbatim item: its message made at its first read
+                    build = functools.partial(read_item, seq, role, event.data)
+                    values.append(_log.Entry(seq, turn, role, deferred[role]._deferred(build)))
+                else:
+                    values.append(_log.Entry(seq, turn, role, None, event.data, read_item))
             elif known is not None and known[i] is not None:
                 values.append(_log.Entry(seq, turn, kind, known[i]))
             elif kind in deferred:  # built at its first read (its row's data read then)
@@ -338,7 +347,7 @@ class Session(_Core):
         with self._lock:
             self._refresh()
             events = self.store.load(self.session_id)
-        copies = [NewEvent(e.kind, e.kind == "user", e.data) for e in events]
+        copies = [NewEvent(e.kind, _ROLES.get(e.kind) == "user", e.data) for e in events]
         if copies:
             self.store.append(new_id, copies, new_session=True)
         elif self.store.load(new_id):

@@ -10,7 +10,8 @@ history in a fastmerge session log:
 >>> result = await Runner.run(agent, "Hi", session=session)
 >>> await session.to_request("anthropic")               # the same history, for Claude
 
-Each Responses input item the SDK writes is one message of the log: a user, system or
+Each Responses input item the SDK writes is one message of the log, made when it is first
+read as one: a user, system or
 developer message is a user or system message (its text; images and files as given, which
 only OpenAI Responses takes back); a ``function_call_output`` / ``custom_tool_call_output``
 a :class:`fastmerge.ToolMessage`; any other item (assistant messages, reasoning, function and
@@ -23,9 +24,20 @@ included. The messages are what :meth:`AgentsSession.to_request` (and a
 their results to every provider; reasoning and the hosted tools' items only to OpenAI
 Responses (rules §9.1). This module only converts and stores: the adapter makes the messages.
 
-A row holds the message's ``to_dict()`` without the fields ``from_dict`` reads as absent
-anyway (nulls, empty lists, false), the item first, so that ``get_items`` reads the item
-alone. ``pop_item`` and ``clear_session`` write ``pop`` and ``clear`` events: the log keeps
+A row holds the item verbatim (its JSON, nothing converted when it is appended), in a row
+of kind ``user_item``, ``system_item``, ``assistant_item`` or ``tool_item`` (a plain
+``{"role": "user" | "system", "content": str}`` message: a ``user`` / ``system`` row, the
+message itself): ``get_items`` reads each item straight from its row, and the message is made
+(by :mod:`fastmerge.session._items`) only when something reads messages (:meth:`messages`,
+:meth:`to_request`, a :class:`fastmerge.session.Session`'s reads and compaction), once per
+row and object. Rows of the earlier format (the message's ``to_dict()`` with the item in its
+metadata, in a ``user`` / ``system`` / ``assistant`` / ``tool`` row) read as before. An
+append checks what it can without converting (a dict, a known role or a str ``type``, a
+message's content, a tool output's ``call_id`` and ``output``, JSON-storable); an item the
+Responses adapter refuses (a ``function_call`` whose ``arguments`` is no str, ...) is stored
+and read back by ``get_items``, and its message raises
+:class:`fastmerge.errors.CorruptRowError` naming the row and the adapter's reason where it is
+read. ``pop_item`` and ``clear_session`` write ``pop`` and ``clear`` events: the log keeps
 what they take out. A row the session cannot read raises
 :class:`fastmerge.errors.CorruptRowError` (the Agents SDK's ``SQLiteSession`` skips rows that
 are not JSON and ``pop_item`` deletes them; this session drops nothing it cannot read).
@@ -49,8 +61,11 @@ except ImportError as exc:  # pragma: no cover - SDKs before 0.8
         "pip install -U 'fastmerge[agents]'"
     ) from exc
 
+from jiter import from_json as _jiter
+
 from .. import errors
 from . import _log
+from ._items import ITEM_KEY, ITEM_KINDS, row_kind
 from .request import to_request as _to_request
 from .sqlite import SQLiteStore
 from .store import SCHEMA_VERSION, AsyncStore, Event, NewEvent, Store, check_session_id
@@ -71,13 +86,10 @@ def _settings(value: Any) -> SessionSettings:
 
 __all__ = ["ITEM_KEY", "AgentsSession"]
 
-#: The ``metadata`` key of a log message that holds the Agents SDK's item verbatim.
-ITEM_KEY = "openai_agents_item"
-
-_MESSAGE_KINDS = frozenset(_log.MESSAGE_KINDS)
-_TOOL_OUTPUTS = ("function_call_output", "custom_tool_call_output")
-_TEXT_TYPES = ("input_text", "output_text", "text")
-# how the rows this module writes start (a row of another writer is parsed whole)
+_MESSAGE_KINDS = frozenset(_log.ROLES)
+_ROLES = _log.ROLES
+# how the rows of the earlier format start (each held the item and its message; a row of
+# another writer is parsed whole)
 _ITEM_AT = '{"metadata":{"' + ITEM_KEY + '":'
 # json's C scanner: the value at an index of a text and where it ends (StopIteration when
 # there is none), without raw_decode's Python wrapper
@@ -86,105 +98,36 @@ _scan: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # t
 
 class _Row:
     """A message row of the history (what :class:`_log.History` folds): its ``seq``,
-    ``turn``, role, JSON text, and where its item starts (0 before it is looked for, -1 for
-    a row read whole)."""
+    ``turn``, role, JSON text, whether it holds an item verbatim (``raw``), where the item
+    starts in a row of the earlier format (0 before it is looked for, -1 for a row read
+    whole, -2 for a plain user or system message), and its message once made (``message``,
+    for an assistant or tool message: they are immutable)."""
 
-    __slots__ = ("at", "role", "seq", "text", "turn")
+    __slots__ = ("at", "message", "raw", "role", "seq", "text", "turn")
 
-    def __init__(self, seq: int, turn: int, role: str, text: Any) -> None:
+    def __init__(self, seq: int, turn: int, role: str, text: Any, raw: bool) -> None:
         self.seq = seq
         self.turn = turn
         self.role = role
         self.text = text
+        self.raw = raw
         self.at = 0
+        self.message: Any = None
 
 
-def _portable(content: Any) -> Any:
-    """A user or system item's content as the log's messages hold it for every provider: a
-    str as it is; a list of text entries only, their texts joined by newlines; any other
-    list (images, files, audio) as given, which only OpenAI Responses replays."""
-    if isinstance(content, list) and all(
-        isinstance(c, dict) and c.get("type") in _TEXT_TYPES and isinstance(c.get("text"), str)
-        for c in content
-    ):
-        return "\n".join(c["text"] for c in content)
-    return content
-
-
-def _convert(position: int, item: Any, classes: Any) -> tuple[str, dict[str, Any]]:
-    """The log message of one Agents item: its kind and its ``to_dict()`` with the item in
-    its metadata. Raises :class:`fastmerge.errors.SessionTypeError` for what is no item."""
-    if type(item) is not dict:
-        detail = f"{type(item).__name__} is not a Responses input item (a dict)"
-        raise errors.SessionTypeError(position, detail)
-    kind = item.get("type")
-    role = item.get("role")
-    if kind in (None, "message") and role in ("user", "system", "developer"):
-        content = item.get("content")
-        if not isinstance(content, (str, list)):
-            detail = f"a {role} message's content is {type(content).__name__}, not str or list"
-            raise errors.SessionTypeError(position, detail)
-        if kind is None and role != "developer" and isinstance(content, str) and len(item) == 2:
-            return role, dict(item)  # the message itself: it reads back as it is
-        log_role = "user" if role == "user" else "system"
-        return log_role, {
-            "metadata": {ITEM_KEY: item},
-            "role": log_role,
-            "content": _portable(content),
-        }
-    if kind in _TOOL_OUTPUTS:
-        call_id, output = item.get("call_id"), item.get("output")
-        if not isinstance(call_id, str) or not isinstance(output, (str, list)):
-            detail = f"a {kind} needs a str call_id and a str or list output"
-            raise errors.SessionTypeError(position, detail)
-        return "tool", _row(item, classes.ToolMessage(tool_call_id=call_id, content=output))
-    if kind in (None, "message") and role == "assistant" and isinstance(item.get("content"), str):
-        message = classes.AssistantMessage(content=item["content"])
-    else:
-        if kind is None and role is None and isinstance(item.get("id"), str):
-            item_for_adapter = {**item, "type": "item_reference"}  # the type it may leave out
-        elif kind is None and role == "assistant":
-            item_for_adapter = {**item, "type": "message"}
-        else:
-            item_for_adapter = item
-        if not isinstance(item_for_adapter.get("type"), str):
-            detail = "a dict without a str type or a user, system, developer or assistant role"
-            raise errors.SessionTypeError(position, f"{detail} is not a Responses input item")
-        # a finished item as the Responses adapter reads it (the terminal response's output)
-        event = {"type": "response.completed", "response": {"output": [item_for_adapter]}}
-        try:
-            message = classes.aggregate([event], "openai-responses")
-        except (ValueError, TypeError) as exc:
-            detail = f"a {item_for_adapter['type']} item the Responses adapter refuses: {exc}"
-            raise errors.SessionTypeError(position, detail) from None
-    return "assistant", _row(item, message)
-
-
-def _row(item: dict[str, Any], message: Any) -> dict[str, Any]:
-    """The row of ``message`` keeping ``item``: its ``to_dict()`` with the item in its
-    metadata, first (where :meth:`AgentsSession.get_items` finds it without reading the
-    rest), and without the fields ``from_dict`` reads as absent anyway (null, empty lists,
-    false; a part's null fields): the same message, in half the bytes."""
-    row: dict[str, Any] = {"metadata": {ITEM_KEY: item}}
-    for key, value in message.to_dict().items():
-        if key == "parts":
-            row[key] = [{k: v for k, v in part.items() if v is not None} for part in value]
-        elif key != "metadata" and value is not None and value is not False and value != []:
-            row[key] = value
-    return row
-
-
-def _events(items: Sequence[Any], classes: Any) -> list[NewEvent]:
-    """The log events of ``items``, all checked before anything is written."""
+def _events(items: Sequence[Any]) -> list[NewEvent]:
+    """The log events of ``items``, all checked before anything is written: each item's
+    row, the item verbatim (converted to a message only when one is read)."""
     events = []
+    unstorable, dumps = _log._unstorable, _log._dumps
     for position, item in enumerate(items):
-        # the item is all a row holds that the engine did not make: checked where it nests
-        # deepest in the row (three levels down: a part's raw item, an item envelope)
-        reason = _log._unstorable({"": [{"": item}]}) if type(item) is dict else None
+        # the item is all a row holds: checked where a message read from it nests it
+        # deepest (three levels down: a part's raw item, an item envelope)
+        reason = unstorable({"": [{"": item}]}) if type(item) is dict else None
         if reason is not None:
             raise errors.SessionTypeError(position, f"cannot be stored as JSON: it holds {reason}")
-        kind, data = _convert(position, item, classes)
-        events.append(NewEvent(kind, kind == "user", _log._dumps(data)))
+        kind = row_kind(position, item)
+        events.append(NewEvent(kind, kind == "user" or kind == "user_item", dumps(item)))
     return events
 
 
@@ -281,7 +224,7 @@ class AgentsSession:
                 _log.check(session_id, event, seq, turn)
             seq, turn = new_seq, new_turn
             if kind in _MESSAGE_KINDS:
-                values.append(_Row(seq, turn, kind, data))
+                values.append(_Row(seq, turn, _ROLES[kind], data, kind in ITEM_KINDS))
             else:
                 values.append(_log.read_marker(session_id, event))
                 markers = True
@@ -306,7 +249,11 @@ class AgentsSession:
     async def _write(self, events: list[NewEvent]) -> list[Event]:
         if self._unread:
             await self._refresh()
-        stored: list[Event] = await self._call(self.store.append, self.session_id, events)
+        stored: list[Event]
+        if self._native or self._in_thread or self._closed:
+            stored = await self._call(self.store.append, self.session_id, events)
+        else:  # what _call does, without its coroutine: a single append is a few tens of us
+            stored = cast(Store, self.store).append(self.session_id, events)
         with self._lock:
             folded = self._fold(stored, written=True)
         if not folded:
@@ -319,6 +266,8 @@ class AgentsSession:
         """The Agents items of a message row: its item (a fresh copy each time); for a
         message another writer appended without one, its Responses input items."""
         at, text = row.at, row.text
+        if row.raw:
+            return [self._raw_item(row)]
         if at > 0:
             return [_scan(text, at)[0]]
         if at == -2:  # a plain user or system message, read before
@@ -350,10 +299,31 @@ class AgentsSession:
         message = self._message(row)
         return list(_to_request([message], "openai-responses")["input"])
 
+    def _raw_item(self, row: _Row) -> Any:
+        """The item of a row that holds one verbatim (a new object each time)."""
+        text = row.text
+        try:
+            item = _log._parse(text) if type(text) is str else None
+        except (ValueError, RecursionError):
+            item = None
+        if type(item) is not dict:  # named as the log's reads name it
+            _log._object(self.session_id, row.seq, text)
+            detail = f"a {row.role}_item row holds {type(item).__name__}, not an item (a dict)"
+            raise errors.corrupt_row(self.session_id, row.seq, detail)
+        return item
+
     def _message(self, row: _Row) -> Any:
+        """The log message of a row (an assistant or tool message made once, kept; a user or
+        system dict, a new one each time)."""
+        if row.message is not None:
+            return row.message
         import fastmerge  # the selected backend's message classes, looked up when used
 
-        return _log.read_message(self.session_id, fastmerge, row.seq, row.role, row.text)
+        read = _log.read_item if row.raw else _log.read_message
+        message = read(self.session_id, fastmerge, row.seq, row.role, row.text)
+        if row.role in ("assistant", "tool"):
+            row.message = message
+        return message
 
     def _listing(self) -> list[Any]:
         """The replayed history's message rows (:class:`_Row`), with the last compaction's
@@ -391,15 +361,27 @@ class AgentsSession:
                 out: list[Any] = []
                 source_items = self._source_items
                 start = len(_ITEM_AT)
+                parse = _jiter
                 for source in sources:
                     # the usual row inline (what _items does first): its item where it was
                     # found before, or at the start of a row this module wrote
                     if type(source) is _Row:
                         at, text = source.at, source.text
-                        if at > 0:
+                        if source.raw:
+                            # the usual row: the item verbatim, read as it was written
+                            if type(text) is str:
+                                try:
+                                    item = parse(text.encode(), cache_mode="keys")
+                                except ValueError:
+                                    pass  # jiter refuses it: _raw_item reads it or names the row
+                                else:
+                                    if type(item) is dict:
+                                        out.append(item)
+                                        continue
+                        elif at > 0:  # a row of the earlier format, read before
                             out.append(_scan(text, at)[0])
                             continue
-                        if at == 0 and type(text) is str and text.startswith(_ITEM_AT):
+                        elif at == 0 and type(text) is str and text.startswith(_ITEM_AT):
                             try:
                                 item, end = _scan(text, start)
                             except (StopIteration, ValueError):
@@ -432,9 +414,7 @@ class AgentsSession:
             raise errors.wrong_type("items", "a list of Responses input items", items)
         if not items:
             return
-        import fastmerge
-
-        await self._write(_events(items, fastmerge))
+        await self._write(_events(items))
 
     async def pop_item(self) -> Any | None:
         """Take the last item out of the history (a ``pop`` event: the log keeps it) and

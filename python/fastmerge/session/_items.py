@@ -1,0 +1,148 @@
+"""OpenAI Responses input items (what the Agents SDK's sessions hold) as log messages.
+
+:class:`fastmerge.session.agents.AgentsSession` stores each item verbatim, in a row of kind
+``<role>_item`` (:data:`ITEM_KINDS`), and converts nothing when it appends: the message a
+:class:`fastmerge.session.Session` (or :meth:`AgentsSession.messages`) reads from such a row
+is made here when it is first read. A user, system or developer message is a user or system
+message dict (its text; images and files as given); a ``function_call_output`` /
+``custom_tool_call_output`` a :class:`fastmerge.ToolMessage`; any other item the
+:class:`fastmerge.AssistantMessage` the ``"openai-responses"`` adapter makes of it. Each
+message keeps its item in its ``metadata`` (``{ITEM_KEY: item}``). This module only converts:
+the adapter makes the messages.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import errors
+
+#: The ``metadata`` key of a log message that holds the Agents SDK's item verbatim.
+ITEM_KEY = "openai_agents_item"
+
+#: The row kinds of verbatim items, and the role of the message each one reads as.
+ITEM_KINDS = {
+    "user_item": "user",
+    "system_item": "system",
+    "assistant_item": "assistant",
+    "tool_item": "tool",
+}
+_KIND_OF = {role: kind for kind, role in ITEM_KINDS.items()}
+
+_TOOL_OUTPUTS = ("function_call_output", "custom_tool_call_output")
+_TEXT_TYPES = ("input_text", "output_text", "text")
+
+
+def portable(content: Any) -> Any:
+    """A user or system item's content as the log's messages hold it for every provider: a
+    str as it is; a list of text entries only, their texts joined by newlines; any other
+    list (images, files, audio) as given, which only OpenAI Responses replays."""
+    if isinstance(content, list) and all(
+        isinstance(c, dict) and c.get("type") in _TEXT_TYPES and isinstance(c.get("text"), str)
+        for c in content
+    ):
+        return "\n".join(c["text"] for c in content)
+    return content
+
+
+def row_kind(position: int, item: Any) -> str:
+    """The kind of the row that stores ``item``: ``"user"`` / ``"system"`` for a plain
+    ``{"role", "content": str}`` message (the message itself), else one of
+    :data:`ITEM_KINDS`. Checks what can be checked without converting it (a dict; a user,
+    system or developer message's content a str or list; a tool output's str ``call_id`` and
+    str or list ``output``; a str ``type`` or a known role); else
+    :class:`fastmerge.errors.SessionTypeError`."""
+    if type(item) is not dict:
+        detail = f"{type(item).__name__} is not a Responses input item (a dict)"
+        raise errors.SessionTypeError(position, detail)
+    kind = item.get("type")
+    role = item.get("role")
+    if kind is None or kind == "message":
+        if role == "user" or role == "system" or role == "developer":
+            content = item.get("content")
+            if type(content) is str:
+                if kind is None and role != "developer" and len(item) == 2:
+                    return "user" if role == "user" else "system"  # the message itself
+            elif not isinstance(content, (str, list)):
+                detail = f"a {role} message's content is {type(content).__name__}, not str or list"
+                raise errors.SessionTypeError(position, detail)
+            return "user_item" if role == "user" else "system_item"
+        if role == "assistant":
+            return "assistant_item"
+        if kind is None and role is None and isinstance(item.get("id"), str):
+            return "assistant_item"  # an item reference, which may leave its type out
+        if kind is None:
+            detail = "a dict without a str type or a user, system, developer or assistant role"
+            raise errors.SessionTypeError(position, f"{detail} is not a Responses input item")
+        return "assistant_item"
+    if kind in _TOOL_OUTPUTS:
+        call_id, output = item.get("call_id"), item.get("output")
+        if type(call_id) is not str or not isinstance(output, (str, list)):
+            detail = f"a {kind} needs a str call_id and a str or list output"
+            raise errors.SessionTypeError(position, detail)
+        return "tool_item"
+    if type(kind) is not str:
+        detail = "a dict without a str type or a user, system, developer or assistant role"
+        raise errors.SessionTypeError(position, f"{detail} is not a Responses input item")
+    return "assistant_item"
+
+
+def message_data(item: dict[str, Any], classes: Any, kind: str | None = None) -> dict[str, Any]:
+    """The ``to_dict()`` of the log message of ``item`` (a stored item, checked by
+    :func:`row_kind` when it was appended), with the item in its metadata: a user or system
+    message dict, or what ``classes.AssistantMessage`` / ``classes.ToolMessage.from_dict``
+    reads. Raises :class:`fastmerge.errors.SessionTypeError` (position 0) for an item that
+    is no Responses input item, or that the Responses adapter refuses. ``kind``: its
+    :func:`row_kind`, when known."""
+    if kind is None:
+        kind = row_kind(0, item)
+    if kind in ("user", "system"):
+        return dict(item)
+    role = ITEM_KINDS[kind]
+    if role in ("user", "system"):
+        return {"metadata": {ITEM_KEY: item}, "role": role, "content": portable(item["content"])}
+    if role == "tool":
+        message = classes.ToolMessage(tool_call_id=item["call_id"], content=item["output"])
+        return _row(item, message)
+    item_type, item_role = item.get("type"), item.get("role")
+    if item_type in (None, "message") and item_role == "assistant":
+        if isinstance(item.get("content"), str):
+            return _row(item, classes.AssistantMessage(content=item["content"]))
+        item_for_adapter = {**item, "type": "message"} if item_type is None else item
+    elif item_type is None:
+        item_for_adapter = {**item, "type": "item_reference"}  # the type it may leave out
+    else:
+        item_for_adapter = item
+    # a finished item as the Responses adapter reads it (the terminal response's output)
+    event = {"type": "response.completed", "response": {"output": [item_for_adapter]}}
+    try:
+        message = _aggregate(classes)([event], "openai-responses")
+    except (ValueError, TypeError) as exc:
+        detail = f"a {item_for_adapter['type']} item the Responses adapter refuses: {exc}"
+        raise errors.SessionTypeError(0, detail) from None
+    return _row(item, message)
+
+
+def _aggregate(classes: Any) -> Any:
+    """The ``aggregate`` of the backend whose message classes ``classes`` holds (the
+    ``fastmerge`` package, or a ``fastmerge.messages`` module of either backend)."""
+    aggregate = getattr(classes, "aggregate", None)
+    if aggregate is not None:
+        return aggregate
+    from .. import _backend
+
+    name = _backend.backend_of(classes.__name__)[0]
+    return _backend.aggregate_module(name).aggregate
+
+
+def _row(item: dict[str, Any], message: Any) -> dict[str, Any]:
+    """The ``to_dict()`` of ``message`` keeping ``item`` in its metadata, first, without the
+    fields ``from_dict`` reads as absent anyway (null, empty lists, false; a part's null
+    fields): what rows of the earlier format hold."""
+    row: dict[str, Any] = {"metadata": {ITEM_KEY: item}}
+    for key, value in message.to_dict().items():
+        if key == "parts":
+            row[key] = [{k: v for k, v in part.items() if v is not None} for part in value]
+        elif key != "metadata" and value is not None and value is not False and value != []:
+            row[key] = value
+    return row
