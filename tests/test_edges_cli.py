@@ -138,7 +138,8 @@ def test_strict_cut_stream_exits_2_in_flag_terms(backend_name: str, tmp_path: Pa
         (("--to", "anthropic"), "--to needs --provider"),
         (
             ("--policy", "nope"),
-            "argument --policy: invalid choice: 'nope' (choose from 'openjiuwen', 'delta')",
+            "argument --policy: invalid choice: 'nope' "
+            "(choose from 'openjiuwen', 'delta', 'langchain')",
         ),
     ],
 )
