@@ -36,6 +36,8 @@ LINES = [
     f'{{"sid":"a\\"b","event":{CHUNK}}}',  # an escaped key text
     f'{{"sid":7,"event":{CHUNK}}}',
     f'{{"sid":7.0,"event":{CHUNK}}}',
+    # halfway between two shortest digit strings: Python's repr takes the even one (...128.2)
+    f'{{"sid":1446596859160128.25,"event":{CHUNK}}}',
     f'{{"sid":1e400,"event":{CHUNK}}}',
     f'{{"sid":123456789012345678901234567890,"event":{CHUNK}}}',
     f'{{"sid":null,"event":{CHUNK}}}',

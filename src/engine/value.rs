@@ -384,7 +384,10 @@ pub fn py_float(f: f64) -> String {
         Some(rest) => (true, rest),
         None => (false, mantissa),
     };
-    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    let mut digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    if let Some(even) = even_of_a_tie(f.abs(), digits.as_bytes(), exp as i32) {
+        digits = String::from_utf8(even).unwrap_or(digits);
+    }
     let mut out = String::new();
     if negative {
         out.push('-');
@@ -415,6 +418,56 @@ pub fn py_float(f: f64) -> String {
         out.push_str(&digits);
     }
     out
+}
+
+/// Python's digits where Rust's differ: when `number` lies exactly halfway between two
+/// shortest candidates (`digits`, Rust's pick, and its neighbour in the last digit), Python
+/// takes the one whose last digit is even (`1446596859160128.25` is `...128.2` there, `.3` in
+/// Rust). Only a full-precision value (15 digits or more) whose exact value has one digit
+/// more, a 5, can be such a tie: its exact digits are those of `m * 5^k` for `m / 2^k`.
+pub(crate) fn even_of_a_tie(number: f64, digits: &[u8], exp: i32) -> Option<Vec<u8>> {
+    let n = digits.len();
+    if !(15..=17).contains(&n) || digits[n - 1] % 2 == 0 {
+        return None;
+    }
+    let bits = number.to_bits();
+    let biased = ((bits >> 52) & 0x7ff) as i32;
+    let fraction = bits & ((1 << 52) - 1);
+    let (mut m, mut e2) = if biased == 0 {
+        (fraction, -1074)
+    } else {
+        (fraction | 1 << 52, biased - 1075)
+    };
+    if m == 0 {
+        return None;
+    }
+    let zeros = m.trailing_zeros();
+    m >>= zeros;
+    e2 += zeros as i32;
+    // an integer has no tie; 5^28 alone has more digits than a tie's 18
+    if !(-27..0).contains(&e2) {
+        return None;
+    }
+    let exact = u128::from(m).checked_mul(5u128.checked_pow(e2.unsigned_abs())?)?;
+    let floor = 10u128.pow(n as u32);
+    if exact < floor || exact >= floor * 10 {
+        return None; // not n + 1 digits: no tie at the n-th
+    }
+    // `exact` ends in 5 (m is odd): halfway between low and low + 1
+    let low = exact / 10;
+    let even = if low % 2 == 0 { low } else { low + 1 };
+    let even = even.to_string().into_bytes();
+    if even.len() != n || even == digits {
+        return None;
+    }
+    // the even candidate must read back as the same float (it does whenever Rust's pick
+    // does, but at a power of two, where the rounding interval is not symmetric)
+    let text = format!(
+        "{}.{}e{exp}",
+        char::from(even[0]),
+        std::str::from_utf8(&even[1..]).ok()?
+    );
+    (text.parse::<f64>().ok()? == number).then_some(even)
 }
 
 pub fn py_repr(value: &Value) -> String {
