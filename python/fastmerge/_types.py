@@ -11,7 +11,7 @@ from typing import Literal, TypedDict
 __all__ = ["ListMerge", "MergeOptions", "Policy", "Provider", "SignatureMerge", "UsageMerge"]
 
 #: ``merge`` / ``merge_all`` ``policy=`` (rules §1): ``"langchain"`` is LangChain's
-#: ``merge_content`` / ``merge_dicts`` / ``merge_lists`` (rules §1.5).
+#: ``merge_content`` / ``merge_dicts`` / ``merge_lists`` (docs/langchain-policy.md).
 Policy = Literal["openjiuwen", "delta", "langchain"]
 #: ``merge`` / ``merge_all`` ``list_merge=`` (rules §1.2).
 ListMerge = Literal["concat", "by_index"]

@@ -10,9 +10,9 @@
   :class:`~fastmerge.session.Session`.
 
 This module only converts. The merge rules are the engine's (``policy="langchain"`` and
-``fastmerge.add_ai_message_chunks``, rules §1.5); the rest of what ``AIMessageChunk.__add__``
-does (parsing ``tool_call_chunks`` into ``tool_calls``, the ``v1`` content blocks) is LangChain's
-own constructor, called here once instead of once per chunk.
+``fastmerge.add_ai_message_chunks``, docs/langchain-policy.md); the rest of what
+``AIMessageChunk.__add__`` does (parsing ``tool_call_chunks`` into ``tool_calls``, the ``v1``
+content blocks) is LangChain's own constructor, called here once instead of once per chunk.
 """
 
 from __future__ import annotations

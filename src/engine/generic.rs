@@ -45,7 +45,7 @@ pub const ATOMIC_KEYS: &[&str] = &[
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct Config {
     pub delta: bool,
-    /// LangChain's merge_content / merge_dicts / merge_lists (spec §1.5).
+    /// LangChain's merge_content / merge_dicts / merge_lists (docs/langchain-policy.md).
     pub langchain: bool,
     pub by_index: bool,
     pub strict: bool,
@@ -760,8 +760,8 @@ impl<'h, H: Host> Walk<'h, H> {
 }
 
 // -------------------------------------------------------------------------------------------
-// policy `langchain` (spec §1.5): LangChain's merge_content / merge_dicts / merge_lists, and
-// add_ai_message_chunks. The twin's `_lc_*` functions, one for one.
+// policy `langchain` (docs/langchain-policy.md): LangChain's merge_content / merge_dicts /
+// merge_lists, and add_ai_message_chunks. The twin's `_lc_*` functions, one for one.
 
 /// merge_dicts: a string under these keys that equals the left one is kept, not doubled.
 const LC_KEEP_EQUAL: &[&str] = &["id", "output_version", "model_provider"];
