@@ -2,8 +2,8 @@
 
 ::
 
-    fastmerge merge [--policy openjiuwen|delta] [--list-merge concat|by_index] [--strict]
-                    [--indent N] FILE|-
+    fastmerge merge [--policy openjiuwen|delta|langchain] [--list-merge concat|by_index]
+                    [--strict] [--indent N] FILE|-
     fastmerge merge --provider NAME|auto [--to PROVIDER] [--strict] [--allow-incomplete]
                     [--indent N] FILE|-
     fastmerge batch PATHS... [--group-by ...] [--event PATH] ...   (see fastmerge.cli_batch)
