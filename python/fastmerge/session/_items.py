@@ -87,6 +87,24 @@ def row_kind(position: int, item: Any) -> str:
     return "assistant_item"
 
 
+def message(item: dict[str, Any], classes: Any, kind: str) -> Any:
+    """The log message of ``item`` (of :func:`row_kind` ``kind``, one of :data:`ITEM_KINDS`):
+    what ``from_dict`` reads from :func:`message_data`'s dict (equal, field for field), made
+    without the round trip through a dict for an assistant or tool message; a user or
+    system message is that dict. Raises as :func:`message_data`."""
+    role = ITEM_KINDS[kind]
+    if role == "tool":
+        return classes.ToolMessage(
+            tool_call_id=item["call_id"], content=item["output"], metadata={ITEM_KEY: item}
+        )
+    if role != "assistant":
+        return message_data(item, classes, kind)
+    made = _assistant(item, classes)
+    data = dict(made._view())  # the adapter's message, its metadata the item (a new message)
+    data["metadata"] = {ITEM_KEY: item}
+    return classes.AssistantMessage._from_data(data)
+
+
 def message_data(item: dict[str, Any], classes: Any, kind: str | None = None) -> dict[str, Any]:
     """The ``to_dict()`` of the log message of ``item`` (a stored item, checked by
     :func:`row_kind` when it was appended), with the item in its metadata: a user or system
@@ -104,10 +122,15 @@ def message_data(item: dict[str, Any], classes: Any, kind: str | None = None) ->
     if role == "tool":
         message = classes.ToolMessage(tool_call_id=item["call_id"], content=item["output"])
         return _row(item, message)
+    return _row(item, _assistant(item, classes))
+
+
+def _assistant(item: dict[str, Any], classes: Any) -> Any:
+    """The assistant message of ``item`` (without its metadata): the adapter's."""
     item_type, item_role = item.get("type"), item.get("role")
     if item_type in (None, "message") and item_role == "assistant":
         if isinstance(item.get("content"), str):
-            return _row(item, classes.AssistantMessage(content=item["content"]))
+            return classes.AssistantMessage(content=item["content"])
         item_for_adapter = {**item, "type": "message"} if item_type is None else item
     elif item_type is None:
         item_for_adapter = {**item, "type": "item_reference"}  # the type it may leave out
@@ -116,11 +139,10 @@ def message_data(item: dict[str, Any], classes: Any, kind: str | None = None) ->
     # a finished item as the Responses adapter reads it (the terminal response's output)
     event = {"type": "response.completed", "response": {"output": [item_for_adapter]}}
     try:
-        message = _aggregate(classes)([event], "openai-responses")
+        return _aggregate(classes)([event], "openai-responses")
     except (ValueError, TypeError) as exc:
         detail = f"a {item_for_adapter['type']} item the Responses adapter refuses: {exc}"
         raise errors.SessionTypeError(0, detail) from None
-    return _row(item, message)
 
 
 def _aggregate(classes: Any) -> Any:

@@ -23,6 +23,7 @@ from jiter import from_json as _jiter
 
 from .. import errors
 from ._items import ITEM_KINDS, message_data, row_kind
+from ._items import message as item_message
 from .store import SCHEMA_VERSION, Event, NewEvent
 
 MESSAGE_KINDS = ("user", "system", "assistant", "tool")
@@ -225,12 +226,21 @@ def read_item(session_id: str, classes: Any, seq: int, role: str, data: object) 
     item = _object(session_id, seq, data)
     try:
         kind = row_kind(0, item)
-        if ROLES[kind] != role:
-            detail = f"a {role}_item row holds a {ROLES[kind]} item"
-            raise errors.corrupt_row(session_id, seq, detail)
+    except errors.SessionTypeError as exc:
+        detail = f"not a Responses input item: {exc.detail}"
+        raise errors.corrupt_row(session_id, seq, detail) from None
+    if ROLES[kind] != role:
+        detail = f"a {role}_item row holds a {ROLES[kind]} item"
+        raise errors.corrupt_row(session_id, seq, detail)
+    try:
+        if role == "assistant" or role == "tool":
+            return item_message(item, classes, kind)
         value = message_data(item, classes, kind)
     except errors.SessionTypeError as exc:
         detail = f"not a Responses input item: {exc.detail}"
+        raise errors.corrupt_row(session_id, seq, detail) from None
+    except (TypeError, ValueError, KeyError, RecursionError) as exc:
+        detail = f"not {_A[role]} message: {type(exc).__name__}: {exc}"
         raise errors.corrupt_row(session_id, seq, detail) from None
     return _message(session_id, classes, seq, role, value)
 
