@@ -947,6 +947,10 @@ def test_a_row_it_cannot_read_raises_and_nothing_is_written(tmp_path: Path) -> N
             "a Responses input item",
         ),
         (
+            {"type": "function_call", "call_id": "c", "name": "f", "arguments": 5},
+            "a function_call item the Responses adapter refuses: ",
+        ),
+        (
             {"role": "user", "content": [{"type": "input_text", "text": "x", "n": (1, 2)}]},
             "cannot be stored as JSON: it holds a tuple, which JSON does not hold",
         ),
@@ -1145,19 +1149,23 @@ def test_a_session_reads_an_agents_log_without_the_agents_session(
     store.close()
 
 
-def test_an_item_the_adapter_refuses_is_kept_and_its_message_names_the_row(
+def test_a_stored_item_the_adapter_refuses_is_read_and_its_message_names_the_row(
     tmp_path: Path, messages_module: ModuleType
 ) -> None:
-    """Nothing is converted on append: an item the Responses adapter refuses is stored and
-    read back verbatim by get_items; its message raises CorruptRowError naming the row and
-    the adapter's reason, in AgentsSession.messages() and a Session's reads, every time."""
+    """add_items refuses an item the Responses adapter refuses (the adapter runs on append,
+    its message not kept); such a row written by another writer is read back verbatim by
+    get_items and popped, and its message raises CorruptRowError naming the row and the
+    adapter's reason, in AgentsSession.to_request and a Session's reads, every time."""
     bad = {"type": "function_call", "call_id": "c", "name": "f", "arguments": 5}
     store = SQLiteStore(str(tmp_path / "agents.db"))
     sid = new_id()
 
     async def body() -> None:
         session = AgentsSession(sid, store)
-        await session.add_items([{"role": "user", "content": "hi"}, bad])
+        await session.add_items([{"role": "user", "content": "hi"}])
+        with pytest.raises(errors.SessionTypeError, match="the Responses adapter refuses"):
+            await session.add_items([bad])
+        store.append(sid, [NewEvent("assistant_item", False, _log._dumps(bad))])
         assert await session.get_items() == [{"role": "user", "content": "hi"}, bad]
         for _ in range(2):
             with pytest.raises(errors.CorruptRowError) as caught:

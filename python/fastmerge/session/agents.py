@@ -24,21 +24,22 @@ included. The messages are what :meth:`AgentsSession.to_request` (and a
 their results to every provider; reasoning and the hosted tools' items only to OpenAI
 Responses (rules §9.1). This module only converts and stores: the adapter makes the messages.
 
-A row holds the item verbatim (its JSON, nothing converted when it is appended), in a row
-of kind ``user_item``, ``system_item``, ``assistant_item`` or ``tool_item`` (a plain
+A row holds the item verbatim (its JSON; no message is stored), in a row of kind
+``user_item``, ``system_item``, ``assistant_item`` or ``tool_item`` (a plain
 ``{"role": "user" | "system", "content": str}`` message: a ``user`` / ``system`` row, the
 message itself): ``get_items`` reads each item straight from its row, and the message is made
 (by :mod:`fastmerge.session._items`) only when something reads messages (:meth:`messages`,
-:meth:`to_request`, a :class:`fastmerge.session.Session`'s reads and compaction), once per
-row and object. Rows of the earlier format (the message's ``to_dict()`` with the item in its
-metadata, in a ``user`` / ``system`` / ``assistant`` / ``tool`` row) read as before. An
-append checks what it can without converting (a dict, a known role or a str ``type``, a
-message's content, a tool output's ``call_id`` and ``output``, JSON-storable); an item the
-Responses adapter refuses (a ``function_call`` whose ``arguments`` is no str, ...) is stored
-and read back by ``get_items``, and its message raises
-:class:`fastmerge.errors.CorruptRowError` naming the row and the adapter's reason where it is
-read. ``pop_item`` and ``clear_session`` write ``pop`` and ``clear`` events: the log keeps
-what they take out. A row the session cannot read raises
+:meth:`to_request`, a :class:`fastmerge.session.Session`'s reads and compaction); an assistant
+or tool message once per row and session object. Rows of the earlier format (the message's
+``to_dict()`` with the item in its metadata, in a ``user`` / ``system`` / ``assistant`` /
+``tool`` row) read as before. An append refuses what is no item
+(:class:`fastmerge.errors.SessionTypeError`: not a dict, no known role or str ``type``, a
+message's content, a tool output's ``call_id`` or ``output``, not JSON-storable, and what
+the Responses adapter refuses: it runs on each assistant item, about 10 us, its message not
+kept); a row another writer stored with an item the adapter refuses is read back by
+``get_items``, and its message raises :class:`fastmerge.errors.CorruptRowError` naming the
+row and the adapter's reason. ``pop_item`` and ``clear_session`` write ``pop`` and ``clear``
+events: the log keeps what they take out. A row the session cannot read raises
 :class:`fastmerge.errors.CorruptRowError` (the Agents SDK's ``SQLiteSession`` skips rows that
 are not JSON and ``pop_item`` deletes them; this session drops nothing it cannot read).
 """
@@ -64,7 +65,7 @@ except ImportError as exc:  # pragma: no cover - SDKs before 0.8
 from jiter import from_json as _jiter
 
 from .. import errors
-from . import _log
+from . import _items, _log
 from ._items import ITEM_KEY, ITEM_KINDS, row_kind
 from .request import to_request as _to_request
 from .sqlite import SQLiteStore
@@ -115,9 +116,10 @@ class _Row:
         self.message: Any = None
 
 
-def _events(items: Sequence[Any]) -> list[NewEvent]:
+def _events(items: Sequence[Any], classes: Any) -> list[NewEvent]:
     """The log events of ``items``, all checked before anything is written: each item's
-    row, the item verbatim (converted to a message only when one is read)."""
+    row, the item verbatim (its message made only when one is read; an assistant item goes
+    through the adapter of ``classes``' backend here only to be refused if it refuses it)."""
     events = []
     unstorable, dumps = _log._unstorable, _log._dumps
     for position, item in enumerate(items):
@@ -127,6 +129,11 @@ def _events(items: Sequence[Any]) -> list[NewEvent]:
         if reason is not None:
             raise errors.SessionTypeError(position, f"cannot be stored as JSON: it holds {reason}")
         kind = row_kind(position, item)
+        if kind == "assistant_item":
+            try:  # what the adapter refuses is refused here (its message is not kept)
+                _items._assistant(item, classes)
+            except errors.SessionTypeError as exc:
+                raise errors.SessionTypeError(position, exc.detail) from None
         events.append(NewEvent(kind, kind == "user" or kind == "user_item", dumps(item)))
     return events
 
@@ -414,7 +421,9 @@ class AgentsSession:
             raise errors.wrong_type("items", "a list of Responses input items", items)
         if not items:
             return
-        await self._write(_events(items))
+        import fastmerge  # the selected backend's adapter, looked up when used
+
+        await self._write(_events(items, fastmerge))
 
     async def pop_item(self) -> Any | None:
         """Take the last item out of the history (a ``pop`` event: the log keeps it) and
