@@ -77,7 +77,11 @@ def _expected_names(call: Any) -> tuple[str, ...]:
 
 
 def test_literal_aliases_are_the_options_the_backend_takes(backend_module: ModuleType) -> None:
-    assert get_args(fastmerge.Policy) == backend_module.POLICIES == ("openjiuwen", "delta", "langchain")
+    assert (
+        get_args(fastmerge.Policy)
+        == backend_module.POLICIES
+        == ("openjiuwen", "delta", "langchain")
+    )
     assert get_args(fastmerge.ListMerge) == backend_module.LIST_MERGES == ("concat", "by_index")
     assert get_args(fastmerge.Provider) == backend_module.PROVIDERS
     assert get_args(fastmerge.Provider) == fastmerge.PROVIDERS
