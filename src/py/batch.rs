@@ -24,7 +24,8 @@ mod record;
 /// How long a wait without a timeout sleeps between looks at Python's signals (Ctrl-C).
 const SIGNAL_TICK: Duration = Duration::from_millis(100);
 
-fn batch_error(py: Python<'_>, err: BatchError) -> PyErr {
+/// A batch error as `BatchCore` raises it (also `write_bucket`'s).
+pub(crate) fn batch_error(py: Python<'_>, err: BatchError) -> PyErr {
     match err {
         BatchError::File { source, errno } => {
             build(py, "file_error", (source, errno).into_pyobject(py))
@@ -56,7 +57,7 @@ fn batch_error(py: Python<'_>, err: BatchError) -> PyErr {
 }
 
 /// An exact `str` argument's text, or the twin's `TypeError`.
-fn text_arg(py: Python<'_>, name: &str, obj: &Bound<'_, PyAny>) -> PyResult<String> {
+pub(crate) fn text_arg(py: Python<'_>, name: &str, obj: &Bound<'_, PyAny>) -> PyResult<String> {
     match obj.cast::<PyString>() {
         Ok(text) if obj.get_type().is(py.get_type::<PyString>()) => Ok(text.to_str()?.to_owned()),
         _ => Err(wrong_type(py, name, "a str", obj)),

@@ -2,53 +2,13 @@
 //! (`_fastmerge.write_bucket`), run with the GIL released; the rules are in
 //! `crate::engine::batch::split`, the twin is `fastmerge._pure.split`.
 
-use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyInt, PyList, PyString};
+use pyo3::types::{PyBool, PyInt, PyList};
 
 use crate::engine::batch::split::write_bucket as write_engine;
 use crate::engine::batch::{BatchError, Options};
-use crate::py::errors::{build, wrong_type};
-
-/// A batch error as `BatchCore` raises it.
-fn batch_error(py: Python<'_>, err: BatchError) -> PyErr {
-    match err {
-        BatchError::File { source, errno } => {
-            build(py, "file_error", (source, errno).into_pyobject(py))
-        }
-        BatchError::Compressed {
-            source,
-            format,
-            truncated,
-            offset,
-        } => build(
-            py,
-            "compressed_error",
-            (source, format, truncated, offset).into_pyobject(py),
-        ),
-        BatchError::TooManyStreams {
-            limit,
-            source,
-            line,
-        } => build(
-            py,
-            "too_many_streams",
-            (limit, source, line).into_pyobject(py),
-        ),
-        BatchError::Option(detail) => build(py, "batch_option", (detail,).into_pyobject(py)),
-        BatchError::Internal(text) => {
-            PyRuntimeError::new_err(format!("fastmerge engine error: {text}"))
-        }
-    }
-}
-
-/// An exact `str` argument's text, or the twin's `TypeError`.
-fn text_arg(py: Python<'_>, name: &str, obj: &Bound<'_, PyAny>) -> PyResult<String> {
-    match obj.cast::<PyString>() {
-        Ok(text) if obj.get_type().is(py.get_type::<PyString>()) => Ok(text.to_str()?.to_owned()),
-        _ => Err(wrong_type(py, name, "a str", obj)),
-    }
-}
+use crate::py::batch::{batch_error, text_arg};
+use crate::py::errors::wrong_type;
 
 /// A list of exact `str`s, or the twin's `TypeError`.
 fn texts_arg(py: Python<'_>, name: &str, obj: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
