@@ -37,7 +37,7 @@ _calls = st.lists(
         {"index": st.sampled_from([0, 1])},
         optional={
             "id": st.none() | st.sampled_from(["call_1", "call_2", ""]),
-            "type": st.none() | st.just("function"),
+            "type": st.none() | st.sampled_from(["function", "function", "custom", "", "null"]),
             "function": _dict(name=st.none() | st.just("f"), arguments=_text),
         },
     ),
@@ -382,3 +382,99 @@ def test_near_tokens_keys_and_bytes_lists_are_never_taken_for_each_other(both: A
     for backend in ("rust", "python"):
         message = AGGREGATES[backend].aggregate(data, "openai-chat")
         assert json.loads(json.dumps(message.logprobs["content"])) == entries, backend
+
+
+def _call_chunk(call: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": "c",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "m",
+        "choices": [{"index": 0, "delta": {"tool_calls": [call]}, "finish_reason": None}],
+    }
+
+
+def _fragment(index: int, arguments: str, **fields: Any) -> dict[str, Any]:
+    """A tool-call fragment as LiteLLM's stream objects dump it: every field present."""
+    call: dict[str, Any] = {"index": index, "id": None, "type": "function"}
+    call["function"] = {"arguments": arguments, "name": None}
+    call.update(fields)
+    return call
+
+
+_OPEN = {"index": 0, "id": "call_0", "function": {"name": "f", "arguments": ""}}
+_TYPED_CASES = {
+    # the call opened with a type; its fragments repeat it (LiteLLM)
+    "repeated": [{**_OPEN, "type": "function"}, _fragment(0, '{"a"'), _fragment(0, ":1}")],
+    # opened without a type: the first typed fragment sets it
+    "set_later": [_OPEN, _fragment(0, '{"a"'), _fragment(0, ":1}")],
+    # (a type other than the default shows in the message)
+    "set_later_custom": [_OPEN, _fragment(0, "x", type="custom"), _fragment(0, "y", type="custom")],
+    # another type after the first, an empty one, a type without arguments
+    "other_type": [
+        {**_OPEN, "type": "function"},
+        _fragment(0, "x", type="custom"),
+        _fragment(0, "y", type=""),
+        _fragment(0, ""),
+        _fragment(0, "z"),
+    ],
+    # a repeated id and name equal to the call's, then different ones
+    "repeated_id_name": [
+        {**_OPEN, "type": "function"},
+        _fragment(0, "x", id="call_0"),
+        _fragment(0, "y", function={"name": "f", "arguments": "y"}),
+        _fragment(0, "z", id="call_1"),
+        _fragment(0, "w", function={"name": "g", "arguments": "w"}),
+        _fragment(0, "v"),
+    ],
+    # a known id without a name at another index (the fold sends it to the id's call), then a
+    # typed fragment at that index
+    "redirected": [
+        {**_OPEN, "type": "function"},
+        {"index": 1, "id": "call_0", "function": {"arguments": "x"}},
+        _fragment(1, "y"),
+        _fragment(0, "z"),
+    ],
+    # a typed call opened without a name, named later
+    "named_later": [
+        {"index": 0, "type": "function", "function": {"arguments": ""}},
+        _fragment(0, "x"),
+        {"index": 0, "id": "call_0", "function": {"name": "f"}},
+        _fragment(0, "y"),
+    ],
+}
+
+
+@pytest.mark.differential
+@pytest.mark.parametrize("case", sorted(_TYPED_CASES))
+@pytest.mark.parametrize("finish", [True, False])
+def test_repeated_call_fields_fast_path_equals_generic_path_and_twin(
+    both: Any, monkeypatch: pytest.MonkeyPatch, case: str, finish: bool
+) -> None:
+    chunks = [_call_chunk(call) for call in _TYPED_CASES[case]]
+    if finish:
+        chunks.append({"id": "c", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    data = _stream(chunks, True)
+    for strict in (False, True):
+        fast = _run("rust", data, strict)
+        with monkeypatch.context() as patch:
+            patch.setenv("FASTMERGE_GENERIC_EVENTS", "1")
+            generic = _run("rust", data, strict)
+        assert fast == generic
+        assert fast == _run("python", data, strict)
+
+
+def test_repeated_type_keeps_the_calls_type_and_arguments(aggregate_module: Any) -> None:
+    for opened, kind in [
+        ({**_OPEN, "type": "function"}, "function"),
+        ({**_OPEN, "type": "custom"}, "custom"),  # set once: the repeated one changes nothing
+        (_OPEN, "function"),
+    ]:
+        fragments = [_fragment(0, '{"a"'), _fragment(0, ":1}")]
+        chunks = [_call_chunk(c) for c in (opened, *fragments)]
+        message = aggregate_module.aggregate(_stream(chunks, True), "openai-chat")
+        (call,) = message.tool_calls
+        assert (call.id, call.name, call.type, call.arguments) == ("call_0", "f", kind, '{"a":1}')
+    chunks = [_call_chunk(c) for c in (_OPEN, _fragment(0, "{}", type="custom"))]
+    (call,) = aggregate_module.aggregate(_stream(chunks, True), "openai-chat").tool_calls
+    assert (call.type, call.arguments) == ("custom", "{}")  # a later type sets it

@@ -3,7 +3,7 @@
 //! leaf per choice entry. Function for function with the twin: same leaves, same key order,
 //! same anomaly and error texts.
 
-use foldhash::HashMap;
+use foldhash::{HashMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
 
@@ -206,6 +206,10 @@ type Identity = (Option<String>, Option<String>);
 struct Choice {
     calls: HashMap<i64, Identity>,
     open_call: Option<Identity>,
+    /// indexes whose call in the fold provably has a type (a fragment with a type went to the
+    /// call at that index, and no fragment since could have put another call there): a later
+    /// type at such an index changes nothing (set once), so the fast path may read it
+    typed_calls: HashSet<i64>,
     finished: bool,
     /// the id, model and provider_metadata entries last sent to the fold, but those of
     /// [`TOP_KEYS`]: in `top`, by position
@@ -805,6 +809,20 @@ fn tool_call(
         }
         return Ok(part.build());
     };
+    // the fold resolves a fragment with an index to the call at that index, or to a new call
+    // there, except by a known id without a name (another call, which may take this index if
+    // it had none); only an id or a name can put another call at the index
+    let typed = matches!(present(map.get("type")), Some(Value::Str(kind)) if !is_absent_text(kind));
+    match (typed, new_id.is_some(), new_name.is_some()) {
+        (true, true, false) => {}
+        (true, _, _) => {
+            state.typed_calls.insert(index);
+        }
+        (false, false, false) => {}
+        (false, _, _) => {
+            state.typed_calls.remove(&index);
+        }
+    }
     let known = state.calls.get(&index).cloned();
     let identity = match known {
         None => {

@@ -112,7 +112,8 @@ struct Delta<'a> {
     tool_calls: Option<Vec<Object<Call<'a>>>>,
 }
 
-/// An arguments fragment of a call already started at this index (no id, type or name).
+/// An arguments fragment of a call already started at this index (no id or name; a type
+/// only where the call has one, checked in [`typed_event`]).
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Call<'a> {
@@ -120,9 +121,10 @@ struct Call<'a> {
     #[serde(default)]
     #[allow(dead_code)]
     id: Option<OnlyNull>,
-    #[serde(default, rename = "type")]
-    #[allow(dead_code)]
-    kind: Option<OnlyNull>,
+    /// LiteLLM's stream objects (and some providers) repeat `"type": "function"` on every
+    /// fragment
+    #[serde(borrow, default, rename = "type")]
+    kind: Text<'a>,
     #[serde(borrow)]
     function: Object<Function<'a>>,
 }
@@ -198,6 +200,16 @@ fn typed_event<'a>(adapter: &mut Adapter, raw: &'a [u8]) -> Option<Typed<'a>> {
         for call in calls.unwrap_or(&[]) {
             let known = adapter.choices.get(&choice.index);
             if !known.is_some_and(|state| state.calls.contains_key(&call.index)) {
+                return None;
+            }
+            // a type changes nothing only where the fold's call at this index has one (set
+            // once), and only with arguments: without them a type alone is metadata that
+            // the fold attaches to the call, where the bare fragment is ignored
+            if call.kind.is_some()
+                && (call.kind.as_deref().is_some_and(is_absent_text)
+                    || call.function.arguments.is_empty()
+                    || !known.is_some_and(|state| state.typed_calls.contains(&call.index)))
+            {
                 return None;
             }
         }
@@ -658,6 +670,8 @@ fn template_event<'a>(adapter: &mut Adapter, raw: &'a [u8]) -> Option<FastLeaves
             }
         }
         Bare::Arguments { index } => {
+            // (a template's `type`, if any, was read where the call had one: only the generic
+            // path changes that, and it drops every template)
             let call = state.calls.get(&index)?;
             if state.open_call.as_ref() != Some(call) {
                 state.open_call = Some(call.clone());
