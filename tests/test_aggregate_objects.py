@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 from collections import OrderedDict
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable
 
@@ -393,3 +394,121 @@ def test_a_datetime_the_sdk_parsed_is_kept(aggregate_module: Any) -> None:
     container = message.provider_metadata["container"]
     assert container["id"] == "container_011CaNRFAbjdPf4rmBarZzqQ"
     assert container["expires_at"].startswith("2026-04-24T11:13:36.730129")
+
+
+_DELTA_TYPES = ["text_delta", "thinking_delta", "signature_delta", "input_json_delta", "x_delta"]
+_DELTA_FIELDS = ["text", "thinking", "signature", "partial_json", "type", "index", "other"]
+_DELTA_TEXTS = st.one_of(
+    st.text(max_size=4),
+    st.sampled_from(["\ud800", 'q"\\', "\n", "数🙂", _Str("sub"), None, 1, b"by"]),
+)
+
+
+@st.composite
+def _anthropic_delta(draw: st.DrawFn) -> Any:
+    """A ``content_block_delta`` dict, most of the hot shape, some one step off it."""
+    delta_type = draw(st.sampled_from(_DELTA_TYPES))
+    field = draw(st.sampled_from(_DELTA_FIELDS[:4]))
+    delta: dict[Any, Any] = {"type": delta_type, field: draw(_DELTA_TEXTS)}
+    if draw(st.booleans()):
+        delta = dict(reversed(list(delta.items())))
+    index: Any = draw(
+        st.one_of(
+            st.integers(min_value=-1, max_value=3),
+            st.sampled_from([True, 2**70, 1.0, "0", None, _Int(1)]),
+        )
+    )
+    event: dict[Any, Any] = {"type": "content_block_delta", "index": index, "delta": delta}
+    odd = draw(st.integers(min_value=0, max_value=12))
+    if odd == 1:
+        delta[draw(st.sampled_from(_DELTA_FIELDS))] = draw(_DELTA_TEXTS)
+    elif odd == 2:
+        event[draw(st.sampled_from(["x", "usage", "delta"]))] = draw(_SCALARS)
+    elif odd == 3:
+        event["type"] = draw(st.sampled_from(["content_block_deltas", _Str("content_block_delta")]))
+    elif odd == 4:
+        event["delta"] = _Dict(delta)
+    elif odd == 5:
+        del delta["type"]
+    elif odd == 6:
+        event = _Dict(event)
+    elif odd == 7:
+        event[_Str("index")] = event.pop("index")
+    return event
+
+
+_BLOCKS = [
+    {"type": "text", "text": ""},
+    {"type": "thinking", "thinking": "", "signature": ""},
+    {"type": "tool_use", "id": "toolu_1", "name": "f", "input": {}},
+]
+
+
+@st.composite
+def _anthropic_stream(draw: st.DrawFn) -> list[Any]:
+    events: list[Any] = [
+        {
+            "type": "message_start",
+            "message": {
+                "id": "msg_1",
+                "type": "message",
+                "role": "assistant",
+                "content": [],
+                "model": "m",
+                "stop_reason": None,
+                "usage": {"input_tokens": 1},
+            },
+        }
+    ]
+    for at in range(draw(st.integers(min_value=0, max_value=3))):
+        block = draw(st.sampled_from(_BLOCKS))
+        events.append({"type": "content_block_start", "index": at, "content_block": block})
+        events.extend(draw(st.lists(_anthropic_delta(), max_size=4)))
+        if draw(st.booleans()):
+            events.append({"type": "content_block_stop", "index": at})
+    events.extend(draw(st.lists(_anthropic_delta(), max_size=2)))
+    if draw(st.booleans()):
+        events.append({"type": "message_stop"})
+        events.extend(draw(st.lists(_anthropic_delta(), max_size=1)))
+    return events
+
+
+def _json_lines(events: list[Any]) -> bytes | None:
+    """The events' JSON lines, where each is plain JSON data (no subclass, surrogate, NaN)."""
+
+    def plain(value: Any) -> bool:
+        if type(value) is dict:
+            return all(type(k) is str and plain(v) for k, v in value.items())
+        if type(value) is str:
+            return "\ud800" not in value
+        return type(value) in (int, bool, type(None)) and abs(value or 0) < 2**63
+
+    if not all(plain(e) for e in events):
+        return None
+    return b"".join(json.dumps(e, ensure_ascii=False).encode() + b"\n" for e in events)
+
+
+@pytest.mark.differential
+@settings(max_examples=300, deadline=None)
+@given(_anthropic_stream(), st.sampled_from(["anthropic", "auto"]), st.booleans())
+def test_anthropic_delta_dicts_read_as_their_bytes(
+    events: list[Any], provider: str, strict: bool
+) -> None:
+    """Anthropic delta events as dicts (the Rust backend reads the hot shape's fields straight
+    from the dict) give, on every backend, the messages or the error of their JSON lines and
+    of the conversion of each event, including deltas one step off the hot shape: another key,
+    a non-str or non-int value, a subclass, a block not started or of another kind."""
+    outcomes = {
+        name: _outcome(partial(AGGREGATES[name].aggregate_choices, events, provider, strict=strict))
+        for name in BACKENDS
+    }
+    lines = _json_lines(events)
+    if lines is not None:
+        for name in BACKENDS:
+            outcomes[f"{name}-bytes"] = _outcome(
+                partial(AGGREGATES[name].aggregate_choices, [lines], provider, strict=strict)
+            )
+    if RUST is not None and not strict:
+        outcomes["rust-conversion"] = _outcome(lambda: _rust_old_path(events, provider))
+    first = next(iter(outcomes.values()))
+    assert all(o == first for o in outcomes.values()), outcomes

@@ -194,6 +194,31 @@ impl AggregatorCore {
         self.read_fast(raw)
     }
 
+    /// One delta event held as objects, by its fields (see
+    /// [`Adapter::fast_delta`]), if the adapter's typed reading takes it: the result
+    /// of [`Self::add_text`] on the event's JSON text. None, with nothing done, for any other
+    /// event or a closed aggregator (then the caller reads the event as before).
+    pub fn add_fast_delta(
+        &mut self,
+        event_type: &str,
+        index: i64,
+        delta_type: &str,
+        field: &str,
+        text: &str,
+    ) -> Option<Result<(), AggError>> {
+        if self.check_open().is_err() || !self.fast_events || self.new_response_at.is_some() {
+            return None;
+        }
+        let leaves = self
+            .adapter
+            .as_mut()?
+            .fast_delta(event_type, index, delta_type, field, text)?;
+        self.count += 1;
+        self.recognized += 1;
+        self.read += 1;
+        Some(self.fold_fast(leaves))
+    }
+
     /// Raw transport bytes, split anywhere.
     pub fn feed(&mut self, data: &[u8]) -> Result<(), AggError> {
         self.check_open()?;

@@ -634,6 +634,12 @@ impl AggregatorCore {
                 return self.add_text(py, &data);
             }
         }
+        if exact_dict {
+            // SAFETY: `event` is an exact dict held by the caller; the GIL is held.
+            if let Some(result) = unsafe { self.add_delta_dict(event.as_ptr()) } {
+                return result.map_err(|e| agg_error(py, e));
+            }
+        }
         let is_dict = exact_dict || event.is_instance_of::<PyDict>();
         let mut text = std::mem::take(&mut self.text);
         text.clear();
@@ -659,6 +665,64 @@ impl AggregatorCore {
         };
         self.text = text;
         result
+    }
+
+    /// A delta event held as an exact dict of exactly the keys `type`, `index`, `delta` (an
+    /// exact str, an exact int of 64 bits, an exact dict of exactly `type` and one more key,
+    /// both exact strs with UTF-8 forms), read by the engine's typed reading of its fields
+    /// ([`Core::add_fast_delta`]), without writing its JSON text: the result that text would
+    /// give. None, with nothing done, for anything else (then the caller writes the text).
+    ///
+    /// # Safety
+    /// `event` is a live exact dict held by the caller, and the GIL is held. Keys and items are
+    /// borrowed from the dicts, and no Python code runs while they are read and used.
+    unsafe fn add_delta_dict(&mut self, event: *mut ffi::PyObject) -> Option<Result<(), AggError>> {
+        if ffi::PyDict_Size(event) != 3 {
+            return None;
+        }
+        let (mut event_type, mut index, mut delta) = (None, None, None);
+        let mut pos: ffi::Py_ssize_t = 0;
+        let mut key = std::ptr::null_mut();
+        let mut item = std::ptr::null_mut();
+        while ffi::PyDict_Next(event, &mut pos, &mut key, &mut item) != 0 {
+            match utf8(key)? {
+                "type" => event_type = Some(utf8(item)?),
+                "index" => {
+                    if ffi::PyLong_CheckExact(item) == 0 {
+                        return None;
+                    }
+                    let mut overflow = 0;
+                    // an exact int: the only failure is the overflow it reports
+                    let number = ffi::PyLong_AsLongLongAndOverflow(item, &mut overflow);
+                    if overflow != 0 {
+                        return None;
+                    }
+                    index = Some(number);
+                }
+                "delta" => {
+                    if ffi::PyDict_CheckExact(item) == 0 || ffi::PyDict_Size(item) != 2 {
+                        return None;
+                    }
+                    delta = Some(item);
+                }
+                _ => return None,
+            }
+        }
+        let (event_type, index, delta) = (event_type?, index?, delta?);
+        let (mut delta_type, mut field) = (None, None);
+        pos = 0;
+        while ffi::PyDict_Next(delta, &mut pos, &mut key, &mut item) != 0 {
+            let name = utf8(key)?;
+            let value = utf8(item)?;
+            if name == "type" {
+                delta_type = Some(value);
+            } else {
+                field = Some((name, value));
+            }
+        }
+        let (delta_type, (field, text)) = (delta_type?, field?);
+        self.core
+            .add_fast_delta(event_type, index, delta_type, field, text)
     }
 
     /// The JSON text of `event` (an exact dict, or an SDK model with `models`) into `text`;
@@ -1093,6 +1157,28 @@ impl Writer<'_, '_> {
         self.out.push(b'}');
         Ok(true)
     }
+}
+
+/// The UTF-8 form of an exact str, borrowed from it (CPython caches it in the str); None for
+/// anything else or a lone surrogate (no UTF-8 form).
+///
+/// # Safety
+/// `ptr` is a live object that outlives the returned text, and the GIL is held.
+unsafe fn utf8<'a>(ptr: *mut ffi::PyObject) -> Option<&'a str> {
+    if ffi::PyUnicode_CheckExact(ptr) == 0 {
+        return None;
+    }
+    let mut size: ffi::Py_ssize_t = 0;
+    let data = ffi::PyUnicode_AsUTF8AndSize(ptr, &mut size);
+    if data.is_null() {
+        ffi::PyErr_Clear();
+        return None;
+    }
+    // CPython's UTF-8 form of a str is valid UTF-8
+    Some(std::str::from_utf8_unchecked(std::slice::from_raw_parts(
+        data.cast::<u8>(),
+        size as usize,
+    )))
 }
 
 /// A str as a JSON string; false for a lone surrogate (no UTF-8 form).

@@ -780,6 +780,17 @@ impl common::Adapter for Adapter {
         fast::fast_event(self, raw)
     }
 
+    fn fast_delta<'a>(
+        &mut self,
+        event_type: &str,
+        index: i64,
+        delta_type: &str,
+        field: &str,
+        text: &'a str,
+    ) -> Option<FastLeaves<'a>> {
+        fast::fast_delta(self, event_type, index, delta_type, field, text)
+    }
+
     /// `message_stop` is the last event of a message.
     fn ends_stream(&self, event: &Value) -> bool {
         crate::engine::providers::common::get_str(event, "type") == Some("message_stop")
@@ -884,9 +895,47 @@ mod fast {
             }
         }
         let text = text?;
+        leaves(adapter, type_, event.index, text)
+    }
+
+    /// The delta fields of a `content_block_delta` event already read from objects (an exact
+    /// dict's items: the event's keys exactly `type`, `index`, `delta`, the delta's exactly
+    /// `type` and `field`): the leaves [`fast_event`] gives for the same event's bytes, with
+    /// the same state changes; None, with nothing done, where it would decline.
+    pub(super) fn fast_delta<'a>(
+        adapter: &mut Adapter,
+        event_type: &str,
+        index: i64,
+        delta_type: &str,
+        field: &str,
+        text: &'a str,
+    ) -> Option<FastLeaves<'a>> {
+        if event_type != "content_block_delta" {
+            return None;
+        }
+        let of = match delta_type {
+            "text_delta" => "text",
+            "thinking_delta" => "thinking",
+            "signature_delta" => "signature",
+            "input_json_delta" => "partial_json",
+            _ => return None,
+        };
+        if field != of {
+            return None;
+        }
+        leaves(adapter, delta_type, index, Cow::Borrowed(text))
+    }
+
+    /// The leaves of a delta of type `type_` (one of the four) to the block at `index`.
+    fn leaves<'a>(
+        adapter: &mut Adapter,
+        type_: &str,
+        index: i64,
+        text: Cow<'a, str>,
+    ) -> Option<FastLeaves<'a>> {
         // a block started with this delta's kind (else: an anomaly, the generic path's)
         let (kind, _) = delta_kind(type_)?;
-        let block = adapter.order.get(*adapter.blocks.get(&event.index)?)?;
+        let block = adapter.order.get(*adapter.blocks.get(&index)?)?;
         if block.kind != kind {
             return None;
         }

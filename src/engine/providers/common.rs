@@ -148,6 +148,21 @@ pub trait Adapter: Send + Sync {
     fn fast_event<'a>(&mut self, _raw: &'a [u8]) -> Option<FastLeaves<'a>> {
         None
     }
+    /// [`Self::fast_event`] for an event held as objects whose fields the caller read: a
+    /// delta event `{"type": event_type, "index": index, "delta": {"type": delta_type, field:
+    /// text}}` with exactly these keys. The same leaves and state changes as
+    /// [`Self::fast_event`] gives for that event's JSON text; None, with the adapter untouched,
+    /// where it would decline (and by default).
+    fn fast_delta<'a>(
+        &mut self,
+        _event_type: &str,
+        _index: i64,
+        _delta_type: &str,
+        _field: &str,
+        _text: &'a str,
+    ) -> Option<FastLeaves<'a>> {
+        None
+    }
     /// Whether the event is the stream's definitive last one (the batch engine emits the
     /// stream there, without waiting for the end of input). None by default (Gemini).
     /// [`Self::fast_event`] must decline every such event: the aggregator notes the end on
