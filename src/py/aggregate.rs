@@ -640,6 +640,13 @@ impl AggregatorCore {
                 return result.map_err(|e| agg_error(py, e));
             }
         }
+        if !exact_dict && !event.is_instance_of::<PyDict>() {
+            if let Some(class) = self.classes.of(event)? {
+                if let Some(result) = self.add_delta_model(&class, event)? {
+                    return result.map_err(|e| agg_error(py, e));
+                }
+            }
+        }
         let is_dict = exact_dict || event.is_instance_of::<PyDict>();
         let mut text = std::mem::take(&mut self.text);
         text.clear();
@@ -723,6 +730,92 @@ impl AggregatorCore {
         let (delta_type, (field, text)) = (delta_type?, field?);
         self.core
             .add_fast_delta(event_type, index, delta_type, field, text)
+    }
+
+    /// [`Self::add_delta_dict`] for an SDK model of the same fields: a model whose `to_dict()`
+    /// is such a dict with a model for its delta, read from their attributes as [`Writer::model`]
+    /// reads them (all fields set, in the class's order, and no extra field: else None).
+    fn add_delta_model(
+        &mut self,
+        class: &ModelClass,
+        event: &Bound<'_, PyAny>,
+    ) -> PyResult<Option<Result<(), AggError>>> {
+        let Some(values) = model_values(class, event)? else {
+            return Ok(None);
+        };
+        if values.len() != 3 {
+            return Ok(None);
+        }
+        let (mut event_type, mut index, mut delta) = (None, None, None);
+        // SAFETY: `values` is an exact dict held here; keys and items are borrowed from it
+        // and no Python code runs while they are read (the delta is held by `delta`).
+        unsafe {
+            let mut pos: ffi::Py_ssize_t = 0;
+            let mut key = std::ptr::null_mut();
+            let mut item = std::ptr::null_mut();
+            let mut at = 0;
+            while ffi::PyDict_Next(values.as_ptr(), &mut pos, &mut key, &mut item) != 0 {
+                match class.keys[at].as_str() {
+                    "type" => event_type = Some(item),
+                    "index" => {
+                        if ffi::PyLong_CheckExact(item) == 0 {
+                            return Ok(None);
+                        }
+                        let mut overflow = 0;
+                        let number = ffi::PyLong_AsLongLongAndOverflow(item, &mut overflow);
+                        if overflow != 0 {
+                            return Ok(None);
+                        }
+                        index = Some(number);
+                    }
+                    "delta" => delta = Some(Bound::from_borrowed_ptr(event.py(), item)),
+                    _ => return Ok(None),
+                }
+                at += 1;
+            }
+        }
+        let (Some(event_type), Some(index), Some(delta)) = (event_type, index, delta) else {
+            return Ok(None);
+        };
+        let Some(delta_class) = self.classes.of(&delta)? else {
+            return Ok(None);
+        };
+        let Some(delta_values) = model_values(&delta_class, &delta)? else {
+            return Ok(None);
+        };
+        if delta_values.len() != 2 {
+            return Ok(None);
+        }
+        // SAFETY: `values` and `delta_values` are exact dicts held here; their items are
+        // borrowed and no Python code runs until the engine has read them.
+        unsafe {
+            let Some(event_type) = utf8(event_type) else {
+                return Ok(None);
+            };
+            let (mut delta_type, mut field) = (None, None);
+            let mut pos: ffi::Py_ssize_t = 0;
+            let mut key = std::ptr::null_mut();
+            let mut item = std::ptr::null_mut();
+            let mut at = 0;
+            while ffi::PyDict_Next(delta_values.as_ptr(), &mut pos, &mut key, &mut item) != 0 {
+                let name = delta_class.keys[at].as_str();
+                let Some(value) = utf8(item) else {
+                    return Ok(None);
+                };
+                if name == "type" {
+                    delta_type = Some(value);
+                } else {
+                    field = Some((name, value));
+                }
+                at += 1;
+            }
+            let (Some(delta_type), Some((field, text))) = (delta_type, field) else {
+                return Ok(None);
+            };
+            Ok(self
+                .core
+                .add_fast_delta(event_type, index, delta_type, field, text))
+        }
     }
 
     /// The JSON text of `event` (an exact dict, or an SDK model with `models`) into `text`;
@@ -1157,6 +1250,52 @@ impl Writer<'_, '_> {
         self.out.push(b'}');
         Ok(true)
     }
+}
+
+/// The values of an instance of `class` (its `__dict__`, an exact dict) when its `to_dict()`
+/// is exactly them, in order, under the class's keys: every field set, stored in the class's
+/// order under the class's own name objects, and no extra field (the case [`Writer::model`]
+/// reads in one pass). None for anything else.
+fn model_values<'py>(
+    class: &ModelClass,
+    obj: &Bound<'py, PyAny>,
+) -> PyResult<Option<Bound<'py, PyDict>>> {
+    let py = obj.py();
+    let attribute = |name: &Bound<'_, PyString>| -> PyResult<Bound<'py, PyAny>> {
+        // SAFETY: live objects; a new reference or NULL with an exception set.
+        unsafe {
+            Bound::from_owned_ptr_or_err(
+                py,
+                ffi::PyObject_GenericGetAttr(obj.as_ptr(), name.as_ptr()),
+            )
+        }
+    };
+    let values = attribute(intern!(py, "__dict__"))?;
+    let set = attribute(intern!(py, "__pydantic_fields_set__"))?;
+    let extra = attribute(intern!(py, "__pydantic_extra__"))?;
+    let (Ok(values), Ok(set)) = (values.cast_exact::<PyDict>(), set.cast_exact::<PySet>()) else {
+        return Ok(None);
+    };
+    let extras = match extra.cast_exact::<PyDict>() {
+        Ok(extra) => extra.len(),
+        Err(_) if extra.is_none() => 0,
+        Err(_) => return Ok(None),
+    };
+    if extras != 0 || values.len() != class.fields.len() || set.len() != values.len() {
+        return Ok(None);
+    }
+    let mut pos: ffi::Py_ssize_t = 0;
+    let mut key = std::ptr::null_mut();
+    let mut item = std::ptr::null_mut();
+    let mut fields = class.fields.iter();
+    // SAFETY: `values` is an exact dict held here; only the keys' addresses are compared.
+    while unsafe { ffi::PyDict_Next(values.as_ptr(), &mut pos, &mut key, &mut item) } != 0 {
+        match fields.next() {
+            Some((name, _)) if key == name.as_ptr() => {}
+            _ => return Ok(None),
+        }
+    }
+    Ok(Some(values.clone()))
 }
 
 /// The UTF-8 form of an exact str, borrowed from it (CPython caches it in the str); None for
