@@ -37,16 +37,31 @@ __all__ = ["PROVIDERS", "Aggregator", "aggregate", "aggregate_choices"]
 PROVIDERS: tuple[str, ...] = _backend.impl.PROVIDERS
 
 
+def _json_data(value: Any) -> bool:
+    """Whether ``value`` is JSON data as an event holds it (what the events parser makes)."""
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return True
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _json_data(v) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return all(_json_data(v) for v in value)
+    return False
+
+
 def _plain(event: Any) -> Any:
-    """An SDK object as the dict its provider sent (``to_dict()``, else ``model_dump()``), in
-    JSON mode where it has one: a value the SDK parsed (a datetime, an enum) goes back to JSON
-    text, instead of an event no reader can take (and whose data would be lost)."""
+    """An SDK object as the dict its provider sent (``to_dict()``, else ``model_dump()``). A
+    dict holding a value the SDK parsed (a datetime, an enum) is taken in JSON mode, where the
+    SDK has one: its JSON text is read instead of an event no reader can take (and whose data
+    would be lost); any other is the plain ``to_dict()``, as the Rust backend reads models."""
     to_dict = getattr(event, "to_dict", None)
     if callable(to_dict):
+        data = to_dict()
+        if _json_data(data):
+            return data
         try:
             return to_dict(mode="json")
         except TypeError:  # a to_dict() of its own, without modes
-            return to_dict()
+            return data
     model_dump = getattr(event, "model_dump", None)
     if callable(model_dump):
         return model_dump(mode="json", by_alias=True, exclude_none=True)
