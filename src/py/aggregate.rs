@@ -1141,28 +1141,8 @@ impl Writer<'_, '_> {
         depth: usize,
     ) -> PyResult<bool> {
         let py = self.py;
-        // the attributes as `object.__getattribute__` finds them (these classes define no
-        // `__getattribute__`; pydantic's `__getattr__` serves only what is not found)
-        let attribute = |name: &Bound<'_, PyString>| -> PyResult<Bound<'_, PyAny>> {
-            // SAFETY: live objects; a new reference or NULL with an exception set.
-            unsafe {
-                Bound::from_owned_ptr_or_err(
-                    py,
-                    ffi::PyObject_GenericGetAttr(obj.as_ptr(), name.as_ptr()),
-                )
-            }
-        };
-        let values = attribute(intern!(py, "__dict__"))?;
-        let set = attribute(intern!(py, "__pydantic_fields_set__"))?;
-        let extra = attribute(intern!(py, "__pydantic_extra__"))?;
-        let (Ok(values), Ok(set)) = (values.cast_exact::<PyDict>(), set.cast_exact::<PySet>())
-        else {
+        let Some((values, set, extra)) = model_state(obj)? else {
             return Ok(false);
-        };
-        let extra = match extra.cast_exact::<PyDict>() {
-            Ok(extra) => Some(extra.clone()),
-            Err(_) if extra.is_none() => None,
-            Err(_) => return Ok(false),
         };
         let extras = extra.as_ref().map_or(0, |e| e.len());
         self.out.push(b'{');
@@ -1252,14 +1232,20 @@ impl Writer<'_, '_> {
     }
 }
 
-/// The values of an instance of `class` (its `__dict__`, an exact dict) when its `to_dict()`
-/// is exactly them, in order, under the class's keys: every field set, stored in the class's
-/// order under the class's own name objects, and no extra field (the case [`Writer::model`]
-/// reads in one pass). None for anything else.
-fn model_values<'py>(
-    class: &ModelClass,
+/// A pydantic model's stored state: its values (`__dict__`), the names of the fields set and
+/// its extra fields, as `object.__getattribute__` finds them (the SDKs' classes define no
+/// `__getattribute__`; pydantic's `__getattr__` serves only what is not found). None when one
+/// is not of the exact type pydantic keeps there.
+#[allow(clippy::type_complexity)]
+fn model_state<'py>(
     obj: &Bound<'py, PyAny>,
-) -> PyResult<Option<Bound<'py, PyDict>>> {
+) -> PyResult<
+    Option<(
+        Bound<'py, PyDict>,
+        Bound<'py, PySet>,
+        Option<Bound<'py, PyDict>>,
+    )>,
+> {
     let py = obj.py();
     let attribute = |name: &Bound<'_, PyString>| -> PyResult<Bound<'py, PyAny>> {
         // SAFETY: live objects; a new reference or NULL with an exception set.
@@ -1276,11 +1262,26 @@ fn model_values<'py>(
     let (Ok(values), Ok(set)) = (values.cast_exact::<PyDict>(), set.cast_exact::<PySet>()) else {
         return Ok(None);
     };
-    let extras = match extra.cast_exact::<PyDict>() {
-        Ok(extra) => extra.len(),
-        Err(_) if extra.is_none() => 0,
+    let extra = match extra.cast_exact::<PyDict>() {
+        Ok(extra) => Some(extra.clone()),
+        Err(_) if extra.is_none() => None,
         Err(_) => return Ok(None),
     };
+    Ok(Some((values.clone(), set.clone(), extra)))
+}
+
+/// The values of an instance of `class` (its `__dict__`, an exact dict) when its `to_dict()`
+/// is exactly them, in order, under the class's keys: every field set, stored in the class's
+/// order under the class's own name objects, and no extra field (the case [`Writer::model`]
+/// reads in one pass). None for anything else.
+fn model_values<'py>(
+    class: &ModelClass,
+    obj: &Bound<'py, PyAny>,
+) -> PyResult<Option<Bound<'py, PyDict>>> {
+    let Some((values, set, extra)) = model_state(obj)? else {
+        return Ok(None);
+    };
+    let extras = extra.as_ref().map_or(0, |e| e.len());
     if extras != 0 || values.len() != class.fields.len() || set.len() != values.len() {
         return Ok(None);
     }
