@@ -18,9 +18,9 @@ from dataclasses import fields
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence, TypeVar
 
 from . import _backend
+from ._frozen import SCALARS, json_copy
 from ._types import Provider, SignatureMerge, UsageMerge
 from .parts import (
-    _SCALARS,
     PART_CLASSES,
     OpaquePayload,
     Part,
@@ -28,7 +28,6 @@ from .parts import (
     ToolCallPart,
     UsageMetadata,
     arguments_text,
-    json_copy,
     part_from_dict,
 )
 
@@ -162,10 +161,10 @@ def _part_dict(part: Any) -> dict[str, Any]:
             and (payload is None or (type(payload) is dict and payload.keys() == _PAYLOAD_KEYS))
         ):
             # json_copy as it goes (out is level 1, its values level 2, a payload's 3)
-            out = {k: v if type(v := part[k]) in _SCALARS else json_copy(v, 1) for k in keys}
+            out = {k: v if type(v := part[k]) in SCALARS else json_copy(v, 1) for k in keys}
             if payload is not None:
                 out["payload"] = {
-                    k: v if type(v := payload[k]) in _SCALARS else json_copy(v, 2)
+                    k: v if type(v := payload[k]) in SCALARS else json_copy(v, 2)
                     for k in _PAYLOAD_KEYS
                 }
             _check_part(out)
@@ -768,7 +767,7 @@ def _leaf_from_dict(d: Mapping[str, Any]) -> dict[str, Any]:
                 leaf[key] = [dict(a) for a in value]
         elif key in _LEAF_KEYS:
             if value is not None:
-                leaf[key] = value if type(value) in _SCALARS else json_copy(value)
+                leaf[key] = value if type(value) in SCALARS else json_copy(value)
         else:
             raise ValueError(f"unknown field {key!r} for an assistant message")
     _check_leaf(leaf)

@@ -159,7 +159,7 @@ impl Drop for GcPause {
     }
 }
 
-/// `fastmerge.parts.FrozenDict` and `FrozenList`: what a message's logprobs are made of (a
+/// `fastmerge._frozen.FrozenDict` and `FrozenList`: what a message's logprobs are made of (a
 /// read-only `dict` / `list`; the message hands out the same object on every read).
 pub(crate) struct Frozen {
     dict: Py<PyType>,
@@ -171,7 +171,7 @@ static FROZEN: PyOnceLock<Frozen> = PyOnceLock::new();
 impl Frozen {
     pub(crate) fn get(py: Python<'_>) -> PyResult<&'static Frozen> {
         FROZEN.get_or_try_init(py, || {
-            let parts = py.import("fastmerge.parts")?;
+            let parts = py.import("fastmerge._frozen")?;
             let class = |name: &str| -> PyResult<Py<PyType>> {
                 Ok(parts.getattr(name)?.cast_into::<PyType>()?.unbind())
             };

@@ -103,14 +103,14 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 
 /// A copy of `value` for a reader: every dict and list at every depth (instances of
 /// subclasses become `dict` / `list`), other values shared: the engine's `own`, the twin's
-/// `copy_tree` (`fastmerge.parts.json_copy`).
+/// `copy_tree` (`fastmerge._frozen.json_copy`).
 #[pyfunction]
 fn copy_tree<'py>(py: Python<'py>, value: Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     let _pause = crate::py::aggregate::GcPause::new(py);
     copy_at(&PyHost { py }, &value, 0)
 }
 
-/// `value` with every dict and list copied read-only (`fastmerge.parts.FrozenDict` /
+/// `value` with every dict and list copied read-only (`fastmerge._frozen.FrozenDict` /
 /// `FrozenList`), other values shared; a tree already frozen as it is: the twin's
 /// `freeze_tree`, with the same depth limit and the same order of reading (`items()` of a
 /// dict subclass, iteration of a list subclass).

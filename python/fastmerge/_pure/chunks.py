@@ -21,9 +21,9 @@ import threading
 from typing import Any, Iterable
 
 from .. import errors
+from .._frozen import freeze_tree as freeze_tree  # a message's read-only logprobs
+from .._frozen import json_copy
 from ..errors import MAX_DEPTH
-from ..parts import freeze_tree as freeze_tree  # a message's read-only logprobs
-from ..parts import json_copy
 
 # A private copy of a value's dicts and lists (leaves shared): what a fold stores, so that
 # folding in place never changes a user's object; readers copy with it too (messages).
