@@ -68,12 +68,15 @@ develop = @echo "maturin develop: the $(1) extension into $(VENV) (a first build
 build-dev: $(VENV)/.build-deps ## build the extension (debug) and install fastmerge into the venv
 	$(call develop,debug)
 
+.PHONY: dev
+dev: build-dev $(VENV)/.dev-deps ## a debug build and the test tools: quick rebuilds while you work
+
 .PHONY: build-prod
-build-prod: $(VENV)/.build-deps ## build the extension in release mode (for benchmarks)
+build-prod: $(VENV)/.build-deps ## build the extension in release mode (what users get; for benchmarks)
 	$(call develop,release,--release)
 
 .PHONY: demo
-demo: build-dev ## aggregate the bundled Anthropic SSE stream (examples/anthropic_tool_use.sse)
+demo: build-prod ## (release build) aggregate the bundled Anthropic SSE stream (examples/anthropic_tool_use.sse)
 	$(BIN)/fastmerge --version
 	$(BIN)/fastmerge merge --provider auto --to anthropic --indent 2 \
 		examples/anthropic_tool_use.sse
@@ -121,7 +124,7 @@ bench-smoke: build-dev $(VENV)/.dev-deps ## run every benchmark once, untimed, c
 # The long differential fuzz: tests/test_fuzz_differential.py with FUZZ_EXAMPLES inputs per test
 # instead of the smoke budget the test command runs (4 tests: 4 x FUZZ_EXAMPLES inputs), then
 # the engine's JSON readers against serde_json on 4 x FUZZ_EXAMPLES generated texts (stable
-# Rust: cargo-fuzz is not used, see README "Reliability").
+# Rust: cargo-fuzz is not used, see docs/architecture.md, "Reliability").
 FUZZ_EXAMPLES ?= 250000
 
 .PHONY: fuzz

@@ -1,4 +1,4 @@
-"""Print the ratio tables of a benchmark run (Markdown, ready for the README).
+"""Print the ratio tables of a benchmark run (Markdown, ready for docs/benchmarks.md).
 
     python benches/report.py --run [JSON]   # time the benchmarks (pytest benches), then report
     python benches/report.py [JSON]         # report a saved run (pytest --benchmark-json=JSON)

@@ -24,7 +24,7 @@ dicts. Implementations: ``litellm`` (``litellm.stream_chunk_builder``), ``rust``
 
 Every benchmark checks its result against LiteLLM's own result on the same chunks (computed
 once, before timing): equal field for field (``model_dump()`` and ``_hidden_params``) except the
-stream's documented differences (``DIFFERENCES``, the README's table), and the merged text or
+stream's documented differences (``DIFFERENCES``, docs/litellm.md's table), and the merged text or
 arguments equal the joined fragments. A smoke run (``pytest benches --benchmark-disable``)
 checks the 1,000-chunk streams only.
 """

@@ -153,7 +153,7 @@ def test_merged_chunks_number_calls_by_position() -> None:
 
 def test_merged_from_a_chunk_with_an_index_differs_from_openjiuwen() -> None:
     """openJiuwen keeps the left chunk's index and numbers calls appended later by position
-    (README, differences table); fastmerge numbers every call of a merged chunk by position."""
+    (docs/chunks.md, differences table); fastmerge numbers every call of a merged chunk by position."""
     chunk = fastmerge.AssistantMessageChunk(tool_calls=[_call(5, "c1", "f", "{")])
     merged = chunk + fastmerge.AssistantMessageChunk(tool_calls=[_call(5, None, "", "}")])
     assert _calls(merged) == [("c1", "f", "{}", 0)]
@@ -163,7 +163,7 @@ def test_merged_from_a_chunk_with_an_index_differs_from_openjiuwen() -> None:
 
 def test_one_index_for_several_calls_or_none_reads_positions() -> None:
     """[E27] in one chunk, and a call without an index: openJiuwen reads them as given (0 for
-    both; None), fastmerge gives unique positions, as in a stream (README, differences)."""
+    both; None), fastmerge gives unique positions, as in a stream (docs/chunks.md, differences)."""
     chunk = fastmerge.AssistantMessageChunk(tool_calls=[_call(0, "c1", "f"), _call(0, "c2", "g")])
     assert _calls(chunk) == [("c1", "f", "", 0), ("c2", "g", "", 1)]
     oj = _oj_chunk(_oj_call(0, "c1", "f"), _oj_call(0, "c2", "g"))

@@ -5,7 +5,7 @@ backends.
   ``ModelResponseStream`` objects LiteLLM makes of them and as the chunk dicts: each result is
   LiteLLM's own result on the same chunks, field for field (``model_dump()`` and
   ``_hidden_params``), except the documented differences, listed per stream in ``DIFFERENCES``
-  and checked by value below (the README's "Where fastmerge.litellm differs from LiteLLM").
+  and checked by value below (docs/litellm.md).
 - The expectations of LiteLLM's own tests of its builder (``tests/local_testing/
   test_stream_chunk_builder.py`` and ``tests/test_litellm/litellm_core_utils/
   test_streaming_chunk_builder_utils.py`` in BerriAI/litellm), ported: each runs the chunks those
@@ -107,7 +107,7 @@ def differences(reference: Any, result: Any) -> set[str]:
 
 STREAMS = stream_ids("openai_chat")
 
-# The kinds of documented difference (the README's table), as the paths they show at:
+# The kinds of documented difference (docs/litellm.md's table), as the paths they show at:
 #   kept      - provider data LiteLLM's builder drops, kept where the provider sent it
 #   created   - `created` when chunks differ: LiteLLM the first chunk's, fastmerge the last sent
 #   groq      - Groq's usage, sent in x_groq.usage: read (LiteLLM estimates it instead)

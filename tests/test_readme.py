@@ -1,7 +1,9 @@
-"""The README tells the truth: its example prints what it shows, its commands exist and run.
+"""The README and the docs pages tell the truth: every example prints what it shows, every
+command exists and runs, every link leads to a page and a heading that exist, and the README
+stays one page long.
 
-Examples are ```python blocks followed directly by a ```text block holding their output; each
-runs in a fresh interpreter on the backend under test.
+Examples are ```python blocks followed directly by a ```text block holding their output
+(``tests/_docs.py``); each runs in a fresh interpreter on the backend under test.
 """
 
 from __future__ import annotations
@@ -15,13 +17,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from _docs import EXAMPLES, PAGES, TEXT, anchors, example_id, section
 
 import fastmerge
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text("utf-8")
 PACKAGE_ROOT = Path(fastmerge.__file__).resolve().parent.parent
-EXAMPLES = re.findall(r"```python\n(.*?)```\s*```text\n(.*?)```", README, re.DOTALL)
 BLOCKS = re.findall(r"```(\w*)\n(.*?)```", README, re.DOTALL)
 
 
@@ -31,21 +33,16 @@ def _env(backend: str) -> dict[str, str]:
     return env
 
 
-def _section(title: str) -> str:
-    match = re.search(
-        rf"^## {re.escape(title)}\n(.*?)(?=^## |\Z)", README, re.DOTALL | re.MULTILINE
-    )
-    assert match, f"README has no section {title!r}"
-    return match.group(1)
+@pytest.mark.single_run
+def test_every_page_with_code_has_examples() -> None:
+    pages = {page for page, _, _, _ in EXAMPLES}
+    assert {"README.md", "docs/chunks.md", "docs/providers.md", "docs/batch.md"} <= pages
+    assert len(EXAMPLES) >= 12
 
 
-def test_readme_has_an_example() -> None:
-    assert EXAMPLES, "no ```python block followed by its ```text output in README.md"
-
-
-@pytest.mark.parametrize("index", range(len(EXAMPLES)))
-def test_example_output(backend_name: str, index: int) -> None:
-    code, shown = EXAMPLES[index]
+@pytest.mark.parametrize("example", EXAMPLES, ids=example_id)
+def test_example_output(backend_name: str, example: tuple[str, int, str, str]) -> None:
+    _, _, code, shown = example
     proc = subprocess.run(
         [sys.executable, "-c", code],
         capture_output=True,
@@ -88,7 +85,9 @@ def test_demo_command_matches_the_makefile() -> None:
 
 def _cli_lines() -> list[list[str]]:
     commands = []
-    for lang, body in re.findall(r"```(\w*)\n(.*?)```", _section("Command line"), re.DOTALL):
+    for lang, body in re.findall(
+        r"```(\w*)\n(.*?)```", section("docs/cli.md", "Command line"), re.DOTALL
+    ):
         if lang != "sh":
             continue
         for line in body.splitlines():
@@ -112,7 +111,7 @@ def test_cli_examples_run(backend_name: str, args: list[str]) -> None:
 
 
 def test_cli_error_message_as_shown(backend_name: str, tmp_path: Path) -> None:
-    text = " ".join(_section("Command line").split())
+    text = " ".join(section("docs/cli.md", "Command line").split())
     shown = re.findall(r"`(fastmerge: error: [^`]*)`", text)
     # in the README's order: a compressed provider stream, an empty input, a bad JSON line
     cases = [
@@ -134,3 +133,53 @@ def test_cli_error_message_as_shown(backend_name: str, tmp_path: Path) -> None:
         )
         assert proc.returncode == 1
         assert proc.stderr == message + "\n"
+
+
+@pytest.mark.single_run
+def test_the_readme_fits_on_a_page() -> None:
+    assert len(README.splitlines()) <= 300
+
+
+_LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+
+
+@pytest.mark.single_run
+@pytest.mark.parametrize("page", PAGES)
+def test_every_link_leads_somewhere(page: str) -> None:
+    """A relative link names a file of the repository, and its ``#anchor`` a heading there."""
+    prose = re.sub(r"```.*?```", "", TEXT[page], flags=re.DOTALL)
+    broken = []
+    for target in _LINK.findall(prose):
+        if re.match(r"[a-z]+:", target):  # https:, mailto:
+            continue
+        path, _, anchor = target.partition("#")
+        file = (ROOT / page).parent / path if path else ROOT / page
+        if not file.exists():
+            broken.append(target)
+        elif anchor and anchor not in anchors(file.read_text("utf-8")):
+            broken.append(target)
+    assert broken == []
+
+
+@pytest.mark.single_run
+def test_the_link_check_can_fail() -> None:
+    assert "batch-merge-logged-streams" in anchors(TEXT["docs/batch.md"])
+    assert "no-such-heading" not in anchors(TEXT["docs/batch.md"])
+
+
+@pytest.mark.single_run
+def test_every_docs_page_is_reachable_from_the_readme() -> None:
+    """Following links from the README reaches every page of ``docs/`` (the rules too)."""
+    seen, todo = set(), ["README.md"]
+    while todo:
+        page = todo.pop()
+        if page in seen:
+            continue
+        seen.add(page)
+        base = (ROOT / page).parent
+        for target in _LINK.findall((ROOT / page).read_text("utf-8")):
+            path = target.partition("#")[0]
+            if path.endswith(".md") and not re.match(r"[a-z]+:", path):
+                todo.append(str((base / path).resolve().relative_to(ROOT)))
+    on_disk = {f"docs/{p.name}" for p in (ROOT / "docs").glob("*.md")}
+    assert on_disk - seen == set()

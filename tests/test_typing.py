@@ -1,13 +1,13 @@
-"""The typed API: the README's examples and tests/typed_api.py pass ``mypy --strict`` (the
-latter pins the result types of merge, merge_all, ``+``, to_message(), content and the
-``Literal`` options), and the ``Literal`` aliases name exactly the options the backends take.
+"""The typed API: the examples of the README and the docs pages, and tests/typed_api.py, pass
+``mypy --strict`` (the latter pins the result types of merge, merge_all, ``+``, to_message(),
+content and the ``Literal`` options), and the ``Literal`` aliases name exactly the options the
+backends take.
 """
 
 from __future__ import annotations
 
 import ast
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -15,13 +15,13 @@ from types import ModuleType
 from typing import Any, get_args
 
 import pytest
+from _docs import EXAMPLES as DOC_EXAMPLES
 
 import fastmerge
 
 ROOT = Path(__file__).resolve().parent.parent
-README = (ROOT / "README.md").read_text("utf-8")
-#: The README's examples: ```python blocks followed by their ```text output (test_readme.py).
-EXAMPLES: list[str] = re.findall(r"```python\n((?:(?!```).)*)```\s*```text\n", README, re.DOTALL)
+#: Every page's examples: ```python blocks followed by their ```text output (tests/_docs.py).
+EXAMPLES: list[str] = [code for _, _, code, _ in DOC_EXAMPLES]
 
 
 def _mypy(*paths: Path) -> subprocess.CompletedProcess[str]:

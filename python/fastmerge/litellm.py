@@ -13,7 +13,7 @@ LiteLLM computes that is not in the stream (a usage estimate when no chunk repor
 reasoning-token estimate, ``_hidden_params["response_cost"]``) is computed by LiteLLM's own
 functions (``token_counter``, ``completion_cost``), as its builder does.
 
-Where the result deliberately differs from LiteLLM's, the README's LiteLLM section has a row.
+Where the result deliberately differs from LiteLLM's, docs/litellm.md has a row.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ _MESSAGE_FIELDS = frozenset(
 # (LiteLLM's name) whichever field the server streamed it in.
 _REASONING_FIELDS = frozenset({"reasoning_content", "reasoning"})
 # LiteLLM delta fields whose fragments the engine does not rebuild: its metadata merge keeps the
-# last chunk's list only, which would be a wrong value here (see the README's table).
+# last chunk's list only, which would be a wrong value here (see docs/litellm.md).
 _NOT_REBUILT = frozenset({"thinking_blocks", "images", "reasoning_items"})
 # Response keys of the rendered ``chat.completion`` set by name below, and the chunk's LiteLLM
 # bookkeeping (the request's stream options) that is no part of a response.
