@@ -1,7 +1,8 @@
 //! Event reading at the edges, without Python: `-0`, Python's `repr` of floats and characters,
 //! transports that read on after a bad event, and what an input with no event was.
 
-use fastmerge::engine::events::{diagnose, parse, Transport};
+use fastmerge::engine::events::parse;
+use fastmerge::engine::transport::{diagnose, Transport};
 use fastmerge::engine::value::{py_repr, Value};
 
 fn field(text: &str, key: &str) -> Value {

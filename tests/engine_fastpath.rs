@@ -10,6 +10,7 @@ use common::*;
 use fastmerge::engine::aggregate::AggregatorCore;
 use fastmerge::engine::chunks::Options;
 use fastmerge::engine::events;
+use fastmerge::engine::transport::Transport;
 
 fn corpus_streams(dirs: &[&str]) -> Vec<(String, Vec<u8>)> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus");
@@ -461,7 +462,7 @@ fn generated_anthropic_streams_fast_path_equals_generic_path() {
 
 /// The payloads of a JSON-values stream fed in `pieces` (and what `finish` leaves).
 fn payloads(pieces: &[&[u8]]) -> Vec<Vec<u8>> {
-    let mut transport = events::Transport::new();
+    let mut transport = Transport::new();
     let mut seen = Vec::new();
     for piece in pieces {
         transport.feed(piece, &mut |payload| seen.push(payload.to_vec()));

@@ -14,8 +14,9 @@ use crate::engine::chunks::{
     Family, Leaf, Options, State,
 };
 use crate::engine::error::EngineError;
-use crate::engine::events::{self, EventDataError, Transport, TransportKind};
+use crate::engine::events::{self, EventDataError};
 use crate::engine::providers::{self, common, Adapter, Leaves, PROVIDERS};
+use crate::engine::transport::{Sink, Transport, TransportKind};
 use crate::engine::value::{py_repr, NativeError, NativeHost, Value};
 
 /// Why an aggregator call failed (the binding raises the twin's exceptions from these).
@@ -603,7 +604,7 @@ struct Reader<'a> {
     declined: Option<(*const u8, usize)>,
 }
 
-impl events::Sink for Reader<'_> {
+impl Sink for Reader<'_> {
     fn payload(&mut self, payload: &[u8]) {
         if self.result.is_err() {
             return;

@@ -17,4 +17,5 @@ mod nodes;
 mod printable;
 pub mod providers;
 pub mod text;
+pub mod transport;
 pub mod value;
