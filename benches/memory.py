@@ -1,5 +1,5 @@
 """Peak memory of merging one large OpenAI Chat text stream from bytes, as a multiple of the
-input's size (issue 10's memory target: ``aggregate(bytes)`` ≤ 1.5×, ``feed`` in 64 KiB
+input's size (the memory target: ``aggregate(bytes)`` ≤ 1.5×, ``feed`` in 64 KiB
 blocks ≤ 0.3×).
 
     python benches/memory.py                  # 100 MB, both modes, the Rust backend

@@ -1,4 +1,4 @@
-"""Smoke run of ``memory.py`` (issue 10's memory target) on a small stream: the Rust backend
+"""Smoke run of ``memory.py`` (the memory target) on a small stream: the Rust backend
 merges it from one bytes object without copying the input (≤ 1.5× above the baseline; it was
 3.1×: the binding's copy, the transport's buffer and the list of payloads), and from 64 KiB
 blocks within 0.3×. The full-size numbers: ``python benches/memory.py``."""

@@ -1,4 +1,4 @@
-"""Session memory throughput (issue 13): appends per second and the load of a 1,000-turn
+"""Session memory throughput: appends per second and the load of a 1,000-turn
 session, on SQLite (a WAL file in a temporary folder) and on PostgreSQL when
 ``FASTMERGE_PG_DSN`` names a server (``bash .ci/run`` starts one).
 

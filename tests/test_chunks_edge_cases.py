@@ -56,7 +56,7 @@ def test_e18_surrogate_halves_split_across_chunks_join() -> None:
 
 
 # E19 (raw UTF-8 bytes split across SSE frames) is skipped: the chunk classes take str, never
-# bytes; decoding frames belongs to the provider adapters (issue 4).
+# bytes; decoding frames belongs to the provider adapters.
 
 
 def test_e20_str_then_list_content() -> None:
@@ -750,7 +750,7 @@ def test_e74_per_chunk_noise_never_accumulates() -> None:
 
 
 # E75 (n > 1, choices keyed by index) is skipped: a chunk holds one choice; splitting a
-# provider chunk by choice and never gluing choices is the aggregator's job (issue 4).
+# provider chunk by choice and never gluing choices is the aggregator's job.
 
 
 def test_e76_delta_before_its_block_start_chunk_level() -> None:

@@ -1,4 +1,4 @@
-"""Adapters at the edges (issue 9, items 8, 9 and 17), on both backends:
+"""Adapters at the edges on both backends:
 
 - a stream read with the wrong provider is an ``EventError`` naming the provider its events
   look like; an event with no key its adapter knows is an ``unrecognized_event`` anomaly

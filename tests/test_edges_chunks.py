@@ -1,4 +1,4 @@
-"""Chunk ``+`` at its edges (issue 9): a ``+`` (or a read) re-entered from Python code that a
+"""Chunk ``+`` at its edges: a ``+`` (or a read) re-entered from Python code that a
 fold runs — a metadata key's ``__hash__`` — on the same accumulator works on a copy instead of
 deadlocking, on both backends. Each scenario runs in a daemon thread joined with a timeout,
 so a deadlock fails the test instead of hanging it."""

@@ -1,4 +1,4 @@
-"""The ``fastmerge`` command at its edges (issue 9): exit statuses a pipeline can trust, cut
+"""The ``fastmerge`` command at its edges: exit statuses a pipeline can trust, cut
 tool calls never rendered as complete, write errors as one line, messages in the command
 line's terms. Every test runs on both backends (the subprocess gets the backend under test).
 

@@ -1,4 +1,4 @@
-"""Reading at the edges (issue 9): input with no event in it, unreadable events in the middle of
+"""Reading at the edges: input with no event in it, unreadable events in the middle of
 a stream (spec §6, §8), the aggregator from several threads, JSON numbers and the text of
 anomaly details. Every test runs on both backends; the differential ones compare them directly.
 """

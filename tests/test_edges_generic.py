@@ -1,4 +1,4 @@
-"""The generic merge at its edges (issue 9): ``merge_all`` consumes its items one at a time
+"""The generic merge at its edges: ``merge_all`` consumes its items one at a time
 and fails where the twin fails, and dict subclasses whose ``items()`` yields something other
 than 2-tuples behave as ``for key, value in d.items()`` does. Every test runs on both
 backends (``backend_module``)."""

@@ -1,4 +1,4 @@
-"""Issue 9, "fidelity found by other projects' tests": usage totals (spec §5, E78), Anthropic
+"""Fidelity that other projects' tests found: usage totals (rules §5, E78), Anthropic
 final counts and empty text blocks (E79), the Anthropic ``fallback`` block (E84) and custom
 tool calls without ``type`` (E83). Every test runs on both backends (conftest)."""
 

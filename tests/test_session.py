@@ -1,4 +1,4 @@
-"""fastmerge.session.Session: the append-only log (issue 13 items 1 and 2), on SQLite and
+"""fastmerge.session.Session: the append-only log, on SQLite and
 PostgreSQL, every test on both backends (their messages store and load identically)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""AsyncSession (issue 13 item 2): the same log through ``asyncio``, on SQLite (a worker
+"""AsyncSession: the same log through ``asyncio``, on SQLite (a worker
 thread) and PostgreSQL (psycopg's async connection), identical to the sync Session's."""
 
 from __future__ import annotations

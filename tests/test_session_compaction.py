@@ -1,4 +1,4 @@
-"""Turn-aware compaction (issue 13 item 4): triggers, strategies, recorded as an event; never a
+"""Turn-aware compaction: triggers, strategies, recorded as an event; never a
 tool call without its result, never a kept call without its reasoning, never an orphan tool
 result first."""
 

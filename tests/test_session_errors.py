@@ -1,4 +1,4 @@
-"""Bad input to a session (issue 13 item 5): another class, an unknown provider, a corrupt
+"""Bad input to a session: another class, an unknown provider, a corrupt
 row, a schema of a newer version. Each is a typed error naming the row; nothing stored is
 lost or changed."""
 

@@ -1,4 +1,4 @@
-"""Two processes appending to one SQLite session lose nothing (issue 13 item 2), and a
+"""Two processes appending to one SQLite session lose nothing, and a
 session reopened in a new process reads what the first wrote."""
 
 from __future__ import annotations

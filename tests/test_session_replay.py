@@ -1,4 +1,4 @@
-"""``session.to_request(provider)`` (issue 13 item 3): the history in each provider's request
+"""``session.to_request(provider)``: the history in each provider's request
 format, reasoning replayed only to its provider, tool calls with their results, and the round
 trip through the database and a new process for every provider of the corpus."""
 
