@@ -153,7 +153,8 @@ def test_merged_chunks_number_calls_by_position() -> None:
 
 def test_merged_from_a_chunk_with_an_index_differs_from_openjiuwen() -> None:
     """openJiuwen keeps the left chunk's index and numbers calls appended later by position
-    (docs/chunks.md, differences table); fastmerge numbers every call of a merged chunk by position."""
+    (docs/chunks.md, differences table); fastmerge numbers every call of a merged chunk by
+    position."""
     chunk = fastmerge.AssistantMessageChunk(tool_calls=[_call(5, "c1", "f", "{")])
     merged = chunk + fastmerge.AssistantMessageChunk(tool_calls=[_call(5, None, "", "}")])
     assert _calls(merged) == [("c1", "f", "{}", 0)]
