@@ -33,7 +33,7 @@ impl<O, E> Leaf<O, E> {
     /// reasoning: [`append_bare_text`] may append it without walking the leaf. The twin's
     /// `_bare_text`.
     ///
-    /// [`append_bare_text`]: super::fold::append_bare_text
+    /// [`append_bare_text`]: super::append::append_bare_text
     pub fn bare_text(&self, family: Family) -> Option<(&O, bool)> {
         if family != Family::Assistant {
             return None;

@@ -6,18 +6,34 @@
 //! here once), [`fold`] folds a leaf into a [`State`], [`materialize`] reads a state back as
 //! plain data. Values stay host objects throughout; text is kept as pieces and joined once
 //! when read.
+//!
+//! One concern per file: `leaf` (a leaf read into records), `state` (what a fold holds),
+//! `fold` (one leaf, field by field), `parts` (text, reasoning and other parts), `calls` (the
+//! tool-call resolver), `usage` (usage modes and totals), `merge` (value merges those share),
+//! `rebuild` (a described leaf folded first), `append` (the fold's shortcuts for hot
+//! deltas), `read` (a state read back as data), `map` (the state's containers); this file
+//! holds the options and the names the bindings check against.
 
+mod append;
+mod calls;
 mod fold;
 mod leaf;
 pub mod map;
+mod merge;
+mod parts;
 mod read;
+mod rebuild;
+mod state;
+mod usage;
 
-pub use fold::{
+pub use append::{
     append_bare_str, append_bare_str_logprobs, append_bare_text, append_indexed_arguments,
-    append_indexed_arguments_str, append_indexed_str, append_indexed_text, fold, State,
+    append_indexed_arguments_str, append_indexed_str, append_indexed_text,
 };
+pub use fold::fold;
 pub use leaf::Leaf;
 pub use read::materialize;
+pub use state::State;
 
 use crate::engine::error::OptionError;
 

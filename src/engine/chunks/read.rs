@@ -4,10 +4,11 @@
 use crate::engine::error::EngineError;
 use crate::engine::host::{Host, Kind};
 
-use super::fold::{
-    counts_total, detail, Anomaly, ContentKind, PartFields, PartKind, PayloadState, Piece, State,
-};
 use super::map::{own, HMap, Val};
+use super::state::{
+    detail, Anomaly, ContentKind, PartFields, PartKind, PayloadState, Piece, State,
+};
+use super::usage::counts_total;
 use super::{normalized_finish_reason, Family};
 
 /// Dict entries under construction.
