@@ -5,7 +5,9 @@ mod common;
 use common::*;
 
 use fastmerge::engine::error::{EngineError, OptionError, PathItem};
-use fastmerge::engine::generic::{self, Config, MAX_DEPTH};
+use fastmerge::engine::generic::config::Config;
+use fastmerge::engine::generic::langchain_chunks::add_ai_message_chunks;
+use fastmerge::engine::generic::{self, MAX_DEPTH};
 use fastmerge::engine::value::{NativeError, NativeHost, Value};
 use std::sync::Arc;
 
@@ -406,7 +408,7 @@ fn langchain_chunk_fields() {
         r#"{"content":"c","usage_metadata":{"input_tokens":2,"d":{"r":2,"s":1}},"id":"msg_1","chunk_position":"last"}"#,
         r#"{"content":"","id":"msg_2"}"#,
     ];
-    let out = generic::add_ai_message_chunks(&NativeHost, items.iter().map(|t| Ok(v(t)))).unwrap();
+    let out = add_ai_message_chunks(&NativeHost, items.iter().map(|t| Ok(v(t)))).unwrap();
     assert_same(
         &out,
         &v(
@@ -415,6 +417,6 @@ fn langchain_chunk_fields() {
               "usage_metadata":{"input_tokens":3,"d":{"r":3,"s":1}},"id":"msg_1","chunk_position":"last"}"#,
         ),
     );
-    let none = generic::add_ai_message_chunks(&NativeHost, std::iter::empty()).unwrap();
+    let none = add_ai_message_chunks(&NativeHost, std::iter::empty()).unwrap();
     assert_same(&none, &Value::Null);
 }

@@ -6,7 +6,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyString};
 
 use crate::engine::error::OptionError;
-use crate::engine::generic::Config;
+use crate::engine::generic::config::Config;
 use crate::py::errors::{option_error, wrong_type};
 
 /// An optional argument as the caller gave it (or not), so that a wrong type gets the twin's

@@ -4,6 +4,7 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
+use crate::engine::generic::langchain_chunks;
 use crate::engine::host::{Host, Kind};
 use crate::engine::{chunks, generic};
 use crate::py::args::{config, Arg};
@@ -56,7 +57,7 @@ fn add_ai_message_chunks<'py>(
     items: Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let iterator = items.try_iter()?;
-    generic::add_ai_message_chunks(&PyHost { py }, iterator)
+    langchain_chunks::add_ai_message_chunks(&PyHost { py }, iterator)
 }
 
 /// openJiuwen's `merge_dicts`: str and list values concatenate, dicts recurse.

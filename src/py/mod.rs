@@ -4,7 +4,9 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyFrozenSet, PyTuple};
 
-use crate::engine::generic::{ATOMIC_KEYS, LIST_MERGES, MAX_DEPTH, POLICIES};
+use crate::engine::generic::config::{LIST_MERGES, POLICIES};
+use crate::engine::generic::delta::ATOMIC_KEYS;
+use crate::engine::generic::MAX_DEPTH;
 
 mod aggregate;
 mod args;
