@@ -2,7 +2,7 @@
 //! (`cargo test --no-default-features`): leaves parsed with `Leaf::parse`, folded into a
 //! `State` with `chunks::fold`, read with `chunks::materialize`. Expected values are what the
 //! Python twin (python/fastmerge/_pure/chunks.py, `ChunkCore._data`) gives for the same leaves,
-//! key order included; case numbers are those of the project's spec (shared/spec/edge-cases.md).
+//! key order included; case numbers are those of docs/edge-cases.md.
 
 mod common;
 use common::*;

@@ -1,5 +1,5 @@
 //! The generic merge rules on the engine's own values, without Python
-//! (`cargo test --no-default-features`). Expected values come from spec/edge-cases.md §A.
+//! (`cargo test --no-default-features`). Expected values come from docs/edge-cases.md §A.
 
 mod common;
 use common::*;

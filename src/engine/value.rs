@@ -1,5 +1,6 @@
-//! The engine's own JSON value model, and its [`Host`]: what `cargo test` merges, and what Rust
-//! callers (and the byte-level paths of later issues) use without Python.
+//! The engine's own JSON value model, and its [`Host`]: what `cargo test` merges, what Rust
+//! callers use without Python, and what the aggregator and the batch engine read provider
+//! events from bytes into.
 
 use std::borrow::Cow;
 use std::hash::{Hash, Hasher};

@@ -1,6 +1,17 @@
-//! The batch engine (issue 11): many logged streams in, one result per stream out, on all
-//! cores. The twin's `_pure/batch.py` (single-threaded, the specification) gives the same
-//! items in the same order; /work/notes/batch-contract.md is the interface.
+//! The batch engine: many logged streams in, one result per stream out, on all cores. The
+//! twin's `_pure/batch.py` (single-threaded, the specification, whose docstring states the
+//! rules) gives the same items in the same order; both are read through `BatchCore`, whose
+//! interface the engine's side is:
+//!
+//! - [`Batch::new`] takes the [`Options`] of `BatchCore` (paths, `group_by`, `event`,
+//!   `order_by`, provider, the aggregator's options, jobs, `max_open_streams`);
+//! - [`Batch::next`] returns the [`Item`]s one at a time, in input order of their places
+//!   ([`Place`]: where each was decided): a stream's key, provider and what
+//!   `AggregatorCore.finish()` returns for its events alone, or the error that aggregator
+//!   raised ([`StreamError`]); or a bad line, 1-based in the decompressed text, that belongs
+//!   to no stream. Nothing read is dropped: every record is in one stream or one bad line;
+//! - a [`BatchError`] (an input that cannot be opened or decompressed, too many open
+//!   streams) stops the batch after the items placed before the record where it happened.
 //!
 //! The pipeline, each stage a thread (or a pool) joined by bounded channels, so memory is
 //! bounded by the blocks and streams in flight, never by the size of the input:
@@ -16,6 +27,8 @@
 //!    input it is, and an item is returned once no shard can still emit an earlier one.
 //!
 //! With one job the parse worker runs the shard itself (one thread does the work).
+//!
+//! [`AggregatorCore`]: crate::engine::aggregate::AggregatorCore
 
 pub mod input;
 pub mod path;
