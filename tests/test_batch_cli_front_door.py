@@ -490,7 +490,7 @@ def test_bench_a_log_the_naive_reduce_reads_in_part(
 def test_bench_reads_the_bundled_log_by_its_records_however_it_is_named(
     capsys: pytest.CaptureFixture[str], rust_only: None, tmp_path: Path
 ) -> None:
-    from fastmerge import cli_bench
+    from fastmerge.cli import bench as cli_bench
 
     copy = tmp_path / "my-log.zst"
     copy.write_bytes(cli_bench.EXAMPLE.read_bytes())
@@ -506,7 +506,7 @@ def test_bench_without_a_checkout_runs_the_packaged_log(
     monkeypatch: pytest.MonkeyPatch,
     tmp_path: Path,
 ) -> None:
-    from fastmerge import cli_bench
+    from fastmerge.cli import bench as cli_bench
 
     # the copy in the package is the example, byte for byte
     assert cli_bench.PACKAGED.read_bytes() == cli_bench.EXAMPLE.read_bytes()

@@ -27,16 +27,16 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Callable
 
-from . import PROVIDERS, _backend
-from .cli import EXIT_OK, _fail, _non_negative
-from .errors import MergeError
+from .. import PROVIDERS, _backend
+from ..errors import MergeError
+from ._common import EXIT_OK, _fail, _non_negative, check_options
 
 __all__ = ["add_parser", "run"]
 
 #: The bundled log of a checkout, its copy in the installed package, and how its records
 #: are read.
-EXAMPLE = Path(__file__).resolve().parent.parent.parent / "examples" / "gateway.jsonl.zst"
-PACKAGED = Path(__file__).resolve().parent / "_data" / "gateway.jsonl.zst"
+EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "gateway.jsonl.zst"
+PACKAGED = Path(__file__).resolve().parents[1] / "_data" / "gateway.jsonl.zst"
 EXAMPLE_OPTIONS = {"group_by": "stream_id", "event": "event"}
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 
@@ -112,8 +112,7 @@ def run(args: argparse.Namespace) -> int:
     if args.event is not None:
         options["event"] = args.event
     options["provider"] = args.provider
-    from . import batch
-    from .cli_batch import check_options
+    from .. import batch
 
     check_options(args.parser, batch, **options)
     if not os.path.isfile(path):

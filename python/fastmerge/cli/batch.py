@@ -36,13 +36,21 @@ import sys
 import time
 from typing import IO, TYPE_CHECKING, Any, Iterator, Literal
 
-from . import PROVIDERS, MergeError
-from .cli import EXIT_DATA, EXIT_INCOMPLETE, EXIT_OK, _fail, _non_negative, _write_stdout
+from .. import PROVIDERS, MergeError
+from ._common import (
+    EXIT_DATA,
+    EXIT_INCOMPLETE,
+    EXIT_OK,
+    _fail,
+    _non_negative,
+    _write_stdout,
+    check_options,
+)
 
 if TYPE_CHECKING:
-    from . import batch
+    from .. import batch
 
-__all__ = ["add_parser", "check_options", "looks_like", "run", "summary"]
+__all__ = ["add_parser", "looks_like", "run", "summary"]
 
 #: How often the progress bar is redrawn, in seconds (and how long a poll of the core waits).
 REDRAW = 0.1
@@ -149,7 +157,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     """Run ``fastmerge batch`` (the backend's batch core is loaded here, not by ``fastmerge
     merge``)."""
-    from . import batch
+    from .. import batch
 
     if args.errors_file is not None and args.errors not in (None, "collect"):
         args.parser.error(f"--errors-file needs --errors collect, not --errors {args.errors}")
@@ -252,23 +260,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 #: A path option as the library names it (``group_by``), for its flag (``--group-by``).
-_OPTION = re.compile(r"(?<![\w-])(group_by|order_by|max_open_streams)(?!\w)|^event\b")
-
-
-def check_options(parser: argparse.ArgumentParser, batch: Any, **options: Any) -> None:
-    """The batch engine's own checks of ``options`` (:func:`fastmerge.batch.merge_logs`'s: a
-    path's syntax, options that need each other), made before any input is opened, as a usage
-    error of ``parser`` (exit 64) in flag terms."""
-    try:
-        batch.merge_logs([], **options).close()
-    except MergeError as exc:
-
-        def flag(match: re.Match[str]) -> str:
-            return "--" + match[0].replace("_", "-")
-
-        parser.error(_OPTION.sub(flag, str(exc)))
-
-
 def _watched(
     records: Iterator[batch.Written], failed: list[batch.Written]
 ) -> Iterator[batch.Written]:
@@ -367,7 +358,7 @@ def _on_dask(
 ) -> batch.Batch:
     """The job of ``--dask``, run to the end on the cluster (a LocalCluster for ``local``,
     closed with the run): its results, in the single-machine order."""
-    from . import dask as fdask
+    from .. import dask as fdask
 
     client = stack.enter_context(fdask.client(args.dask))
     job = fdask.merge_logs(
@@ -386,7 +377,7 @@ def _on_dask(
 
 def summary(counts: dict[str, int]) -> str:
     """The summary line: streams by status, and bad lines."""
-    from . import batch
+    from .. import batch
 
     total = _stream_count(counts)
     parts = ", ".join(f"{counts[status]} {status}" for status in batch.STATUSES)
@@ -396,7 +387,7 @@ def summary(counts: dict[str, int]) -> str:
 
 def _stream_count(counts: dict[str, int]) -> int:
     """How many streams the run counted, whatever their status."""
-    from . import batch
+    from .. import batch
 
     return sum(counts[status] for status in batch.STATUSES)
 
@@ -426,7 +417,7 @@ def _records(run_: batch.Batch, bar: _Bar | None, to: Any, row: bool) -> Iterato
 
 def _write(args: argparse.Namespace, records: Iterator[batch.Written]) -> int | None:
     """Write the records; None, or an exit status that ends the run."""
-    from . import batch
+    from .. import batch
 
     if args.out_dir is not None:
         batch.write_directory(records, args.out_dir)

@@ -1,48 +1,6 @@
-"""The ``fastmerge`` command line.
-
-::
-
-    fastmerge merge [--policy openjiuwen|delta|langchain] [--list-merge concat|by_index]
-                    [--strict] [--indent N] FILE|-
-    fastmerge merge --provider NAME|auto [--to PROVIDER] [--strict] [--allow-incomplete]
-                    [--indent N] FILE|-
-    fastmerge batch PATHS... [--group-by ...] [--event PATH] ...   (see fastmerge.cli_batch)
-    fastmerge bench [LOG] [--group-by ...] [--event PATH]           (see fastmerge.cli_bench)
-    fastmerge --version
-
-With ``--provider``, ``fastmerge merge`` reads a recorded provider stream (SSE, JSON lines, or a
-JSON array of events; see :class:`fastmerge.Aggregator`), feeds it to an aggregator block by
-block (the backend parses the bytes), and prints the message as JSON: ``message.to_dict()``
-(a list of them for a stream with several choices), or with ``--to PROVIDER`` the provider's
-non-streaming response (:func:`fastmerge.to_provider`). ``--strict`` raises on the first
-anomaly (rules §8) instead of recording it. A stream that did not end complete (cut before its
-terminal event, or failed by the provider) is still printed, but exits 2 with one line on
-stderr, unless ``--allow-incomplete`` is given; a cut tool call is rendered with its raw
-arguments and a marker, never as a parsed, executable call (:mod:`fastmerge.render`).
-
-``fastmerge merge`` reads JSON Lines (one JSON value a line; blank lines are skipped) from a
-file or, with ``-``, from standard input, and prints :func:`fastmerge.merge_all` of the values
-as one JSON document. The input is read line by line and handed to ``merge_all`` as an
-iterator: the file is never held in memory as one string. No merge rule lives here.
-
-JSON is read and written with the standard library's :mod:`json` module, whether or not orjson
-is installed, so that the output never depends on what else is installed: orjson turns integers
-beyond 64 bits into floats and rejects ``NaN`` and lone surrogates, which :mod:`json` reads and
-writes back unchanged. Output is compact (``","`` and ``":"`` separators, as orjson writes) or
-indented with ``--indent``, UTF-8, not ASCII-escaped; a result holding a lone surrogate, which
-UTF-8 cannot encode, is written with every non-ASCII character escaped instead.
-
-Exit status (the ``EXIT_*`` constants): 0 on success; 1 when the input cannot be read or holds
-no JSON value (empty or blank: not a ``null`` that would pass for a merged result), a line
-is not JSON (the message names the file and the line number), the merge fails (for example
-``--strict``, or nesting deeper than :data:`fastmerge.MAX_DEPTH`), or the output cannot be
-written; 2 when a provider stream is incomplete or failed (without ``--allow-incomplete``);
-64 for a usage error (``EX_USAGE``: argparse's own 2 is taken by the incomplete stream);
-130 on Ctrl-C; 141 when the reader of the output went away (``| head``), quietly, as a tool
-killed by ``SIGPIPE`` reports it in the shell. Every other failure writes one line on stderr
-(a usage error after the usage), in the command line's terms (``--provider``, not the
-library's ``provider=``).
-"""
+"""``fastmerge merge``: one recorded provider stream (``--provider``) or the values of a JSON Lines
+file merged into one, printed as JSON. No merge rule lives here: the aggregator and
+``merge_all`` do the merging."""
 
 from __future__ import annotations
 
@@ -50,35 +8,33 @@ import argparse
 import codecs
 import contextlib
 import json
-import os
-import re
 import sys
-from typing import IO, Any, BinaryIO, Iterator, NoReturn, Sequence
+from typing import IO, Any, Iterator, Sequence
 
-from . import (
-    BACKEND,
+from .. import (
     LIST_MERGES,
     POLICIES,
     PROVIDERS,
     Aggregator,
     AnomalyError,
     MergeError,
-    __version__,
     merge_all,
     to_provider,
 )
+from ._common import (
+    EXIT_DATA,
+    EXIT_INCOMPLETE,
+    EXIT_OK,
+    STDIN,
+    STDIN_NAME,
+    _fail,
+    _non_negative,
+    _os_reason,
+    _write_stdout,
+    dump_json,
+)
 
-__all__ = ["InputError", "build_parser", "dump_json", "main", "read_json_lines"]
-
-EXIT_OK = 0
-EXIT_DATA = 1
-EXIT_INCOMPLETE = 2
-EXIT_USAGE = 64  # sysexits.h EX_USAGE
-EXIT_INTERRUPT = 130  # 128 + SIGINT
-EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what the shell shows for a tool SIGPIPE ended
-PROG = "fastmerge"
-STDIN = "-"
-STDIN_NAME = "<stdin>"
+__all__ = ["InputError", "add_parser", "read_json_lines", "run"]
 
 
 class InputError(Exception):
@@ -132,24 +88,6 @@ def _parse_line(raw: bytes, source: str, number: int) -> Any:
         raise InputError(source, number, "invalid JSON: nested too deeply to parse") from None
 
 
-def dump_json(value: Any, indent: int | None = None) -> bytes:
-    """``value`` as UTF-8 JSON followed by a newline (see the module docstring for the format)."""
-    separators = (",", ":") if indent is None else (",", ": ")
-    text = json.dumps(value, ensure_ascii=False, indent=indent, separators=separators)
-    try:
-        data = text.encode("utf-8")
-    except UnicodeEncodeError:
-        # A lone surrogate: valid as a JSON escape, not encodable as UTF-8.
-        data = json.dumps(value, ensure_ascii=True, indent=indent, separators=separators).encode(
-            "ascii"
-        )
-    return data + b"\n"
-
-
-def _os_reason(exc: OSError) -> str:
-    return exc.strerror or str(exc)
-
-
 def _open_input(path: str) -> contextlib.AbstractContextManager[IO[bytes]]:
     if path == STDIN:
         return contextlib.nullcontext(sys.stdin.buffer)
@@ -159,80 +97,9 @@ def _open_input(path: str) -> contextlib.AbstractContextManager[IO[bytes]]:
         raise InputError(path, None, _os_reason(exc)) from None
 
 
-# A Python argument as the library's messages spell it (``provider=``, ``strict=True``,
-# ``list_merge='by_index'``), for the command line's spelling of the same option.
-_PY_ARGUMENT = re.compile(r"\b(provider|policy|list_merge|strict)=(?:'([^']*)'|True\b|(?=\s))")
-
-
-def _flags(message: str) -> str:
-    """``message`` with the library's Python arguments named as this command's flags:
-    ``list_merge='by_index' requires policy='delta'`` -> ``--list-merge by_index requires
-    --policy delta``."""
-
-    def flag(match: re.Match[str]) -> str:
-        name = "--" + match[1].replace("_", "-")
-        return name if match[2] is None else f"{name} {match[2]}"
-
-    return _PY_ARGUMENT.sub(flag, message)
-
-
-def _fail(message: str, status: int = EXIT_DATA) -> int:
-    with contextlib.suppress(OSError):  # nowhere left to report to
-        sys.stderr.write(f"{PROG}: error: {_flags(message)}\n")
-        sys.stderr.flush()
-    return status
-
-
-def _write_stdout(data: bytes) -> int:
-    out: BinaryIO = sys.stdout.buffer
-    try:
-        out.write(data)
-        out.flush()
-    except OSError as exc:
-        # Unwritten bytes stay buffered: without this, the flush at interpreter exit fails
-        # again and prints a traceback after our line.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        if isinstance(exc, BrokenPipeError):
-            return EXIT_BROKEN_PIPE  # the reader went away (``| head``): quietly
-        return _fail(f"cannot write the output: {_os_reason(exc)}")
-    return EXIT_OK
-
-
-def _non_negative(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more: {value}")
-    return value
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse with usage errors on :data:`EXIT_USAGE` (argparse's 2 means an incomplete
-    stream here), in the command line's terms: one stderr line, naming ``--help``."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(
-            EXIT_USAGE,
-            f"{self.prog}: error: {_flags(message)} (see '{self.prog} --help')\n",
-        )
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of the ``fastmerge`` command."""
-    parser = _Parser(
-        prog=PROG,
-        description="Merge streamed LLM output (chunks, deltas) back into complete messages.",
-    )
-    parser.add_argument(
-        "--version",
-        action="version",
-        version=f"{PROG} {__version__} ({BACKEND} backend)",
-    )
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    merge = commands.add_parser(
+def add_parser(commands: Any) -> argparse.ArgumentParser:
+    """Add the ``merge`` command to the subparsers ``commands``."""
+    merge: argparse.ArgumentParser = commands.add_parser(
         "merge",
         help="merge the values of a JSON Lines file into one JSON value",
         description=(
@@ -294,11 +161,12 @@ def build_parser() -> argparse.ArgumentParser:
         "print it, and exit 2 with one line on stderr)",
     )
     merge.set_defaults(parser=merge)
-    from . import cli_batch, cli_bench  # here: they import this module
+    return merge
 
-    cli_batch.add_parser(commands)
-    cli_bench.add_parser(commands)
-    return parser
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``fastmerge merge`` with the parsed ``args``; return the exit status."""
+    return _merge_command(args)
 
 
 _BLOCK = 1 << 16
@@ -393,26 +261,3 @@ def _merge_command(args: argparse.Namespace) -> int:
         # merge_all of nothing is None; printed, `null` would pass for a merged empty input
         return _fail(f"{source}: no JSON value to merge: the input is empty or blank")
     return _write_stdout(dump_json(result, args.indent))
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command with ``argv`` (default: ``sys.argv[1:]``); return the exit status."""
-    args = build_parser().parse_args(argv)
-    try:
-        if args.command == "merge":
-            return _merge_command(args)
-        if args.command == "batch":
-            from . import cli_batch
-
-            return cli_batch.run(args)
-        if args.command == "bench":
-            from . import cli_bench
-
-            return cli_bench.run(args)
-    except KeyboardInterrupt:
-        return EXIT_INTERRUPT
-    raise AssertionError(f"unhandled command {args.command!r}")  # pragma: no cover
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
