@@ -107,7 +107,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 /// `copy_tree` (`fastmerge._frozen.json_copy`).
 #[pyfunction]
 fn copy_tree<'py>(py: Python<'py>, value: Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-    let _pause = crate::py::aggregate::GcPause::new(py);
+    let _pause = crate::py::convert::GcPause::new(py);
     copy_at(&PyHost { py }, &value, 0)
 }
 
@@ -117,7 +117,7 @@ fn copy_tree<'py>(py: Python<'py>, value: Bound<'py, PyAny>) -> PyResult<Bound<'
 /// dict subclass, iteration of a list subclass).
 #[pyfunction]
 fn freeze_tree<'py>(py: Python<'py>, value: Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-    let frozen = crate::py::aggregate::Frozen::get(py)?;
+    let frozen = crate::py::convert::Frozen::get(py)?;
     if frozen.is_frozen(&value) {
         return Ok(value);
     }
@@ -126,7 +126,7 @@ fn freeze_tree<'py>(py: Python<'py>, value: Bound<'py, PyAny>) -> PyResult<Bound
 
 fn freeze_at<'py>(
     host: &PyHost<'py>,
-    frozen: &crate::py::aggregate::Frozen,
+    frozen: &crate::py::convert::Frozen,
     obj: &Bound<'py, PyAny>,
     depth: usize,
 ) -> PyResult<Bound<'py, PyAny>> {

@@ -12,16 +12,28 @@ mod aggregate;
 mod args;
 mod batch;
 mod chunks;
+mod convert;
 mod errors;
 mod functions;
 mod host;
+mod intern;
 mod split;
+mod writer;
 
 #[pymodule]
 fn _fastmerge(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     crate::alloc::configure();
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // what `backend_info()` and `fastmerge --version` report: a debug build is many times slower
+    m.add(
+        "BUILD_PROFILE",
+        if cfg!(debug_assertions) {
+            "debug"
+        } else {
+            "release"
+        },
+    )?;
     m.add("MAX_DEPTH", MAX_DEPTH)?;
     m.add("POLICIES", PyTuple::new(py, POLICIES)?)?;
     m.add("LIST_MERGES", PyTuple::new(py, LIST_MERGES)?)?;
