@@ -32,7 +32,15 @@ from conftest import (
 import fastmerge
 from fastmerge import _backend
 
-INFO_KEYS = {"backend", "requested", "version", "extension_version", "fallback_reason", "python"}
+INFO_KEYS = {
+    "backend",
+    "requested",
+    "version",
+    "extension_version",
+    "build",
+    "fallback_reason",
+    "python",
+}
 
 
 _REPORT = """
@@ -95,6 +103,9 @@ def test_backend_info() -> None:
     if RUST is not None:
         assert info["extension_version"] == RUST.__version__ == fastmerge.__version__
         assert info["fallback_reason"] is None
+        # how the extension was compiled: make test builds debug, make build-prod release
+        assert info["build"] == RUST.BUILD_PROFILE
+        assert info["build"] in ("release", "debug")
 
 
 @pytest.mark.single_run

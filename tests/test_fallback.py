@@ -33,6 +33,7 @@ print(json.dumps({
     "file": fastmerge.__file__,
     "backend": fastmerge.BACKEND,
     "fallback_reason": fastmerge.backend_info()["fallback_reason"],
+    "build": fastmerge.backend_info()["build"],
     "warnings": [(w.category.__name__, str(w.message)) for w in caught],
     "merge": fastmerge.merge({"a": "x"}, {"a": "y"}),
 }))
@@ -100,6 +101,7 @@ def test_python_backend_without_the_extension_is_silent(bare_package: Path) -> N
         None,
         [],
     )
+    assert report["build"] is None  # no extension, no build profile
 
 
 def test_rust_backend_without_the_extension_fails_loudly(bare_package: Path) -> None:

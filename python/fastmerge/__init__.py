@@ -112,7 +112,11 @@ ATOMIC_KEYS: frozenset[str] = _backend.impl.ATOMIC_KEYS
 
 
 def backend_info() -> dict[str, Any]:
-    """Which backend runs, the versions, and why a fallback happened (``None`` if none)."""
+    """Which backend runs, the versions, and why a fallback happened (``None`` if none).
+
+    ``"build"`` is how the extension was compiled: ``"release"`` (what ``pip install`` and
+    ``make build-prod`` give) or ``"debug"`` (``make dev``: many times slower); ``None`` without
+    the extension."""
     return _backend.info()
 
 

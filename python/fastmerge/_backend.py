@@ -184,18 +184,20 @@ def aggregate_module(name: str) -> ModuleType:
 
 def info() -> dict[str, Any]:
     """What runs, and why: see :func:`fastmerge.backend_info`."""
-    ext_version = None
+    ext_version = build = None
     try:
-        ext_version = getattr(
-            importlib.import_module(f"{__package__}._fastmerge"), "__version__", None
-        )
+        extension = importlib.import_module(f"{__package__}._fastmerge")
     except ImportError:
         pass
+    else:
+        ext_version = getattr(extension, "__version__", None)
+        build = getattr(extension, "BUILD_PROFILE", None)
     return {
         "backend": selected,
         "requested": _requested,
         "version": __version__,
         "extension_version": ext_version,
+        "build": build,
         "fallback_reason": _fallback_reason,
         "python": sys.version.split()[0],
     }

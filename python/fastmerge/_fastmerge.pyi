@@ -12,6 +12,7 @@ from typing_extensions import disjoint_base
 __all__ = [
     "ATOMIC_KEYS",
     "AggregatorCore",
+    "BUILD_PROFILE",
     "BatchCore",
     "ChunkCore",
     "LIST_MERGES",
@@ -34,6 +35,8 @@ __all__ = [
 ]
 
 __version__: str
+#: "release" or "debug": how the extension was compiled
+BUILD_PROFILE: str
 MAX_DEPTH: int
 POLICIES: tuple[str, ...]
 PROVIDERS: tuple[str, ...]
