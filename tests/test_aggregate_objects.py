@@ -315,7 +315,12 @@ def test_odd_values_in_sdk_objects(texts: list[str], extra: Any, scalar: Any) ->
     ]
     assert all(o == outcomes[0] for o in outcomes), outcomes
     if not isinstance(outcomes[0], tuple):
-        dicts = [o.to_dict(mode="json") for o in objects]
+        try:
+            dicts = [o.to_dict(mode="json") for o in objects]
+        except UnicodeEncodeError:
+            # a lone surrogate (in a key): a str, JSON data as Python holds it, which pydantic's
+            # JSON mode cannot encode; the plain to_dict() is what the events are read as
+            dicts = [o.to_dict() for o in objects]
         assert outcomes[0] == _outcome(
             lambda: AGGREGATES[BACKENDS[0]].aggregate_choices(dicts, "openai-chat")
         )
