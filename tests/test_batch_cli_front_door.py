@@ -593,3 +593,21 @@ def test_read_input_is_the_engines_decompression(rust_only: None, tmp_path: Path
     cut = write(tmp_path / "cut.zst", COMPRESSORS["zstd"](data)[:-8])
     with pytest.raises(BatchError, match=r"cut\.zst: zstd stream is truncated after \d+"):
         read_input(cut)
+
+
+@pytest.mark.parametrize("profile", ["release", "debug"])
+def test_bench_warns_that_a_debug_build_times_slow(
+    capsys: pytest.CaptureFixture[str],
+    rust_only: None,
+    monkeypatch: pytest.MonkeyPatch,
+    profile: str,
+) -> None:
+    from fastmerge import _backend
+    from fastmerge.cli import bench as cli_bench
+
+    monkeypatch.setattr(_backend.load("rust"), "BUILD_PROFILE", profile)
+    status, out, err = bench(capsys)
+    assert status == 0 and out[0].startswith("fastmerge bench: the bundled")
+    warned = f"fastmerge: {cli_bench.DEBUG_WARNING}\n"
+    assert cli_bench.DEBUG_WARNING.startswith("warning: the Rust extension is a debug build")
+    assert (warned in err) == (profile == "debug")

@@ -314,7 +314,11 @@ def test_reads_lazily(backend_name: str) -> None:
 
 def test_version(backend_name: str) -> None:
     out = assert_ok(fastmerge_cli(backend_name, "--version"))
-    assert out == f"fastmerge {fastmerge.__version__} ({backend_name} backend)\n".encode()
+    build = fastmerge.backend_info()["build"]
+    # the build is the extension's (release from make build-prod, debug from make test)
+    said = f"{backend_name} backend, {build} build" if backend_name == "rust" else "python backend"
+    assert build in ("release", "debug")
+    assert out == f"fastmerge {fastmerge.__version__} ({said})\n".encode()
 
 
 def test_help_lists_merge(backend_name: str) -> None:

@@ -52,12 +52,18 @@ import argparse
 import sys
 from typing import Sequence
 
-from .. import BACKEND, __version__
+from .. import BACKEND, __version__, backend_info
 from . import batch, bench, merge
 from ._common import EXIT_INTERRUPT, PROG, Parser, dump_json
 from .merge import InputError, read_json_lines
 
 __all__ = ["InputError", "build_parser", "dump_json", "main", "read_json_lines"]
+
+
+def _version() -> str:
+    """``fastmerge 0.1.0 (rust backend, release build)``; the twin has no build."""
+    build = backend_info()["build"] if BACKEND == "rust" else None
+    return f"{PROG} {__version__} ({BACKEND} backend{f', {build} build' if build else ''})"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -70,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--version",
         action="version",
-        version=f"{PROG} {__version__} ({BACKEND} backend)",
+        version=_version(),
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for command in COMMANDS.values():

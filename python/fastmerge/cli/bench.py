@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import argparse
 import bz2
+import contextlib
 import gzip
 import importlib.util
 import json
 import lzma
 import os
+import sys
 import tempfile
 import time
 from collections import defaultdict
@@ -29,7 +31,7 @@ from typing import Any, Callable
 
 from .. import PROVIDERS, _backend
 from ..errors import MergeError
-from ._common import EXIT_OK, _fail, _non_negative, check_options
+from ._common import EXIT_OK, PROG, _fail, _non_negative, check_options
 
 __all__ = ["add_parser", "run"]
 
@@ -53,9 +55,26 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument("log", nargs="?", metavar="LOG", help="a log file (as fastmerge batch)")
-    parser.add_argument("--group-by", default=None, metavar="auto|file|PATH")
-    parser.add_argument("--event", default=None, metavar="PATH")
-    parser.add_argument("--provider", choices=("auto", *PROVIDERS), default="auto", metavar="NAME")
+    parser.add_argument(
+        "--group-by",
+        default=None,
+        metavar="auto|file|PATH",
+        help="the stream key in each record, as fastmerge batch (default: one stream a file; "
+        "the bundled log: stream_id)",
+    )
+    parser.add_argument(
+        "--event",
+        default=None,
+        metavar="PATH",
+        help="the provider event inside each record, as fastmerge batch (the bundled log: event)",
+    )
+    parser.add_argument(
+        "--provider",
+        choices=("auto", *PROVIDERS),
+        default="auto",
+        metavar="NAME",
+        help=f"the wire format of the events (auto, {', '.join(PROVIDERS)}; default auto)",
+    )
     parser.add_argument(
         "--jobs", type=_non_negative, default=0, metavar="N", help="Rust threads (0: all cores)"
     )
@@ -64,6 +83,18 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     )
     parser.set_defaults(parser=parser)
     return parser
+
+
+#: Printed on stderr before timing a debug build of the extension.
+DEBUG_WARNING = (
+    "warning: the Rust extension is a debug build (make dev / make build-dev): its times are "
+    "many times slower than a release build's; build one with make build-prod or pip install ."
+)
+
+
+def _warn(message: str) -> None:
+    with contextlib.suppress(OSError):
+        sys.stderr.write(f"{PROG}: {message}\n")
 
 
 def bundled() -> Path | None:
@@ -128,6 +159,8 @@ def run(args: argparse.Namespace) -> int:
             "is nothing to compare the twin with: build it (pip install ., or make build-prod "
             "in a checkout) and run fastmerge bench again"
         )
+    if getattr(rust, "BUILD_PROFILE", None) == "debug":
+        _warn(DEBUG_WARNING)
     with tempfile.TemporaryDirectory(prefix="fastmerge-bench-") as tmp:
         plain, note = path, None
         if _zstd_without_zstandard(path):
