@@ -329,8 +329,15 @@ class Batch:
         return result
 
     def poll(self, timeout: float | None) -> StreamResult | None:
-        """The next result, or None when ``timeout`` seconds passed without one (to draw
-        progress meanwhile); ``StopIteration`` at the end."""
+        """The next stream's :class:`StreamResult`, waiting at most ``timeout`` seconds for it
+        (``None``: as long as it takes, as iterating the batch does).
+
+        Returns the result as soon as a stream ends; returns ``None`` when ``timeout`` passed
+        and no stream ended, so a caller can draw :meth:`progress` and call again; raises
+        ``StopIteration`` once every stream was returned (or after :meth:`close`). Call it in
+        a loop instead of iterating when something must happen while the engine reads, such
+        as a progress bar. Bad lines met meanwhile go where ``errors=`` says and count in
+        :attr:`counts`; ``errors="raise"`` raises :class:`~fastmerge.errors.BatchError` from here."""
         while True:
             item = self._core.next(timeout)
             if item is None:
@@ -399,8 +406,14 @@ class Batch:
         return _name == "rust" and type(self._core) is _Core
 
     def progress(self) -> tuple[int, int, int, int]:
-        """``(bytes_read, bytes_total, streams_done, bad_lines)``; ``bytes_total`` is 0 when
-        it is not known (stdin)."""
+        """How far the batch got: ``(bytes_read, bytes_total, streams_done, bad_lines)``.
+
+        ``bytes_read`` counts the input bytes read so far as stored (a compressed file's
+        compressed bytes), of ``bytes_total``, the inputs' sizes added (0 when standard input
+        is one of them: its size is not known); ``streams_done`` and ``bad_lines`` count the
+        streams and the bad lines handed out so far (by :meth:`poll` or iteration). It neither
+        waits nor advances the batch: call it whenever, typically each time :meth:`poll`
+        returns (a result, or ``None`` after its timeout) to redraw a progress bar."""
         progress: tuple[int, int, int, int] = self._core.progress()
         return progress
 
