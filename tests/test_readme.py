@@ -183,3 +183,31 @@ def test_every_docs_page_is_reachable_from_the_readme() -> None:
                 todo.append(str((base / path).resolve().relative_to(ROOT)))
     on_disk = {f"docs/{p.name}" for p in (ROOT / "docs").glob("*.md")}
     assert on_disk - seen == set()
+
+
+@pytest.mark.single_run
+def test_the_synopsis_names_every_option() -> None:
+    """docs/cli.md's synopsis shows every option of every command (their --help says what
+    each does)."""
+    import argparse
+
+    from fastmerge.cli import build_parser
+
+    synopsis = re.search(r"```text\n(.*?)```", section("docs/cli.md", "Command line"), re.S)
+    assert synopsis
+    by_command: dict[str, str] = {}
+    for line in synopsis.group(1).splitlines():
+        if line.startswith("fastmerge "):
+            command = line.split()[1]
+        by_command[command] = by_command.get(command, "") + line + "\n"
+    (commands,) = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    missing = {
+        f"{name} {option}"
+        for name, parser in commands.choices.items()
+        for action in parser._actions
+        for option in action.option_strings
+        if option.startswith("--")
+        and option != "--help"
+        and not re.search(rf"{re.escape(option)}\b", by_command.get(name, ""))
+    }
+    assert missing == set()
