@@ -199,7 +199,9 @@ def part_from_dict(d: Mapping[str, Any]) -> Part:
 
 
 def arguments_text(arguments: Any) -> str:
-    """Arguments as the string the flat view shows: raw text, or an object as compact JSON."""
+    """A call's arguments as text: the raw string as streamed, an object (which no adapter
+    streams in pieces) as compact JSON, absent as ``""``. The flat view shows this, and the
+    renderers give it for a call the stream cut."""
     if arguments is None:
         return ""
     if isinstance(arguments, str):
@@ -251,7 +253,8 @@ class ToolCall:
 
 
 def parse_arguments(raw: Any, partial: bool = False) -> Any:
-    """Parse tool-call arguments (see :meth:`ToolCall.parsed_arguments`)."""
+    """Parse tool-call arguments (see :meth:`ToolCall.parsed_arguments`): the one partial
+    parser, which gives ``None`` where no prefix of the text is JSON."""
     if not isinstance(raw, str):
         return raw
     if not raw.strip():

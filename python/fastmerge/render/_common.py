@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any, Sequence
 
+from ..parts import parse_arguments
+
 
 def choice_data(messages: Sequence[Any]) -> list[dict[str, Any]]:
     """Each message's ``to_dict()``, with its ``finish_reason_normalized`` (a view, not a
@@ -57,16 +59,6 @@ def is_cut(part: dict[str, Any], cut: list[dict[str, Any]]) -> bool:
     return any(part is call for call in cut)
 
 
-def raw_arguments(arguments: Any) -> str:
-    """A cut call's arguments as streamed: the raw string (objects, which no adapter streams
-    in pieces, as compact JSON; absent as ``""``)."""
-    if isinstance(arguments, str):
-        return arguments
-    if arguments is None:
-        return ""
-    return json.dumps(arguments, ensure_ascii=False, separators=(",", ":"))
-
-
 def arguments_object(arguments: Any, *, partial: bool = False) -> Any:
     """A tool call's arguments as the provider's non-streaming response holds them: objects
     as they are, ``{}`` when absent or empty, raw JSON parsed. JSON that does not parse stays
@@ -83,10 +75,6 @@ def arguments_object(arguments: Any, *, partial: bool = False) -> Any:
     except ValueError:
         if not partial:
             return arguments
-    import jiter
-
-    try:
-        value = jiter.from_json(arguments.encode("utf-8", "surrogatepass"), partial_mode=True)
-    except ValueError:
-        return {}
+    # the one partial parser says None where nothing is complete; this shape holds an object
+    value = parse_arguments(arguments, partial=True)
     return {} if value is None else value

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from ._common import CUT_MARKER, arguments_object, cut_calls, is_cut, raw_arguments
+from ..parts import arguments_text
+from ._common import CUT_MARKER, arguments_object, cut_calls, is_cut
 
 PROVIDER = "anthropic"
 
@@ -96,7 +97,7 @@ def _block(part: dict[str, Any], ours: bool, cut: bool) -> dict[str, Any] | None
             "input": arguments_object(part.get("arguments"), partial=True),
         }
         if cut:
-            block["input"] = raw_arguments(part.get("arguments"))
+            block["input"] = arguments_text(part.get("arguments"))
             block[CUT_MARKER] = True
         extra = part.get("extra")
         if ours and extra:

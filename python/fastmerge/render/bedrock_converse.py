@@ -32,7 +32,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from ._common import CUT_MARKER, arguments_object, cut_calls, is_cut, raw_arguments
+from ..parts import arguments_text
+from ._common import CUT_MARKER, arguments_object, cut_calls, is_cut
 
 NAME = "bedrock-converse"
 
@@ -111,7 +112,7 @@ def _content(parts: list[dict[str, Any]], cut: list[dict[str, Any]]) -> list[dic
                 "input": arguments_object(part.get("arguments")),
             }
             if is_cut(part, cut):
-                tool["input"] = raw_arguments(part.get("arguments"))
+                tool["input"] = arguments_text(part.get("arguments"))
                 tool[CUT_MARKER] = True
             extra = part.get("extra")
             if isinstance(extra, dict):

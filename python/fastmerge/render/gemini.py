@@ -26,7 +26,8 @@ from __future__ import annotations
 import json
 from typing import Any, Sequence
 
-from ._common import CUT_MARKER, choice_data, cut_calls, is_cut, raw_arguments
+from ..parts import arguments_text
+from ._common import CUT_MARKER, choice_data, cut_calls, is_cut
 
 NAME = "gemini"
 
@@ -211,7 +212,7 @@ def _part(
             except ValueError:
                 call["args"] = arguments  # cut arguments stay raw (the message says so)
         if cut:
-            call["args"] = raw_arguments(arguments)
+            call["args"] = arguments_text(arguments)
             call[CUT_MARKER] = True
         if ours and isinstance(part.get("extra"), dict):
             call.update(part["extra"])

@@ -23,7 +23,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from ._common import CUT_MARKER, arguments_object, cut_calls, is_cut, raw_arguments
+from ..parts import arguments_text
+from ._common import CUT_MARKER, arguments_object, cut_calls, is_cut
 
 _DURATIONS = ("total_duration", "load_duration", "prompt_eval_duration", "eval_duration")
 # another provider's finish reason, normalized (rules §3), as a done_reason (Ollama says
@@ -42,7 +43,7 @@ def _call(part: dict[str, Any], cut: bool) -> dict[str, Any]:
     function["name"] = part.get("name")
     function["arguments"] = arguments_object(part.get("arguments"))
     if cut:
-        function["arguments"] = raw_arguments(part.get("arguments"))
+        function["arguments"] = arguments_text(part.get("arguments"))
     call: dict[str, Any] = {}
     if part.get("id") is not None:
         call["id"] = part["id"]
