@@ -14,7 +14,7 @@ from _corpus import path_of
 from _session_helpers import STORES, anthropic_events, make_store, new_id
 
 from fastmerge import errors
-from fastmerge.session import SCHEMA_VERSION, Event, NewEvent, Session, Store
+from fastmerge.session import SCHEMA_VERSION, Event, NewEvent, Session, Store, _log
 
 
 def assistant(aggregate_module: ModuleType, **options: Any) -> Any:
@@ -230,3 +230,29 @@ def test_a_store_of_ones_own(aggregate_module: ModuleType) -> None:
         (1, 1, "user"),
         (2, 1, "assistant"),
     ]
+
+
+@pytest.mark.parametrize(
+    ("usage", "tokens"),
+    [
+        # a reported total that is not input + output (reasoning counted in it) is the total
+        ({"input_tokens": 12, "output_tokens": 30, "total_tokens": 50}, 50),
+        # a missing total is input + output, an absent count 0
+        ({"input_tokens": 12, "output_tokens": 30}, 42),
+        ({"output_tokens": 30}, 30),
+        # a zero total where counts were given is computed, as the merge does
+        ({"input_tokens": 12, "output_tokens": 30, "total_tokens": 0}, 42),
+        ({}, 0),
+    ],
+)
+def test_context_tokens_follow_the_usage_rule(
+    messages_module: ModuleType, usage: dict[str, Any], tokens: int
+) -> None:
+    # from_dict keeps the usage as the row holds it: the total is context_tokens' to compute
+    data = messages_module.AssistantMessage(content="a").to_dict()
+    data["usage_metadata"] = usage
+    message = messages_module.AssistantMessage.from_dict(data)
+    assert message.to_dict()["usage_metadata"] == usage
+    entries = [_log.Entry(1, 1, "user", None), _log.Entry(2, 1, "assistant", message)]
+    assert _log.context_tokens(entries, 0) == tokens
+    assert _log.context_tokens(entries, 2) == 0  # a usage before the last compaction counts 0

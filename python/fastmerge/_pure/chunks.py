@@ -461,6 +461,17 @@ def _counts_total(usage: dict[Any, Any]) -> Any:
     return (inputs if _is_number(inputs) else 0) + (outputs if _is_number(outputs) else 0)
 
 
+def usage_total(usage: dict[Any, Any]) -> Any:
+    """The total a finished usage stands for (rules §5): a reported total, unless it is
+    missing or zero where counts were given: then input + output (absent counts 0). What
+    :func:`_finish_usage` leaves when no chunk's total was a per-chunk one."""
+    total: Any = usage.get("total_tokens")
+    computed = _counts_total(usage)
+    if (total is None or (_is_number(total) and total == 0)) and computed is not None:
+        return computed
+    return total
+
+
 def _is_number(value: Any) -> bool:
     return isinstance(value, _ZERO_WINS_NEVER) and not isinstance(value, bool)
 
