@@ -337,7 +337,8 @@ class Batch:
         ``StopIteration`` once every stream was returned (or after :meth:`close`). Call it in
         a loop instead of iterating when something must happen while the engine reads, such
         as a progress bar. Bad lines met meanwhile go where ``errors=`` says and count in
-        :attr:`counts`; ``errors="raise"`` raises :class:`~fastmerge.errors.BatchError` from here."""
+        :attr:`counts`; ``errors="raise"`` raises :class:`~fastmerge.errors.BatchError` from
+        here."""
         while True:
             item = self._core.next(timeout)
             if item is None:
