@@ -309,6 +309,99 @@ def test_reads_lazily(backend_name: str) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
+# Provider streams and compressed input without --provider
+
+ANTHROPIC_SSE = "examples/anthropic_tool_use.sse"
+ANTHROPIC_LINES = "tests/corpus/anthropic_messages/sonnet45-text.jsonl"
+HINT = "read it with --provider auto"
+
+
+def test_sse_capture_names_provider_auto(backend_name: str) -> None:
+    err = assert_fails(fastmerge_cli(backend_name, "merge", ANTHROPIC_SSE))
+    assert err == (
+        f"fastmerge: error: {ANTHROPIC_SSE}:1: invalid JSON: Expecting value (column 1); "
+        f"the input looks like a recorded anthropic stream: {HINT}\n"
+    )
+    # and --provider auto reads it
+    merged = json.loads(
+        assert_ok(fastmerge_cli(backend_name, "merge", "--provider", "auto", ANTHROPIC_SSE))
+    )
+    assert merged["response_id"] == "msg_01K2JbSUMYhez5RHoK9ZCj9U"
+    assert (merged["status"], merged["finish_reason"]) == ("complete", "tool_use")
+
+
+def test_openai_chat_sse_on_stdin_names_provider_auto(backend_name: str) -> None:
+    sse = b"".join(b"data: " + line + b"\n\n" for line in CHAT.read_bytes().splitlines())
+    err = assert_fails(fastmerge_cli(backend_name, "merge", "-", stdin=sse + b"data: [DONE]\n\n"))
+    assert err == (
+        "fastmerge: error: <stdin>:1: invalid JSON: Expecting value (column 1); "
+        f"the input looks like a recorded openai-chat stream: {HINT}\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("path", "provider"),
+    [
+        (ANTHROPIC_LINES, "anthropic"),
+        ("tests/corpus/gemini/gemini20-flash-plain-text.jsonl", "gemini"),
+        ("tests/corpus/ollama/generate-deepseek-v31-turbo-text.jsonl", "ollama"),
+    ],
+)
+def test_json_lines_of_provider_events_are_refused(
+    backend_name: str, path: str, provider: str
+) -> None:
+    """Merged as JSON values, the events' types and ids would be concatenated, exit 0."""
+    err = assert_fails(fastmerge_cli(backend_name, "merge", path))
+    assert err == (
+        f"fastmerge: error: {path}: the lines are {provider} stream events: read them with "
+        "--provider auto (without it, merge merges JSON values field by field)\n"
+    )
+
+
+def test_openai_chat_chunks_are_still_merged_as_values(backend_name: str) -> None:
+    """The generic merge is made for OpenAI Chat deltas: their JSON lines are no hint."""
+    assert assert_ok(fastmerge_cli(backend_name, "merge", CHAT)) == compact(
+        openjiuwen_reduce(read_jsonl(CHAT))
+    )
+
+
+@pytest.mark.parametrize("provider", [None, "auto"])
+def test_compressed_input_has_one_wording(
+    backend_name: str, tmp_path: Path, provider: str | None
+) -> None:
+    import gzip
+
+    path = tmp_path / "log.jsonl.gz"
+    path.write_bytes(gzip.compress((ROOT / ANTHROPIC_LINES).read_bytes()))
+    options = () if provider is None else ("--provider", provider)
+    err = assert_fails(fastmerge_cli(backend_name, "merge", *options, path))
+    reading = "" if provider is None else "no event could be read: "
+    assert err == f"fastmerge: error: {path}: {reading}gzip-compressed input: decompress it first\n"
+
+
+def test_zstd_example_is_compressed_input(backend_name: str) -> None:
+    err = assert_fails(fastmerge_cli(backend_name, "merge", "examples/gateway.jsonl.zst"))
+    assert err == (
+        "fastmerge: error: examples/gateway.jsonl.zst: zstd-compressed input: decompress it first\n"
+    )
+
+
+def test_binary_input_keeps_its_utf8_error(backend_name: str) -> None:
+    err = assert_fails(fastmerge_cli(backend_name, "merge", "-", stdin=b"\xff\xfe{}\n"))
+    assert err == "fastmerge: error: <stdin>:1: not valid UTF-8 (byte 1: invalid start byte)\n"
+
+
+def test_line_across_the_first_block_is_read_whole(backend_name: str, tmp_path: Path) -> None:
+    """The first block is read ahead to look at it; a line it cuts is still one line."""
+    values = [{"text": "a" * 40_000, "n": [i]} for i in range(4)]
+    path = tmp_path / "long.jsonl"
+    path.write_text("".join(json.dumps(value) + "\r\n" for value in values))
+    assert assert_ok(fastmerge_cli(backend_name, "merge", path)) == compact(
+        openjiuwen_reduce(values)
+    )
+
+
+# ---------------------------------------------------------------------------------------------
 # Entry points
 
 
@@ -322,7 +415,8 @@ def test_version(backend_name: str) -> None:
 
 
 def test_help_lists_merge(backend_name: str) -> None:
-    assert b"merge" in assert_ok(fastmerge_cli(backend_name, "--help"))
+    top = b" ".join(assert_ok(fastmerge_cli(backend_name, "--help")).split())
+    assert b"merge a recorded provider stream (SSE, JSON lines or a JSON array of events;" in top
     assert b"--list-merge" in assert_ok(fastmerge_cli(backend_name, "merge", "--help"))
 
 

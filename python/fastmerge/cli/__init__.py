@@ -25,7 +25,10 @@ arguments and a marker, never as a parsed, executable call (:mod:`fastmerge.rend
 ``fastmerge merge`` reads JSON Lines (one JSON value a line; blank lines are skipped) from a
 file or, with ``-``, from standard input, and prints :func:`fastmerge.merge_all` of the values
 as one JSON document. The input is read line by line and handed to ``merge_all`` as an
-iterator: the file is never held in memory as one string. No merge rule lives here.
+iterator: the file is never held in memory as one string. No merge rule lives here. An input
+that ``Aggregator("auto")`` reads as provider events (other than OpenAI Chat chunks, the generic
+merge's own input), or as a compressed input, is refused with one line on stderr that names
+``--provider auto`` or says it is compressed, as ``--provider`` words it (exit 1).
 
 JSON is read and written with the standard library's :mod:`json` module, whether or not orjson
 is installed, so that the output never depends on what else is installed: orjson turns integers

@@ -1,6 +1,12 @@
 """``fastmerge merge``: one recorded provider stream (``--provider``) or the values of a JSON Lines
 file merged into one, printed as JSON. No merge rule lives here: the aggregator and
-``merge_all`` do the merging."""
+``merge_all`` do the merging.
+
+Without ``--provider``, the input's first block is shown to an ``Aggregator("auto")`` first, so
+that what it takes for a provider's stream is never merged as JSON values: events of a wire
+format other than OpenAI Chat (whose chunks are the generic merge's own input), or an input
+whose first line is not JSON but holds provider events (SSE), fail with a line naming
+``--provider auto``; a compressed input fails with the aggregator's own wording."""
 
 from __future__ import annotations
 
@@ -9,7 +15,7 @@ import codecs
 import contextlib
 import json
 import sys
-from typing import IO, Any, Iterator, Sequence
+from typing import IO, Any, Iterable, Iterator, NamedTuple, Sequence
 
 from .. import (
     LIST_MERGES,
@@ -17,6 +23,7 @@ from .. import (
     PROVIDERS,
     Aggregator,
     AnomalyError,
+    EventError,
     MergeError,
     merge_all,
     to_provider,
@@ -52,7 +59,7 @@ class InputError(Exception):
         super().__init__(f"{where}: {reason}")
 
 
-def read_json_lines(stream: IO[bytes], source: str) -> Iterator[Any]:
+def read_json_lines(stream: Iterable[bytes], source: str) -> Iterator[Any]:
     """Yield the JSON value of each non-blank line of ``stream``, one line at a time.
 
     ``source`` names the input in error messages. Lines are numbered from 1, blank lines
@@ -101,12 +108,17 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     """Add the ``merge`` command to the subparsers ``commands``."""
     merge: argparse.ArgumentParser = commands.add_parser(
         "merge",
-        help="merge the values of a JSON Lines file into one JSON value",
+        help="merge a recorded provider stream (SSE, JSON lines or a JSON array of events; "
+        "--provider) into its message, or the values of a JSON Lines file into one JSON value",
         description=(
-            "Read JSON Lines (one JSON value a line; blank lines are skipped) and print "
-            "fastmerge.merge_all of the values as JSON. Exit status 1 if the input cannot "
-            "be read, holds no value, a line is not JSON (reported as FILE:LINE) or the merge "
-            "fails."
+            "With --provider, read FILE as a recorded provider stream (SSE, JSON lines or a "
+            "JSON array of events) and print the aggregated message. Without it, read JSON "
+            "Lines (one JSON value a line; blank lines are skipped) and print "
+            "fastmerge.merge_all of the values as JSON; an input that looks like provider "
+            "events other than OpenAI Chat chunks (or SSE) is refused with a hint to use "
+            "--provider auto. Exit status 1 if the input cannot be read, holds no value, a "
+            "line is not JSON (reported as FILE:LINE), the input is compressed or provider "
+            "events, or the merge fails; 2 for an incomplete or failed provider stream."
         ),
     )
     merge.add_argument("file", metavar="FILE", help="a JSON Lines file, or - for standard input")
@@ -224,6 +236,59 @@ def _unfinished(messages: Sequence[Any]) -> str | None:
     return ", ".join(f"choice {choice} {state}" for choice, state in bad)
 
 
+class _Sniffed(NamedTuple):
+    """What the aggregator made of an input's first block."""
+
+    provider: str | None  # the wire format ``provider="auto"`` read it as
+    compressed: str | None  # the aggregator's "...-compressed input: decompress it first"
+
+
+# The wire format whose chunks the generic merge is made for (openJiuwen's
+# merge_parser_content merges OpenAI Chat deltas): its JSON lines are merged, not refused.
+_GENERIC_PROVIDER = "openai-chat"
+
+
+def _sniff(head: bytes) -> _Sniffed:
+    """``head`` (an input's first block) as ``Aggregator("auto")`` reads it: the wire format
+    it detects, or what the aggregator says a compressed input is. The aggregator's own
+    detection, so that ``merge`` and ``merge --provider auto`` never disagree on an input."""
+    aggregator = Aggregator("auto")
+    try:
+        aggregator.feed(head)
+        if aggregator.provider is not None:
+            return _Sniffed(aggregator.provider, None)
+        aggregator.finish()
+    except EventError as exc:
+        # no event in it: the aggregator says what the input was
+        if not exc.event and exc.detail.endswith("-compressed input: decompress it first"):
+            return _Sniffed(None, exc.detail)
+    except MergeError:
+        pass
+    return _Sniffed(None, None)
+
+
+def _read_head(stream: IO[bytes], source: str) -> bytes:
+    """Up to one block of ``stream``: what one read gives (``read1``), so that a pipe still
+    open is read as far as it came and a bad line is reported as soon as it arrives."""
+    read = getattr(stream, "read1", stream.read)
+    try:
+        head: bytes = read(_BLOCK)
+        return head
+    except OSError as exc:
+        raise InputError(source, 1, f"cannot read: {_os_reason(exc)}") from exc
+
+
+def _lines(head: bytes, stream: IO[bytes]) -> Iterator[bytes]:
+    """The lines of ``head`` then of the rest of ``stream``, a line across the two joined."""
+    # split on "\n" only, as iterating a binary file does (a "\r" stays in its line)
+    *whole, partial = head.split(b"\n")
+    for line in whole:
+        yield line + b"\n"
+    if partial:
+        yield partial + stream.readline()
+    yield from stream
+
+
 # a message status (rules §6) as _unfinished says it; "" for a complete one
 _STATES = {"complete": "", "incomplete": "is incomplete", "failed": "failed"}
 
@@ -250,10 +315,28 @@ def _merge_command(args: argparse.Namespace) -> int:
             read += 1
             yield value
 
+    sniffed = _Sniffed(None, None)
     try:
         with _open_input(args.file) as stream:
-            result = merge_all(counted(read_json_lines(stream, source)), **options)
+            head = _read_head(stream, source)
+            sniffed = _sniff(head)
+            values = counted(read_json_lines(_lines(head, stream), source))
+            if sniffed.provider not in (None, _GENERIC_PROVIDER):
+                # JSON lines of events; a first line that is not JSON (SSE) fails here
+                next(values, None)
+                return _fail(
+                    f"{source}: the lines are {sniffed.provider} stream events: read them "
+                    "with --provider auto (without it, merge merges JSON values field by field)"
+                )
+            result = merge_all(values, **options)
     except InputError as exc:
+        if not read and exc.line is not None and sniffed.compressed is not None:
+            return _fail(f"{source}: {sniffed.compressed}")
+        if not read and exc.line is not None and sniffed.provider is not None:
+            return _fail(
+                f"{exc}; the input looks like a recorded {sniffed.provider} stream: read it "
+                "with --provider auto"
+            )
         return _fail(str(exc))
     except MergeError as exc:
         return _fail(f"{source}: cannot merge: {exc}")
