@@ -611,3 +611,17 @@ def test_bench_warns_that_a_debug_build_times_slow(
     warned = f"fastmerge: {cli_bench.DEBUG_WARNING}\n"
     assert cli_bench.DEBUG_WARNING.startswith("warning: the Rust extension is a debug build")
     assert (warned in err) == (profile == "debug")
+
+
+def test_bench_warns_on_the_installed_build_as_backend_info_says(
+    capsys: pytest.CaptureFixture[str], rust_only: None
+) -> None:
+    """The build under test, not a patched one: the warning follows backend_info()["build"]."""
+    import fastmerge
+    from fastmerge.cli import bench as cli_bench
+
+    build = fastmerge.backend_info()["build"]
+    assert build in ("release", "debug")
+    status, out, err = bench(capsys)
+    assert status == 0 and out[0].startswith("fastmerge bench: the bundled")
+    assert (f"fastmerge: {cli_bench.DEBUG_WARNING}\n" in err) == (build == "debug")
