@@ -115,13 +115,18 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
             "JSON array of events) and print the aggregated message. Without it, read JSON "
             "Lines (one JSON value a line; blank lines are skipped) and print "
             "fastmerge.merge_all of the values as JSON; an input that looks like provider "
-            "events other than OpenAI Chat chunks (or SSE) is refused with a hint to use "
-            "--provider auto. Exit status 1 if the input cannot be read, holds no value, a "
-            "line is not JSON (reported as FILE:LINE), the input is compressed or provider "
-            "events, or the merge fails; 2 for an incomplete or failed provider stream."
+            "events (SSE, or JSON lines of events other than OpenAI Chat chunks) is refused "
+            "with a hint to use --provider auto. Exit status 1 if the input cannot be read, "
+            "holds no value, a line is not JSON (reported as FILE:LINE), the input is "
+            "compressed or provider events, or the merge fails; 2 for an incomplete or failed "
+            "provider stream."
         ),
     )
-    merge.add_argument("file", metavar="FILE", help="a JSON Lines file, or - for standard input")
+    merge.add_argument(
+        "file",
+        metavar="FILE",
+        help="a JSON Lines file (with --provider, a recorded stream), or - for standard input",
+    )
     merge.add_argument(
         "--policy",
         choices=POLICIES,
