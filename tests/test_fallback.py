@@ -84,6 +84,7 @@ def test_auto_falls_back_when_the_extension_file_is_absent(bare_package: Path) -
         "file": str(bare_package / "fastmerge" / "__init__.py"),
         "backend": "python",
         "fallback_reason": reason,
+        "build": None,  # no extension, no build profile
         "warnings": [
             [
                 "FallbackWarning",
