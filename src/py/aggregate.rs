@@ -3,7 +3,7 @@
 
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyMemoryView, PyString, PyTuple};
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyMemoryView, PyString};
 
 use crate::engine::aggregate::{AggError, AggregatorCore as Core};
 use crate::engine::events::EventDataError;
@@ -12,26 +12,8 @@ use crate::engine::value::Value;
 use crate::py::args::Arg;
 use crate::py::chunks::parse_options;
 use crate::py::convert::{kind_name, to_value, ConvError, GcPause, ToPy, LONE_SURROGATE};
-use crate::py::errors::{build, invalid_option, wrong_type};
+use crate::py::errors::{agg_error, invalid_option, wrong_type};
 use crate::py::writer::{model_values, utf8, ClassCache, ModelClass, Writer};
-
-pub(crate) fn agg_error(py: Python<'_>, err: AggError) -> PyErr {
-    match err {
-        AggError::Event { event, detail } => {
-            build(py, "event_error", (event, detail).into_pyobject(py))
-        }
-        AggError::Anomaly { code, detail } => {
-            build(py, "anomaly", (code, detail).into_pyobject(py))
-        }
-        AggError::NoEvents(detail) => build(py, "no_events", (detail,).into_pyobject(py)),
-        AggError::EmptyInput => build(py, "empty_input", Ok(PyTuple::empty(py))),
-        AggError::TooLargeSum { event } => build(py, "too_large_sum", (event,).into_pyobject(py)),
-        AggError::Closed(reason) => build(py, "closed", (reason,).into_pyobject(py)),
-        AggError::Engine(text) => {
-            pyo3::exceptions::PyRuntimeError::new_err(format!("fastmerge engine error: {text}"))
-        }
-    }
-}
 
 /// Provider events -> folded message data, one per choice (`fastmerge.Aggregator`'s engine).
 #[pyclass(module = "fastmerge._fastmerge")]

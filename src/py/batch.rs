@@ -13,11 +13,11 @@ use pyo3::types::{PyBool, PyBytes, PyInt, PyList, PyString, PyTuple};
 use crate::engine::batch::input::Input;
 use crate::engine::batch::split::{split_file as split_engine, Fragment};
 use crate::engine::batch::{Batch, BatchError, Item, Next, Options, Place, StreamError};
-use crate::py::aggregate::{agg_error, AggregatorCore};
+use crate::py::aggregate::AggregatorCore;
 use crate::py::args::Arg;
 use crate::py::chunks::parse_options;
 use crate::py::convert::{GcPause, ToPy};
-use crate::py::errors::{build, wrong_type};
+use crate::py::errors::{agg_error, build, wrong_type};
 
 #[path = "batch_record.rs"]
 mod record;

@@ -4,6 +4,7 @@
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
+use crate::engine::aggregate::AggError;
 use crate::engine::error::{EngineError, OptionError, PathItem};
 
 /// `fastmerge.errors.<name>(*args)`: an exception class, or a function returning an exception.
@@ -106,4 +107,24 @@ pub fn invalid_option<'py>(
         "invalid_option",
         (name, value, valid.to_vec()).into_pyobject(py),
     )
+}
+
+/// An aggregator's error (an event it cannot read, a strict anomaly, no events, ...) as the
+/// `fastmerge.errors` exception: raised by the aggregator and by a batch's items alike.
+pub(crate) fn agg_error(py: Python<'_>, err: AggError) -> PyErr {
+    match err {
+        AggError::Event { event, detail } => {
+            build(py, "event_error", (event, detail).into_pyobject(py))
+        }
+        AggError::Anomaly { code, detail } => {
+            build(py, "anomaly", (code, detail).into_pyobject(py))
+        }
+        AggError::NoEvents(detail) => build(py, "no_events", (detail,).into_pyobject(py)),
+        AggError::EmptyInput => build(py, "empty_input", Ok(PyTuple::empty(py))),
+        AggError::TooLargeSum { event } => build(py, "too_large_sum", (event,).into_pyobject(py)),
+        AggError::Closed(reason) => build(py, "closed", (reason,).into_pyobject(py)),
+        AggError::Engine(text) => {
+            pyo3::exceptions::PyRuntimeError::new_err(format!("fastmerge engine error: {text}"))
+        }
+    }
 }
