@@ -1,4 +1,4 @@
-"""The transports read each fed block where it lies (issue 10): an SSE event of several
+"""The transports read each fed block where it lies: an SSE event of several
 ``data:`` lines, one cut by a block boundary, comments, empty events and ``[DONE]`` read the
 same as the whole stream at every cut, on both backends; str and bytes read the same."""
 
