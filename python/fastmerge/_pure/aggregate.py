@@ -16,7 +16,9 @@ from typing import Any, Callable, Iterable
 
 from .. import errors
 from . import events
-from .chunks import Options, _fold, _materialize, _State
+from .chunks.fold import _fold
+from .chunks.read import _materialize
+from .chunks.state import Options, _State
 from .providers import ADAPTERS, PROVIDERS, AdapterError, detect
 
 __all__ = ["AggregatorCore", "PROVIDERS"]
