@@ -20,6 +20,7 @@ from .chunks.fold import _fold
 from .chunks.read import _materialize
 from .chunks.state import Options, _State
 from .providers import ADAPTERS, PROVIDERS, AdapterError, detect
+from .transport import Transport
 
 __all__ = ["AggregatorCore", "PROVIDERS"]
 
@@ -69,7 +70,7 @@ class AggregatorCore:
         self.first_bad: str | None = None  # the first unreadable event's anomaly detail
         # unreadable_event anomalies met before the first choice existed; its state gets them
         self.pending: list[dict[str, Any]] = []
-        self.transport: events.Transport | None = None
+        self.transport: Transport | None = None
         self.closed: str | None = None  # why the aggregator takes no more events
         self.recognized = 0  # events the adapter knew (spec §8)
         # the first event the adapter did not know: its keys, and the provider it looks like
@@ -124,7 +125,7 @@ class AggregatorCore:
         alike)."""
         self._open()
         if self.transport is None:
-            self.transport = events.Transport()
+            self.transport = Transport()
         raw = self._utf8(data)
         for start in range(0, len(raw), _FEED_BLOCK) if len(raw) > _FEED_BLOCK else (0,):
             payloads: list[bytes] = []
@@ -193,7 +194,7 @@ class AggregatorCore:
             raise errors.event_error(self.count + 1, exc.detail) from None
 
     def _text_array(self, raw: bytes) -> None:
-        transport = events.Transport()
+        transport = Transport()
         payloads: list[bytes] = []
         transport.feed(raw, payloads)
         # an item is given whole: an array not closed is one more unreadable event
