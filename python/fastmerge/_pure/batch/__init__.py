@@ -51,17 +51,21 @@ Rust engine's shards read on until its collector gets there).
 
 :func:`split_file` cuts one input's records into buckets by their stream key (the split step of
 ``fastmerge.dask``), reading lines and records with the rules above.
+
+The package mirrors ``src/engine/batch/``: :mod:`.input` (``input.rs``), :mod:`.path`
+(``path.rs``), :mod:`.record` (``record.rs``), and this module (``mod.rs``: ``BatchCore``, the
+streams, their ends; and ``split_file``, the engine's ``split.rs``, which runs a ``BatchCore``
+here and so stays beside it). The engine's ``worker.rs`` (the reader, parse and shard threads)
+has no counterpart: the twin is single-threaded, and its order is the one the engine's threads
+reproduce.
 """
 
 from __future__ import annotations
 
-import bz2
 import errno
 import heapq
 import itertools
 import json
-import lzma
-import math
 import os
 import sys
 import time
@@ -69,9 +73,12 @@ import zlib
 from array import array
 from typing import IO, Any, Callable, Iterator
 
-from .. import errors
-from . import events
-from .aggregate import AggregatorCore
+from ... import errors
+from .. import events
+from ..aggregate import AggregatorCore
+from .input import _BLANK, _DECODERS, _MAGIC, _decompress, _Stored, _without_bom
+from .path import _MISSING, parse_path, resolve
+from .record import _holds_too_large, _kind, _number, _too_large, key_text, parse_record
 
 __all__ = ["BatchCore", "split_file"]
 
@@ -83,161 +90,6 @@ CHUNK = 1 << 16
 PARK_LINES = 1 << 16
 #: Records read between two looks at ``next``'s deadline.
 TICK = 256
-
-_MAGIC = (
-    (b"\x1f\x8b", "gzip"),
-    (b"\x28\xb5\x2f\xfd", "zstd"),
-    (b"BZh", "bzip2"),
-    (b"\xfd7zXZ\x00", "xz"),
-)
-_BLANK = b" \t\r\n"
-_BOM = b"\xef\xbb\xbf"
-
-
-def _zstd() -> Any:
-    try:
-        import zstandard
-    except ImportError:
-        return None
-    return zstandard.ZstdDecompressor().decompressobj
-
-
-_DECODERS: dict[str, Callable[[], Callable[[], Any] | None]] = {
-    "gzip": lambda: lambda: zlib.decompressobj(wbits=31),
-    "zstd": _zstd,
-    "bzip2": lambda: bz2.BZ2Decompressor,
-    "xz": lambda: lambda: lzma.LZMADecompressor(format=lzma.FORMAT_XZ),
-}
-
-
-def parse_path(name: str, text: Any) -> list[str]:
-    """The segments of a record path: a JSON pointer (RFC 6901) if it starts with ``/``,
-    else a dotted path. An empty or malformed path is a ``BatchError``."""
-    if type(text) is not str:
-        raise errors.wrong_type(name, "a str", text)
-    if not text:
-        raise errors.batch_option(f"{name} is empty: pass a dotted path or a JSON pointer")
-    if text.startswith("/"):
-        segments = []
-        for raw in text[1:].split("/"):
-            rest = raw.replace("~0", "").replace("~1", "")
-            if "~" in rest:
-                raise errors.batch_option(
-                    f"{name} {text!r} is not a valid JSON pointer: '~' must be followed by 0 or 1"
-                )
-            segments.append(raw.replace("~1", "/").replace("~0", "~"))
-        return segments
-    segments = text.split(".")
-    if "" in segments:
-        raise errors.batch_option(f"{name} {text!r} has an empty segment")
-    return segments
-
-
-_MISSING = object()
-
-
-def resolve(value: Any, segments: list[str]) -> Any:
-    """The value at a path in a record, or ``_MISSING``. A segment of digits indexes an array
-    (without a leading zero, as in a JSON pointer); on an object every segment is a key."""
-    for segment in segments:
-        if isinstance(value, dict):
-            if segment not in value:
-                return _MISSING
-            value = value[segment]
-        elif isinstance(value, list):
-            if (
-                not segment.isdigit()
-                or not segment.isascii()
-                or (len(segment) > 1 and segment[0] == "0")
-            ):
-                return _MISSING
-            index = int(segment)
-            if index >= len(value):
-                return _MISSING
-            value = value[index]
-        else:
-            return _MISSING
-    return value
-
-
-def _kind(value: Any) -> str:
-    """A value's JSON kind with its article, for bad-line reasons."""
-    kind = events.kind_name(value)
-    return f"an {kind}" if kind[0] in "aeiou" else f"a {kind}"
-
-
-def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def key_text(value: Any) -> str:
-    """A stream key as a string: a JSON string as is, a number as Python's ``str()`` of it
-    as the events parser reads it (``-0`` is ``0``, an integer beyond 64 bits a float)."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, int):
-        return str(value)
-    return repr(value)
-
-
-def _too_large(value: Any) -> bool:
-    """Whether a record's value is a number beyond a float's range (read as an infinity)."""
-    return isinstance(value, float) and math.isinf(value)
-
-
-def _holds_too_large(value: Any) -> bool:
-    if isinstance(value, float):
-        return math.isinf(value)
-    if isinstance(value, dict):
-        return any(_holds_too_large(item) for item in value.values())
-    if isinstance(value, list):
-        return any(_holds_too_large(item) for item in value)
-    return False
-
-
-def _int(text: str) -> int | float:
-    value = int(text)
-    return value if -(2**63) <= value < 2**63 else float(text)
-
-
-def parse_record(data: bytes) -> tuple[dict[str, Any], bool]:
-    """A record line as ``events.parse`` reads an event, except that a number beyond a
-    float's range reads as an infinity instead of failing the line (it fails only where it is
-    read); and whether the record holds one."""
-    huge: list[str] = []
-
-    def number(text: str) -> float:
-        value = float(text)
-        if math.isinf(value):
-            huge.append(text)
-        return value
-
-    def integer(text: str) -> int | float:
-        value = _int(text)
-        if isinstance(value, float):
-            return number(text)
-        return value
-
-    try:
-        value = events.json_value(
-            json.loads(
-                data.decode("utf-8"),
-                parse_int=integer,
-                parse_float=number,
-                parse_constant=_no_constant,
-            )
-        )
-    except (ValueError, RecursionError, events.EventDataError):
-        raise events.EventDataError(events.NOT_JSON) from None
-    if not isinstance(value, dict):
-        raise events.EventDataError(
-            f"a record must be a JSON object, not {events.kind_name(value)}"
-        )
-    return value, bool(huge)
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(name)
 
 
 class _Unreadable:
@@ -718,6 +570,12 @@ class BatchCore:
         return ("stream", stream.key, stream.core.provider, choices, stream.error)
 
 
+def _done(event: Any) -> bool:
+    """Whether a record's event is OpenAI's ``[DONE]`` sentinel: a string that is ``[DONE]``
+    between ASCII blanks."""
+    return isinstance(event, str) and event.strip(" \t\r\n") == "[DONE]"
+
+
 def split_file(
     path: str,
     group_by: str,
@@ -764,122 +622,3 @@ def split_file(
         (bucket, b"\n".join(data), lines, list(keys), key_of, done)
         for bucket, (data, lines, keys, key_of, done) in sorted(parts.items())
     ]
-
-
-def _done(event: Any) -> bool:
-    """Whether a record's event is OpenAI's ``[DONE]`` sentinel: a string that is ``[DONE]``
-    between ASCII blanks."""
-    return isinstance(event, str) and event.strip(" \t\r\n") == "[DONE]"
-
-
-def _without_bom(chunks: Iterator[bytes]) -> Iterator[bytes]:
-    """The chunks of an input without the byte order mark that opens it (its three bytes;
-    fewer at the end of the input are bytes like any others)."""
-    head = b""
-    for chunk in chunks:
-        head += chunk
-        if len(head) >= len(_BOM) or not _BOM.startswith(head):
-            break
-    if head.startswith(_BOM):
-        head = head[len(_BOM) :]
-    if head:
-        yield head
-    yield from chunks
-
-
-class _Stored:
-    """An input's stored bytes, in the chunks read, with a look at the next bytes (the magic
-    number; between two members of a compressed input): the engine's ``Stored``."""
-
-    def __init__(self, raw: Iterator[bytes]) -> None:
-        self._raw = raw
-        self._buf = b""  # bytes read and not taken yet
-
-    def peek(self, n: int) -> bytes:
-        """The next ``n`` bytes, without taking them (fewer at the end of the input)."""
-        while len(self._buf) < n:
-            chunk = next(self._raw, b"")
-            if not chunk:
-                break
-            self._buf += chunk
-        return self._buf[:n]
-
-    def take(self) -> bytes:
-        """The next bytes (the ones looked at, or the next chunk); empty at the end."""
-        data, self._buf = self._buf, b""
-        return data or next(self._raw, b"")
-
-    def put_back(self, data: bytes) -> None:
-        """Bytes a decoder took past its member's end (they come next)."""
-        self._buf = data + self._buf
-
-    def skip_zeros(self) -> int:
-        """Takes the null bytes that come next; how many."""
-        count = 0
-        while True:
-            data = self.take()
-            if not data:
-                return count
-            rest = data.lstrip(b"\0")
-            count += len(data) - len(rest)
-            if rest:
-                self.put_back(rest)
-                return count
-
-    def rest(self) -> Iterator[bytes]:
-        """The bytes not taken yet, to the end."""
-        while True:
-            data = self.take()
-            if not data:
-                return
-            yield data
-
-
-def _starts_member(fmt: str, head: bytes) -> bool:
-    """Whether ``head`` (the next stored bytes, all of them when fewer than six) can start a
-    member of ``fmt``: its whole magic, or the magic's start cut by the end of the input. A
-    gzip header's method (deflate) and reserved flag bits are judged once they are there."""
-    magic = next(m for m, name in _MAGIC if name == fmt)
-    if magic.startswith(head[: len(magic)]):
-        return fmt != "gzip" or len(head) < 4 or (head[2] == 8 and not head[3] & 0xE0)
-    # a zstd skippable frame: 0x50 to 0x5f, then 2a 4d 18
-    return fmt == "zstd" and head[0] & 0xF0 == 0x50 and b"\x2a\x4d\x18".startswith(head[1:4])
-
-
-def _decompress(path: str, fmt: str, new: Callable[[], Any], stored: _Stored) -> Iterator[bytes]:
-    """The decompressed bytes of a compressed input: one decoder per member or frame, a new
-    one on the bytes after each; input that ends inside one is truncated. After a member
-    comes the next one; for xz, stream padding (null bytes, a multiple of four, between or
-    after streams: the .xz format, §2.2); for gzip, null bytes up to the end of the input
-    (what ``gzip -d`` accepts without a word). Anything else is corrupt, except a member's
-    magic cut by the end of the input (truncated). The error names how many decompressed
-    bytes were given before it."""
-    given = 0
-    after = False  # whether a member was read
-    while True:
-        if after:
-            zeros = stored.skip_zeros() if fmt in ("gzip", "xz") else 0
-            ended = not stored.peek(1)
-            if fmt == "xz" and zeros % 4:
-                raise errors.compressed_error(path, fmt, False, given)
-            if ended:
-                return
-            if fmt == "gzip" and zeros:
-                # null bytes are the end, never between members
-                raise errors.compressed_error(path, fmt, False, given)
-        if not _starts_member(fmt, stored.peek(6)):
-            raise errors.compressed_error(path, fmt, False, given)
-        decoder = new()
-        while not decoder.eof:
-            chunk = stored.take()
-            if not chunk:
-                raise errors.compressed_error(path, fmt, True, given)
-            try:
-                out = decoder.decompress(chunk)
-            except Exception as exc:  # zlib.error, OSError, lzma.LZMAError, ZstdError, ...
-                raise errors.compressed_error(path, fmt, False, given) from exc
-            if out:
-                given += len(out)
-                yield out
-        stored.put_back(decoder.unused_data)
-        after = True
