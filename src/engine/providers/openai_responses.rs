@@ -109,6 +109,12 @@ fn push_leaf(leaves: &mut Leaves, leaf: Obj) {
     }
 }
 
+/// The end of most handlers: the leaf with its anomalies, pushed unless it holds nothing.
+fn emit(leaves: &mut Leaves, mut leaf: Obj, anomalies: Vec<Value>) {
+    with_anomalies(&mut leaf, anomalies);
+    push_leaf(leaves, leaf);
+}
+
 fn with_anomalies(leaf: &mut Obj, anomalies: Vec<Value>) {
     if !anomalies.is_empty() {
         leaf.put("anomalies", list(anomalies));

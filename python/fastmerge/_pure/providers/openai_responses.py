@@ -358,10 +358,7 @@ class Adapter:
         envelope = _envelope(item)
         if envelope is not None:
             leaf["provider_metadata"] = {"output_items": _envelope_at(index, envelope)}
-        if anomalies:
-            leaf["anomalies"] = anomalies
-        if leaf:
-            leaves.append((0, leaf))
+        _emit(leaves, leaf, anomalies)
 
     def _call_part(
         self,
@@ -451,10 +448,7 @@ class Adapter:
         envelope = _envelope(item)
         if envelope is not None:
             leaf["provider_metadata"] = {"output_items": _envelope_at(index, envelope)}
-        if anomalies:
-            leaf["anomalies"] = anomalies
-        if leaf:
-            leaves.append((0, leaf))
+        _emit(leaves, leaf, anomalies)
 
     def _message_done(
         self,
@@ -580,10 +574,7 @@ class Adapter:
                 leaf["logprobs"] = {"content": logprobs}
         else:
             anomalies.append(_mismatched(kind, index, item.kind))
-        if anomalies:
-            leaf["anomalies"] = anomalies
-        if leaf:
-            leaves.append((0, leaf))
+        _emit(leaves, leaf, anomalies)
 
     def _text_done(self, event: dict[str, Any], kind: str, leaves: Leaves) -> None:
         """``output_text.done``, ``content_part.done`` (of output_text, reasoning_text or
@@ -630,10 +621,7 @@ class Adapter:
                         "index": index * STRIDE + ci,
                     }
                 ]
-        if anomalies:
-            leaf["anomalies"] = anomalies
-        if leaf:
-            leaves.append((0, leaf))
+        _emit(leaves, leaf, anomalies)
 
     def _refusal_delta(self, event: dict[str, Any], kind: str, leaves: Leaves) -> None:
         index = self._index(event, kind)
@@ -648,10 +636,7 @@ class Adapter:
                 leaf["refusal"] = delta
         else:
             anomalies.append(_mismatched(kind, index, item.kind))
-        if anomalies:
-            leaf["anomalies"] = anomalies
-        if leaf:
-            leaves.append((0, leaf))
+        _emit(leaves, leaf, anomalies)
 
     def _reasoning_delta(self, event: dict[str, Any], kind: str, leaves: Leaves) -> None:
         """``reasoning_text.delta`` (content) and ``reasoning_summary_text.delta``."""
@@ -679,10 +664,7 @@ class Adapter:
                 leaf["parts"] = [part]
         else:
             anomalies.append(_mismatched(kind, index, item.kind))
-        if anomalies:
-            leaf["anomalies"] = anomalies
-        if leaf:
-            leaves.append((0, leaf))
+        _emit(leaves, leaf, anomalies)
 
     def _summary_done(self, event: dict[str, Any], kind: str, leaves: Leaves) -> None:
         """``reasoning_summary_text.done`` and ``reasoning_summary_part.done``."""
@@ -709,10 +691,7 @@ class Adapter:
             if item.first_part is None:
                 item.first_part = at
             leaf["parts"] = [{"part": "reasoning", "text": "", "summary": rest, "index": at}]
-        if anomalies:
-            leaf["anomalies"] = anomalies
-        if leaf:
-            leaves.append((0, leaf))
+        _emit(leaves, leaf, anomalies)
 
     def _args_delta(self, event: dict[str, Any], kind: str, leaves: Leaves) -> None:
         """``function_call_arguments.delta`` and ``custom_tool_call_input.delta``."""
@@ -729,10 +708,7 @@ class Adapter:
                 leaf["parts"] = [{"part": "tool_call", "provider_index": index, "arguments": delta}]
         else:
             anomalies.append(_mismatched(kind, index, item.kind))
-        if anomalies:
-            leaf["anomalies"] = anomalies
-        if leaf:
-            leaves.append((0, leaf))
+        _emit(leaves, leaf, anomalies)
 
     def _args_done(self, event: dict[str, Any], kind: str, leaves: Leaves) -> None:
         """``function_call_arguments.done`` and ``custom_tool_call_input.done``."""
@@ -749,10 +725,7 @@ class Adapter:
         leaf: dict[str, Any] = {}
         if rest:
             leaf["parts"] = [{"part": "tool_call", "provider_index": index, "arguments": rest}]
-        if anomalies:
-            leaf["anomalies"] = anomalies
-        if leaf:
-            leaves.append((0, leaf))
+        _emit(leaves, leaf, anomalies)
 
     def _annotation(self, event: dict[str, Any], kind: str, leaves: Leaves) -> None:
         index = self._index(event, kind)
@@ -772,6 +745,14 @@ class Adapter:
             anomalies.append(_mismatched(kind, index, item.kind))
         if anomalies:
             leaf["anomalies"] = anomalies
+        leaves.append((0, leaf))
+
+
+def _emit(leaves: list[Any], leaf: dict[str, Any], anomalies: list[Any]) -> None:
+    """The end of most handlers: the leaf with its anomalies, added unless it holds nothing."""
+    if anomalies:
+        leaf["anomalies"] = anomalies
+    if leaf:
         leaves.append((0, leaf))
 
 

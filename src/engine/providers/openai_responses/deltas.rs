@@ -41,8 +41,7 @@ impl Adapter {
         } else {
             anomalies.push(mismatched(kind, index, &item_kind));
         }
-        with_anomalies(&mut leaf, anomalies);
-        push_leaf(leaves, leaf);
+        emit(leaves, leaf, anomalies);
         Ok(())
     }
 
@@ -128,8 +127,7 @@ impl Adapter {
                 );
             }
         }
-        with_anomalies(&mut leaf, anomalies);
-        push_leaf(leaves, leaf);
+        emit(leaves, leaf, anomalies);
         Ok(())
     }
 
@@ -151,8 +149,7 @@ impl Adapter {
         } else {
             anomalies.push(mismatched(kind, index, &item_kind));
         }
-        with_anomalies(&mut leaf, anomalies);
-        push_leaf(leaves, leaf);
+        emit(leaves, leaf, anomalies);
         Ok(())
     }
 
@@ -197,8 +194,7 @@ impl Adapter {
         } else {
             anomalies.push(mismatched(kind, index, &item_kind));
         }
-        with_anomalies(&mut leaf, anomalies);
-        push_leaf(leaves, leaf);
+        emit(leaves, leaf, anomalies);
         Ok(())
     }
 
@@ -246,8 +242,7 @@ impl Adapter {
             self.set_first_part(index, at);
             leaf.put("parts", list(vec![summary_part(rest, at)]));
         }
-        with_anomalies(&mut leaf, anomalies);
-        push_leaf(leaves, leaf);
+        emit(leaves, leaf, anomalies);
         Ok(())
     }
 
@@ -274,8 +269,7 @@ impl Adapter {
         } else {
             anomalies.push(mismatched(kind, index, &item_kind));
         }
-        with_anomalies(&mut leaf, anomalies);
-        push_leaf(leaves, leaf);
+        emit(leaves, leaf, anomalies);
         Ok(())
     }
 
@@ -301,8 +295,7 @@ impl Adapter {
         if !rest.is_empty() {
             leaf.put("parts", list(vec![args_part(index, rest)]));
         }
-        with_anomalies(&mut leaf, anomalies);
-        push_leaf(leaves, leaf);
+        emit(leaves, leaf, anomalies);
         Ok(())
     }
 

@@ -84,8 +84,7 @@ impl Adapter {
                 leaf.put("provider_metadata", envelope_at(index, env));
             }
         }
-        with_anomalies(&mut leaf, anomalies);
-        push_leaf(leaves, leaf);
+        emit(leaves, leaf, anomalies);
         Ok(())
     }
 
@@ -228,8 +227,7 @@ impl Adapter {
                 leaf.put("provider_metadata", envelope_at(index, env));
             }
         }
-        with_anomalies(&mut leaf, anomalies);
-        push_leaf(leaves, leaf);
+        emit(leaves, leaf, anomalies);
         Ok(())
     }
 
