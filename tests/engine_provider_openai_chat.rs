@@ -117,7 +117,8 @@ fn tool_call_anomalies_and_truncation() {
     assert_eq!(
         show_leaves(&a.end()),
         text(json!([[1, {"anomalies": [{"code": "truncated",
-            "detail": "choice 1: the stream ended inside tool call 'c2' ('g') without a finish_reason; its arguments are kept as streamed"}]}]]))
+            "detail": "choice 1: the stream ended inside tool call 'c2' ('g') without a finish_reason; its arguments are kept as streamed",
+            "tool_call": {"id": "c2", "name": "g"}}]}]]))
     );
 }
 

@@ -32,26 +32,27 @@ CUT_MARKER = "truncated"
 def cut_calls(data: dict[str, Any]) -> list[dict[str, Any]]:
     """The tool-call parts of a message's ``to_dict()`` that a ``truncated`` anomaly names.
 
-    An adapter names a cut call in its anomaly's detail by its id (OpenAI, Responses,
-    Bedrock) or, where the provider sent no id yet, by its name (Anthropic, Gemini): a detail
-    naming no call's id names the last call of that name, the one the stream ended in."""
+    An adapter that cuts a tool call writes the call into its anomaly as data: ``tool_call``,
+    with the call's ``id`` (OpenAI, Responses, Bedrock) and / or its ``name`` where the provider
+    sent no id yet (Anthropic, Gemini). The call with that id is the cut one; without such a
+    call, the last call of that name (the one the stream ended in: a call with no id gets a
+    synthetic one at the finish). An anomaly without ``tool_call`` names no call."""
     calls = [part for part in data.get("parts") or () if part.get("part") == "tool_call"]
     cut: list[dict[str, Any]] = []
     for anomaly in data.get("anomalies") or ():
-        detail = anomaly.get("detail")
-        if anomaly.get("code") != "truncated" or not isinstance(detail, str):
+        named_call = anomaly.get("tool_call")
+        if anomaly.get("code") != "truncated" or not isinstance(named_call, dict):
             continue
-        named = [call for call in calls if _named(call.get("id"), detail)]
+        named = [call for call in calls if _same(call.get("id"), named_call.get("id"))]
         if not named:
-            named = [call for call in calls if _named(call.get("name"), detail)][-1:]
+            name = named_call.get("name")
+            named = [call for call in calls if _same(call.get("name"), name)][-1:]
         cut.extend(call for call in named if not any(call is seen for seen in cut))
     return cut
 
 
-def _named(value: Any, detail: str) -> bool:
-    # the adapters quote names with repr (as ``'get_weather'``): quotes keep ``'a'`` from
-    # matching inside ``'ab'``
-    return isinstance(value, str) and bool(value) and repr(value) in detail
+def _same(value: Any, named: Any) -> bool:
+    return isinstance(value, str) and bool(value) and value == named
 
 
 def is_cut(part: dict[str, Any], cut: list[dict[str, Any]]) -> bool:

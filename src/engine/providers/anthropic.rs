@@ -591,13 +591,15 @@ impl Adapter {
                     what.push(' ');
                     what.push_str(&py_repr(&block.name));
                 }
-                anomalies.push(anomaly(
-                    "truncated",
-                    format!(
-                        "{what} at index {} had no content_block_stop ({reason})",
-                        block.index
-                    ),
-                ));
+                let detail = format!(
+                    "{what} at index {} had no content_block_stop ({reason})",
+                    block.index
+                );
+                anomalies.push(if block.kind == Kind::ToolUse {
+                    common::cut_call_anomaly(detail, None, common::str_of(&block.name))
+                } else {
+                    anomaly("truncated", detail)
+                });
             }
             if block.raw.is_some() {
                 parts.push(unknown_part(block));

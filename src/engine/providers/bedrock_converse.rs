@@ -464,17 +464,18 @@ impl common::Adapter for Adapter {
             .open
             .iter()
             .map(|(index, kind)| {
-                let detail = if kind == "toolUse" {
+                if kind == "toolUse" {
                     let id = self.call_ids.get(index).unwrap_or(&Value::Null);
-                    format!(
+                    let detail = format!(
                         "the stream ended inside tool call {} (content block {index}); its \
                          arguments are kept as streamed",
                         py_repr(id)
-                    )
+                    );
+                    common::cut_call_anomaly(detail, common::str_of(id), None)
                 } else {
-                    format!("the stream ended inside content block {index} ({kind})")
-                };
-                anomaly("truncated", detail)
+                    let detail = format!("the stream ended inside content block {index} ({kind})");
+                    anomaly("truncated", detail)
+                }
             })
             .collect();
         vec![(0, single("anomalies", list(anomalies)))]

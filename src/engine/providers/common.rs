@@ -287,6 +287,35 @@ pub fn anomaly(code: &str, detail: String) -> Value {
     a.build()
 }
 
+/// The `truncated` anomaly of a tool call the stream cut: besides `code` and `detail`, the
+/// call as data (`tool_call`: its `id` and / or `name`, as far as the stream named it), so that
+/// a renderer finds the cut call without reading the detail's text (the twin's
+/// `cut_call_anomaly`).
+/// A str value's text; None for any other value (an id or a name that is not a str).
+pub fn str_of(value: &Value) -> Option<&str> {
+    match value {
+        Value::Str(text) => Some(text),
+        _ => None,
+    }
+}
+
+pub fn cut_call_anomaly(detail: String, id: Option<&str>, name: Option<&str>) -> Value {
+    let mut call = Obj::new();
+    if let Some(id) = id {
+        call.put("id", s(id));
+    }
+    if let Some(name) = name {
+        call.put("name", s(name));
+    }
+    let mut a = Obj::new();
+    a.put("code", s("truncated"))
+        .put("detail", Value::Str(detail));
+    if !call.is_empty() {
+        a.put("tool_call", call.build());
+    }
+    a.build()
+}
+
 /// The id a response finished with (OpenAI chunk ids, Gemini `responseId`s; the twin's
 /// `FinishedId`): a later chunk with another id starts another response (spec §6). Ids before
 /// the finish say nothing (Groq compound sends a new id on every chunk).

@@ -732,7 +732,8 @@ impl common::Adapter for Adapter {
                     repr_opt(name)
                 );
                 let mut leaf = Obj::new();
-                leaf.put("anomalies", list(vec![anomaly("truncated", detail)]));
+                let cut = common::cut_call_anomaly(detail, id.as_deref(), name.as_deref());
+                leaf.put("anomalies", list(vec![cut]));
                 leaves.push((*index, leaf.build()));
             }
         }

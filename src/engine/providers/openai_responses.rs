@@ -587,14 +587,16 @@ impl common::Adapter for Adapter {
             } else {
                 &item.item_id
             };
-            anomalies.push(anomaly(
-                "truncated",
-                format!(
-                    "output_index {index}: {} {} ended before its output_item.done",
-                    item.kind,
-                    repr_opt(ident)
-                ),
-            ));
+            let detail = format!(
+                "output_index {index}: {} {} ended before its output_item.done",
+                item.kind,
+                repr_opt(ident)
+            );
+            anomalies.push(if call_key(&item.kind).is_some() {
+                common::cut_call_anomaly(detail, item.call_id.as_deref(), None)
+            } else {
+                anomaly("truncated", detail)
+            });
         }
         let mut leaf = Obj::new();
         if !parts.is_empty() {

@@ -7,6 +7,17 @@ from typing import Any, Callable
 from ..chunks import absent
 
 
+def cut_call_anomaly(detail: str, id: Any, name: Any) -> dict[str, Any]:
+    """The ``truncated`` anomaly of a tool call the stream cut: besides ``code`` and ``detail``,
+    the call as data (``tool_call``: its ``id`` and / or ``name``, each when the stream gave it
+    as a str), so that a renderer finds the cut call without reading the detail's text."""
+    call = {key: value for key, value in (("id", id), ("name", name)) if isinstance(value, str)}
+    anomaly: dict[str, Any] = {"code": "truncated", "detail": detail}
+    if call:
+        anomaly["tool_call"] = call
+    return anomaly
+
+
 class AdapterError(Exception):
     """An event its adapter cannot map; ``detail`` says what is wrong (the aggregator adds the
     event's number and raises ``fastmerge.errors.EventError``)."""

@@ -43,7 +43,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import events
-from ._common import AdapterError, text_field
+from ._common import AdapterError, cut_call_anomaly, text_field
 
 NAME = "anthropic"
 
@@ -472,11 +472,11 @@ class Adapter:
                 what = f"the {block.type} block"
                 if block.kind == "tool_use":
                     what += f" {block.name!r}"
+                detail = f"{what} at index {block.index} had no content_block_stop ({reason})"
                 anomalies.append(
-                    _anomaly(
-                        "truncated",
-                        f"{what} at index {block.index} had no content_block_stop ({reason})",
-                    )
+                    cut_call_anomaly(detail, None, block.name)
+                    if block.kind == "tool_use"
+                    else _anomaly("truncated", detail)
                 )
             if block.raw is not None:
                 parts.append(self._unknown_part(block))

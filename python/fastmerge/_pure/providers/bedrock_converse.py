@@ -42,7 +42,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..events import kind_name
-from ._common import AdapterError, text_field
+from ._common import AdapterError, cut_call_anomaly, text_field
 
 NAME = "bedrock-converse"
 
@@ -338,11 +338,13 @@ class Adapter:
         anomalies = []
         for index, kind in self.open.items():
             if kind == "toolUse":
+                call_id = self.call_ids.get(index)
                 detail = (
-                    f"the stream ended inside tool call {self.call_ids.get(index)!r} (content "
+                    f"the stream ended inside tool call {call_id!r} (content "
                     f"block {index}); its arguments are kept as streamed"
                 )
+                anomalies.append(cut_call_anomaly(detail, call_id, None))
             else:
                 detail = f"the stream ended inside content block {index} ({kind})"
-            anomalies.append(_anomaly("truncated", detail))
+                anomalies.append(_anomaly("truncated", detail))
         return [(0, {"anomalies": anomalies})]

@@ -78,7 +78,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..events import kind_name
-from ._common import AdapterError, FinishedId
+from ._common import AdapterError, FinishedId, cut_call_anomaly
 
 NAME = "gemini"
 
@@ -694,10 +694,8 @@ class Adapter:
 
 
 def _cut(streamed: _Streamed) -> dict[str, Any]:
-    return {
-        "code": "truncated",
-        "detail": f"call {streamed.name!r}: the stream ended before its streamed arguments did",
-    }
+    detail = f"call {streamed.name!r}: the stream ended before its streamed arguments did"
+    return cut_call_anomaly(detail, None, streamed.name)
 
 
 def _usage(usage: dict[str, Any]) -> dict[str, Any]:

@@ -63,7 +63,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._common import AdapterError, FinishedId, text_field
+from ._common import AdapterError, FinishedId, cut_call_anomaly, text_field
 
 NAME = "openai-chat"
 
@@ -291,7 +291,7 @@ class Adapter:
                     f"choice {index}: the stream ended inside tool call {call[0]!r} "
                     f"({call[1]!r}) without a finish_reason; its arguments are kept as streamed"
                 )
-                leaves.append((index, {"anomalies": [{"code": "truncated", "detail": detail}]}))
+                leaves.append((index, {"anomalies": [cut_call_anomaly(detail, call[0], call[1])]}))
         return leaves
 
     # -- internals

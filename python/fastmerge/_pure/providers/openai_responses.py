@@ -40,7 +40,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._common import AdapterError, text_field
+from ._common import AdapterError, cut_call_anomaly, text_field
 
 NAME = "openai-responses"
 Leaves = list[tuple[int, dict[str, Any]]]
@@ -147,12 +147,13 @@ class Adapter:
             if item.kind not in _MODELED and isinstance(item.raw, dict):
                 parts.append(_unknown(item.raw, item.kind, index * STRIDE + ITEM))
             ident = item.call_id if item.kind in _CALLS else item.item_id
+            detail = (
+                f"output_index {index}: {item.kind} {ident!r} ended before its output_item.done"
+            )
             anomalies.append(
-                _anomaly(
-                    "truncated",
-                    f"output_index {index}: {item.kind} {ident!r} ended before its "
-                    "output_item.done",
-                )
+                cut_call_anomaly(detail, item.call_id, None)
+                if item.kind in _CALLS
+                else _anomaly("truncated", detail)
             )
         leaf: dict[str, Any] = {}
         if parts:

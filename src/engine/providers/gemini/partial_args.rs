@@ -266,13 +266,11 @@ impl Streamed {
 }
 
 pub(super) fn cut(streamed: &Streamed) -> Value {
-    anomaly(
-        "truncated",
-        format!(
-            "call {}: the stream ended before its streamed arguments did",
-            opt_repr(streamed.name.as_deref())
-        ),
-    )
+    let detail = format!(
+        "call {}: the stream ended before its streamed arguments did",
+        opt_repr(streamed.name.as_deref())
+    );
+    common::cut_call_anomaly(detail, None, streamed.name.as_deref())
 }
 
 #[cfg(test)]
