@@ -113,9 +113,11 @@ def test_cli_examples_run(backend_name: str, args: list[str]) -> None:
 def test_cli_error_message_as_shown(backend_name: str, tmp_path: Path) -> None:
     text = " ".join(section("docs/cli.md", "Command line").split())
     shown = re.findall(r"`(fastmerge: error: [^`]*)`", text)
-    # in the README's order: a compressed provider stream, an empty input, a bad JSON line
+    # in the page's order: a compressed provider stream, compressed JSON lines, an empty
+    # input, a bad JSON line
     cases = [
         (["merge", "--provider", "auto"], gzip.compress(b'{"choices": []}\n')),
+        (["merge"], gzip.compress(b'{"a": 1}\n')),
         (["merge"], b"\n \n"),
         (["merge"], b'{"a": "x"}\n\n{"a": \n'),
     ]
