@@ -121,7 +121,7 @@ cargo-test: ## cargo test of the engine, without Python
 bench-smoke: build-dev $(VENV)/.dev-deps ## run every benchmark once, untimed, checking results
 	FASTMERGE_BACKEND=rust $(PY) -m pytest benches --benchmark-disable $(PYTEST_ARGS)
 
-# The long differential fuzz: tests/test_fuzz_differential.py with FUZZ_EXAMPLES inputs per test
+# The long differential fuzz: tests/backends/test_fuzz.py with FUZZ_EXAMPLES inputs per test
 # instead of the smoke budget the test command runs (4 tests: 4 x FUZZ_EXAMPLES inputs), then
 # the engine's JSON readers against serde_json on 4 x FUZZ_EXAMPLES generated texts (stable
 # Rust: cargo-fuzz is not used, see docs/architecture.md, "Reliability").
@@ -130,7 +130,7 @@ FUZZ_EXAMPLES ?= 250000
 .PHONY: fuzz
 fuzz: build-dev $(VENV)/.dev-deps ## the long differential fuzz, Rust vs the twin (FUZZ_EXAMPLES=250000 per test)
 	FASTMERGE_BACKEND=rust FASTMERGE_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m pytest \
-		tests/test_fuzz_differential.py -p no:cacheprovider --hypothesis-show-statistics $(PYTEST_ARGS)
+		tests/backends/test_fuzz.py -p no:cacheprovider --hypothesis-show-statistics $(PYTEST_ARGS)
 	FASTMERGE_FUZZ_ROUNDS=$$(( 4 * $(FUZZ_EXAMPLES) )) cargo test --no-default-features \
 		--test engine_json_text -- --ignored --nocapture
 

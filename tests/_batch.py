@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import bz2
 import gzip
+import importlib.util
 import json
 import lzma
 import zlib
@@ -14,8 +15,11 @@ from typing import Any, Iterable
 
 import orjson
 import zstandard
+from _corpus import CORPUS
 
 from fastmerge import _backend
+
+ROOT = Path(__file__).resolve().parent.parent
 
 COMPRESSORS = {
     "gzip": lambda data: gzip.compress(data, mtime=0),
@@ -121,3 +125,39 @@ def aggregated(aggregate_module: ModuleType, events: list[Any]) -> list[bytes] |
         return [orjson.dumps(m.to_dict()) for m in agg.finish_choices()]
     except ValueError as exc:
         return str(exc)
+
+
+def corpus_files() -> list[Path]:
+    return sorted(CORPUS.glob("*/*.jsonl"))
+
+
+def corpus_events() -> dict[str, list[Any]]:
+    """Each corpus stream's events (the JSON value of each line), by folder/name."""
+    out = {}
+    for path in corpus_files():
+        text = path.read_text(encoding="utf-8")
+        out[f"{path.parent.name}/{path.stem}"] = [
+            json.loads(line) for line in text.splitlines() if line.strip()
+        ]
+    return out
+
+
+def generated_log(streams: int, size: int) -> bytes:
+    """A gateway log from tools/gen_log.py (seeded: the same bytes on every run)."""
+    spec = importlib.util.spec_from_file_location("gen_log", ROOT / "tools" / "gen_log.py")
+    assert spec is not None and spec.loader is not None
+    gen_log = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen_log)
+    return b"".join(gen_log.records(streams, size, 16, 7))
+
+
+def drain(core: Any) -> list[tuple[Any, ...]]:
+    """Every item of a core (``next()`` until ``StopIteration``)."""
+    items = []
+    while True:
+        try:
+            item = core.next()
+        except StopIteration:
+            return items
+        assert item is not None  # no timeout: never None
+        items.append(item)

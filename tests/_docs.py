@@ -13,7 +13,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
-#: The spec's pages, kept byte-equal to ``../shared/spec`` (tests/test_docs.py).
+#: The spec's pages, kept byte-equal to ``../shared/spec`` (tests/docs/test_docstrings.py).
 RULES = ("merge-rules.md", "edge-cases.md")
 #: Every page, README first, as its path relative to the root.
 PAGES: tuple[str, ...] = ("README.md",) + tuple(

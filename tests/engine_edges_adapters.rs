@@ -1,7 +1,7 @@
 //! Adapters at the edges without Python (`cargo test --no-default-features --test
 //! engine_edges_adapters`): which events each adapter knows (spec §8), where another response
 //! starts (spec §6) and the aggregator's `new_response_at` a batch splitter reads, and a
-//! non-string field as an error. `tests/test_edges_adapters.py` runs the same rules on both
+//! non-string field as an error. `tests/providers/test_adapter_edges.py` runs the same rules on both
 //! backends.
 
 mod common;

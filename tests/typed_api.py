@@ -1,4 +1,4 @@
-"""The types fastmerge promises, checked by ``mypy --strict`` (tests/test_typing.py), never
+"""The types fastmerge promises, checked by ``mypy --strict`` (tests/docs/test_typing.py), never
 imported by the tests: ``assert_type`` fails the check when a type drifts, and each
 ``# type: ignore[code]`` line must stay an error (``--strict`` warns about unused ignores).
 """

@@ -1,7 +1,7 @@
 """The option names of the public API as ``Literal`` types, so that mypy rejects a misspelt
 option before it runs: ``fastmerge.Policy``, ``ListMerge``, ``Provider``, ``UsageMerge`` and
 ``SignatureMerge``. At run time the tuples ``fastmerge.POLICIES``, ``LIST_MERGES`` and
-``PROVIDERS`` list the same names (tests/test_typing.py checks that they agree).
+``PROVIDERS`` list the same names (tests/docs/test_typing.py checks that they agree).
 """
 
 from __future__ import annotations

@@ -334,7 +334,7 @@ impl AggregatorCore {
         let options = parse_options(py, &strict, &signature_merge, &usage)?;
         let provider = (name != "auto").then_some(name.as_str());
         let mut core = Core::new(provider, options);
-        // a hidden switch for the differential tests from Python (tests/test_fastpath.py): the
+        // a hidden switch for the differential tests from Python (tests/providers/test_fast_paths.py): the
         // fast and the generic path must agree
         core.set_fast_events(std::env::var_os("FASTMERGE_GENERIC_EVENTS").is_none());
         Ok(AggregatorCore {

@@ -1,0 +1,486 @@
+"""fastmerge.dask on a LocalCluster (2 worker processes) gives the single-machine batch's
+records, byte for byte and in the same order, when streams cross file boundaries; and when a
+worker is killed mid-job."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import threading
+import time
+import zlib
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Iterator
+
+import dask
+import dask.bag
+import distributed
+import pytest
+from _batch import batch_module, chat, chunk, generated_log, lines, wrap, write
+
+from fastmerge import cli, errors
+from fastmerge import dask as fdask
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[Any]:
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
+    )
+    with distributed.Client(cluster) as client:
+        yield client
+    cluster.close()
+
+
+@pytest.fixture
+def batch(backend_name: str) -> ModuleType:
+    return batch_module(backend_name)
+
+
+def split_log(tmp_path: Path, data: bytes, files: int) -> list[str]:
+    """``data`` cut into ``files`` files at line ends inside streams (the lines stay whole)."""
+    cuts = [0]
+    for i in range(1, files):
+        cuts.append(data.index(b"\n", len(data) * i // files) + 1)
+    cuts.append(len(data))
+    return [
+        write(tmp_path / f"log.{i:02d}.jsonl", data[a:b], "gzip" if i % 3 == 1 else None)
+        for i, (a, b) in enumerate(zip(cuts, cuts[1:]))
+    ]
+
+
+def tricky_log() -> tuple[bytes, int]:
+    """A generated gateway log with, spliced in: bad lines, a key reused after its stream
+    ended, a lone ``[DONE]``, a stream still open at the end and an unreadable event; and
+    the number of bad lines."""
+    base = generated_log(40, 120_000).splitlines(keepends=True)
+    extra = wrap(
+        [
+            *[("reused", e) for e in chat("r1", ["one"])],
+            ("reused", "[DONE]"),
+            *[("reused", e) for e in chat("r2", ["two", "three"])],
+            # a key beyond 64 bits: the cores read it as a float, so must the split
+            *[(10**22, e) for e in chat("big", ["x"])],
+        ]
+    )
+    tail = wrap([*[("open", e) for e in chat("o", ["cut"], usage=False)], ("odd", 7)])
+    out = []
+    bad = 0
+    for i, line in enumerate(base):
+        out.append(line)
+        if i % 37 == 5:
+            out.append(b"not json\n")
+            bad += 1
+        if i % 53 == 7:
+            out.append(lines([{"stream_id": None, "event": {}}]))
+            out.append(b'{"stream_id": "\xff", "event": {}}\n')  # not UTF-8
+            bad += 2
+        if extra and i % 20 == 3:
+            out.append(lines([extra.pop(0)]))
+    assert not extra
+    return b"".join(out) + lines(tail), bad
+
+
+def records(run: Any) -> list[bytes]:
+    return [fdask._batch.json_line(r.record()) for r in run]
+
+
+@pytest.mark.parametrize("shuffle", ["groupby", "foldby"])
+def test_eight_files_give_the_single_machine_records_byte_for_byte(
+    client: Any, batch: ModuleType, backend_name: str, tmp_path: Path, shuffle: str
+) -> None:
+    data, bad = tricky_log()
+    paths = split_log(tmp_path, data, 8)
+    options: dict[str, Any] = dict(group_by="stream_id", event="event", errors="collect")
+    one = batch.merge_logs(paths, **options)
+    expected = records(one)
+    job = fdask.merge_logs(paths, buckets=3, shuffle=shuffle, backend=backend_name, **options)
+    run = job.compute()
+    assert records(run) == expected
+    assert run.bad_lines == one.bad_lines
+    assert run.counts == one.counts
+    # 40 generated streams, "reused" twice, 1e22, "open" (no usage chunk: ends at the end of the
+    # input), "odd" (no readable event: an error)
+    assert len(one.bad_lines) == bad > 15
+    assert one.counts == {
+        "complete": 44,
+        "incomplete": 0,
+        "failed": 0,
+        "error": 1,
+        "bad_lines": bad,
+    }
+    keys = [r.split(b'"key":')[1].split(b",")[0] for r in expected]
+    assert keys.count(b'"reused"') == 2
+    assert keys.count(b'"1e+22"') == 1
+
+
+def test_order_by_and_the_raise_mode_match_the_single_machine(
+    client: Any, batch: ModuleType, backend_name: str, tmp_path: Path
+) -> None:
+    data = generated_log(20, 60_000)
+    reversed_ = b"".join(reversed(data.splitlines(keepends=True)))
+    paths = split_log(tmp_path, reversed_, 4)
+    options: dict[str, Any] = dict(group_by="stream_id", event="event", order_by="seq")
+    expected = records(batch.merge_logs(paths, **options))
+    assert len(expected) == 20
+    job = fdask.merge_logs(paths, backend=backend_name, **options)
+    assert records(job.compute()) == expected
+    # errors="raise": the first bad line in input order is the error, as on one machine
+    bad = paths + [write(tmp_path / "bad.jsonl", b'{"stream_id": 1}\nnope\n')]
+    with pytest.raises(errors.BatchError) as one:
+        records(batch.merge_logs(bad, **options))
+    with pytest.raises(errors.BatchError) as many:
+        records(fdask.merge_logs(bad, backend=backend_name, **options).compute())
+    assert str(many.value) == str(one.value) == f"{bad[-1]}:1: no event at event"
+
+
+def test_files_that_are_one_stream_each(
+    client: Any, batch: ModuleType, backend_name: str, tmp_path: Path
+) -> None:
+    paths = [
+        write(tmp_path / f"s{i}.jsonl", lines(chat(f"s{i}", ["a", "b"][: i % 2 + 1])))
+        for i in range(3)
+    ]
+    expected = records(batch.merge_logs(paths))
+    assert records(fdask.merge_logs(paths, backend=backend_name).compute()) == expected
+    assert [json.loads(e)["key"] for e in expected] == paths
+
+
+def test_bad_options_and_paths_are_the_single_machine_errors(tmp_path: Path) -> None:
+    with pytest.raises(errors.BatchError, match="No such file or directory"):
+        fdask.merge_logs([str(tmp_path / "missing")], group_by="stream_id")
+    with pytest.raises(errors.BatchError, match="group_by 'a..b' has an empty segment"):
+        fdask.merge_logs([write(tmp_path / "x", b"")], group_by="a..b")
+
+
+def text(line: bytes) -> str | bytes:
+    """A line as str where it is UTF-8 (a Bag may hold either)."""
+    try:
+        return line.decode()
+    except UnicodeDecodeError:
+        return line
+
+
+@pytest.mark.parametrize("shuffle", ["groupby", "foldby"])
+def test_a_bag_of_lines_gives_the_records_of_its_partitions_read_as_files(
+    client: Any, batch: ModuleType, backend_name: str, tmp_path: Path, shuffle: str
+) -> None:
+    """A Bag of lines (bytes, or str) is read as if each partition were a file, in
+    partition order: the same records as those files on one machine, and the same bad lines
+    named by partition."""
+    data, bad = tricky_log()
+    paths = split_log(tmp_path, data, 4)
+    chunks = []
+    for i, path in enumerate(paths):
+        with open(path, "rb") as file:
+            raw = file.read()
+        if raw[:2] == b"\x1f\x8b":  # split_log gzips some files
+            raw = gzip.decompress(raw)
+        # as dask.bag.read_text gives them (newlines kept), or without their newline
+        lines_ = raw.splitlines(keepends=i < 2)
+        chunks.append([text(line) for line in lines_] if i % 2 else lines_)
+    bag = dask.bag.from_delayed([dask.delayed(chunk) for chunk in chunks])
+    assert bag.npartitions == 4
+    options: dict[str, Any] = dict(group_by="stream_id", event="event", errors="collect")
+    one = batch.merge_logs(paths, **options)
+    run = fdask.merge_logs(bag, shuffle=shuffle, backend=backend_name, **options).compute()
+    assert records(run) == records(one)
+    named = one.bad_lines
+    for i, path in enumerate(paths):
+        named = [line.replace(f"{path}:", f"<bag partition {i}>:") for line in named]
+    assert run.bad_lines == named
+    assert len(named) == bad
+    assert run.counts == one.counts
+
+
+def test_a_bag_needs_a_key_and_lines(client: Any, backend_name: str) -> None:
+    lines_ = dask.bag.from_sequence([b'{"k": "a", "e": {}}'], npartitions=1)
+    with pytest.raises(errors.BatchError, match="a Bag of lines has no files"):
+        fdask.merge_logs(lines_, backend=backend_name)
+    with pytest.raises(errors.BatchError, match="group_by 'a..b' has an empty segment"):
+        fdask.merge_logs(lines_, group_by="a..b", backend=backend_name)
+    odd = dask.bag.from_sequence([{"k": "a"}], npartitions=1)
+    job = fdask.merge_logs(odd, group_by="k", event="e", backend=backend_name)
+    with pytest.raises(TypeError, match="an item of the Bag"):
+        job.compute()
+
+
+@pytest.mark.single_run
+def test_a_worker_killed_mid_job_leaves_the_same_result(client: Any, tmp_path: Path) -> None:
+    data, bad = tricky_log()
+    paths = split_log(tmp_path, data, 8)
+    options: dict[str, Any] = dict(group_by="stream_id", event="event", errors="collect")
+    expected = records(batch_module("rust").merge_logs(paths, **options))
+    flag = str(tmp_path / "go")
+    job = fdask.merge_logs(paths, backend="rust", **options)
+    job._job.hold = flag
+    future = client.compute(job.items)
+    # both workers hold split tasks, waiting on the flag: kill one, then let the rest go
+    deadline = time.monotonic() + 30
+    while len(client.processing()) < 2 or not all(client.processing().values()):
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    pids = client.run(os.getpid)
+    victim = sorted(pids)[0]
+    os.kill(pids[victim], 9)
+    open(flag, "w").close()
+    pairs = future.result(timeout=120)
+    pairs.sort(key=lambda pair: pair[0])
+    got = fdask._Items([item for _, item in pairs], 0)
+    run = batch_module("rust").Batch(got, "collect", None)
+    assert records(run) == expected
+    assert len(run.bad_lines) == bad
+    client.wait_for_workers(2, timeout=60)
+
+
+@pytest.mark.single_run
+@pytest.mark.parametrize("where", ["address", "local"])
+def test_the_cli_on_dask_writes_what_it_writes_on_one_machine(
+    client: Any, capsys: pytest.CaptureFixture[str], tmp_path: Path, where: str
+) -> None:
+    data, bad = tricky_log()
+    paths = split_log(tmp_path, data, 8)
+    argv = ["batch", *paths, "--group-by", "stream_id", "--event", "event", "--errors", "collect"]
+    assert cli.main(argv) == 1  # bad lines
+    one = capsys.readouterr()
+    address = client.scheduler.address if where == "address" else "local"
+    assert cli.main([*argv, "--dask", address]) == 1
+    many = capsys.readouterr()
+    assert many.out == one.out
+    assert many.err == one.err
+    assert one.err.count(": not valid JSON\n") + one.err.count(": no stream key at") == bad
+    assert one.out.count("\n") == 45
+
+
+def planner(backend_name: str) -> ModuleType:
+    """The backend's ``write_bucket``."""
+    module: ModuleType = fdask._Job([], {"group_by": "k"}, 1, backend_name).planner()
+    return module
+
+
+def odd_lines() -> bytes:
+    """Records whose keys a light scan could misread: duplicate keys (the last counts), a
+    key after an event that quotes its name, an escaped member name that spells it, keys
+    with escapes, numbers, a key inside an object, CRLF ends, blank lines, bad lines."""
+    events = {k: chat(k, ["w"]) for k in ("a", "b", "c", "d", "é")}
+    rows = [
+        b'{"stream_id": "zz", "event": %s, "stream_id": "a"}' % json.dumps(events["a"][0]).encode(),
+        b'{"event": {"content": "\\"stream_id\\": \\"b\\""}, "stream_id": "a"}',
+        # (spelled before the event: after it, the engine reads the line as not JSON and the
+        # twin reads key "a")
+        b'{"stream_id": "b", "stream\\u005fid": "a", "event": %s}'
+        % json.dumps(events["a"][1]).encode(),
+        b'{"stream_id": "b", "event": %s}\r' % json.dumps(events["b"][0]).encode(),
+        b"   ",
+        b'{"stream_id": "c\\u0301", "event": %s}' % json.dumps(events["c"][0]).encode(),
+        b'{"stream_id": 12, "event": %s}' % json.dumps(events["d"][0]).encode(),
+        b'{"stream_id": "\xc3\xa9", "event": %s}' % json.dumps(events["\xe9"][0]).encode(),
+        b'{"meta": {"stream_id": "x"}, "stream_id": "d", "event": %s}'
+        % json.dumps(events["d"][1]).encode(),
+        b'{"stream_id": "a", "event": {"a": [1, {"b": "}"}]}, "x": tru}',  # not JSON
+        b'{"stream_id": "a" "event": {}}',
+        b"[1, 2]",
+        b'{"stream_id": "e", "event": {"x": "\\\\"}, "stream_id": "f"}',
+    ]
+    for key in ("a", "b", "d"):
+        rows += lines([{"stream_id": key, "event": e} for e in events[key][2:]]).split(b"\n")
+    return b"\n".join(rows)  # no line end after the last line
+
+
+@pytest.mark.single_run
+@pytest.mark.parametrize("buckets", [1, 3])
+def test_bucket_texts_agree_across_backends(tmp_path: Path, buckets: int) -> None:
+    """``write_bucket`` gives both backends' text: each record at its input-wide line (after
+    one empty line) in the bucket of the key the record reader reads, every other line empty;
+    each line in exactly one bucket; each input's lines and stored bytes."""
+    data = b"\xef\xbb\xbf" + odd_lines()
+    paths = [write(tmp_path / "a.jsonl", data), write(tmp_path / "b.jsonl", data, "gzip")]
+    texts = data[3:].split(b"\n")
+    args = ("stream_id", "event", None)
+    sizes = [(len(texts), os.path.getsize(p)) for p in paths]
+    got = {}
+    for name in ("rust", "python"):
+        out = str(tmp_path / f"{name}.txt")
+        written = []
+        for b in range(buckets):
+            assert planner(name).write_bucket(paths, b, buckets, out, *args) == sizes
+            written.append(Path(out).read_bytes())
+        got[name] = written
+    assert got["rust"] == got["python"]
+    single = batch_module("python")._Core([paths[0]], *args)
+    owner = {}
+    for b, text in enumerate(got["rust"]):
+        rows = text.split(b"\n")
+        assert rows[0] == b"" and len(rows) == 1 + 2 * len(texts) + 1
+        for n, t in enumerate(texts, 1):
+            assert rows[len(texts) + n] == rows[n]  # both inputs alike
+            if rows[n]:
+                assert rows[n] == t and n not in owner
+                owner[n] = b
+                found = single._record(t)
+                if not isinstance(found, str):  # a record: its key's (a bad line: any)
+                    assert zlib.crc32(found[0].encode()) % buckets == b
+    assert sorted(owner) == [n for n, t in enumerate(texts, 1) if t.strip(b" \t\r")]
+
+
+@pytest.mark.parametrize("buckets", [1, 2, 5])
+def test_odd_records_bom_and_blank_lines_give_the_single_machine_records(
+    client: Any, batch: ModuleType, backend_name: str, tmp_path: Path, buckets: int
+) -> None:
+    data = odd_lines()
+    paths = [
+        write(tmp_path / "0.jsonl", b"\xef\xbb\xbf\xef\xbb\xbf" + data),  # one BOM stays
+        write(tmp_path / "1.jsonl", b"\n\n" + data + b"\n", "gzip"),
+        write(tmp_path / "2.jsonl", b"\xef\xbb\xbf" + data + b"\n\n\n"),
+    ]
+    options: dict[str, Any] = dict(group_by="stream_id", event="event", errors="collect")
+    one = batch.merge_logs(paths, **options)
+    expected = records(one)
+    job = fdask.merge_logs(paths, buckets=buckets, backend=backend_name, **options)
+    run = job.compute()
+    assert records(run) == expected
+    assert run.bad_lines == one.bad_lines
+    assert run.counts == one.counts
+    assert f"{paths[0]}:1: not valid JSON" in one.bad_lines  # the BOM left on the first line
+    assert len(expected) >= 8  # 'a' in each file (a new response), b, d, c\u0301, 12, é...
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        "files",
+        pytest.param(
+            "urls",
+            marks=pytest.mark.xfail(
+                reason="the URL plan writes a bucket's records one a line: PARK_LINES counts "
+                "the bucket's records there, not the input's lines",
+                strict=True,
+            ),
+        ),
+    ],
+)
+def test_an_ended_stream_is_joined_within_the_park_lines_only(
+    client: Any, batch: ModuleType, backend_name: str, tmp_path: Path, where: str
+) -> None:
+    """A record of an ended stream's key joins it up to PARK_LINES lines of input later
+    (blank lines and the other buckets' records count), and starts another stream after:
+    the distance is the input's, not the bucket's."""
+    gap = 1 << 16  # PARK_LINES
+    key = "k0"
+    other = next(
+        k
+        for k in ("k1", "k2", "k3", "k4")
+        if zlib.crc32(k.encode()) % 2 == 1 - zlib.crc32(b"k0") % 2
+    )
+    first = chat("one", ["a"])
+    late = chunk("one", choices=[{"index": 0, "delta": {"content": "late"}}])
+    near = lines(wrap([(key, e) for e in first])) + lines(
+        wrap([(other, e) for e in chat("o", ["b"])])
+    )
+    paths = [
+        write(tmp_path / "near.jsonl", near + b"\n" * 10 + lines(wrap([(key, late)]))),
+        write(tmp_path / "blank.jsonl", b"\n" * gap),
+        write(
+            tmp_path / "far.jsonl",
+            lines(
+                wrap([(other, e) for e in chat("p", ["c"])]) + [{"stream_id": key, "event": late}]
+            )
+            + lines([{"stream_id": key, "event": late}]),
+        ),
+    ]
+    options: dict[str, Any] = dict(group_by="stream_id", event="event")
+    expected = records(batch.merge_logs(paths, **options))
+    keys = [json.loads(r)["key"] for r in expected]
+    assert keys.count(key) == 2  # joined once (10 lines on), a new stream past PARK_LINES
+    inputs = paths if where == "files" else [Path(p).as_uri() for p in paths]
+    job = fdask.merge_logs(inputs, buckets=2, backend=backend_name, **options)
+    assert records(job.compute()) == expected
+
+
+def test_buckets_must_be_a_count(tmp_path: Path) -> None:
+    path = write(tmp_path / "x.jsonl", b"")
+    with pytest.raises(errors.BatchError, match="buckets must be 0 or more, not -1"):
+        fdask.merge_logs([path], group_by="k", buckets=-1)
+    with pytest.raises(TypeError, match="buckets"):
+        fdask.merge_logs([path], group_by="k", buckets=1.0)  # type: ignore[arg-type]
+
+
+def local_job(paths: list[str], backend_name: str, **options: Any) -> Any:
+    """A job on local files as :func:`fdask.merge_logs` makes it (its tasks run here)."""
+    o: dict[str, Any] = dict(
+        group_by="stream_id",
+        event="event",
+        order_by=None,
+        provider="auto",
+        strict=False,
+        signature_merge="replace",
+        usage="merge",
+        jobs=1,
+    )
+    job = fdask._Job(paths, {**o, **options}, 2, backend_name)
+    job.sizes = [os.path.getsize(p) for p in paths]
+    return job
+
+
+def test_a_bucket_task_raises_what_its_writer_or_core_raises(
+    backend_name: str, tmp_path: Path
+) -> None:
+    """A bucket's task never returns the items of a text cut short: a damaged file raises
+    the reader's error, a file that is not what the job planned says so, and a core that
+    cannot start leaves no writer waiting for it."""
+    data = lines(wrap([("a", e) for e in chat("a", ["x", "y"])]))
+    paths = [write(tmp_path / "a.jsonl", data), write(tmp_path / "b.jsonl", data, "gzip")]
+    job = local_job(paths, backend_name)
+    bucket = zlib.crc32(b"a") % 2
+    assert fdask._aggregate_local(job, 1 - bucket) == []
+    items = fdask._aggregate_local(job, bucket)
+    # file 1's records join the stream ended in file 0 (the same response): one item, at its
+    # last record (file 1's usage chunk, line 5), as on one machine
+    assert [item[1][1] for item in items] == ["a"]
+    assert items[0][0] == (0, 1, 5)
+    one = batch_module(backend_name)._Core(paths, "stream_id", "event", positions=True)
+    assert one.next()[-1] == (0, 1, 5)
+    packed = Path(paths[1]).read_bytes()
+    Path(paths[1]).write_bytes(packed[: len(packed) // 2])
+    job.sizes[1] = len(packed) // 2
+    with pytest.raises(errors.BatchError, match=f"{paths[1]}: .*gzip"):
+        fdask._aggregate_local(job, bucket)
+    Path(paths[1]).write_bytes(data)  # not the bytes the job planned
+    with pytest.raises(errors.BatchError, match=f"{paths[1]}: changed while the job read it"):
+        fdask._aggregate_local(job, bucket)
+    broken = local_job(paths, backend_name, provider="nope")
+    with pytest.raises(errors.BatchError, match="provider"):
+        fdask._aggregate_local(broken, bucket)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes")
+def test_a_named_pipe_is_read_once(
+    client: Any, batch: ModuleType, backend_name: str, tmp_path: Path
+) -> None:
+    """Every bucket reads each regular file; an input that is not one (a named pipe) is read
+    once, by the plan that sends its records to their buckets."""
+    data, _ = tricky_log()
+    pipe = str(tmp_path / "pipe.jsonl")
+    os.mkfifo(pipe)
+    other = write(tmp_path / "other.jsonl", data[: len(data) // 3])
+
+    def feed() -> None:
+        with open(pipe, "wb") as sink:
+            sink.write(data)
+
+    options: dict[str, Any] = dict(group_by="stream_id", event="event", errors="collect")
+    runs = []
+    for run in (
+        lambda: batch.merge_logs([other, pipe], **options),
+        lambda: fdask.merge_logs([other, pipe], backend=backend_name, **options).compute(),
+    ):
+        feeder = threading.Thread(target=feed, daemon=True)
+        feeder.start()
+        result = run()
+        runs.append((records(result), result.bad_lines))
+        feeder.join(30)
+        assert not feeder.is_alive()
+    assert runs[1] == runs[0]
+    assert len(runs[0][0]) > 40

@@ -1,0 +1,246 @@
+"""``split_file`` (the split step of ``fastmerge.dask``) and ``BatchCore(positions=True)``, on
+both backends (fixture ``backend_module``), each compared with the twin (``conftest.PYTHON``,
+the specification) and with what the batch itself reads: the same fragments (lines, numbers,
+keys, ``[DONE]`` flags, buckets by ``zlib.crc32`` of the key) and the same places, on plain,
+gzip and zstd inputs, bad lines, records without a key, key reuse and streams that cross
+files; the same exceptions for bad options and inputs."""
+
+from __future__ import annotations
+
+import json
+import zlib
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from _batch import chat, drain, lines, wrap, write
+from conftest import PYTHON
+
+from fastmerge.errors import BatchError
+
+WRAPPER = {"group_by": "stream_id", "event": "event"}
+
+
+def plain(fragments: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """Fragments with their arrays as lists (comparable across backends)."""
+    return [
+        (bucket, data, list(numbers), keys, list(key_of), list(done))
+        for bucket, data, numbers, keys, key_of, done in fragments
+    ]
+
+
+def noisy_log() -> bytes:
+    """Wrapper records: two interleaved streams, one key reused after its ``[DONE]``, numeric
+    keys (one beyond 64 bits), a lone ``[DONE]``, bad lines of every kind, blank and CRLF lines,
+    a stream still open at the end; opened by a byte order mark."""
+    a, b = chat("a", ["x", "y"]), chat("b", ["z"])
+    records: list[Any] = [
+        *wrap([("k1", a[0]), ("k2", b[0]), ("k1", a[1])]),
+        b"not json",
+        b'{"stream_id": "\xff", "event": {}}',  # not UTF-8
+        b"[1, 2]",  # not an object
+        {"stream_id": None, "event": {}},  # no key
+        {"stream_id": [1], "event": {}},  # a key of the wrong kind
+        {"stream_id": "k3"},  # no event
+        b"",
+        b"   \r",
+        *wrap([("k1", e) for e in a[2:]]),
+        *wrap([("k1", "[DONE]"), ("k1", " [DONE]\n"), ("k2", b[1])]),
+        *wrap([("k1", e) for e in chat("again", ["w"])]),  # k1 reused
+        *wrap([(7, e) for e in chat("seven", ["n"])]),
+        *wrap([(10**22, e) for e in chat("big", ["m"])]),
+        *wrap([(1.5, e) for e in chat("float", ["f"])]),
+        *wrap([("k2", e) for e in b[2:]]),
+        *wrap([("esc\u00e9", "data: {}"), ("open", chat("o", ["cut"], usage=False)[0])]),
+    ]
+    return b"\xef\xbb\xbf" + lines(records).replace(b'"k3"}\n', b'"k3"}\r\n')
+
+
+@pytest.mark.parametrize("compress", [None, "gzip", "zstd"])
+@pytest.mark.parametrize("buckets", [1, 3, 8])
+def test_split_gives_the_twins_fragments_of_what_the_batch_reads(
+    backend_module: ModuleType, tmp_path: Path, compress: str | None, buckets: int
+) -> None:
+    data = noisy_log()
+    path = write(tmp_path / "log.jsonl", data, compress)
+    got = plain(backend_module.split_file(path, "stream_id", "event", buckets=buckets))
+    assert got == plain(PYTHON.split_file(path, "stream_id", "event", buckets=buckets))
+    assert [bucket for bucket, *_ in got] == sorted({bucket for bucket, *_ in got})
+    # every non-blank line once, numbered as the batch numbers it (the mark dropped)
+    text = data[3:].split(b"\n")
+    records = sorted(
+        (number, line)
+        for _, joined, numbers, *_ in got
+        for number, line in zip(numbers, joined.split(b"\n"))
+    )
+    expected = [(i + 1, line) for i, line in enumerate(text) if line.strip(b" \t\r")]
+    assert records == expected
+    # the bad lines the batch reports are the records without a key, all in bucket 0
+    bad = {item[2] for item in drain(PYTHON.BatchCore([path], **WRAPPER)) if item[0] == "bad"}
+    assert len(bad) == 6
+    for bucket, _, numbers, keys, key_of, done in got:
+        for number, at, flag in zip(numbers, key_of, done):
+            assert (at == -1) == (number in bad)
+            if at == -1:
+                assert bucket == 0 and flag == 0
+            else:
+                assert zlib.crc32(keys[at].encode()) % buckets == bucket
+                line = json.loads(text[number - 1])
+                assert flag == (line["event"] in ("[DONE]", " [DONE]\n"))
+        assert sorted(set(k for k in key_of if k >= 0)) == list(range(len(keys)))
+    all_keys = {k for *_, ks, _, _ in got for k in ks}
+    assert all_keys == {"k1", "k2", "7", "1e+22", "1.5", "esc\u00e9", "open"}
+
+
+def test_key_indexes_done_flags_and_key_reuse_in_one_bucket(
+    backend_module: ModuleType, tmp_path: Path
+) -> None:
+    a = chat("a", ["x"])
+    log = lines(
+        [
+            *wrap([("one", a[0]), ("two", a[0]), ("one", "[DONE]")]),
+            b"nope",
+            *wrap([("one", a[0]), ("two", "[DONE]")]),
+        ]
+    )
+    path = write(tmp_path / "log.jsonl", log)
+    (fragment,) = plain(backend_module.split_file(path, "stream_id", "event"))
+    assert fragment == (0, log.rstrip(b"\n"), [1, 2, 3, 4, 5, 6], ["one", "two"],
+                        [0, 1, 0, -1, 0, 1], [0, 0, 1, 0, 0, 1])  # fmt: skip
+    # without event the record is the event: never [DONE]; with order_by a record without
+    # an order_by value is a bad line
+    (fragment,) = plain(backend_module.split_file(path, "stream_id"))
+    assert fragment[5] == [0] * 6
+    (fragment,) = plain(backend_module.split_file(path, "stream_id", "event", "seq"))
+    assert fragment[4] == [0, 1, 0, -1, 0, 1]
+    (fragment,) = plain(backend_module.split_file(path, "stream_id", "event", "nothing"))
+    assert fragment[3:5] == ([], [-1] * 6)
+
+
+def test_a_stream_crossing_files_lands_in_one_bucket(
+    backend_module: ModuleType, tmp_path: Path
+) -> None:
+    records = wrap([(f"s{i % 5}", e) for i, e in enumerate(chat("c", ["a"] * 20))])
+    first = write(tmp_path / "a.jsonl", lines(records[:11]))
+    second = write(tmp_path / "b.jsonl.gz", lines(records[11:]), "gzip")
+    buckets: dict[str, set[int]] = {}
+    for path in (first, second):
+        for bucket, _, _, keys, _, _ in backend_module.split_file(
+            path, "stream_id", "event", None, 4
+        ):
+            for key in keys:
+                buckets.setdefault(key, set()).add(bucket)
+    assert buckets == {f"s{i}": {zlib.crc32(f"s{i}".encode()) % 4} for i in range(5)}
+
+
+def test_an_empty_input_has_no_fragment(backend_module: ModuleType, tmp_path: Path) -> None:
+    for name, data in (("empty", b""), ("blank", b"\n \n\r\n"), ("bom", b"\xef\xbb\xbf")):
+        path = write(tmp_path / name, data)
+        assert backend_module.split_file(path, "stream_id", buckets=2) == []
+
+
+def _error(call: Any, *args: Any, **kwargs: Any) -> tuple[type[BaseException], str]:
+    """The type and message of what ``call(*args, **kwargs)`` raises."""
+    with pytest.raises(Exception) as caught:
+        call(*args, **kwargs)
+    return caught.type, str(caught.value)
+
+
+def test_bad_options_and_inputs_raise_the_twins_errors(
+    backend_module: ModuleType, tmp_path: Path
+) -> None:
+    good = write(tmp_path / "log.jsonl", lines(wrap([("k", e) for e in chat("k", ["a"])])))
+    cut = write(tmp_path / "cut.gz", lines([{"stream_id": "k"}] * 500), "gzip")
+    Path(cut).write_bytes(Path(cut).read_bytes()[:-30])
+    broken = write(tmp_path / "broken.zst", b"\x28\xb5\x2f\xfd" + b"garbage" * 10)
+    cases: list[tuple[tuple[Any, ...], dict[str, Any]]] = [
+        ((good, "stream_id"), {"buckets": 0}),
+        ((good, "stream_id"), {"buckets": -3}),
+        ((good, "stream_id"), {"buckets": True}),
+        ((good, "stream_id"), {"buckets": 2.0}),
+        ((1, "stream_id"), {}),
+        ((good, None), {}),
+        ((good, "stream_id", 3), {}),
+        ((good, "a..b"), {}),
+        ((good, "/a~2"), {}),
+        ((good, "file"), {}),
+        ((good, "auto"), {}),
+        ((good, "auto", "event"), {}),
+        ((str(tmp_path / "missing"), "stream_id"), {}),
+        ((str(tmp_path), "stream_id"), {}),
+        ((cut, "stream_id"), {}),
+        ((broken, "stream_id"), {}),
+    ]
+    for args, kwargs in cases:
+        expected = _error(PYTHON.split_file, *args, **kwargs)
+        assert expected[0] in (TypeError, BatchError), (args, kwargs, expected)
+        assert _error(backend_module.split_file, *args, **kwargs) == expected, args
+
+
+# ---------------------------------------------------------------------------------------------
+# positions
+
+
+def places(module: ModuleType, paths: list[str], **options: Any) -> list[tuple[Any, ...]]:
+    """Every item with its place, checked against the same core without positions."""
+    placed = drain(module.BatchCore(paths, positions=True, **options))
+    assert [item[:-1] for item in placed] == drain(module.BatchCore(paths, **options))
+    return [(item[0], item[1], tuple(item[-1])) for item in placed]
+
+
+def test_each_item_carries_the_record_that_decided_it(
+    backend_module: ModuleType, tmp_path: Path
+) -> None:
+    a, b = chat("a", ["x", "y"]), chat("b", ["z"])  # 5 and 4 events; usage ends them
+    first = write(
+        tmp_path / "1.jsonl",
+        lines(
+            [
+                *wrap([("A", a[0]), ("B", b[0]), ("A", a[1])]),  # lines 1-3
+                b"oops",  # 4: bad
+                *wrap([("A", e) for e in a[2:]]),  # 5-7: A ends at 7
+                *wrap([("A", "[DONE]")]),  # 8: a lone [DONE], no stream
+                *wrap([("B", b[1])]),  # 9
+            ]
+        ),
+    )
+    second = write(
+        tmp_path / "2.jsonl.zst",
+        b"\n"
+        + lines(
+            [
+                *wrap([("B", e) for e in b[2:]]),  # lines 2-3: B ends at 3 (file 1)
+                # 4-5: A reused by another response (another id), then still open
+                *wrap([("A", chat("a2", ["w"])[0]), ("open", a[0])]),
+                *wrap([("C", "[DONE]")]),  # 6: [DONE] with no stream
+            ]
+        ),
+        "zstd",
+    )
+    got = places(backend_module, [first, second], **WRAPPER)
+    assert got == [
+        ("bad", first, (0, 0, 4)),
+        ("stream", "A", (0, 0, 7)),
+        ("stream", "B", (0, 1, 3)),
+        ("stream", "A", (1, 1, 4)),
+        ("stream", "open", (1, 1, 5)),
+    ]
+    assert got == places(PYTHON, [first, second], **WRAPPER)
+    # order_by: every stream ends at the end of the input, placed at its first record
+    ordered = places(backend_module, [first, second], order_by="seq", **WRAPPER)
+    assert ordered == places(PYTHON, [first, second], order_by="seq", **WRAPPER)
+    assert [p for _, _, p in ordered] == [(0, 0, 4), (1, 0, 1), (1, 0, 2), (1, 1, 5)]
+
+
+def test_positions_of_files_read_as_one_stream_and_bad_arguments(
+    backend_module: ModuleType, tmp_path: Path
+) -> None:
+    paths = [write(tmp_path / f"{i}.jsonl", lines(chat(f"s{i}", ["a"]))) for i in range(3)]
+    got = places(backend_module, paths)
+    assert got == places(PYTHON, paths)
+    assert [p for _, _, p in got] == [(0, 0, 0), (0, 1, 0), (0, 2, 0)]
+    for wrong in (1, None, "yes"):
+        expected = _error(PYTHON.BatchCore, paths, positions=wrong)
+        assert expected[0] is TypeError
+        assert _error(backend_module.BatchCore, paths, positions=wrong) == expected

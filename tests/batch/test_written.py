@@ -1,0 +1,344 @@
+"""Records as written (``Batch.written``, what ``fastmerge batch`` writes): on the Rust backend
+the core serializes each stream's record itself (``BatchCore.next(record=...)``), and its bytes
+and Parquet columns must be exactly what ``json_line(StreamResult.record())`` and the Python
+row give, on both backends: strings with every escape, floats of every form, logprobs kept as
+their JSON text (repeated keys, escapes, numbers past 64 bits), several choices, anomalies,
+streams that cannot be merged, the whole corpus of recorded streams."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import struct
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from _batch import batch_module, chat, chunk, interleave, lines, wrap, write
+
+import fastmerge
+from fastmerge import cli
+
+CORPUS = Path(__file__).resolve().parents[1] / "corpus"
+
+#: Text with every kind of character ``json.dumps`` escapes, and some it does not.
+HARD = 'q"b\\s/n\nr\rt\tb\bf\fc\x01\x1f d\x7f é \u2028 \U0001f600 \u00a0 end'
+
+
+@pytest.fixture
+def batch(backend_name: str, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    """``fastmerge.batch`` on this test's backend (the command imports it when run)."""
+    module = batch_module(backend_name)
+    monkeypatch.setattr(fastmerge, "batch", module, raising=False)
+    return module
+
+
+def expected(batch: ModuleType, paths: Any, **options: Any) -> list[tuple[bytes, tuple[Any, ...]]]:
+    """Each result's line and Parquet row, serialized in Python from its messages."""
+    out = []
+    for result in batch.merge_logs(paths, **options):
+        record = result.record()
+        out.append((batch.json_line(record), batch._row(result, record)))
+    return out
+
+
+def written(
+    batch: ModuleType, backend_name: str, paths: Any, **options: Any
+) -> list[tuple[bytes, tuple[Any, ...]]]:
+    """Each result as the batch writes it (by the Rust core on that backend)."""
+    run = batch.merge_logs(paths, **options)
+    assert run._writes is (backend_name == "rust")
+    records = list(run.written())
+    # the record's own fields agree with its line
+    for record in records:
+        parsed = json.loads(record.line)
+        assert (record.key, record.status, record.error) == (
+            parsed["key"],
+            parsed["status"],
+            parsed["error"],
+        )
+        assert record.merged is (parsed["message"] is not None)
+        assert record.row is None
+    # with the rows: the same records, no line
+    rows = list(batch.merge_logs(paths, **options).written(row=True))
+    assert [(r.key, r.status, r.error, r.line, r.merged) for r in rows] == [
+        (r.key, r.status, r.error, b"", r.merged) for r in records
+    ]
+    return [(r.line, w.row) for r, w in zip(records, rows, strict=True)]
+
+
+def core_forms(backend_name: str, path: str, **options: Any) -> set[str]:
+    """The kinds of item the Rust core gives for ``path`` with ``record="row"``."""
+    if backend_name != "rust":
+        return {"record"}
+    from fastmerge import _fastmerge
+
+    core = _fastmerge.BatchCore([path], **options)
+    kinds: set[str] = set()
+    while True:
+        try:
+            item = core.next(None, "row")
+        except StopIteration:
+            return kinds
+        assert item is not None
+        kinds.add(item[0])
+
+
+def logprob(token: str, value: Any, extra: str = "") -> str:
+    return (
+        f'{{"token":{json.dumps(token)},"logprob":{value},"bytes":[{len(token)},255]{extra},'
+        f'"top_logprobs":[{{"token":{json.dumps(token)},"logprob":{value},"bytes":null}}]}}'
+    )
+
+
+def hard_stream(sid: str) -> list[Any]:
+    """An OpenAI Chat stream whose text, metadata and logprobs take every serializer path."""
+    numbers = [
+        "-0.31725305",
+        "1e-05",
+        "-1.5E-7",
+        "1E+2",
+        "0.1",
+        "100",
+        "-0",
+        "12345678901234567890",
+        "2.5e16",
+        "1.0",
+        "-0.0",
+        "123456789.125",
+        "0.000123",
+    ]
+    entries = [logprob(f"t{i}{HARD[i % len(HARD)]}", n) for i, n in enumerate(numbers)]
+    # spaces, a repeated key (its first place, its last value), an escaped key and text
+    entries.append(
+        '{ "token" : "\\u00e9\\ud83d\\ude00\\/" , "logprob" : -1 , "token" : "last" ,'
+        ' "b\\u0061d" : [ 1 , 2.50 ] , "bytes" : [ ] , "top_logprobs" : [ ] }'
+    )
+    raw = [json.loads(e) for e in entries]
+    events = [chunk(sid, choices=[{"index": 0, "delta": {"role": "assistant", "content": ""}}])]
+    for i, entry in enumerate(raw):
+        events.append(
+            chunk(
+                sid,
+                choices=[
+                    {
+                        "index": 0,
+                        "delta": {"content": HARD if i == 0 else f" w{i}"},
+                        "logprobs": {"content": [entry]},
+                    }
+                ],
+            )
+        )
+    events.append(chunk(sid, choices=[{"index": 0, "delta": {}, "finish_reason": "stop"}]))
+    usage = {"prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7}
+    events.append(chunk(sid, choices=[], usage=usage, system_fingerprint=HARD))
+    return events
+
+
+def two_choices(sid: str) -> list[Any]:
+    """A stream of two choices (``n=2``), one with a tool call."""
+    call = {
+        "index": 0,
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": "f", "arguments": '{"a": 1.5e-3}'},
+    }
+    return [
+        chunk(sid, choices=[{"index": 0, "delta": {"role": "assistant", "content": "a"}}]),
+        chunk(sid, choices=[{"index": 1, "delta": {"role": "assistant", "tool_calls": [call]}}]),
+        chunk(sid, choices=[{"index": 0, "delta": {}, "finish_reason": "stop"}]),
+        chunk(sid, choices=[{"index": 1, "delta": {}, "finish_reason": "tool_calls"}]),
+        chunk(sid, choices=[], usage={"prompt_tokens": 1, "completion_tokens": 2}),
+    ]
+
+
+def hard_log(tmp_path: Path) -> str:
+    streams = interleave(
+        ("hard", hard_stream("hard")),
+        ("two", two_choices("two")),
+        (f"k{HARD}", chat("k", ["x", "y"], usage=False)[:-1]),  # cut: incomplete, a hard key
+    )
+    records = [*wrap(streams), *wrap([("bad", {"hello": 1})])]  # no event: an error record
+    return write(tmp_path / "hard.jsonl", lines(records))
+
+
+def test_every_escape_float_and_kept_text_as_python_writes_them(
+    batch: ModuleType, backend_name: str, tmp_path: Path
+) -> None:
+    path = hard_log(tmp_path)
+    options = {"group_by": "stream_id", "event": "event"}
+    got = written(batch, backend_name, path, **options)
+    assert got == expected(batch, path, **options)
+    records = {r["key"]: r for r in (json.loads(line) for line, _ in got)}
+    assert {key: r["status"] for key, r in records.items()} == {
+        "hard": "complete",
+        "two": "complete",
+        f"k{HARD}": "incomplete",
+        "bad": "error",
+    }
+    hard = records["hard"]
+    assert hard["message"]["parts"][0]["text"].startswith(HARD)
+    assert len(hard["message"]["logprobs"]["content"]) == 14
+    assert len(records["two"]["choices"]) == 2
+    assert core_forms(backend_name, path, **options) == {"record"}  # none left to Python
+
+
+def test_the_whole_corpus_as_python_writes_it(
+    batch: ModuleType, backend_name: str, tmp_path: Path
+) -> None:
+    files = sorted(str(p) for p in CORPUS.rglob("*") if p.suffix in (".json", ".jsonl"))
+    assert len(files) > 100
+    got = written(batch, backend_name, files)
+    assert got == expected(batch, files)
+    statuses = {json.loads(line)["status"] for line, _ in got}
+    assert {"complete", "incomplete", "error"} <= statuses
+    assert any(json.loads(line)["anomalies"] for line, _ in got)
+    strict = written(batch, backend_name, files, strict=True)
+    assert strict == expected(batch, files, strict=True)
+    assert strict != got
+
+
+def test_the_command_writes_the_api_records(
+    batch: ModuleType, backend_name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = hard_log(tmp_path)
+    options = {"group_by": "stream_id", "event": "event"}
+    flags = ["--group-by", "stream_id", "--event", "event", "--quiet"]
+    lines_ = [line for line, _ in expected(batch, path, **options)]
+    out = tmp_path / "out.jsonl"
+    assert cli.main(["batch", path, *flags, "-o", str(out)]) == 1  # the error record
+    assert out.read_bytes() == b"".join(lines_)
+    assert cli.main(["batch", path, *flags]) == 1
+    assert capsys.readouterr().out.encode() == b"".join(lines_)
+    folder = tmp_path / "dir"
+    assert cli.main(["batch", path, *flags, "--output-dir", str(folder)]) == 1
+    index = [json.loads(line) for line in (folder / batch.INDEX).read_bytes().splitlines()]
+    assert [(folder / entry["file"]).read_bytes() for entry in index] == lines_
+    assert [e["status"] for e in index] == ["complete", "complete", "incomplete", "error"]
+
+
+def test_blocks_of_lines_larger_than_a_write(
+    batch: ModuleType, backend_name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(batch, "BLOCK", 1000)  # a block ends within the records
+    streams = interleave(*((f"s{i}", chat(f"s{i}", ["w"] * 20)) for i in range(30)))
+    path = write(tmp_path / "log.jsonl", lines(wrap(streams)))
+    options = {"group_by": "stream_id", "event": "event"}
+    out = tmp_path / "out.jsonl"
+    with open(out, "wb") as file:
+        assert batch.to_jsonl(batch.merge_logs(path, **options), file) == 30
+    assert out.read_bytes() == b"".join(line for line, _ in expected(batch, path, **options))
+
+
+def test_parquet_from_the_core_equals_the_rows_of_the_results(
+    batch: ModuleType, backend_name: str, tmp_path: Path
+) -> None:
+    if os.environ.get("CI"):
+        import pyarrow  # noqa: F401 (the test extra: CI must not skip)
+    pq = pytest.importorskip("pyarrow.parquet")
+    path = hard_log(tmp_path)
+    options = {"group_by": "stream_id", "event": "event"}
+    out = tmp_path / "out.parquet"
+    assert cli.main(["batch", path, "--group-by", "stream_id", "--event", "event", "--quiet",
+                     "--format", "parquet", "-o", str(out)]) == 1  # fmt: skip
+    rows = pq.read_table(out).to_pylist()
+    names = [name for name, _ in batch.COLUMNS]
+    assert rows == [
+        dict(zip(names, row, strict=True)) for _, row in expected(batch, path, **options)
+    ]
+    by_key = {row["key"]: row for row in rows}
+    assert by_key["hard"]["text"].startswith(HARD)
+    assert (by_key["hard"]["input_tokens"], by_key["hard"]["tool_calls"]) == (5, 0)
+    assert (by_key["two"]["text"], by_key["two"]["output_tokens"]) == ("a", 2)
+    assert (by_key["bad"]["message"], by_key["bad"]["status"]) == (None, "error")
+    # a result list (not a Batch) takes the Python path: the same table
+    results = list(batch.merge_logs(path, **options))
+    assert batch.to_arrow(results).to_pylist() == rows
+
+
+def test_a_bad_record_form_is_refused(backend_name: str, tmp_path: Path) -> None:
+    if backend_name != "rust":
+        pytest.skip("the form is an argument of the Rust core's next")
+    from fastmerge import _fastmerge
+
+    path = write(tmp_path / "log.jsonl", lines(wrap([("a", e) for e in chat("a", ["x"])])))
+    core = _fastmerge.BatchCore([path], "stream_id", "event")
+    with pytest.raises(ValueError, match="record must be None, 'jsonl' or 'row', not 'csv'"):
+        core.next(None, "csv")
+    with pytest.raises(TypeError):
+        core.next(None, 1)  # type: ignore[arg-type]
+    item = core.next(None, "jsonl")
+    assert item is not None
+    assert item[0] == "record"
+
+
+@pytest.mark.parametrize(
+    "key", ["a", 'k","provider":"x', f"k{HARD}", "é\\", "\udc80 lone", ""], ids=repr
+)
+def test_an_index_line_is_json_line_of_its_entry(batch: ModuleType, key: str) -> None:
+    for message in ("plain", "é", "\ud800"):  # a lone surrogate makes the record's line ASCII
+        record = {"key": key, "provider": None, "status": "error", "message": message}
+        line = batch.json_line(record)
+        written = batch.Written(key, "error", None, line, None, False)
+        entry = {"key": key, "file": "k-2.json", "status": "error"}
+        assert batch._index_line(written, "k-2.json") == batch.json_line(entry)
+
+
+def test_random_floats_and_ints_as_python_writes_them(
+    batch: ModuleType, backend_name: str, tmp_path: Path
+) -> None:
+    rng = random.Random(20261204)
+    numbers: list[str] = []
+    for _ in range(3000):
+        kind = rng.randrange(6)
+        if kind == 0:  # any finite double, from its bits
+            value = struct.unpack("<d", rng.getrandbits(64).to_bytes(8, "little"))[0]
+            if not math.isfinite(value):
+                value = 0.5
+            numbers.append(repr(value))
+        elif kind == 1:  # around the edges of the fixed notation, as %.17g writes them
+            numbers.append(f"{rng.uniform(0.5, 2) * 10.0 ** rng.choice([-5, -4, 15, 16]):.17g}")
+        elif kind == 2:
+            numbers.append(repr(rng.uniform(-30, 0)))  # a logprob
+        elif kind == 3:
+            numbers.append(str(rng.randrange(-(2**70), 2**70)))  # past 64 bits: a float
+        elif kind == 4:
+            numbers.append(
+                f"{rng.randrange(-999, 999)}.{rng.randrange(1000):03d}e{rng.randrange(-30, 30)}"
+            )
+        else:  # halfway between two shortest candidates: Python takes the even one
+            whole = rng.randrange(2**47, 2**52)
+            numbers.append(repr(whole + rng.choice([0.25, 0.75, 0.125, 0.375, 0.5])))
+    entries = [logprob(f"t{i}", n) for i, n in enumerate(numbers)]
+    events = [chunk("r", choices=[{"index": 0, "delta": {"role": "assistant", "content": ""}}])]
+    for i in range(0, len(entries), 50):
+        text = "[" + ",".join(entries[i : i + 50]) + "]"
+        events.append(
+            chunk(
+                "r",
+                choices=[
+                    {
+                        "index": 0,
+                        "delta": {"content": "w"},
+                        "logprobs": {"content": json.loads(text)},
+                    }
+                ],
+            )
+        )
+    events.append(chunk("r", choices=[{"index": 0, "delta": {}, "finish_reason": "stop"}]))
+    # the numbers as their text says them (json.dumps would write Python's repr of each)
+    raw = [json.dumps(e) for e in events]
+    for i in range(0, len(entries), 50):
+        raw[1 + i // 50] = raw[1 + i // 50].replace(
+            json.dumps({"content": json.loads("[" + ",".join(entries[i : i + 50]) + "]")}),
+            '{"content":[' + ",".join(entries[i : i + 50]) + "]}",
+        )
+    path = tmp_path / "numbers.jsonl"
+    path.write_text("\n".join(raw) + "\n", encoding="utf-8")
+    got = written(batch, backend_name, str(path), group_by="id")
+    assert got == expected(batch, str(path), group_by="id")
+    content = json.loads(got[0][0])["message"]["logprobs"]["content"]
+    assert len(content) == len(numbers)
