@@ -287,10 +287,6 @@ pub fn anomaly(code: &str, detail: String) -> Value {
     a.build()
 }
 
-/// The `truncated` anomaly of a tool call the stream cut: besides `code` and `detail`, the
-/// call as data (`tool_call`: its `id` and / or `name`, as far as the stream named it), so that
-/// a renderer finds the cut call without reading the detail's text (the twin's
-/// `cut_call_anomaly`).
 /// A str value's text; None for any other value (an id or a name that is not a str).
 pub fn str_of(value: &Value) -> Option<&str> {
     match value {
@@ -299,6 +295,10 @@ pub fn str_of(value: &Value) -> Option<&str> {
     }
 }
 
+/// The `truncated` anomaly of a tool call the stream cut: besides `code` and `detail`, the
+/// call as data (`tool_call`: its `id` and / or `name`, as far as the stream named it), so that
+/// a renderer finds the cut call without reading the detail's text (the twin's
+/// `cut_call_anomaly`).
 pub fn cut_call_anomaly(detail: String, id: Option<&str>, name: Option<&str>) -> Value {
     let mut call = Obj::new();
     if let Some(id) = id {
