@@ -1,6 +1,7 @@
 """The twin's ``"gemini"`` adapter (``src/engine/providers/gemini.rs``): Gemini native
 ``streamGenerateContent`` chunks (SSE ``data:`` payloads or the elements of the JSON-array
-response) to delta leaves.
+response) to delta leaves. ``_Streamed`` mirrors ``src/engine/providers/gemini/partial_args.rs``
+(Vertex ``partialArgs`` written as JSON text); the rest mirrors ``gemini.rs``.
 
 Each event is a whole ``GenerateContentResponse``. Every candidate (``index``, default 0) is a
 choice; its leaf holds, in this order:

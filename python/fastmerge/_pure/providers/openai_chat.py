@@ -1,5 +1,9 @@
 """The twin's ``"openai-chat"`` adapter (``src/engine/providers/openai_chat.rs``).
 
+One file mirrors ``openai_chat.rs`` and ``openai_chat/delta.rs`` (``reasoning_details``,
+Mistral's typed content, ``tool_calls`` entries); the engine's ``openai_chat/fast.rs`` is a
+typed fast path with the same output and has no counterpart here.
+
 OpenAI Chat Completions chunks and the servers that copy them (Azure, DeepSeek, Qwen, Z.ai,
 xAI, Groq, OpenRouter, Snowflake, Together, vLLM, Mistral). Each chunk gives one leaf per entry
 of ``choices``, keyed by the entry's ``index`` (n > 1: any order); a chunk with ``choices: []``

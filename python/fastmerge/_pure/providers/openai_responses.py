@@ -1,5 +1,10 @@
 """The twin's ``"openai-responses"`` adapter (``src/engine/providers/openai_responses.rs``).
 
+One file mirrors the engine's three: ``openai_responses.rs`` (event dispatch, the response's
+fields, the finish), ``openai_responses/items.rs`` (output items) and
+``openai_responses/deltas.rs`` (content deltas checked against their done events); together
+they stay under 1,000 lines here.
+
 OpenAI Responses API streaming events (and compatible servers: DeepSeek, OpenRouter, LM Studio,
 xAI). Items sit at ``output_index``; content at ``content_index``, reasoning summaries at
 ``summary_index``. Part indexes are ints, as the message model wants them: ``oi * 1000 + ci``
