@@ -107,7 +107,7 @@ fn blocks_and_deltas() {
         show_leaves(&a.end()),
         text(json!([[0, {"anomalies": [
             {"code": "truncated", "detail": "the thinking block at index 0 had no content_block_stop (the stream ended)"},
-            {"code": "truncated", "detail": "the tool_use block 'f' at index 1 had no content_block_stop (the stream ended)", "tool_call": {"name": "f"}}
+            {"code": "truncated", "detail": "the tool_use block 'f' at index 1 had no content_block_stop (the stream ended)", "tool_call": {"name": "f", "provider_index": 1}}
         ]}]]))
     );
 }

@@ -66,7 +66,7 @@ fn deltas_and_starts() {
         text(json!([[0, {"anomalies": [
             {"code": "truncated", "detail": "the stream ended inside content block 0 (reasoningContent)"},
             {"code": "truncated", "detail": "the stream ended inside content block 1 (text)"},
-            {"code": "truncated", "detail": "the stream ended inside tool call 't' (content block 2); its arguments are kept as streamed", "tool_call": {"id": "t"}}
+            {"code": "truncated", "detail": "the stream ended inside tool call 't' (content block 2); its arguments are kept as streamed", "tool_call": {"id": "t", "provider_index": 2}}
         ]}]]))
     );
 }

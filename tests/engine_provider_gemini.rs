@@ -78,7 +78,7 @@ fn cut_streamed_call_is_truncated_at_the_end() {
     assert_eq!(
         show_leaves(&a.end()),
         text(
-            json!([[0, {"anomalies": [{"code": "truncated", "detail": "call 'f': the stream ended before its streamed arguments did", "tool_call": {"name": "f"}}]}]])
+            json!([[0, {"anomalies": [{"code": "truncated", "detail": "call 'f': the stream ended before its streamed arguments did", "tool_call": {"name": "f", "provider_index": 0}}]}]])
         )
     );
 }

@@ -115,7 +115,7 @@ fn reasoning_and_call() {
     assert_eq!(
         text(to_json(&end[0].1)),
         text(
-            json!({"anomalies": [{"code": "truncated", "detail": "output_index 1: function_call 'c1' ended before its output_item.done", "tool_call": {"id": "c1"}}]})
+            json!({"anomalies": [{"code": "truncated", "detail": "output_index 1: function_call 'c1' ended before its output_item.done", "tool_call": {"id": "c1", "provider_index": 1}}]})
         )
     );
 }

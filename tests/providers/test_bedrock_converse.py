@@ -240,7 +240,7 @@ def test_cut_mid_tool_use() -> None:
             "code": "truncated",
             "detail": "the stream ended inside tool call 't9' (content block 0); its arguments "
             "are kept as streamed",
-            "tool_call": {"id": "t9"},
+            "tool_call": {"id": "t9", "provider_index": 0},
         }
     ]
     # rendering keeps the raw text (it is not JSON)

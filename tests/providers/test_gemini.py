@@ -249,7 +249,7 @@ def test_stream_cut_mid_arguments_is_truncated_and_incomplete() -> None:
     assert m.to_dict()["anomalies"][0] == {
         "code": "truncated",
         "detail": "call 'f': the stream ended before its streamed arguments did",
-        "tool_call": {"name": "f"},
+        "tool_call": {"name": "f", "provider_index": 0},
     }
 
 

@@ -500,7 +500,7 @@ def test_stream_cut_mid_function_call() -> None:
         {
             "code": "truncated",
             "detail": "output_index 0: function_call 'call_1' ended before its output_item.done",
-            "tool_call": {"id": "call_1"},
+            "tool_call": {"id": "call_1", "provider_index": 0},
         }
     ]
     rendered = msg.to_provider(P)

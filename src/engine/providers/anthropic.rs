@@ -596,7 +596,12 @@ impl Adapter {
                     block.index
                 );
                 anomalies.push(if block.kind == Kind::ToolUse {
-                    common::cut_call_anomaly(detail, None, common::str_of(&block.name))
+                    common::cut_call_anomaly(
+                        detail,
+                        None,
+                        common::str_of(&block.name),
+                        Some(block.index),
+                    )
                 } else {
                     anomaly("truncated", detail)
                 });

@@ -471,7 +471,7 @@ impl common::Adapter for Adapter {
                          arguments are kept as streamed",
                         py_repr(id)
                     );
-                    common::cut_call_anomaly(detail, common::str_of(id), None)
+                    common::cut_call_anomaly(detail, common::str_of(id), None, Some(*index))
                 } else {
                     let detail = format!("the stream ended inside content block {index} ({kind})");
                     anomaly("truncated", detail)

@@ -296,16 +296,24 @@ pub fn str_of(value: &Value) -> Option<&str> {
 }
 
 /// The `truncated` anomaly of a tool call the stream cut: besides `code` and `detail`, the
-/// call as data (`tool_call`: its `id` and / or `name`, as far as the stream named it), so that
-/// a renderer finds the cut call without reading the detail's text (the twin's
-/// `cut_call_anomaly`).
-pub fn cut_call_anomaly(detail: String, id: Option<&str>, name: Option<&str>) -> Value {
+/// call as data (`tool_call`: its `id` and / or `name`, as far as the stream named it, and the
+/// `provider_index` its tool-call part carries, where the adapter knows it), so that a renderer
+/// finds the cut call without reading the detail's text (the twin's `cut_call_anomaly`).
+pub fn cut_call_anomaly(
+    detail: String,
+    id: Option<&str>,
+    name: Option<&str>,
+    provider_index: Option<i64>,
+) -> Value {
     let mut call = Obj::new();
     if let Some(id) = id {
         call.put("id", s(id));
     }
     if let Some(name) = name {
         call.put("name", s(name));
+    }
+    if let Some(index) = provider_index {
+        call.put("provider_index", Value::Int(index));
     }
     let mut a = Obj::new();
     a.put("code", s("truncated"))

@@ -732,7 +732,7 @@ impl common::Adapter for Adapter {
                     repr_opt(name)
                 );
                 let mut leaf = Obj::new();
-                let cut = common::cut_call_anomaly(detail, id.as_deref(), name.as_deref());
+                let cut = common::cut_call_anomaly(detail, id.as_deref(), name.as_deref(), None);
                 leaf.put("anomalies", list(vec![cut]));
                 leaves.push((*index, leaf.build()));
             }

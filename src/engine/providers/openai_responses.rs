@@ -593,7 +593,7 @@ impl common::Adapter for Adapter {
                 repr_opt(ident)
             );
             anomalies.push(if call_key(&item.kind).is_some() {
-                common::cut_call_anomaly(detail, item.call_id.as_deref(), None)
+                common::cut_call_anomaly(detail, item.call_id.as_deref(), None, Some(*index))
             } else {
                 anomaly("truncated", detail)
             });

@@ -7,11 +7,18 @@ from typing import Any, Callable
 from ..chunks import absent
 
 
-def cut_call_anomaly(detail: str, id: Any, name: Any) -> dict[str, Any]:
+def cut_call_anomaly(
+    detail: str, id: Any, name: Any, provider_index: int | None = None
+) -> dict[str, Any]:
     """The ``truncated`` anomaly of a tool call the stream cut: besides ``code`` and ``detail``,
     the call as data (``tool_call``: its ``id`` and / or ``name``, each when the stream gave it
-    as a str), so that a renderer finds the cut call without reading the detail's text."""
-    call = {key: value for key, value in (("id", id), ("name", name)) if isinstance(value, str)}
+    as a str, and the ``provider_index`` its tool-call part carries, where the adapter knows
+    it), so that a renderer finds the cut call without reading the detail's text."""
+    call: dict[str, Any] = {
+        key: value for key, value in (("id", id), ("name", name)) if isinstance(value, str)
+    }
+    if provider_index is not None:
+        call["provider_index"] = provider_index
     anomaly: dict[str, Any] = {"code": "truncated", "detail": detail}
     if call:
         anomaly["tool_call"] = call

@@ -474,7 +474,7 @@ class Adapter:
                     what += f" {block.name!r}"
                 detail = f"{what} at index {block.index} had no content_block_stop ({reason})"
                 anomalies.append(
-                    cut_call_anomaly(detail, None, block.name)
+                    cut_call_anomaly(detail, None, block.name, block.index)
                     if block.kind == "tool_use"
                     else _anomaly("truncated", detail)
                 )

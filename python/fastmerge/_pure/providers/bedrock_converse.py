@@ -343,7 +343,7 @@ class Adapter:
                     f"the stream ended inside tool call {call_id!r} (content "
                     f"block {index}); its arguments are kept as streamed"
                 )
-                anomalies.append(cut_call_anomaly(detail, call_id, None))
+                anomalies.append(cut_call_anomaly(detail, call_id, None, index))
             else:
                 detail = f"the stream ended inside content block {index} ({kind})"
                 anomalies.append(_anomaly("truncated", detail))

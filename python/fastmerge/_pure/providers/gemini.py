@@ -696,7 +696,7 @@ class Adapter:
 
 def _cut(streamed: _Streamed) -> dict[str, Any]:
     detail = f"call {streamed.name!r}: the stream ended before its streamed arguments did"
-    return cut_call_anomaly(detail, None, streamed.name)
+    return cut_call_anomaly(detail, None, streamed.name, streamed.number)
 
 
 def _usage(usage: dict[str, Any]) -> dict[str, Any]:

@@ -156,7 +156,7 @@ class Adapter:
                 f"output_index {index}: {item.kind} {ident!r} ended before its output_item.done"
             )
             anomalies.append(
-                cut_call_anomaly(detail, item.call_id, None)
+                cut_call_anomaly(detail, item.call_id, None, index)
                 if item.kind in _CALLS
                 else _anomaly("truncated", detail)
             )

@@ -270,7 +270,12 @@ pub(super) fn cut(streamed: &Streamed) -> Value {
         "call {}: the stream ended before its streamed arguments did",
         opt_repr(streamed.name.as_deref())
     );
-    common::cut_call_anomaly(detail, None, streamed.name.as_deref())
+    common::cut_call_anomaly(
+        detail,
+        None,
+        streamed.name.as_deref(),
+        Some(streamed.number),
+    )
 }
 
 #[cfg(test)]
