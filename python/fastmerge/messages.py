@@ -569,7 +569,12 @@ class _AssistantFields(_Fields):
 
     @property
     def anomalies(self) -> list[dict[str, Any]]:
-        """Provider quirks met while merging: ``{"code", "detail"}`` (rules §8)."""
+        """Provider quirks met while merging: ``{"code", "detail"}`` (rules §8). A
+        ``truncated`` anomaly of a tool call the stream cut also names that call as data,
+        ``"tool_call"``: its ``id`` and / or ``name`` as far as the stream gave them, and the
+        ``provider_index`` of its :class:`~fastmerge.parts.ToolCallPart` where the adapter
+        keeps one (all but OpenAI Chat's); the renderers mark that call cut by this key, never
+        by the ``detail`` text, and it is kept by ``to_dict()`` / ``from_dict()``."""
         return _copy(self._view()["anomalies"])  # type: ignore[no-any-return]
 
     @property

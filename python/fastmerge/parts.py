@@ -129,7 +129,9 @@ class ToolCallPart(_Part):
     provider sent), ``provider_index`` the provider's index, ``extra`` any other fields,
     ``call_index`` the index a chunk's ``tool_calls=`` gave it (openJiuwen's ``ToolCall.index``,
     which the flat view of that chunk shows; None once chunks merge: a merged stream numbers
-    its calls by position)."""
+    its calls by position). A call the stream cut is named by the ``tool_call`` of a
+    ``truncated`` anomaly of its message (``id``, ``name``, ``provider_index`` as far as known:
+    see ``AssistantMessage.anomalies``)."""
 
     PART: ClassVar[str] = "tool_call"
     id: str | None = None

@@ -32,22 +32,31 @@ CUT_MARKER = "truncated"
 def cut_calls(data: dict[str, Any]) -> list[dict[str, Any]]:
     """The tool-call parts of a message's ``to_dict()`` that a ``truncated`` anomaly names.
 
-    An adapter that cuts a tool call writes the call into its anomaly as data: ``tool_call``,
-    with the call's ``id`` (OpenAI, Responses, Bedrock) and / or its ``name`` where the provider
-    sent no id yet (Anthropic, Gemini). The call with that id is the cut one; without such a
-    call, the last call of that name (the one the stream ended in: a call with no id gets a
-    synthetic one at the finish). An anomaly without ``tool_call`` names no call."""
+    An adapter that cuts a tool call writes the call into its anomaly as data, ``tool_call``:
+    the call's ``id`` and / or ``name`` as far as the stream gave them, and the
+    ``provider_index`` its tool-call part carries where the adapter keeps one (every adapter
+    but OpenAI Chat's, which tracks the open call by id and name). The cut call is the last
+    call that has that ``provider_index`` (when given) and, among those, the id (else the
+    name) when one of them has it; without a ``provider_index``, the last call with that id,
+    else with that name. Matching is by value only: a call without an id gets a synthetic one
+    at the finish, which its anomaly never names, and a name is never looked for in the
+    ``detail`` text. An anomaly without ``tool_call`` names no call."""
     calls = [part for part in data.get("parts") or () if part.get("part") == "tool_call"]
     cut: list[dict[str, Any]] = []
     for anomaly in data.get("anomalies") or ():
         named_call = anomaly.get("tool_call")
         if anomaly.get("code") != "truncated" or not isinstance(named_call, dict):
             continue
-        named = [call for call in calls if _same(call.get("id"), named_call.get("id"))]
-        if not named:
-            name = named_call.get("name")
-            named = [call for call in calls if _same(call.get("name"), name)][-1:]
-        cut.extend(call for call in named if not any(call is seen for seen in cut))
+        index = named_call.get("provider_index")
+        pinned = type(index) is int
+        candidates = [c for c in calls if c.get("provider_index") == index] if pinned else calls
+        for key in ("id", "name"):
+            named = [call for call in candidates if _same(call.get(key), named_call.get(key))]
+            if named:
+                candidates, pinned = named, True
+                break
+        if pinned:
+            cut.extend(call for call in candidates[-1:] if not any(call is seen for seen in cut))
     return cut
 
 
