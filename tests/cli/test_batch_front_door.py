@@ -636,3 +636,16 @@ def test_bench_warns_on_the_installed_build_as_backend_info_says(
     out_text, err = capsys.readouterr()
     assert status == 0 and out_text.startswith("fastmerge bench: the bundled")
     assert (f"fastmerge: {cli_bench.DEBUG_WARNING}\n" in err) == (build == "debug")
+
+
+def test_bench_of_a_log_with_nothing_to_merge_fails(
+    capsys: pytest.CaptureFixture[str], rust_only: None, tmp_path: Path
+) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"")
+    status, out, err = bench(capsys, str(empty))
+    assert (status, out) == (1, [])
+    assert err == (
+        f"fastmerge: error: {empty}: nothing to time: no stream could be merged "
+        "(no event could be read: the input is empty)\n"
+    )

@@ -199,6 +199,10 @@ def _bench(
     except (MergeError, OSError) as exc:
         return _fail(str(exc))
     results = rust_out
+    if not any(r.message is not None for r in results):
+        # a table of zeros would pass for a timing: an empty or unreadable log is an error
+        reason = results[0].error if results else "no stream in the input"
+        return _fail(f"{args.log or path}: nothing to time: no stream could be merged ({reason})")
     # compared after the clock: the runs time the merge, not writing records
     records = [rust_batch.json_line(r.record()) for r in results]
     if plain != path:
