@@ -8,11 +8,11 @@ use fastmerge::engine::batch::split::{bucket_of, write_bucket, Quick, Sorter};
 use fastmerge::engine::batch::{BatchError, Options};
 
 fn spec(key: &str) -> Spec {
-    Spec {
-        key: Path::parse("group_by", key).expect("path"),
-        event: Some(Path::parse("event", "event").expect("path")),
-        order: None,
-    }
+    Spec::new(
+        Path::parse("group_by", key).expect("path"),
+        Some(Path::parse("event", "event").expect("path")),
+        None,
+    )
 }
 
 /// Lines a light scan could misread: duplicates (the last counts), a key after an event

@@ -67,6 +67,17 @@ LINES = [
     '"a string"',
     "{}",
     "not json",
+    # an event that ends the line is taken without being read: these end like one but are not
+    f'{{"sid":"a","event":{CHUNK},"x":{{"y":1}}}}',  # another member after it
+    f'{{"sid":"a","event":{CHUNK},"sid":"b","m":{{}}}}',  # the key again after it
+    f'{{"sid":"a","event":{CHUNK},"s\\u0069d":"b","m":{{}}}}',  # escaped, after it
+    f'{{"sid":"a","event":{CHUNK},"event":{{"z":1}}}}',  # the event again
+    '{"sid":"a","event":{"a":{"b":1}}',  # the line cut: the event's braces end it
+    f'{{"sid":"a","event":{CHUNK} }}\r  ',  # blanks and a CR after it: a record
+    '{"sid":"a","event":{"x":"\\"sid\\"","y":{}}}',  # a string that quotes the key
+    '{"sid":"a","event":{"a":' + "[]," * 120 + '"b":{}}}',  # many brackets, shallow
+    '{"sid":"a","event":' + '{"a":' * DEEP + "1" + "}" * DEEP + "}",
+    '{"sid":"a","event":' + '{"a":' * (DEEP + 1) + "1" + "}" * (DEEP + 1) + "}",
 ]
 
 
@@ -224,3 +235,41 @@ def test_a_bad_event_in_an_open_stream_is_a_bad_line(both: Both) -> None:
     assert [item[0] for item in out] == ["bad", "stream"]
     assert out[0][2] == 3 and "not valid JSON" in out[0][3]
     assert '"hihi"' in json.dumps(out[1])
+
+
+def test_an_event_followed_by_another_member_is_read_whole(both: Both) -> None:
+    """A line that ends with two braces looks like one whose event is its last member; when
+    another member follows the event, the line is read again whole, in an open stream too:
+    its event goes on the stream, the member after it is not part of it."""
+    rust, python = both
+    lines = [
+        f'{{"sid":"a","event":{_ROLE}}}',
+        f'{{"sid":"a","event":{CHUNK},"meta":{{"n":1}}}}',
+        f'{{"sid":"a","event":{CHUNK}}}',
+        f'{{"sid":"a","event":{{"id":"c1","choices":[]}},"event":{CHUNK},"m":{{}}}}',
+        f'{{"sid":"a","event":{_STOP},"meta":{{}}}}',
+    ]
+    options = {"group_by": "sid", "event": "event"}
+    out = _read(rust, lines, **options)
+    assert [item[0] for item in out] == ["stream"]
+    assert '"hihihi"' in json.dumps(out[0])
+    assert '"stop"' in json.dumps(out[0])
+    assert out == _read(python, lines, **options)
+    assert _read(rust, lines, jobs=2, **options) == out
+
+
+
+@pytest.mark.parametrize("name", ['"sid"', '"s\\u0069d"'])
+def test_a_key_repeated_after_the_event_routes_the_line(both: Both, name: str) -> None:
+    """The key that counts is the last one, also when it comes after an event that ends like
+    the line's last member: the record goes to that key's stream, whichever thread holds it
+    (ten first keys, so that some hash to another shard than the last one's)."""
+    rust, python = both
+    lines = [f'{{"sid":"b","event":{_ROLE}}}']
+    lines += [f'{{"sid":"zz{n}","event":{CHUNK},{name}:"b","m":{{}}}}' for n in range(10)]
+    lines += [f'{{"sid":"b","event":{_STOP}}}']
+    options = {"group_by": "sid", "event": "event"}
+    out = _read(rust, lines, jobs=2, **options)
+    assert [(item[0], item[1]) for item in out] == [("stream", "b")]
+    assert '"' + "hi" * 10 + '"' in json.dumps(out[0])
+    assert out == _read(python, lines, **options)

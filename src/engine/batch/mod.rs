@@ -280,7 +280,7 @@ impl Batch {
             None
         } else {
             let key = option_path("group_by", &options.group_by)?;
-            Some(Spec { key, event, order })
+            Some(Spec::new(key, event, order))
         };
         let mut bytes_total = Some(0u64);
         for path in &options.paths {

@@ -18,6 +18,31 @@ pub struct Spec {
     /// None: the record is the event.
     pub event: Option<Path>,
     pub order: Option<Path>,
+    /// The key's first name as it is written in a line (quoted), when an event that is the
+    /// line's last member may be taken unread (see [`last_member`]): only a plain ASCII name,
+    /// which a line can spell otherwise only with a `\u00` escape.
+    quoted_key: Option<memchr::memmem::Finder<'static>>,
+    /// `\u00`, the escape that could spell it
+    escape: memchr::memmem::Finder<'static>,
+}
+
+impl Spec {
+    pub fn new(key: Path, event: Option<Path>, order: Option<Path>) -> Spec {
+        let name = &key.segments[0];
+        let plain = !name.is_empty()
+            && name
+                .bytes()
+                .all(|c| (0x20..0x7f).contains(&c) && !matches!(c, b'"' | b'\\' | b'/'));
+        let quoted_key =
+            plain.then(|| memchr::memmem::Finder::new(&format!("\"{name}\"")).into_owned());
+        Spec {
+            key,
+            event,
+            order,
+            quoted_key,
+            escape: memchr::memmem::Finder::new(b"\\u00").into_owned(),
+        }
+    }
 }
 
 /// What a stream's aggregator is given for a record.
@@ -106,6 +131,10 @@ pub struct Record {
     /// whether the event's text (a [`Feed::Text`]) is known to be JSON; when not, the line
     /// is a bad line unless [`event_is_json`] (or the aggregator's typed reading) says it is
     pub checked: bool,
+    /// whether the event was taken as the line's last member without being read
+    /// ([`last_member`]): when its text is not JSON, the line is read again by [`read_whole`]
+    /// (it may have had more members after the event), not called bad
+    pub unread: bool,
 }
 
 /// A raw value's JSON kind with its article, for reasons ("an array").
@@ -288,7 +317,17 @@ fn lone_surrogate(line: &[u8]) -> bool {
 
 /// The record of `line` (not blank), or the reason it is a bad line.
 pub fn read(line: &[u8], spec: &Spec) -> Result<Record, String> {
-    if let Some(record) = read_plain(line, spec) {
+    read_line(line, spec, true)
+}
+
+/// [`read`] without taking an event unread ([`Record::unread`]): the record of a line whose
+/// event, so taken, was not JSON.
+pub fn read_whole(line: &[u8], spec: &Spec) -> Result<Record, String> {
+    read_line(line, spec, false)
+}
+
+fn read_line(line: &[u8], spec: &Spec, quick: bool) -> Result<Record, String> {
+    if let Some(record) = read_plain(line, spec, quick) {
         return record;
     }
     let text = std::str::from_utf8(line).map_err(|_| NOT_JSON.to_owned())?;
@@ -373,6 +412,7 @@ fn record(
         feed,
         order,
         checked: true,
+        unread: false,
     })
 }
 
@@ -382,7 +422,7 @@ fn record(
 /// escape, a path through an array, text the scanner leaves to the generic reader (a
 /// surrogate escape, a long number, deep nesting) — which [`read`] reads the thorough way,
 /// with the same result.
-fn read_plain(line: &[u8], spec: &Spec) -> Option<Result<Record, String>> {
+fn read_plain(line: &[u8], spec: &Spec, quick: bool) -> Option<Result<Record, String>> {
     let text = simdutf8::basic::from_utf8(line).ok()?;
     let start = json_text::skip_space(line, 0);
     if line.get(start) != Some(&b'{') {
@@ -401,7 +441,18 @@ fn read_plain(line: &[u8], spec: &Spec) -> Option<Result<Record, String>> {
     // a small record's cost
     let lazy = spec.order.is_none() && spec.event.as_ref().is_some_and(|p| p.segments.len() == 1);
     // the record is one level: its values may nest one less than the events parser allows
-    let (found, end) = object_members(line, start, keys, lazy.then_some(1), MAX_JSON_DEPTH - 1)?;
+    let unread = match &spec.quoted_key {
+        Some(key) if lazy && quick => Some((key, &spec.escape)),
+        _ => None,
+    };
+    let (found, end, taken) = object_members(
+        line,
+        start,
+        keys,
+        lazy.then_some(1),
+        MAX_JSON_DEPTH - 1,
+        unread,
+    )?;
     if json_text::skip_space(line, end) != line.len() {
         return None;
     }
@@ -414,7 +465,7 @@ fn read_plain(line: &[u8], spec: &Spec) -> Option<Result<Record, String>> {
                 return None; // an array's element or a scalar: the thorough way
             }
             let keys = [Some(segment.as_str())];
-            let ([member], _) = object_members(line, range.start, keys, None, 127)?;
+            let ([member], _, _) = object_members(line, range.start, keys, None, 127, None)?;
             match member {
                 Some(inner) => range = inner,
                 None => return Some(None),
@@ -439,6 +490,7 @@ fn read_plain(line: &[u8], spec: &Spec) -> Option<Result<Record, String>> {
     match record(text, spec, key, event, order) {
         Ok(record) if unchecked.is_some() => Some(Ok(Record {
             checked: false,
+            unread: taken,
             ..record
         })),
         // a line whose event is not JSON is not JSON, whatever else is wrong with it: the
@@ -454,6 +506,60 @@ fn read_plain(line: &[u8], spec: &Spec) -> Option<Result<Record, String>> {
 pub fn event_is_json(text: &[u8]) -> bool {
     json_text::scan(text, 0, MAX_JSON_DEPTH - 1) == Some(text.len())
         || (!lone_surrogate(text) && serde_json::from_slice::<serde::de::IgnoredAny>(text).is_ok())
+}
+
+/// The searchers of [`last_member`]: the key's quoted name and the escape that could spell it.
+type Guard<'s> = (
+    &'s memchr::memmem::Finder<'static>,
+    &'s memchr::memmem::Finder<'static>,
+);
+
+/// Where the object at `value` ends, and where the line's object then closes, when it is the
+/// line's last member, found from the line's end without reading it (skipping it was most of
+/// a small record's cost): the line ends with two closing braces. Its text is JSON only if it
+/// is that member; whoever reads it finds out, and a line whose event so taken is not JSON is
+/// read again ([`read_whole`]): it may hold more members after the event. The key found
+/// before it stays the line's key only if no later member can repeat it: so the text never
+/// quotes the key's name (`key`) nor holds a `\u00` escape. None also where the text could
+/// nest deeper than `room` (more brackets than that).
+fn last_member(b: &[u8], value: usize, room: usize, guard: Guard) -> Option<(usize, usize)> {
+    let blank = |c: &u8| matches!(c, b' ' | b'\t' | b'\r' | b'\n');
+    let close = b.iter().rposition(|c| !blank(c))?;
+    let end = b[..close].iter().rposition(|c| !blank(c))? + 1;
+    if b[close] != b'}' || b[end - 1] != b'}' || end <= value {
+        return None;
+    }
+    let text = &b[value..end];
+    let (key, escape) = guard;
+    // a shorter text nests that deep only if it is not JSON, which its reader finds out
+    let deep = text.len() > 2 * room && open_brackets(text) > room;
+    if deep || key.find(text).is_some() || escape.find(text).is_some() {
+        return None;
+    }
+    Some((end, close))
+}
+
+/// How many `{` and `[` a text holds, eight bytes at a time (`{` and `[` differ only in the
+/// bit 0x20: a byte is one of them when, with that bit set, it is `{`).
+fn open_brackets(text: &[u8]) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut count = 0;
+    let mut words = text.chunks_exact(8);
+    for word in &mut words {
+        let mut bytes = [0u8; 8];
+        bytes.copy_from_slice(word);
+        let other = (u64::from_le_bytes(bytes) | (0x20 * ONES)) ^ (u64::from(b'{') * ONES);
+        // the high bit of each byte of `other` that is not zero
+        let nonzero = ((other & !HIGH) + !HIGH) | other;
+        count += (!nonzero & HIGH).count_ones() as usize;
+    }
+    count
+        + words
+            .remainder()
+            .iter()
+            .filter(|&&c| c | 0x20 == b'{')
+            .count()
 }
 
 /// What [`skip_value`] stops at outside strings: a quote (1), an opening (2) or a closing
@@ -505,10 +611,15 @@ fn skip_value(b: &[u8], mut pos: usize, room: usize) -> Option<usize> {
     }
 }
 
+/// What [`object_members`] finds: the ranges of the named members' values, where the object
+/// ends, and whether the last of them was taken unread ([`last_member`]).
+type Members<const N: usize> = ([Option<Range<usize>>; N], usize, bool);
+
 /// The object at `pos` of `b` (its `{`), read and checked: the ranges of the values of the
 /// members named by `keys` (the last of duplicates, as Python's json keeps), and where the
 /// object ends; values may nest `room` levels. The value of key number `lazy`, when an
-/// object, is skipped unchecked ([`skip_value`]). None for invalid JSON, a key with
+/// object, is skipped unchecked ([`skip_value`]), or with `unread` (after the key, number 0)
+/// taken unread when it ends the line ([`last_member`]). None for invalid JSON, a key with
 /// an escape or anything [`json_text::scan`] leaves to the generic reader.
 fn object_members<const N: usize>(
     b: &[u8],
@@ -516,11 +627,12 @@ fn object_members<const N: usize>(
     keys: [Option<&str>; N],
     lazy: Option<usize>,
     room: usize,
-) -> Option<([Option<Range<usize>>; N], usize)> {
+    unread: Option<Guard>,
+) -> Option<Members<N>> {
     let mut found: [Option<Range<usize>>; N] = std::array::from_fn(|_| None);
     let (mut pos, mut next) = json_text::past_space(b, pos + 1)?;
     if next == b'}' {
-        return Some((found, pos + 1));
+        return Some((found, pos + 1, false));
     }
     loop {
         if next != b'"' {
@@ -540,7 +652,18 @@ fn object_members<const N: usize>(
         let end = match lazy {
             // a repeated key: the value skipped first would go unread (the thorough way)
             Some(i) if named(i) && found[i].is_some() => return None,
-            Some(i) if head == b'{' && named(i) => skip_value(b, value, room)?,
+            Some(i) if head == b'{' && named(i) => {
+                // the key found first (and not the event's own name), the event may be the
+                // line's last member
+                let taken = unread
+                    .filter(|_| found[0].is_some() && !named(0))
+                    .and_then(|guard| last_member(b, value, room, guard));
+                if let Some((end, close)) = taken {
+                    found[i] = Some(value..end);
+                    return Some((found, close + 1, true));
+                }
+                skip_value(b, value, room)?
+            }
             _ => json_text::scan(b, value, room)?,
         };
         for (i, slot) in found.iter_mut().enumerate() {
@@ -551,8 +674,26 @@ fn object_members<const N: usize>(
         let (at, c) = json_text::past_space(b, end)?;
         match c {
             b',' => (pos, next) = json_text::past_space(b, at + 1)?,
-            b'}' => return Some((found, at + 1)),
+            b'}' => return Some((found, at + 1, false)),
             _ => return None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn open_brackets_counts_every_byte_as_the_plain_count() {
+        // every byte value, at every offset of a word and in the remainder
+        let all: Vec<u8> = (0..=255u8).chain(b"{[{[}]".iter().copied()).collect();
+        for start in 0..9 {
+            let text = &all[start..];
+            let plain = text.iter().filter(|&&c| c == b'{' || c == b'[').count();
+            assert_eq!(open_brackets(text), plain, "from {start}");
+        }
+        assert_eq!(open_brackets(&[b'{'; 203]), 203);
+        assert_eq!(open_brackets(b""), 0);
     }
 }

@@ -621,6 +621,17 @@ impl Shard {
                 }
             }
             if fed.is_none() && !record::event_is_json(text) {
+                if record.unread {
+                    // the event taken as the line's last member was not: the line read whole
+                    let end = chunk.data[rec.start..]
+                        .iter()
+                        .position(|&c| c == b'\n')
+                        .map_or(chunk.data.len(), |i| rec.start + i);
+                    let line = &chunk.data[rec.start..end];
+                    let Some(spec) = &self.plan.spec else { return };
+                    let record = record::read_whole(line, spec);
+                    return self.record(chunk, Rec { record, ..rec });
+                }
                 let item = Item::Bad {
                     source: self.plan.paths[chunk.file].clone(),
                     line: rec.line,
