@@ -4,7 +4,7 @@
 
 use fastmerge::engine::batch::path::Path;
 use fastmerge::engine::batch::record::{self, Spec};
-use fastmerge::engine::batch::split::{bucket_of, write_bucket, Quick, Sorter};
+use fastmerge::engine::batch::split::{bucket_of, write_bucket, Sorter};
 use fastmerge::engine::batch::{BatchError, Options};
 
 fn spec(key: &str) -> Spec {
@@ -34,10 +34,10 @@ const LINES: &[&str] = &[
 #[test]
 fn the_light_scan_finds_the_key_the_record_reader_reads_or_nothing() {
     let spec = spec("k");
-    let quick = Quick::new(&spec.key.segments);
     for line in LINES {
         let line = line.as_bytes();
-        let (Some(key), Ok(rec)) = (quick.key(line), record::read(line, &spec)) else {
+        let (Some(key), Ok(rec)) = (record::route_key(line, &spec), record::read(line, &spec))
+        else {
             continue; // nothing found (the reader reads it), or a bad line (any bucket)
         };
         assert_eq!(
@@ -47,18 +47,24 @@ fn the_light_scan_finds_the_key_the_record_reader_reads_or_nothing() {
             String::from_utf8_lossy(line)
         );
     }
-    let keys: Vec<Option<&[u8]>> = LINES.iter().map(|l| quick.key(l.as_bytes())).collect();
+    let keys: Vec<Option<&[u8]>> = LINES
+        .iter()
+        .map(|l| record::route_key(l.as_bytes(), &spec))
+        .collect();
     let text = |k: &'static str| Some(k.as_bytes());
     assert_eq!(keys[..4], [text("a"), text("a"), None, None]); // escaped names: the reader
     assert_eq!(keys[4..8], [None, None, text("d"), text("f")]); // escapes, numbers: the reader
     assert_eq!(keys[9..], [None, None]);
-    let nested = Quick::new(&spec_path("m.k"));
-    assert_eq!(nested.key(LINES[6].as_bytes()), Some(&b"x"[..]));
-    assert_eq!(nested.key(LINES[0].as_bytes()), None);
-}
-
-fn spec_path(text: &str) -> Vec<String> {
-    Path::parse("group_by", text).expect("path").segments
+    let nested = Spec::new(
+        Path::parse("group_by", "m.k").expect("path"),
+        Some(Path::parse("event", "event").expect("path")),
+        None,
+    );
+    assert_eq!(
+        record::route_key(LINES[6].as_bytes(), &nested),
+        Some(&b"x"[..])
+    );
+    assert_eq!(record::route_key(LINES[0].as_bytes(), &nested), None);
 }
 
 #[test]

@@ -184,7 +184,10 @@ def test_drawn_lines_read_as_the_twin_reads_them(both: Both, lines: list[str]) -
         {"group_by": "sid", "event": "event", "order_by": "seq"},
         {"group_by": "sid", "event": None},
     ):
-        assert _read(rust, lines, jobs=1, **options) == _read(python, lines, **options)
+        expected = _read(python, lines, **options)
+        assert _read(rust, lines, jobs=1, **options) == expected
+        # each shard reads the lines whose keys are its own
+        assert _read(rust, lines, jobs=2, **options) == expected
 
 
 _ROLE = '{"id":"c1","choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}'

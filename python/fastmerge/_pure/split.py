@@ -1,5 +1,6 @@
 """The twin of the bucket step of ``fastmerge.dask`` on inputs every task reads itself
-(``engine/batch/split.rs``: ``Sorter``, ``write_bucket``, ``Quick``): which bucket each record
+(``engine/batch/split.rs``: ``Sorter``, ``write_bucket``; ``Quick`` is
+``engine/batch/record.rs``'s ``route_key``): which bucket each record
 goes to, and one bucket's records of the inputs as one text that the batch reads at the same
 input-wide line numbers. Lines and records are read as
 :class:`~fastmerge._pure.batch.BatchCore` reads them."""

@@ -347,6 +347,25 @@ impl Input {
             decoded: 0,
         })
     }
+    /// Fills `out` with decompressed bytes as far as the input goes: how many, and whether
+    /// the input ended (or the error that stopped it, the bytes before it counted).
+    pub fn read_into(&mut self, out: &mut [u8]) -> (usize, Result<bool, BatchError>) {
+        let mut filled = 0;
+        let result = loop {
+            if filled == out.len() {
+                break Ok(false);
+            }
+            match self.reader.read(&mut out[filled..]) {
+                Ok(0) => break Ok(true),
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => break Err(e),
+            }
+        };
+        self.decoded += filled as u64;
+        (filled, result.map_err(|e| self.reason(&e)))
+    }
+
     /// Appends up to `want` decompressed bytes to `buf` (into its spare room: nothing is
     /// zeroed first); whether the input ended. On an error the bytes read before it are in
     /// `buf` too (a damaged input's records before the damage are read).

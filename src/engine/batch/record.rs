@@ -18,28 +18,37 @@ pub struct Spec {
     /// None: the record is the event.
     pub event: Option<Path>,
     pub order: Option<Path>,
-    /// The key's first name as it is written in a line (quoted), when an event that is the
-    /// line's last member may be taken unread (see [`last_member`]): only a plain ASCII name,
-    /// which a line can spell otherwise only with a `\u00` escape.
-    quoted_key: Option<memchr::memmem::Finder<'static>>,
+    /// Each name of the key's path as it is written in a line (quoted), where it is a plain
+    /// ASCII name, which a line can spell otherwise only with a `\u00` escape: so a text can
+    /// be known to hold no member of that name ([`repeats`]). The first one lets an event
+    /// that ends the line be taken unread ([`last_member`]), all of them [`route_key`] find
+    /// the key.
+    quoted: Vec<Option<memchr::memmem::Finder<'static>>>,
     /// `\u00`, the escape that could spell it
     escape: memchr::memmem::Finder<'static>,
 }
 
 impl Spec {
     pub fn new(key: Path, event: Option<Path>, order: Option<Path>) -> Spec {
-        let name = &key.segments[0];
-        let plain = !name.is_empty()
-            && name
-                .bytes()
-                .all(|c| (0x20..0x7f).contains(&c) && !matches!(c, b'"' | b'\\' | b'/'));
-        let quoted_key =
-            plain.then(|| memchr::memmem::Finder::new(&format!("\"{name}\"")).into_owned());
+        let plain = |name: &String| {
+            !name.is_empty()
+                && name
+                    .bytes()
+                    .all(|c| (0x20..0x7f).contains(&c) && !matches!(c, b'"' | b'\\' | b'/'))
+        };
+        let quoted = key
+            .segments
+            .iter()
+            .map(|name| {
+                plain(name)
+                    .then(|| memchr::memmem::Finder::new(&format!("\"{name}\"")).into_owned())
+            })
+            .collect();
         Spec {
             key,
             event,
             order,
-            quoted_key,
+            quoted,
             escape: memchr::memmem::Finder::new(b"\\u00").into_owned(),
         }
     }
@@ -137,27 +146,52 @@ pub struct Record {
     pub unread: bool,
 }
 
-/// A raw value's JSON kind with its article, for reasons ("an array").
-fn a_kind(raw: &str) -> &'static str {
-    match kind(raw) {
-        "null" => "a null",
-        "boolean" => "a boolean",
-        "string" => "a string",
-        "array" => "an array",
-        "object" => "an object",
-        _ => "a number",
-    }
+/// A JSON value's kind, told by its first byte.
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    Null,
+    Boolean,
+    String,
+    Array,
+    Object,
+    Number,
 }
 
-/// The JSON name of the kind of a raw value (its text).
-fn kind(raw: &str) -> &'static str {
-    match raw.trim_start().as_bytes().first() {
-        Some(b'n') => "null",
-        Some(b't' | b'f') => "boolean",
-        Some(b'"') => "string",
-        Some(b'[') => "array",
-        Some(b'{') => "object",
-        _ => "number",
+impl Kind {
+    /// The kind of a raw value (its text).
+    fn of(raw: &str) -> Kind {
+        match raw.trim_ascii_start().as_bytes().first() {
+            Some(b'n') => Kind::Null,
+            Some(b't' | b'f') => Kind::Boolean,
+            Some(b'"') => Kind::String,
+            Some(b'[') => Kind::Array,
+            Some(b'{') => Kind::Object,
+            _ => Kind::Number,
+        }
+    }
+
+    /// Its JSON name.
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Null => "null",
+            Kind::Boolean => "boolean",
+            Kind::String => "string",
+            Kind::Array => "array",
+            Kind::Object => "object",
+            Kind::Number => "number",
+        }
+    }
+
+    /// Its name with its article, for reasons ("an array").
+    fn a_name(self) -> &'static str {
+        match self {
+            Kind::Null => "a null",
+            Kind::Boolean => "a boolean",
+            Kind::String => "a string",
+            Kind::Array => "an array",
+            Kind::Object => "an object",
+            Kind::Number => "a number",
+        }
     }
 }
 
@@ -169,16 +203,16 @@ fn is_integer(text: &str) -> bool {
 /// reads it (an integer beyond 64 bits is a float, as in every event). A number beyond a
 /// float's range is no key (never `inf`).
 fn key_text(raw: &str, path: &Path, line: &str) -> Result<Key, String> {
-    let text = raw.trim();
-    match kind(raw) {
-        "string" if !text.contains('\\') => {
+    let text = raw.trim_ascii();
+    match Kind::of(raw) {
+        Kind::String if !text.contains('\\') => {
             let start = text.as_ptr() as usize - line.as_ptr() as usize;
             Ok(Key::Text(start + 1..start + text.len() - 1))
         }
-        "string" => serde_json::from_str::<String>(text)
+        Kind::String => serde_json::from_str::<String>(text)
             .map(Key::Owned)
             .map_err(|_| NOT_JSON.to_owned()),
-        "number" => match number(text)? {
+        Kind::Number => match number(text)? {
             OrderKey::Int(i) => Ok(Key::Owned(i.to_string())),
             OrderKey::Float(f) if f.is_finite() => Ok(Key::Owned(py_float(f))),
             _ => Err(format!(
@@ -186,11 +220,11 @@ fn key_text(raw: &str, path: &Path, line: &str) -> Result<Key, String> {
                 path.text
             )),
         },
-        "null" => Err(format!("no stream key at {}", path.text)),
-        _ => Err(format!(
+        Kind::Null => Err(format!("no stream key at {}", path.text)),
+        kind => Err(format!(
             "the stream key at {} is {}, not a string or a number",
             path.text,
-            a_kind(raw)
+            kind.a_name()
         )),
     }
 }
@@ -208,23 +242,23 @@ fn number(text: &str) -> Result<OrderKey, String> {
 }
 
 fn order_key(raw: &str, path: &Path) -> Result<OrderKey, String> {
-    let text = raw.trim();
-    match kind(raw) {
-        "string" => serde_json::from_str::<String>(text)
+    let text = raw.trim_ascii();
+    match Kind::of(raw) {
+        Kind::String => serde_json::from_str::<String>(text)
             .map(OrderKey::Str)
             .map_err(|_| NOT_JSON.to_owned()),
-        "number" => match number(text)? {
+        Kind::Number => match number(text)? {
             OrderKey::Float(f) if f.is_infinite() => Err(format!(
                 "the order_by value at {} is a number too large for a float",
                 path.text
             )),
             order => Ok(order),
         },
-        "null" => Err(format!("no order_by value at {}", path.text)),
-        _ => Err(format!(
+        Kind::Null => Err(format!("no order_by value at {}", path.text)),
+        kind => Err(format!(
             "the order_by value at {} is {}, not a number or a string",
             path.text,
-            a_kind(raw)
+            kind.a_name()
         )),
     }
 }
@@ -315,19 +349,103 @@ fn lone_surrogate(line: &[u8]) -> bool {
     false
 }
 
+/// The key of `line` as [`read`] reads it, found by a light scan that checks only the
+/// structure of the objects it walks (strings and brackets): so that every worker can tell
+/// which lines are its own, and each bucket of `fastmerge.dask` its records. None where the
+/// scan cannot be sure (a member name or the key with an escape, a key that is not a string,
+/// a path through an array, a later member that could repeat a name of the path), and then
+/// [`read`] decides. On a line that [`read`] calls bad, whatever it finds (the line is one
+/// worker's, one bucket's, all the same).
+pub fn route_key<'a>(line: &'a [u8], spec: &Spec) -> Option<&'a [u8]> {
+    let mut at = json_text::skip_space(line, 0);
+    let last = spec.key.segments.len().checked_sub(1)?;
+    for (depth, name) in spec.key.segments.iter().enumerate() {
+        let quoted = spec.quoted.get(depth)?.as_ref()?;
+        let (value, end) = last_named(line, at, name.as_bytes(), quoted, &spec.escape)?;
+        match line[value] {
+            b'"' if depth == last => {
+                let key = &line[value + 1..end - 1];
+                return (!key.contains(&b'\\')).then_some(key);
+            }
+            b'{' if depth < last => at = value,
+            _ => return None,
+        }
+    }
+    None
+}
+
+/// Where the value of the last member `name` (`quoted`: `"name"`) of the object at `at` (its
+/// `{`) starts and ends; None when the object has none, is not one, or a name has an escape.
+/// The scan stops at a member of that name after which no other can follow ([`repeats`]).
+fn last_named(
+    line: &[u8],
+    at: usize,
+    name: &[u8],
+    quoted: &memchr::memmem::Finder,
+    escape: &memchr::memmem::Finder,
+) -> Option<(usize, usize)> {
+    if line.get(at) != Some(&b'{') {
+        return None;
+    }
+    let (mut pos, _) = json_text::past_space(line, at + 1)?;
+    let mut found = None;
+    loop {
+        if line.get(pos) != Some(&b'"') {
+            return None;
+        }
+        let end = json_text::scan_string(line, pos)?;
+        let member = &line[pos + 1..end - 1];
+        let (colon, c) = json_text::past_space(line, end)?;
+        if c != b':' || member.contains(&b'\\') {
+            return None;
+        }
+        let (value, head) = json_text::past_space(line, colon + 1)?;
+        let after = match head {
+            b'{' => skip_value(line, value, MAX_JSON_DEPTH)?,
+            _ => json_text::scan(line, value, MAX_JSON_DEPTH - 1)?,
+        };
+        if member == name {
+            found = Some((value, after));
+            if !repeats(&line[after..], quoted, escape) {
+                return found;
+            }
+        }
+        match json_text::past_space(line, after)? {
+            (at, b',') => (pos, _) = json_text::past_space(line, at + 1)?,
+            (_, b'}') => return found,
+            _ => return None,
+        }
+    }
+}
+
 /// The record of `line` (not blank), or the reason it is a bad line.
 pub fn read(line: &[u8], spec: &Spec) -> Result<Record, String> {
-    read_line(line, spec, true)
+    read_line(line, spec, Take::Guarded)
+}
+
+/// [`read`] of a line whose key [`route_key`] found: no later member repeats it, so an event
+/// that ends the line is taken without looking for one.
+pub fn read_routed(line: &[u8], spec: &Spec) -> Result<Record, String> {
+    read_line(line, spec, Take::Routed)
 }
 
 /// [`read`] without taking an event unread ([`Record::unread`]): the record of a line whose
 /// event, so taken, was not JSON.
 pub fn read_whole(line: &[u8], spec: &Spec) -> Result<Record, String> {
-    read_line(line, spec, false)
+    read_line(line, spec, Take::Never)
 }
 
-fn read_line(line: &[u8], spec: &Spec, quick: bool) -> Result<Record, String> {
-    if let Some(record) = read_plain(line, spec, quick) {
+/// Whether [`read_plain`] may take an event that ends the line unread ([`last_member`]), and
+/// whether it must first make sure that no later member repeats the key.
+#[derive(Clone, Copy, PartialEq)]
+enum Take {
+    Never,
+    Guarded,
+    Routed,
+}
+
+fn read_line(line: &[u8], spec: &Spec, take: Take) -> Result<Record, String> {
+    if let Some(record) = read_plain(line, spec, take) {
         return record;
     }
     let text = std::str::from_utf8(line).map_err(|_| NOT_JSON.to_owned())?;
@@ -339,7 +457,7 @@ fn read_line(line: &[u8], spec: &Spec, quick: bool) -> Result<Record, String> {
         let raw: &RawValue = serde_json::from_str(text).map_err(|_| NOT_JSON.to_owned())?;
         return Err(format!(
             "a record must be a JSON object, not {}",
-            kind(raw.get())
+            Kind::of(raw.get()).name()
         ));
     }
     fn first(path: &Option<Path>) -> Option<&str> {
@@ -380,9 +498,9 @@ fn record(
     let feed = match &spec.event {
         None => Feed::Text(0..line.len()),
         Some(path) => match event {
-            Some(raw) => match kind(raw) {
-                "null" => return Err(format!("no event at {}", path.text)),
-                "string" => {
+            Some(raw) => match Kind::of(raw) {
+                Kind::Null => return Err(format!("no event at {}", path.text)),
+                Kind::String => {
                     let event: String =
                         serde_json::from_str(raw).map_err(|_| NOT_JSON.to_owned())?;
                     if is_done(&event) {
@@ -391,11 +509,11 @@ fn record(
                         Feed::Owned(event)
                     }
                 }
-                "object" => {
+                Kind::Object => {
                     let start = raw.as_ptr() as usize - line.as_ptr() as usize;
                     Feed::Text(start..start + raw.len())
                 }
-                other => Feed::NotObject(other),
+                other => Feed::NotObject(other.name()),
             },
             None => return Err(format!("no event at {}", path.text)),
         },
@@ -422,7 +540,7 @@ fn record(
 /// escape, a path through an array, text the scanner leaves to the generic reader (a
 /// surrogate escape, a long number, deep nesting) — which [`read`] reads the thorough way,
 /// with the same result.
-fn read_plain(line: &[u8], spec: &Spec, quick: bool) -> Option<Result<Record, String>> {
+fn read_plain(line: &[u8], spec: &Spec, take: Take) -> Option<Result<Record, String>> {
     let text = simdutf8::basic::from_utf8(line).ok()?;
     let start = json_text::skip_space(line, 0);
     if line.get(start) != Some(&b'{') {
@@ -441,8 +559,9 @@ fn read_plain(line: &[u8], spec: &Spec, quick: bool) -> Option<Result<Record, St
     // a small record's cost
     let lazy = spec.order.is_none() && spec.event.as_ref().is_some_and(|p| p.segments.len() == 1);
     // the record is one level: its values may nest one less than the events parser allows
-    let unread = match &spec.quoted_key {
-        Some(key) if lazy && quick => Some((key, &spec.escape)),
+    let unread = match (spec.quoted.first().and_then(Option::as_ref), take) {
+        (Some(key), Take::Guarded) if lazy => Some(Some((key, &spec.escape))),
+        (Some(_), Take::Routed) if lazy => Some(None),
         _ => None,
     };
     let (found, end, taken) = object_members(
@@ -519,10 +638,16 @@ type Guard<'s> = (
 /// a small record's cost): the line ends with two closing braces. Its text is JSON only if it
 /// is that member; whoever reads it finds out, and a line whose event so taken is not JSON is
 /// read again ([`read_whole`]): it may hold more members after the event. The key found
-/// before it stays the line's key only if no later member can repeat it: so the text never
-/// quotes the key's name (`key`) nor holds a `\u00` escape. None also where the text could
-/// nest deeper than `room` (more brackets than that).
-fn last_member(b: &[u8], value: usize, room: usize, guard: Guard) -> Option<(usize, usize)> {
+/// before it stays the line's key only if no later member can repeat it: with a `guard`, the
+/// text must not quote the key's name nor hold a `\u00` escape ([`repeats`]; without one,
+/// the caller made sure of it for the whole line). None also where the text could nest
+/// deeper than `room` (more brackets than that).
+fn last_member(
+    b: &[u8],
+    value: usize,
+    room: usize,
+    guard: Option<Guard>,
+) -> Option<(usize, usize)> {
     let blank = |c: &u8| matches!(c, b' ' | b'\t' | b'\r' | b'\n');
     let close = b.iter().rposition(|c| !blank(c))?;
     let end = b[..close].iter().rposition(|c| !blank(c))? + 1;
@@ -530,13 +655,17 @@ fn last_member(b: &[u8], value: usize, room: usize, guard: Guard) -> Option<(usi
         return None;
     }
     let text = &b[value..end];
-    let (key, escape) = guard;
     // a shorter text nests that deep only if it is not JSON, which its reader finds out
     let deep = text.len() > 2 * room && open_brackets(text) > room;
-    if deep || key.find(text).is_some() || escape.find(text).is_some() {
-        return None;
-    }
-    Some((end, close))
+    let again = guard.is_some_and(|(key, escape)| repeats(text, key, escape));
+    (!deep && !again).then_some((end, close))
+}
+
+/// Whether `text` could hold a member named as the key (`key`: its quoted name, which a line
+/// spells otherwise only with an `escape`, looked for only where there is a backslash).
+fn repeats(text: &[u8], key: &memchr::memmem::Finder, escape: &memchr::memmem::Finder) -> bool {
+    key.find(text).is_some()
+        || (memchr::memchr(b'\\', text).is_some() && escape.find(text).is_some())
 }
 
 /// How many `{` and `[` a text holds, eight bytes at a time (`{` and `[` differ only in the
@@ -627,7 +756,7 @@ fn object_members<const N: usize>(
     keys: [Option<&str>; N],
     lazy: Option<usize>,
     room: usize,
-    unread: Option<Guard>,
+    unread: Option<Option<Guard>>,
 ) -> Option<Members<N>> {
     let mut found: [Option<Range<usize>>; N] = std::array::from_fn(|_| None);
     let (mut pos, mut next) = json_text::past_space(b, pos + 1)?;

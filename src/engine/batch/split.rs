@@ -5,9 +5,10 @@
 //! `fastmerge._pure.batch.split_file`.
 
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 use super::record;
-use super::worker::{each_line, read_file};
+use super::worker::{each_line, read_file, Pool};
 use super::{Batch, BatchError, Options};
 
 /// One bucket's records of an input, in input order.
@@ -56,73 +57,75 @@ pub fn split_file(options: Options, buckets: usize) -> Result<Vec<Fragment>, Bat
     let mut slot: Vec<Option<usize>> = vec![None; buckets];
     let mut index: Vec<foldhash::HashMap<String, i64>> = Vec::new();
     let mut seq = 0;
-    read_file(plan, 0, &mut seq, &mut 0, |chunk| {
-        each_line(&chunk, |line, _, text| {
-            let found = record::read(text, spec).ok();
-            let bucket = found
-                .as_ref()
-                .map_or(0, |rec| bucket_of(rec.key.text(text), buckets));
-            let at = *slot[bucket].get_or_insert_with(|| {
-                fragments.push(Fragment {
-                    bucket,
-                    ..Fragment::default()
+    read_file(
+        plan,
+        0,
+        &mut seq,
+        &mut 0,
+        &Arc::new(Pool::default()),
+        |chunk| {
+            each_line(&chunk, |line, _, text| {
+                let found = record::read(text, spec).ok();
+                let bucket = found
+                    .as_ref()
+                    .map_or(0, |rec| bucket_of(rec.key.text(text), buckets));
+                let at = *slot[bucket].get_or_insert_with(|| {
+                    fragments.push(Fragment {
+                        bucket,
+                        ..Fragment::default()
+                    });
+                    index.push(foldhash::HashMap::default());
+                    fragments.len() - 1
                 });
-                index.push(foldhash::HashMap::default());
-                fragments.len() - 1
-            });
-            let fragment = &mut fragments[at];
-            if !fragment.lines.is_empty() {
-                fragment.data.push(b'\n');
-            }
-            fragment.data.extend_from_slice(text);
-            fragment.lines.push(line);
-            let Some(rec) = found else {
-                fragment.key_of.push(-1);
-                fragment.done.push(0);
-                return;
-            };
-            let key = rec.key.text(text);
-            let keys = &mut index[at];
-            let of = match keys.get(key) {
-                Some(&of) => of,
-                None => {
-                    let of = fragment.keys.len() as i64;
-                    keys.insert(key.to_owned(), of);
-                    fragment.keys.push(key.to_owned());
-                    of
+                let fragment = &mut fragments[at];
+                if !fragment.lines.is_empty() {
+                    fragment.data.push(b'\n');
                 }
-            };
-            fragment.key_of.push(of);
-            fragment.done.push(u8::from(rec.feed == record::Feed::Done));
-        });
-        true
-    })?;
+                fragment.data.extend_from_slice(text);
+                fragment.lines.push(line);
+                let Some(rec) = found else {
+                    fragment.key_of.push(-1);
+                    fragment.done.push(0);
+                    return;
+                };
+                let key = rec.key.text(text);
+                let keys = &mut index[at];
+                let of = match keys.get(key) {
+                    Some(&of) => of,
+                    None => {
+                        let of = fragment.keys.len() as i64;
+                        keys.insert(key.to_owned(), of);
+                        fragment.keys.push(key.to_owned());
+                        of
+                    }
+                };
+                fragment.key_of.push(of);
+                fragment.done.push(u8::from(rec.feed == record::Feed::Done));
+            });
+            true
+        },
+    )?;
     fragments.sort_by_key(|f| f.bucket);
     Ok(fragments)
 }
 
 /// Which bucket each record line goes to: its stream key's ([`bucket_of`]), found by a light
-/// scan of the line where it can be ([`Quick`]), else by the record reader; a bad line's is
-/// 0, or the bucket of the key the light scan finds in it (a bad line belongs to no stream:
-/// any one bucket reports it where it is).
+/// scan of the line where it can be ([`record::route_key`]), else by the record reader; a
+/// bad line's is 0, or the bucket of the key the light scan finds in it (a bad line belongs
+/// to no stream: any one bucket reports it where it is).
 pub struct Sorter<'s> {
     spec: &'s record::Spec,
-    quick: Quick,
     buckets: usize,
 }
 
 impl<'s> Sorter<'s> {
     pub fn new(spec: &'s record::Spec, buckets: usize) -> Sorter<'s> {
-        Sorter {
-            spec,
-            quick: Quick::new(&spec.key.segments),
-            buckets,
-        }
+        Sorter { spec, buckets }
     }
 
     /// The bucket of a line that is not blank.
     pub fn bucket(&self, line: &[u8]) -> usize {
-        match self.quick.key(line) {
+        match record::route_key(line, self.spec) {
             // the bytes of a string without escapes: its text (on a record's line, UTF-8)
             Some(key) => (crc32fast::hash(key) as usize) % self.buckets,
             None => record::read(line, self.spec)
@@ -170,12 +173,13 @@ pub fn write_bucket(
     let mut read = Vec::with_capacity(plan.paths.len());
     let mut buf: Vec<u8> = Vec::new();
     let mut seq = 0;
+    let pool = Arc::new(Pool::default());
     for file in 0..plan.paths.len() {
         let stored = plan.bytes_read.load(Ordering::Relaxed);
         // `done`: the lines of this input written
         let (mut done, mut lines) = (0u64, 0u64);
         let mut failed: Option<std::io::Error> = None;
-        read_file(plan, file, &mut seq, &mut lines, |chunk| {
+        read_file(plan, file, &mut seq, &mut lines, &pool, |chunk| {
             buf.clear();
             each_line(&chunk, |line, _, text| {
                 if sorter.bucket(text) == bucket {
@@ -207,142 +211,4 @@ pub fn write_bucket(
 /// `count` line ends.
 fn newlines(buf: &mut Vec<u8>, count: u64) {
     buf.resize(buf.len() + count as usize, b'\n');
-}
-
-/// A light scan for a stream key at a path of object members (`group_by`): it checks only
-/// the structure of the objects it walks (strings and brackets) and takes the last of
-/// duplicate members, as the record reader does. It finds nothing — the record reader reads
-/// the line — unless every member name it passes reads plainly (no escape) and the key is a
-/// string without escapes. On a line the record reader reads, what it finds is the key the
-/// reader reads; on any other line, bytes that look like one.
-pub struct Quick {
-    /// Each segment's name and its quoted text (`"name"`); empty: a path through an array
-    /// (a JSON pointer's index), left to the record reader.
-    segments: Vec<(Vec<u8>, Vec<u8>)>,
-}
-
-impl Quick {
-    pub fn new(segments: &[String]) -> Quick {
-        let segments = segments
-            .iter()
-            .map(|s| (s.as_bytes().to_vec(), format!("\"{s}\"").into_bytes()))
-            .collect();
-        Quick { segments }
-    }
-
-    /// The key's bytes on `line`, or None: read it the thorough way.
-    pub fn key<'a>(&self, line: &'a [u8]) -> Option<&'a [u8]> {
-        let mut at = skip_blanks(line, 0);
-        let last = self.segments.len().checked_sub(1)?;
-        for (depth, (name, quoted)) in self.segments.iter().enumerate() {
-            let value = member(line, at, name, quoted)?;
-            if depth == last {
-                if line.get(value) != Some(&b'"') {
-                    return None;
-                }
-                let end = plain_string_end(line, value)?;
-                return Some(&line[value + 1..end]);
-            }
-            at = value;
-        }
-        None
-    }
-}
-
-/// Where the value of the last member `name` (`quoted`: `"name"`) of the object at `at` (its
-/// `{`) starts; None when the object has none, is not one, or a member name has an escape.
-fn member(line: &[u8], at: usize, name: &[u8], quoted: &[u8]) -> Option<usize> {
-    if line.get(at) != Some(&b'{') {
-        return None;
-    }
-    let mut at = skip_blanks(line, at + 1);
-    let mut found = None;
-    loop {
-        if line.get(at) != Some(&b'"') {
-            return None;
-        }
-        let end = plain_string_end(line, at)?;
-        let this = &line[at + 1..end];
-        at = skip_blanks(line, end + 1);
-        if line.get(at) != Some(&b':') {
-            return None;
-        }
-        at = skip_blanks(line, at + 1);
-        let value = at;
-        at = skip_value(line, at)?;
-        if this == name {
-            found = Some(value);
-            // no other member of that name can follow where its quoted name does not, and no
-            // escape could spell it
-            let rest = &line[at..];
-            if memchr::memchr(b'\\', rest).is_none() && memchr::memmem::find(rest, quoted).is_none()
-            {
-                return found;
-            }
-        }
-        at = skip_blanks(line, at);
-        match line.get(at) {
-            Some(b',') => at = skip_blanks(line, at + 1),
-            Some(b'}') => return found,
-            _ => return None,
-        }
-    }
-}
-
-fn skip_blanks(line: &[u8], mut at: usize) -> usize {
-    while matches!(line.get(at), Some(b' ' | b'\t' | b'\r' | b'\n')) {
-        at += 1;
-    }
-    at
-}
-
-/// Where the string opening at `at` closes (its `"`); None when it holds an escape.
-fn plain_string_end(line: &[u8], at: usize) -> Option<usize> {
-    let end = at + 1 + memchr::memchr2(b'"', b'\\', &line[at + 1..])?;
-    (line[end] == b'"').then_some(end)
-}
-
-/// Where the string opening at `at` closes (its `"`), escapes skipped.
-fn string_end(line: &[u8], at: usize) -> Option<usize> {
-    let mut from = at + 1;
-    loop {
-        let end = from + memchr::memchr2(b'"', b'\\', line.get(from..)?)?;
-        if line[end] == b'"' {
-            return Some(end);
-        }
-        from = end + 2;
-    }
-}
-
-/// Where the value starting at `at` ends (its structure only: strings and brackets).
-fn skip_value(line: &[u8], at: usize) -> Option<usize> {
-    match line.get(at)? {
-        b'"' => Some(string_end(line, at)? + 1),
-        b'{' | b'[' => {
-            let mut depth = 0usize;
-            let mut i = at;
-            while let Some(&c) = line.get(i) {
-                match c {
-                    b'"' => i = string_end(line, i)?,
-                    b'{' | b'[' => depth += 1,
-                    b'}' | b']' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            return Some(i + 1);
-                        }
-                    }
-                    _ => {}
-                }
-                i += 1;
-            }
-            None
-        }
-        _ => {
-            let len = line[at..]
-                .iter()
-                .position(|c| matches!(c, b',' | b'}' | b']' | b' ' | b'\t' | b'\r' | b'\n'))
-                .unwrap_or(line.len() - at);
-            (len > 0).then_some(at + len)
-        }
-    }
 }

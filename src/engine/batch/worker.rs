@@ -26,6 +26,61 @@ const BLOCK: usize = 1 << 20;
 /// most, not every stream of the input. The twin's `PARK_LINES`.
 pub const PARK_LINES: u64 = 1 << 16;
 
+/// The buffers of blocks, given back when a block is dropped (by whichever thread held it
+/// last) and read into again: memory already written is read into as it is, where a new
+/// buffer was zeroed first and faulted in page by page (most of the reader's own work).
+#[derive(Default)]
+pub(super) struct Pool(Mutex<Vec<Vec<u8>>>);
+
+/// Buffers kept for reuse at most (more are in flight only when the workers lag).
+const POOLED: usize = 64;
+
+impl Pool {
+    /// A buffer of `size` bytes or more, every one of them written (its length).
+    fn take(&self, size: usize) -> Vec<u8> {
+        let pooled = self.0.lock().ok().and_then(|mut bufs| bufs.pop());
+        let mut buf = pooled.unwrap_or_default();
+        if buf.len() < size {
+            buf.resize(size, 0);
+        }
+        buf
+    }
+
+    fn give(&self, buf: Vec<u8>) {
+        // a buffer grown for a long line is not kept
+        if buf.len() > 2 * BLOCK {
+            return;
+        }
+        if let Ok(mut bufs) = self.0.lock() {
+            if bufs.len() < POOLED {
+                bufs.push(buf);
+            }
+        }
+    }
+}
+
+/// A block's bytes: a range of a pooled buffer, which goes back to its pool when the block
+/// is dropped.
+pub(super) struct Block {
+    buf: Vec<u8>,
+    start: usize,
+    end: usize,
+    pool: Arc<Pool>,
+}
+
+impl std::ops::Deref for Block {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.buf[self.start..self.end]
+    }
+}
+
+impl Drop for Block {
+    fn drop(&mut self) {
+        self.pool.give(std::mem::take(&mut self.buf));
+    }
+}
+
 /// Lines of a block: numbered in the order the reader cut them.
 pub(super) struct Chunk {
     seq: u64,
@@ -34,7 +89,7 @@ pub(super) struct Chunk {
     /// `base + line` (each file counts its `\n`s plus one)
     base: u64,
     first_line: u64,
-    pub data: Vec<u8>,
+    pub data: Block,
     /// the file's last block
     last: bool,
 }
@@ -51,7 +106,7 @@ enum Job {
     },
 }
 
-/// A record of a block, for one shard.
+/// A record of a block.
 struct Rec {
     line: u64,
     /// where the line starts in the block
@@ -67,7 +122,6 @@ struct Sub {
     chunk: Option<Arc<Chunk>>,
     /// the block is this shard's file stream (`group_by="file"`)
     file: bool,
-    recs: Vec<Rec>,
     fatal: Option<BatchError>,
     end: bool,
 }
@@ -79,7 +133,6 @@ impl Sub {
             at,
             chunk: None,
             file: false,
-            recs: Vec::new(),
             fatal: None,
             end: false,
         }
@@ -121,99 +174,63 @@ fn spawn(
 }
 
 /// Starts the threads; the receiver of what they emit, their handles, the number of shards.
+/// One job: the reader, and one worker that reads each record and folds it. More: the
+/// reader gives every block to every shard, and each shard reads and folds the lines whose
+/// keys are its own ([`record::route_key`]); a record is read on the thread that folds it,
+/// where handing it from a parsing thread to a folding one cost every byte twice in caches.
 pub(super) fn start(plan: &Arc<Plan>, jobs: usize) -> (Receiver<Msg>, Vec<JoinHandle<()>>, usize) {
     let (out_tx, out_rx) = sync_channel::<Msg>(4096);
-    let (job_tx, job_rx) = sync_channel::<Job>(jobs * 2);
     let mut threads = Vec::new();
-    {
-        let plan = Arc::clone(plan);
-        threads.extend(spawn("fastmerge-read", out_tx.clone(), move |_| {
-            read_inputs(&plan, &job_tx)
-        }));
-    }
-    if jobs == 1 {
-        // one thread parses and folds
-        let plan = Arc::clone(plan);
-        threads.extend(spawn("fastmerge-work", out_tx, move |out| {
-            let mut shard = Shard::new(Arc::clone(&plan), 0, out.clone());
-            while let Ok(job) = job_rx.recv() {
-                let mut subs = split(&plan, job, 1);
-                let Some(sub) = subs.pop() else { break };
-                if !shard.process(sub) {
-                    break;
-                }
-            }
-        }));
-        return (out_rx, threads, 1);
-    }
     let mut shard_txs = Vec::new();
     for index in 0..jobs {
-        let (tx, rx) = sync_channel::<Sub>(jobs * 4);
+        let (tx, rx) = sync_channel::<Sub>(4);
         shard_txs.push(tx);
         let plan = Arc::clone(plan);
         threads.extend(spawn(
             &format!("fastmerge-shard-{index}"),
             out_tx.clone(),
             move |out| {
-                let mut shard = Shard::new(plan, index, out.clone());
-                // sub-batches arrive out of order (parse workers race): taken in block order
-                let mut early: BTreeMap<u64, Sub> = BTreeMap::new();
-                let mut next = 0u64;
+                let mut shard = Shard::new(plan, index, jobs, out.clone());
                 while let Ok(sub) = rx.recv() {
-                    early.insert(sub.seq, sub);
-                    while let Some(sub) = early.remove(&next) {
-                        next += 1;
-                        if !shard.process(sub) {
-                            return;
-                        }
-                    }
-                }
-            },
-        ));
-    }
-    let job_rx = Arc::new(Mutex::new(job_rx));
-    for index in 0..jobs {
-        let plan = Arc::clone(plan);
-        let job_rx = Arc::clone(&job_rx);
-        let shard_txs = shard_txs.clone();
-        threads.extend(spawn(
-            &format!("fastmerge-parse-{index}"),
-            out_tx.clone(),
-            move |_| loop {
-                let job = match job_rx.lock() {
-                    Ok(rx) => rx.recv(),
-                    Err(_) => return,
-                };
-                let Ok(job) = job else { return };
-                for (tx, sub) in shard_txs.iter().zip(split(&plan, job, shard_txs.len())) {
-                    if tx.send(sub).is_err() {
+                    if !shard.process(sub) {
                         return;
                     }
                 }
             },
         ));
     }
+    let plan = Arc::clone(plan);
+    threads.extend(spawn("fastmerge-read", out_tx, move |_| {
+        read_inputs(&plan, |job| {
+            let subs = split(&plan, job, shard_txs.len());
+            shard_txs
+                .iter()
+                .zip(subs)
+                .all(|(tx, sub)| tx.send(sub).is_ok())
+        })
+    }));
     (out_rx, threads, jobs)
 }
 
-/// The reader: inputs in order, as blocks of whole lines.
-fn read_inputs(plan: &Plan, jobs: &SyncSender<Job>) {
+/// The reader: inputs in order, as blocks of whole lines, each given to `send` (false: stop).
+fn read_inputs(plan: &Plan, mut send: impl FnMut(Job) -> bool) {
     let mut seq = 0u64;
     let mut base = 0u64;
+    let pool = Arc::new(Pool::default());
     for file in 0..plan.paths.len() {
-        let sent = read_file(plan, file, &mut seq, &mut base, |chunk| {
-            jobs.send(Job::Chunk(chunk)).is_ok()
+        let sent = read_file(plan, file, &mut seq, &mut base, &pool, |chunk| {
+            send(Job::Chunk(chunk))
         });
         match sent {
             Ok(true) => {}
             Ok(false) => return,
             Err(text) => {
-                let _ = jobs.send(Job::Fatal { seq, text });
+                send(Job::Fatal { seq, text });
                 return;
             }
         }
     }
-    let _ = jobs.send(Job::End { seq });
+    send(Job::End { seq });
 }
 
 /// One input as blocks of whole lines (records: cut at line ends, a byte order mark opening
@@ -221,59 +238,76 @@ fn read_inputs(plan: &Plan, jobs: &SyncSender<Job>) {
 /// stopped (`send` returned false, or the batch is stopping), the error of an input that
 /// cannot be read (records: after the whole lines read before the damage). `base` is the
 /// input-wide number of the file's line 0, advanced past the file when it was read whole.
-/// The one reader of the batch and of [`super::split`].
+/// The blocks' buffers come from `pool`. The one reader of the batch and of [`super::split`].
 pub(super) fn read_file(
     plan: &Plan,
     file: usize,
     seq: &mut u64,
     base: &mut u64,
+    pool: &Arc<Pool>,
     mut send: impl FnMut(Chunk) -> bool,
 ) -> Result<bool, BatchError> {
     let mut input = Input::open(&plan.paths[file], Arc::clone(&plan.bytes_read))?;
     let mut line = 1u64;
+    // the cut line at the end of the last block, which starts the next one
     let mut carry: Vec<u8> = Vec::new();
     let mut first = true;
     loop {
         if plan.stop.load(Ordering::Relaxed) {
             return Ok(false);
         }
-        let mut buf = std::mem::take(&mut carry);
         // a block, or twice a line longer than one (so a long line is read in few steps)
         let want = BLOCK
-            .saturating_sub(buf.len())
-            .max(buf.len())
+            .saturating_sub(carry.len())
+            .max(carry.len())
             .max(64 * 1024);
-        buf.reserve(want);
-        let (eof, damage) = match input.fill(&mut buf, want) {
+        let mut buf = pool.take(carry.len() + want);
+        buf[..carry.len()].copy_from_slice(&carry);
+        let mut len = carry.len();
+        carry.clear();
+        let (read, result) = input.read_into(&mut buf[len..len + want]);
+        len += read;
+        let (eof, damage) = match result {
             Ok(eof) => (eof, None),
             Err(err) if plan.spec.is_none() => return Err(err),
             Err(err) => {
                 // the whole lines before the damage are records; the cut one is not
-                buf.truncate(memchr::memrchr(b'\n', &buf).map_or(0, |end| end + 1));
+                len = memchr::memrchr(b'\n', &buf[..len]).map_or(0, |end| end + 1);
                 (false, Some(err))
             }
         };
         if !eof && damage.is_none() && plan.spec.is_some() {
             // records: the block ends at a line end, the rest starts the next one
-            match memchr::memrchr(b'\n', &buf) {
-                Some(end) => carry = buf.split_off(end + 1),
+            match memchr::memrchr(b'\n', &buf[..len]) {
+                Some(end) => {
+                    carry.extend_from_slice(&buf[end + 1..len]);
+                    len = end + 1;
+                }
                 None => {
-                    carry = buf;
+                    carry.extend_from_slice(&buf[..len]);
+                    pool.give(buf);
                     continue;
                 }
             }
         }
-        if first && plan.spec.is_some() && buf.starts_with(b"\xef\xbb\xbf") {
-            buf.drain(..3);
-        }
+        let start = match first && plan.spec.is_some() && buf[..len].starts_with(b"\xef\xbb\xbf") {
+            true => 3,
+            false => 0,
+        };
         first = false;
-        let lines = memchr::memchr_iter(b'\n', &buf).count() as u64;
+        let data = Block {
+            buf,
+            start,
+            end: len,
+            pool: Arc::clone(pool),
+        };
+        let lines = memchr::memchr_iter(b'\n', &data).count() as u64;
         let chunk = Chunk {
             seq: *seq,
             file,
             base: *base,
             first_line: line,
-            data: buf,
+            data,
             last: eof,
         };
         line += lines;
@@ -317,7 +351,8 @@ fn shard_of(key: &[u8], shards: usize) -> usize {
     (hash % shards as u64) as usize
 }
 
-/// A job's sub-batches, one per shard, in shard order.
+/// A job's sub-batches, one per shard, in shard order: a block of records goes to every
+/// shard (each reads its own lines), a block of a file that is one stream to its shard.
 fn split(plan: &Plan, job: Job, shards: usize) -> Vec<Sub> {
     let mut subs: Vec<Sub>;
     match job {
@@ -333,39 +368,15 @@ fn split(plan: &Plan, job: Job, shards: usize) -> Vec<Sub> {
         Job::Chunk(chunk) => {
             let (seq, at) = (chunk.seq, chunk.base + chunk.first_line);
             subs = (0..shards).map(|_| Sub::empty(seq, at)).collect();
-            // room for the block's records up front (growing the lists was a tenth of the
-            // cost of a small record), a share per shard with some slack for an uneven split
-            let lines = memchr::memchr_iter(b'\n', &chunk.data).count() + 1;
-            let share = if shards == 1 {
-                lines
-            } else {
-                lines / shards + lines / 8 + 16
-            };
-            subs.iter_mut().for_each(|sub| sub.recs.reserve(share));
-            let Some(spec) = &plan.spec else {
+            if plan.spec.is_none() {
                 let target = chunk.file % shards;
                 subs[target].file = true;
                 subs[target].chunk = Some(Arc::new(chunk));
                 return subs;
-            };
-            each_line(&chunk, |line, start, text| {
-                let record = record::read(text, spec);
-                // bad lines go with shard 0 (any fixed shard keeps their order)
-                let target = match &record {
-                    Ok(rec) => shard_of(rec.key.bytes(text), shards),
-                    Err(_) => 0,
-                };
-                subs[target].recs.push(Rec {
-                    line,
-                    start,
-                    record,
-                });
-            });
+            }
             let chunk = Arc::new(chunk);
             for sub in &mut subs {
-                if !sub.recs.is_empty() {
-                    sub.chunk = Some(Arc::clone(&chunk));
-                }
+                sub.chunk = Some(Arc::clone(&chunk));
             }
         }
     }
@@ -428,6 +439,8 @@ fn opens_response(core: &AggregatorCore, text: &[u8], ended: bool) -> bool {
 struct Shard {
     plan: Arc<Plan>,
     index: usize,
+    /// how many shards there are
+    shards: usize,
     out: SyncSender<Msg>,
     /// by key, as bytes (a record's key is looked up without a UTF-8 check)
     streams: foldhash::HashMap<Vec<u8>, Stream>,
@@ -439,10 +452,11 @@ struct Shard {
 }
 
 impl Shard {
-    fn new(plan: Arc<Plan>, index: usize, out: SyncSender<Msg>) -> Shard {
+    fn new(plan: Arc<Plan>, index: usize, shards: usize, out: SyncSender<Msg>) -> Shard {
         Shard {
             plan,
             index,
+            shards,
             out,
             streams: foldhash::HashMap::default(),
             parked: BTreeMap::new(),
@@ -545,12 +559,53 @@ impl Shard {
             if sub.file {
                 self.file_block(chunk);
             } else {
-                for rec in sub.recs {
-                    self.record(chunk, rec);
-                }
+                self.records(chunk);
             }
         }
         self.flush(Pos::at(seq, u64::MAX, u8::MAX))
+    }
+
+    /// The records of a block whose keys are this shard's, in order. A line whose key the
+    /// light scan cannot tell is read whole by every shard (a bad line is shard 0's).
+    fn records(&mut self, chunk: &Chunk) {
+        let plan = Arc::clone(&self.plan);
+        let Some(spec) = &plan.spec else { return };
+        each_line(chunk, |line, start, text| {
+            if self.shards == 1 {
+                let record = record::read(text, spec);
+                return self.record(
+                    chunk,
+                    Rec {
+                        line,
+                        start,
+                        record,
+                    },
+                );
+            }
+            let record = match record::route_key(text, spec) {
+                Some(key) if shard_of(key, self.shards) != self.index => return,
+                Some(_) => record::read_routed(text, spec),
+                None => {
+                    let record = record::read(text, spec);
+                    let target = match &record {
+                        Ok(rec) => shard_of(rec.key.bytes(text), self.shards),
+                        Err(_) => 0,
+                    };
+                    if target != self.index {
+                        return;
+                    }
+                    record
+                }
+            };
+            self.record(
+                chunk,
+                Rec {
+                    line,
+                    start,
+                    record,
+                },
+            );
+        });
     }
 
     /// A block of a file that is one stream.
