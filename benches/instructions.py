@@ -8,7 +8,9 @@ instructions one call (one chunk) costs, loop included; the ``stream`` case coun
 of the benchmarks' 1,000-chunk openai_logprobs stream (N // 1,000 runs), against
 ``orjson.loads`` of its lines; the ``batch`` case counts per record of the small-record log
 (``tools/gen_log.py --short N``, streams of 100 records, one job: the batch threads count
-too), against the same events read as one stream, per event. PYTHONHASHSEED is fixed so
+too), against each of its streams read alone by ``AggregatorCore`` (what ``aggregate``
+does for one stream: the provider found, the messages made Python objects) and against the
+same events read as one stream, per event. PYTHONHASHSEED is fixed so
 that dict probing is the same in every run. Wall-clock ratios are in ``make bench``;
 this tells where the time goes when those ratios look surprising.
 """
@@ -102,7 +104,22 @@ elif case == "batch":
     gen_log = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(gen_log)
     lines = list(gen_log.short_records(n, max(1, n // 100), 64, 20261204))
-    if impl == "stream":
+    if impl == "streams":
+        # each stream of the log read alone, as aggregate reads it (its events' bytes, the
+        # provider found from them, the messages made Python objects), per event
+        by_key = {{}}
+        for line in lines:
+            record = json.loads(line)
+            by_key.setdefault(record["stream_id"], []).append(record["event"])
+        streams = [
+            "".join(json.dumps(e, separators=(",", ":")) + "\n" for e in events).encode()
+            for events in by_key.values()
+        ]
+        for data in streams if run else ():
+            core = rust.AggregatorCore()
+            core.feed(data)
+            core.finish()
+    elif impl == "stream":
         # one response: every event of the log, its id and time made one, a role chunk first
         events = [json.loads(line)["event"] for line in lines]
         for event in events:
@@ -173,7 +190,7 @@ def main() -> None:
     cases += [("aggregate", impl) for impl in ("rust-generic", "rust")]
     cases += [("logprobs", impl) for impl in ("rust-generic", "rust")]
     cases += [("stream", impl) for impl in ("rust", "orjson")]
-    cases += [("batch", impl) for impl in ("rust", "stream")]
+    cases += [("batch", impl) for impl in ("rust", "streams", "stream")]
     if len(sys.argv) > 1:  # only the cases named: python benches/instructions.py logprobs
         cases = [case for case in cases if case[0] in sys.argv[1:]]
     for case, impl in cases:
@@ -181,7 +198,7 @@ def main() -> None:
         total = count(program, case, impl, str(N), "run")
         unit = {"merge": "call", "stream": "event"}.get(case, "chunk")
         if case == "batch":
-            unit = "event" if impl == "stream" else "record"
+            unit = "record" if impl == "rust" else "event"
         print(f"  {case:9} {impl:10} {(total - base) / N:10.0f} per {unit}")
 
 
