@@ -9,7 +9,9 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use fastmerge::engine::aggregate::AggregatorCore;
-use fastmerge::engine::batch::{Batch, BatchError, Item, Next, Options, StreamError};
+use fastmerge::engine::batch::{
+    Batch, BatchError, Item, Next, Options, StreamError, Writer, Written,
+};
 use fastmerge::engine::chunks::Options as AggOptions;
 
 /// A scratch directory of this test process.
@@ -35,6 +37,7 @@ fn run(options: Options) -> (Vec<Item>, Option<BatchError>) {
     loop {
         match batch.next(None) {
             Ok(Next::Item(item, _)) => items.push(item),
+            Ok(Next::Written(item, _, _)) => items.push(item),
             Ok(Next::End) => return (items, None),
             Ok(Next::Timeout) => unreachable!("no timeout was given"),
             Err(err) => return (items, Some(err)),
@@ -589,7 +592,7 @@ fn close_stops_the_workers_and_next_ends() {
     assert!(matches!(batch.next(None), Ok(Next::Item(..))));
     batch.close();
     batch.close();
-    assert_eq!(batch.next(None), Ok(Next::End));
+    assert!(matches!(batch.next(None), Ok(Next::End)));
     let (read, total, done, bad) = batch.progress();
     assert_eq!(
         (total, done, bad),
@@ -855,5 +858,47 @@ fn items_come_with_the_place_that_decided_them() {
             vec![(false, 0, 2), (false, 0, 4), (false, 1, 2), (true, 1, 3)],
             "{jobs}"
         );
+    }
+}
+
+#[test]
+fn a_writer_writes_each_stream_item_on_the_workers() {
+    let dir = scratch("writer");
+    let (lines, _) = gen_log(200, 20);
+    let path = write(&dir, "log.jsonl", &joined(&lines));
+    for jobs in [1, 2] {
+        let expected = items(wrapper(vec![path.clone()], jobs));
+        let mut batch = Batch::new(wrapper(vec![path.clone()], jobs)).expect("batch");
+        // what each stream's item was written as: its key's text, made on a worker thread
+        let writer: Writer = std::sync::Arc::new(|item: &Item| -> Option<Written> {
+            let Item::Stream { key, .. } = item else {
+                return None;
+            };
+            let thread = std::thread::current().name().unwrap_or("").to_owned();
+            Some(Box::new((key.clone(), thread)))
+        });
+        batch.write_items(writer);
+        let mut got = Vec::new();
+        loop {
+            match batch.next(None) {
+                Ok(Next::Written(item, _, written)) => {
+                    let (key, thread) = *written.downcast::<(String, String)>().expect("ours");
+                    let Item::Stream { key: own, .. } = &item else {
+                        panic!("a bad line was written");
+                    };
+                    assert_eq!(&key, own);
+                    assert!(thread.starts_with("fastmerge-shard"), "{thread}");
+                    got.push(item);
+                }
+                Ok(Next::Item(item, _)) => {
+                    assert!(matches!(item, Item::Bad { .. }), "a stream not written");
+                    got.push(item);
+                }
+                Ok(Next::End) => break,
+                other => panic!("{other:?}"),
+            }
+        }
+        assert_eq!(got, expected, "jobs={jobs}");
+        assert!(!got.is_empty());
     }
 }

@@ -12,7 +12,9 @@ use pyo3::types::{PyBool, PyBytes, PyInt, PyList, PyString, PyTuple};
 
 use crate::engine::batch::input::Input;
 use crate::engine::batch::split::{split_file as split_engine, Fragment};
-use crate::engine::batch::{Batch, BatchError, Item, Next, Options, Place, StreamError};
+use crate::engine::batch::{
+    Batch, BatchError, Item, Next, Options, Place, StreamError, Writer, Written,
+};
 use crate::py::aggregate::AggregatorCore;
 use crate::py::args::Arg;
 use crate::py::chunks::parse_options;
@@ -98,6 +100,36 @@ pub struct BatchCore {
     buffer: Mutex<Vec<u8>>,
 }
 
+/// A stream's record as a worker wrote it ([`record_writer`]): its line (or its row's
+/// message) in `buffer`.
+struct WrittenRecord {
+    buffer: Vec<u8>,
+    record: record::Record,
+    row: bool,
+}
+
+/// The writer of each stream's record on the batch's workers (as [`BatchCore::record`] writes
+/// it): a stream that could not be merged is left to `next`, whose error text needs Python.
+fn record_writer(row: bool) -> Writer {
+    Arc::new(move |item: &Item| -> Option<Written> {
+        let Item::Stream {
+            key,
+            provider,
+            result: Ok(messages),
+        } = item
+        else {
+            return None;
+        };
+        let mut buffer = Vec::new();
+        let record = record::record(key, *provider, Some(messages), None, row, &mut buffer)?;
+        Some(Box::new(WrittenRecord {
+            buffer,
+            record,
+            row,
+        }))
+    })
+}
+
 /// The most bytes [`BatchCore::buffer`] keeps between records.
 const BUFFER_KEPT: usize = 16 << 20;
 
@@ -114,6 +146,16 @@ impl BatchCore {
             Form::Item => Self::fields(py, item)?,
             Form::Line | Form::Row => self.record(py, item, form == Form::Row)?,
         };
+        self.placed(py, tuple, place)
+    }
+
+    /// `tuple` with `(end, file, line)` at the end when `place` is given.
+    fn placed<'py>(
+        &self,
+        py: Python<'py>,
+        tuple: Bound<'py, PyTuple>,
+        place: Option<Place>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
         let Some(place) = place else {
             return Ok(tuple);
         };
@@ -157,8 +199,25 @@ impl BatchCore {
         let Some(made) = made else {
             return Self::fields(py, item);
         };
+        let made = Self::written(py, key, *provider, error, made, buffer, row);
+        if buffer.capacity() > BUFFER_KEPT {
+            *buffer = Vec::new();
+        }
+        made
+    }
+
+    /// The tuple of a record written in `buffer` ([`BatchCore::record`]).
+    fn written<'py>(
+        py: Python<'py>,
+        key: &str,
+        provider: Option<&str>,
+        error: Option<String>,
+        made: record::Record,
+        buffer: &[u8],
+        row: bool,
+    ) -> PyResult<Bound<'py, PyTuple>> {
         // a row holds the message: its line is not made
-        let line = PyBytes::new(py, if row { b"" } else { buffer.as_slice() });
+        let line = PyBytes::new(py, if row { b"" } else { buffer });
         let row = match made.row {
             None => py.None().into_bound(py),
             Some(columns) => {
@@ -188,11 +247,7 @@ impl BatchCore {
                 PyTuple::new(py, cells)?.into_any()
             }
         };
-        let made = ("record", key, made.status, error, line, row).into_pyobject(py);
-        if buffer.capacity() > BUFFER_KEPT {
-            *buffer = Vec::new();
-        }
-        made
+        ("record", key, made.status, error, line, row).into_pyobject(py)
     }
 
     fn fields<'py>(py: Python<'py>, item: Item) -> PyResult<Bound<'py, PyTuple>> {
@@ -358,13 +413,37 @@ impl BatchCore {
             // without a timeout: short waits, so that Ctrl-C is seen between them
             let wait = timeout.unwrap_or(SIGNAL_TICK);
             let found = py.detach(|| match self.batch.lock() {
-                Ok(mut batch) => batch.next(Some(wait)),
+                Ok(mut batch) => {
+                    if form != Form::Item {
+                        // records are written on the workers from now on, in parallel
+                        batch.write_items(record_writer(form == Form::Row));
+                    }
+                    batch.next(Some(wait))
+                }
                 Err(_) => Err(BatchError::Internal("a batch call panicked".to_owned())),
             });
             match found.map_err(|e| batch_error(py, e))? {
                 Next::Item(item, place) => {
                     let place = self.positions.then_some(place);
                     return self.item(py, item, place, form).map(Some);
+                }
+                Next::Written(item, place, written) => {
+                    let place = self.positions.then_some(place);
+                    let made = match written.downcast::<WrittenRecord>() {
+                        Ok(made) if form != Form::Item && made.row == (form == Form::Row) => made,
+                        // written in another form than asked for now
+                        _ => return self.item(py, item, place, form).map(Some),
+                    };
+                    let Item::Stream { key, provider, .. } = &item else {
+                        return self.item(py, item, place, form).map(Some);
+                    };
+                    let WrittenRecord {
+                        buffer,
+                        record,
+                        row,
+                    } = *made;
+                    let tuple = Self::written(py, key, *provider, None, record, &buffer, row)?;
+                    return self.placed(py, tuple, place).map(Some);
                 }
                 Next::End => return Err(PyStopIteration::new_err(())),
                 Next::Timeout if timeout.is_some() => return Ok(None),

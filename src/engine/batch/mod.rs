@@ -39,7 +39,7 @@ mod worker;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -149,11 +149,21 @@ pub struct Place {
     pub line: u64,
 }
 
+/// What a binding made of a stream's item on the worker that finished it (its record as
+/// written, say), handed back with the item ([`Batch::write_items`]).
+pub type Written = Box<dyn std::any::Any + Send>;
+
+/// How a binding writes a stream's item, called on the workers so that items are written in
+/// parallel; None leaves the item to the caller of [`Batch::next`].
+pub type Writer = Arc<dyn Fn(&Item) -> Option<Written> + Send + Sync>;
+
 /// What [`Batch::next`] found.
-#[derive(Debug, PartialEq)]
+#[derive(Debug)]
 pub enum Next {
     /// The next item in input order, and where it was decided.
     Item(Item, Place),
+    /// The same, with what the [`Writer`] made of it.
+    Written(Item, Place, Written),
     /// `timeout` passed without an item.
     Timeout,
     /// Every item was returned.
@@ -192,6 +202,8 @@ impl Pos {
 /// What a worker sends to the collector.
 pub(crate) enum Out {
     Item(Item, Place),
+    /// An item as the [`Writer`] wrote it.
+    Written(Item, Place, Written),
     /// A stream's first record (counted only with `max_open_streams`).
     Start {
         file: usize,
@@ -225,6 +237,8 @@ pub(crate) struct Plan {
     pub count_starts: bool,
     pub stop: AtomicBool,
     pub bytes_read: Arc<AtomicU64>,
+    /// set by [`Batch::write_items`]
+    pub writer: OnceLock<Writer>,
 }
 
 /// A running batch.
@@ -314,6 +328,7 @@ impl Batch {
             count_starts: options.max_open_streams > 0 && !file_mode,
             stop: AtomicBool::new(false),
             bytes_read: Arc::new(AtomicU64::new(0)),
+            writer: OnceLock::new(),
         });
         Ok(Batch {
             unstarted: Some(jobs),
@@ -343,6 +358,13 @@ impl Batch {
         )
     }
 
+    /// From now on each stream's item is also given to `writer` on the worker that finished
+    /// it, and comes back from [`Self::next`] with what it made ([`Next::Written`]); items
+    /// already finished come as they are. Only the first writer counts.
+    pub fn write_items(&self, writer: Writer) {
+        let _ = self.plan.writer.set(writer);
+    }
+
     /// The next item in input order, waiting at most `timeout` (None: until there is one).
     pub fn next(&mut self, timeout: Option<Duration>) -> Result<Next, BatchError> {
         let deadline = timeout.map(|t| Instant::now() + t);
@@ -360,8 +382,8 @@ impl Batch {
             if let Some(entry) = self.pending.first_entry() {
                 if entry.key().0 <= low {
                     let ((pos, _), out) = entry.remove_entry();
-                    if let Some((found, place)) = self.release(pos, out)? {
-                        return Ok(Next::Item(found, place));
+                    if let Some(found) = self.release(pos, out)? {
+                        return Ok(found);
                     }
                     continue;
                 }
@@ -399,18 +421,29 @@ impl Batch {
     }
 
     /// An item whose turn it is: returned, counted, or the error it is.
-    fn release(&mut self, _pos: Pos, out: Out) -> Result<Option<(Item, Place)>, BatchError> {
+    fn release(&mut self, _pos: Pos, out: Out) -> Result<Option<Next>, BatchError> {
+        let item = match &out {
+            Out::Item(item, _) | Out::Written(item, _, _) => item,
+            _ => return self.release_other(out).map(|()| None),
+        };
+        match item {
+            Item::Stream { .. } => self.streams_done += 1,
+            Item::Bad { .. } => self.bad_lines += 1,
+        }
+        Ok(match out {
+            Out::Written(item, place, written) => Some(Next::Written(item, place, written)),
+            Out::Item(item, place) => Some(Next::Item(item, place)),
+            _ => None,
+        })
+    }
+
+    /// What else a worker sent: counted, or the error it is.
+    fn release_other(&mut self, out: Out) -> Result<(), BatchError> {
         match out {
-            Out::Item(item, place) => {
-                match &item {
-                    Item::Stream { .. } => self.streams_done += 1,
-                    Item::Bad { .. } => self.bad_lines += 1,
-                }
-                Ok(Some((item, place)))
-            }
+            Out::Item(..) | Out::Written(..) => Ok(()),
             Out::Close => {
                 self.open = self.open.saturating_sub(1);
-                Ok(None)
+                Ok(())
             }
             Out::Start { file, line } => {
                 self.open += 1;
@@ -423,7 +456,7 @@ impl Batch {
                     self.close();
                     return Err(err);
                 }
-                Ok(None)
+                Ok(())
             }
             Out::Fatal(err) => {
                 self.close();

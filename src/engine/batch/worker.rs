@@ -465,6 +465,14 @@ impl Shard {
     }
 
     fn emit(&mut self, pos: Pos, out: Out) {
+        // a stream's item written here, on this worker, when the binding asked for it
+        let out = match (out, self.plan.writer.get()) {
+            (Out::Item(item @ Item::Stream { .. }, place), Some(writer)) => match writer(&item) {
+                Some(written) => Out::Written(item, place, written),
+                None => Out::Item(item, place),
+            },
+            (out, _) => out,
+        };
         self.outbox.push((pos, out));
     }
 
