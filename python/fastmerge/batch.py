@@ -698,6 +698,12 @@ def _rows(records: Iterable[Written]) -> Iterator[tuple[Any, ...]]:
         yield written.row
 
 
+#: Message text at which :func:`to_parquet` writes a row group before ``rows_per_group``
+#: rows: large messages then neither fill memory nor leave all the writing (compression)
+#: until the batch ends, where nothing else runs beside it.
+GROUP_BYTES = 8 << 20
+
+
 def to_parquet(
     results: Iterable[StreamResult],
     path: str | os.PathLike[str],
@@ -706,8 +712,8 @@ def to_parquet(
     rows_per_group: int = 10_000,
 ) -> int:
     """Write the results to a Parquet file (the columns of :func:`to_arrow`), a row group at
-    a time, so memory holds ``rows_per_group`` rows, never the whole batch; the number of
-    rows written."""
+    a time, so memory holds ``rows_per_group`` rows, never the whole batch (fewer when their
+    messages pass :data:`GROUP_BYTES`); the number of rows written."""
     return write_parquet(_as_written(results, to, True), path, rows_per_group=rows_per_group)
 
 
@@ -720,13 +726,16 @@ def write_parquet(
     pq = pa.parquet
     count = 0
     rows: list[tuple[Any, ...]] = []
+    held = 0  # the characters of the messages of `rows`
     with pq.ParquetWriter(os.fspath(path), _schema(pa)) as writer:
         for row in _rows(records):
             rows.append(row)
-            if len(rows) >= rows_per_group:
+            held += len(row[-1] or "")
+            if len(rows) >= rows_per_group or held >= GROUP_BYTES:
                 writer.write_table(_table(rows, pa))
                 count += len(rows)
                 rows = []
+                held = 0
         if rows or not count:
             writer.write_table(_table(rows, pa))
             count += len(rows)

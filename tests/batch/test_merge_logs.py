@@ -633,3 +633,20 @@ def test_to_parquet_writes_the_same_rows(batch: ModuleType, tmp_path: Path) -> N
     expected = batch.to_arrow(batch.merge_logs(path, group_by="stream_id", event="event"))
     assert table.to_pylist() == expected.to_pylist()
     assert [r["text"] for r in table.to_pylist()] == ["xyz", "1234"]
+
+
+def test_to_parquet_closes_a_row_group_when_its_messages_are_large(
+    batch: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Large messages make a row group before ``rows_per_group`` rows: memory holds about
+    ``GROUP_BYTES`` of them, and the file holds every row all the same."""
+    _pyarrow()
+    import pyarrow.parquet as pq
+
+    path = write(tmp_path / "log.jsonl", lines(two_streams()))
+    out = tmp_path / "out.parquet"
+    monkeypatch.setattr(batch, "GROUP_BYTES", 1)  # every message passes it
+    count = batch.to_parquet(batch.merge_logs(path, group_by="stream_id", event="event"), out)
+    assert count == 2
+    assert pq.ParquetFile(out).metadata.num_row_groups == 2
+    assert [r["text"] for r in pq.read_table(out).to_pylist()] == ["xyz", "1234"]

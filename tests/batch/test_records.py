@@ -261,7 +261,6 @@ def test_an_event_followed_by_another_member_is_read_whole(both: Both) -> None:
     assert _read(rust, lines, jobs=2, **options) == out
 
 
-
 @pytest.mark.parametrize("name", ['"sid"', '"s\\u0069d"'])
 def test_a_key_repeated_after_the_event_routes_the_line(both: Both, name: str) -> None:
     """The key that counts is the last one, also when it comes after an event that ends like
