@@ -650,3 +650,34 @@ def test_to_parquet_closes_a_row_group_when_its_messages_are_large(
     assert count == 2
     assert pq.ParquetFile(out).metadata.num_row_groups == 2
     assert [r["text"] for r in pq.read_table(out).to_pylist()] == ["xyz", "1234"]
+
+
+def test_to_directory_writes_each_file_and_its_index_line_in_order(
+    batch: ModuleType, tmp_path: Path
+) -> None:
+    path = write(tmp_path / "log.jsonl", lines(two_streams()))
+    out = tmp_path / "out"
+    count = batch.to_directory(batch.merge_logs(path, group_by="stream_id", event="event"), out)
+    assert count == 2
+    index = [json.loads(line) for line in (out / batch.INDEX).read_text().splitlines()]
+    assert [(e["key"], e["file"], e["status"]) for e in index] == [
+        ("a", "a.json", "complete"),
+        ("b", "b.json", "complete"),
+    ]
+    records = batch.merge_logs(path, group_by="stream_id", event="event")
+    for result, entry in zip(records, index, strict=True):
+        assert (out / entry["file"]).read_bytes() == batch.json_line(result.record())
+
+
+def test_to_directory_raises_the_first_write_error(batch: ModuleType, tmp_path: Path) -> None:
+    """A file that cannot be made (here its name is a directory's) is an error of the call,
+    raised however the files are written; the files before it are written, and indexed."""
+    path = write(tmp_path / "log.jsonl", lines(two_streams()))
+    out = tmp_path / "out"
+    (out / "b.json").mkdir(parents=True)
+    with pytest.raises(OSError):
+        batch.to_directory(batch.merge_logs(path, group_by="stream_id", event="event"), out)
+    assert (out / "a.json").is_file()
+    assert [json.loads(line)["file"] for line in (out / batch.INDEX).read_text().splitlines()] == [
+        "a.json"
+    ]
