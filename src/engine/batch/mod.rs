@@ -17,16 +17,19 @@
 //! bounded by the blocks and streams in flight, never by the size of the input:
 //!
 //! 1. the reader opens the inputs in order, decompresses them ([`input`]) and cuts them into
-//!    blocks of whole lines, numbered in input order;
-//! 2. parse workers read a block's records ([`record`]: key, event, order-by value, borrowed
-//!    from the line) and route them by a hash of the key to the shards, one sub-batch per
-//!    shard per block (empty ones too, so every shard sees every block number);
-//! 3. shard workers own their streams (one [`AggregatorCore`] each), take sub-batches in block
-//!    order, fold each record's event, and emit a stream's item when it ends;
-//! 4. [`Batch::next`] puts the items back in input order: each shard says how far through the
+//!    blocks of whole lines, numbered in input order (into buffers that come back when their
+//!    blocks are dropped), and gives every block to every shard;
+//! 2. shard workers own their streams (one [`AggregatorCore`] each), take the blocks in order,
+//!    and read the lines whose keys hash to them: a light scan finds a line's key
+//!    ([`record::route_key`]), a line it cannot be sure of is read whole by every shard (a bad
+//!    line is shard 0's). Each shard reads its records ([`record`]: key, event, order-by
+//!    value, borrowed from the line), folds each record's event on the thread that read it,
+//!    and emits a stream's item when it ends (written there too when the binding gave a
+//!    [`Writer`]);
+//! 3. [`Batch::next`] puts the items back in input order: each shard says how far through the
 //!    input it is, and an item is returned once no shard can still emit an earlier one.
 //!
-//! With one job the parse worker runs the shard itself (one thread does the work).
+//! With one job one shard reads every line (no key scan).
 //!
 //! [`AggregatorCore`]: crate::engine::aggregate::AggregatorCore
 

@@ -141,7 +141,7 @@ pub struct Record {
     /// is a bad line unless [`event_is_json`] (or the aggregator's typed reading) says it is
     pub checked: bool,
     /// whether the event was taken as the line's last member without being read
-    /// ([`last_member`]): when its text is not JSON, the line is read again by [`read_whole`]
+    /// (`last_member`): when its text is not JSON, the line is read again by [`read_whole`]
     /// (it may have had more members after the event), not called bad
     pub unread: bool,
 }
