@@ -18,18 +18,17 @@
 //!
 //! 1. the reader opens the inputs in order, decompresses them ([`input`]) and cuts them into
 //!    blocks of whole lines, numbered in input order (into buffers that come back when their
-//!    blocks are dropped), and gives every block to every shard;
+//!    blocks are dropped), and tells each shard which of a block's lines are its own: a
+//!    light scan finds a line's key ([`record::route_key`]) while the block is at hand, a
+//!    line it cannot be sure of is read for its key, a bad line is shard 0's;
 //! 2. shard workers own their streams (one [`AggregatorCore`] each), take the blocks in order,
-//!    and read the lines whose keys hash to them: a light scan finds a line's key
-//!    ([`record::route_key`]), a line it cannot be sure of is read whole by every shard (a bad
-//!    line is shard 0's). Each shard reads its records ([`record`]: key, event, order-by
-//!    value, borrowed from the line), folds each record's event on the thread that read it,
-//!    and emits a stream's item when it ends (written there too when the binding gave a
-//!    [`Writer`]);
+//!    read their lines' records ([`record`]: key, event, order-by value, borrowed from the
+//!    line), fold each record's event on the thread that read it, and emit a stream's item
+//!    when it ends (written there too when the binding gave a [`Writer`]);
 //! 3. [`Batch::next`] puts the items back in input order: each shard says how far through the
 //!    input it is, and an item is returned once no shard can still emit an earlier one.
 //!
-//! With one job one shard reads every line (no key scan).
+//! With one job the one shard reads every line (no key scan).
 //!
 //! [`AggregatorCore`]: crate::engine::aggregate::AggregatorCore
 

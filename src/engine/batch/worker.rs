@@ -122,8 +122,20 @@ struct Sub {
     chunk: Option<Arc<Chunk>>,
     /// the block is this shard's file stream (`group_by="file"`)
     file: bool,
+    /// with more than one shard, the block's lines whose keys are this shard's (one shard
+    /// reads every line)
+    lines: Option<Vec<Line>>,
     fatal: Option<BatchError>,
     end: bool,
+}
+
+/// A line of a block for one shard: its number, where it is in the block, and whether its
+/// key was found by the light scan ([`record::read_routed`] reads it) or by reading it.
+struct Line {
+    line: u64,
+    start: usize,
+    end: usize,
+    routed: bool,
 }
 
 impl Sub {
@@ -133,6 +145,7 @@ impl Sub {
             at,
             chunk: None,
             file: false,
+            lines: None,
             fatal: None,
             end: false,
         }
@@ -174,10 +187,11 @@ fn spawn(
 }
 
 /// Starts the threads; the receiver of what they emit, their handles, the number of shards.
-/// One job: the reader, and one worker that reads each record and folds it. More: the
-/// reader gives every block to every shard, and each shard reads and folds the lines whose
-/// keys are its own ([`record::route_key`]); a record is read on the thread that folds it,
-/// where handing it from a parsing thread to a folding one cost every byte twice in caches.
+/// One job: the reader, and one shard that reads each record and folds it. More: the reader
+/// finds each line's key once ([`record::route_key`], the block's bytes at hand) and gives
+/// every shard the block with its own lines, which it reads and folds: a record is read on
+/// the thread that folds it (handing records from parsing threads to folding ones cost
+/// every byte twice in caches, and every shard scanning every line's key a fifth of the CPU).
 pub(super) fn start(plan: &Arc<Plan>, jobs: usize) -> (Receiver<Msg>, Vec<JoinHandle<()>>, usize) {
     let (out_tx, out_rx) = sync_channel::<Msg>(4096);
     let mut threads = Vec::new();
@@ -190,7 +204,7 @@ pub(super) fn start(plan: &Arc<Plan>, jobs: usize) -> (Receiver<Msg>, Vec<JoinHa
             &format!("fastmerge-shard-{index}"),
             out_tx.clone(),
             move |out| {
-                let mut shard = Shard::new(plan, index, jobs, out.clone());
+                let mut shard = Shard::new(plan, index, out.clone());
                 while let Ok(sub) = rx.recv() {
                     if !shard.process(sub) {
                         return;
@@ -374,6 +388,32 @@ fn split(plan: &Plan, job: Job, shards: usize) -> Vec<Sub> {
                 subs[target].chunk = Some(Arc::new(chunk));
                 return subs;
             }
+            if let (Some(spec), true) = (&plan.spec, shards > 1) {
+                // each line to the shard of its key, found here once for every shard (the
+                // reader has the block's bytes at hand)
+                let share = memchr::memchr_iter(b'\n', &chunk.data).count() / shards + 16;
+                let mut lines: Vec<Vec<Line>> =
+                    (0..shards).map(|_| Vec::with_capacity(share)).collect();
+                each_line(&chunk, |line, start, text| {
+                    let (target, routed) = match record::route_key(text, spec) {
+                        Some(key) => (shard_of(key, shards), true),
+                        None => match record::read(text, spec) {
+                            Ok(rec) => (shard_of(rec.key.bytes(text), shards), false),
+                            Err(_) => (0, false), // a bad line is shard 0's
+                        },
+                    };
+                    let end = start + text.len();
+                    lines[target].push(Line {
+                        line,
+                        start,
+                        end,
+                        routed,
+                    });
+                });
+                for (sub, lines) in subs.iter_mut().zip(lines) {
+                    sub.lines = Some(lines);
+                }
+            }
             let chunk = Arc::new(chunk);
             for sub in &mut subs {
                 sub.chunk = Some(Arc::clone(&chunk));
@@ -439,8 +479,6 @@ fn opens_response(core: &AggregatorCore, text: &[u8], ended: bool) -> bool {
 struct Shard {
     plan: Arc<Plan>,
     index: usize,
-    /// how many shards there are
-    shards: usize,
     out: SyncSender<Msg>,
     /// by key, as bytes (a record's key is looked up without a UTF-8 check)
     streams: foldhash::HashMap<Vec<u8>, Stream>,
@@ -452,11 +490,10 @@ struct Shard {
 }
 
 impl Shard {
-    fn new(plan: Arc<Plan>, index: usize, shards: usize, out: SyncSender<Msg>) -> Shard {
+    fn new(plan: Arc<Plan>, index: usize, out: SyncSender<Msg>) -> Shard {
         Shard {
             plan,
             index,
-            shards,
             out,
             streams: foldhash::HashMap::default(),
             parked: BTreeMap::new(),
@@ -567,21 +604,21 @@ impl Shard {
             if sub.file {
                 self.file_block(chunk);
             } else {
-                self.records(chunk);
+                self.records(chunk, sub.lines);
             }
         }
         self.flush(Pos::at(seq, u64::MAX, u8::MAX))
     }
 
-    /// The records of a block whose keys are this shard's, in order. A line whose key the
-    /// light scan cannot tell is read whole by every shard (a bad line is shard 0's).
-    fn records(&mut self, chunk: &Chunk) {
+    /// The records of a block: every line (one shard), or the lines whose keys are this
+    /// shard's, in order.
+    fn records(&mut self, chunk: &Chunk, lines: Option<Vec<Line>>) {
         let plan = Arc::clone(&self.plan);
         let Some(spec) = &plan.spec else { return };
-        each_line(chunk, |line, start, text| {
-            if self.shards == 1 {
+        let Some(lines) = lines else {
+            return each_line(chunk, |line, start, text| {
                 let record = record::read(text, spec);
-                return self.record(
+                self.record(
                     chunk,
                     Rec {
                         line,
@@ -589,21 +626,19 @@ impl Shard {
                         record,
                     },
                 );
-            }
-            let record = match record::route_key(text, spec) {
-                Some(key) if shard_of(key, self.shards) != self.index => return,
-                Some(_) => record::read_routed(text, spec),
-                None => {
-                    let record = record::read(text, spec);
-                    let target = match &record {
-                        Ok(rec) => shard_of(rec.key.bytes(text), self.shards),
-                        Err(_) => 0,
-                    };
-                    if target != self.index {
-                        return;
-                    }
-                    record
-                }
+            });
+        };
+        for Line {
+            line,
+            start,
+            end,
+            routed,
+        } in lines
+        {
+            let text = &chunk.data[start..end];
+            let record = match routed {
+                true => record::read_routed(text, spec),
+                false => record::read(text, spec),
             };
             self.record(
                 chunk,
@@ -613,7 +648,7 @@ impl Shard {
                     record,
                 },
             );
-        });
+        }
     }
 
     /// A block of a file that is one stream.
