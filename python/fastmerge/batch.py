@@ -704,6 +704,17 @@ def _rows(records: Iterable[Written]) -> Iterator[tuple[Any, ...]]:
 GROUP_BYTES = 8 << 20
 
 
+#: Rows made Arrow at a time while a row group fills.
+_SLICE = 1_000
+
+
+def _write_group(writer: Any, tables: list[Any], pa: Any) -> int:
+    """``tables`` written as one row group; their rows."""
+    table = pa.concat_tables(tables)
+    writer.write_table(table, row_group_size=max(1, table.num_rows))
+    return int(table.num_rows)
+
+
 def to_parquet(
     results: Iterable[StreamResult],
     path: str | os.PathLike[str],
@@ -726,17 +737,24 @@ def write_parquet(
     pq = pa.parquet
     count = 0
     rows: list[tuple[Any, ...]] = []
-    held = 0  # the characters of the messages of `rows`
+    # the group's rows made Arrow a slice at a time, as they come (beside the merge), not
+    # all after the last stream
+    made: list[Any] = []
+    grouped = 0  # rows in `made`
+    held = 0  # the characters of the group's messages
     with pq.ParquetWriter(os.fspath(path), _schema(pa)) as writer:
         for row in _rows(records):
             rows.append(row)
             held += len(row[-1] or "")
-            if len(rows) >= rows_per_group or held >= GROUP_BYTES:
-                writer.write_table(_table(rows, pa))
-                count += len(rows)
+            if len(rows) >= _SLICE:
+                made.append(_table(rows, pa))
+                grouped += len(rows)
                 rows = []
-                held = 0
-        if rows or not count:
-            writer.write_table(_table(rows, pa))
-            count += len(rows)
+            if grouped + len(rows) >= rows_per_group or held >= GROUP_BYTES:
+                made.append(_table(rows, pa))
+                count += _write_group(writer, made, pa)
+                rows, made, grouped, held = [], [], 0, 0
+        if rows or made or not count:
+            made.append(_table(rows, pa))
+            count += _write_group(writer, made, pa)
     return count

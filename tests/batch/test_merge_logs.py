@@ -681,3 +681,21 @@ def test_to_directory_raises_the_first_write_error(batch: ModuleType, tmp_path: 
     assert [json.loads(line)["file"] for line in (out / batch.INDEX).read_text().splitlines()] == [
         "a.json"
     ]
+
+
+def test_to_parquet_makes_a_row_group_from_slices_made_as_rows_come(
+    batch: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rows are made Arrow a slice at a time while a group fills: still one row group of
+    all of them, the same rows as :func:`to_arrow`."""
+    _pyarrow()
+    import pyarrow.parquet as pq
+
+    path = write(tmp_path / "log.jsonl", lines(two_streams()))
+    out = tmp_path / "out.parquet"
+    monkeypatch.setattr(batch, "_SLICE", 1)
+    count = batch.to_parquet(batch.merge_logs(path, group_by="stream_id", event="event"), out)
+    assert count == 2
+    assert pq.ParquetFile(out).metadata.num_row_groups == 1
+    expected = batch.to_arrow(batch.merge_logs(path, group_by="stream_id", event="event"))
+    assert pq.read_table(out).to_pylist() == expected.to_pylist()
