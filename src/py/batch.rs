@@ -2,7 +2,7 @@
 //! the engine run with the GIL released, items out as Python tuples. Every rule is in
 //! `crate::engine::batch`; the twin is `fastmerge._pure.batch`.
 
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -98,6 +98,8 @@ pub struct BatchCore {
     /// Where a record is written ([`record::record`]), kept from one to the next: a large
     /// record then costs no fresh memory (and its page faults) each time.
     buffer: Mutex<Vec<u8>>,
+    /// whether the workers were asked to write records ([`record_writer`])
+    writing: AtomicBool,
 }
 
 /// A stream's record as a worker wrote it ([`record_writer`]): its line (or its row's
@@ -372,6 +374,7 @@ impl BatchCore {
             batch: Mutex::new(batch),
             positions,
             buffer: Mutex::new(Vec::new()),
+            writing: AtomicBool::new(false),
         })
     }
 
@@ -414,7 +417,7 @@ impl BatchCore {
             let wait = timeout.unwrap_or(SIGNAL_TICK);
             let found = py.detach(|| match self.batch.lock() {
                 Ok(mut batch) => {
-                    if form != Form::Item {
+                    if form != Form::Item && !self.writing.swap(true, Ordering::Relaxed) {
                         // records are written on the workers from now on, in parallel
                         batch.write_items(record_writer(form == Form::Row));
                     }

@@ -89,6 +89,8 @@ pub(super) struct Chunk {
     /// `base + line` (each file counts its `\n`s plus one)
     base: u64,
     first_line: u64,
+    /// its `\n`s
+    newlines: u64,
     pub data: Block,
     /// the file's last block
     last: bool,
@@ -315,16 +317,17 @@ pub(super) fn read_file(
             end: len,
             pool: Arc::clone(pool),
         };
-        let lines = memchr::memchr_iter(b'\n', &data).count() as u64;
+        let newlines = memchr::memchr_iter(b'\n', &data).count() as u64;
         let chunk = Chunk {
             seq: *seq,
             file,
             base: *base,
             first_line: line,
+            newlines,
             data,
             last: eof,
         };
-        line += lines;
+        line += newlines;
         *seq += 1;
         if !send(chunk) {
             return Ok(false);
@@ -391,7 +394,7 @@ fn split(plan: &Plan, job: Job, shards: usize) -> Vec<Sub> {
             if let (Some(spec), true) = (&plan.spec, shards > 1) {
                 // each line to the shard of its key, found here once for every shard (the
                 // reader has the block's bytes at hand)
-                let share = memchr::memchr_iter(b'\n', &chunk.data).count() / shards + 16;
+                let share = chunk.newlines as usize / shards + 16;
                 let mut lines: Vec<Vec<Line>> =
                     (0..shards).map(|_| Vec::with_capacity(share)).collect();
                 each_line(&chunk, |line, start, text| {
@@ -615,40 +618,43 @@ impl Shard {
     fn records(&mut self, chunk: &Chunk, lines: Option<Vec<Line>>) {
         let plan = Arc::clone(&self.plan);
         let Some(spec) = &plan.spec else { return };
-        let Some(lines) = lines else {
-            return each_line(chunk, |line, start, text| {
-                let record = record::read(text, spec);
-                self.record(
+        match lines {
+            Some(lines) => lines
+                .into_iter()
+                .for_each(|line| self.read_line(chunk, spec, line)),
+            None => each_line(chunk, |line, start, text| {
+                let end = start + text.len();
+                let routed = false;
+                self.read_line(
                     chunk,
-                    Rec {
+                    spec,
+                    Line {
                         line,
                         start,
-                        record,
+                        end,
+                        routed,
                     },
                 );
-            });
-        };
-        for Line {
-            line,
-            start,
-            end,
-            routed,
-        } in lines
-        {
-            let text = &chunk.data[start..end];
-            let record = match routed {
-                true => record::read_routed(text, spec),
-                false => record::read(text, spec),
-            };
-            self.record(
-                chunk,
-                Rec {
-                    line,
-                    start,
-                    record,
-                },
-            );
+            }),
         }
+    }
+
+    /// A line's record, read and folded.
+    fn read_line(&mut self, chunk: &Chunk, spec: &record::Spec, line: Line) {
+        let text = &chunk.data[line.start..line.end];
+        let record = match line.routed {
+            true => record::read_routed(text, spec),
+            false => record::read(text, spec),
+        };
+        let (line, start) = (line.line, line.start);
+        self.record(
+            chunk,
+            Rec {
+                line,
+                start,
+                record,
+            },
+        );
     }
 
     /// A block of a file that is one stream.
