@@ -39,7 +39,10 @@ impl Pool {
     /// A buffer of `size` bytes or more, every one of them written (its length).
     fn take(&self, size: usize) -> Vec<u8> {
         let pooled = self.0.lock().ok().and_then(|mut bufs| bufs.pop());
-        let mut buf = pooled.unwrap_or_default();
+        // a new buffer is allocated zeroed (calloc: fresh pages are not written twice)
+        let Some(mut buf) = pooled else {
+            return vec![0; size];
+        };
         if buf.len() < size {
             buf.resize(size, 0);
         }
