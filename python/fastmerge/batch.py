@@ -50,6 +50,7 @@ import json
 import os
 import re
 import stat
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import IO, TYPE_CHECKING, Any, Iterable, Iterator, Literal, NamedTuple, Sequence
 
 from . import _backend, _remote
@@ -268,7 +269,8 @@ class Written(NamedTuple):
     ``status`` and ``error`` (the record's: with ``to``, a message the target cannot hold is
     an ``error`` record), ``line`` (the bytes :func:`json_line` gives for
     :meth:`StreamResult.record`; empty when its row was asked for instead), ``row`` (its
-    Parquet columns, in :data:`COLUMNS` order, or None when not asked for) and ``merged``
+    Parquet columns, in :data:`COLUMNS` order, the last, ``message``, as UTF-8 JSON bytes;
+    or None when not asked for) and ``merged``
     (whether the stream has a message: False is a :class:`StreamResult` whose status is
     ``error``)."""
 
@@ -662,9 +664,8 @@ def _row(result: StreamResult, record: dict[str, Any]) -> tuple[Any, ...]:
         None if message is None else len(message.tool_calls or ()),
         len(record["anomalies"]),
         record["error"],
-        None
-        if record["message"] is None
-        else json_line(record["message"])[:-1].decode("utf-8", "surrogatepass"),
+        # the message's JSON as UTF-8 bytes, which pyarrow reads as a string column
+        None if record["message"] is None else json_line(record["message"])[:-1],
     )
 
 
@@ -715,6 +716,12 @@ def _write_group(writer: Any, tables: list[Any], pa: Any) -> int:
     return int(table.num_rows)
 
 
+#: The columns whose Parquet pages keep min/max statistics and try dictionary encoding: the
+#: short typed ones. ``text`` and ``message`` are long and nearly all distinct, so their
+#: statistics and dictionaries would cost a pass over every byte and help no reader.
+_INDEXED = tuple(name for name, _ in COLUMNS if name not in ("text", "message"))
+
+
 def to_parquet(
     results: Iterable[StreamResult],
     path: str | os.PathLike[str],
@@ -742,18 +749,32 @@ def write_parquet(
     made: list[Any] = []
     grouped = 0  # rows in `made`
     held = 0  # the characters of the group's messages
-    with pq.ParquetWriter(os.fspath(path), _schema(pa)) as writer:
+    schema = _schema(pa)
+    indexed = list(_INDEXED)
+    # A full row group is encoded and compressed on another thread (pyarrow lets go of the
+    # GIL there) while the next one fills; one group at a time, so memory holds two at most.
+    with (
+        pq.ParquetWriter(
+            os.fspath(path), schema, use_dictionary=indexed, write_statistics=indexed
+        ) as writer,
+        ThreadPoolExecutor(1, thread_name_prefix="fastmerge-parquet") as pool,
+    ):
+        writing: Future[int] | None = None
         for row in _rows(records):
             rows.append(row)
-            held += len(row[-1] or "")
+            held += len(row[-1] or b"")
             if len(rows) >= _SLICE:
                 made.append(_table(rows, pa))
                 grouped += len(rows)
                 rows = []
             if grouped + len(rows) >= rows_per_group or held >= GROUP_BYTES:
                 made.append(_table(rows, pa))
-                count += _write_group(writer, made, pa)
+                if writing is not None:
+                    count += writing.result()
+                writing = pool.submit(_write_group, writer, made, pa)
                 rows, made, grouped, held = [], [], 0, 0
+        if writing is not None:
+            count += writing.result()
         if rows or made or not count:
             made.append(_table(rows, pa))
             count += _write_group(writer, made, pa)

@@ -223,10 +223,11 @@ impl BatchCore {
         let row = match made.row {
             None => py.None().into_bound(py),
             Some(columns) => {
-                // the line is UTF-8: it was written from Rust strings
+                // the message's JSON as bytes (UTF-8: written from Rust strings), which
+                // pyarrow reads as a string column: no Python str is made of a long text
                 let message = made
                     .message
-                    .map(|(start, end)| String::from_utf8_lossy(&buffer[start..end]));
+                    .map(|(start, end)| PyBytes::new(py, &buffer[start..end]));
                 let cells: [Bound<'py, PyAny>; 14] = [
                     key.into_pyobject(py)?.into_any(),
                     provider.into_pyobject(py)?.into_any(),

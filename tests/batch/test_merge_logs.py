@@ -652,6 +652,36 @@ def test_to_parquet_closes_a_row_group_when_its_messages_are_large(
     assert [r["text"] for r in pq.read_table(out).to_pylist()] == ["xyz", "1234"]
 
 
+def test_to_parquet_writes_full_row_groups_on_another_thread_and_raises_their_error(
+    batch: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full row group is written beside the next one filling, on its own thread; an error
+    there is the call's error, and the stream after it is not read on."""
+    _pyarrow()
+    import threading
+
+    path = write(tmp_path / "log.jsonl", lines(two_streams()))
+    monkeypatch.setattr(batch, "GROUP_BYTES", 1)  # a group a row
+    threads: list[str] = []
+    write_group = batch._write_group
+
+    def recording(*args: Any) -> int:
+        threads.append(threading.current_thread().name)
+        return int(write_group(*args))
+
+    monkeypatch.setattr(batch, "_write_group", recording)
+    out = tmp_path / "out.parquet"
+    assert batch.to_parquet(batch.merge_logs(path, group_by="stream_id", event="event"), out) == 2
+    assert [name.startswith("fastmerge-parquet") for name in threads] == [True, True]
+
+    def failing(*args: Any) -> int:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(batch, "_write_group", failing)
+    with pytest.raises(OSError, match="No space left"):
+        batch.to_parquet(batch.merge_logs(path, group_by="stream_id", event="event"), out)
+
+
 def test_to_directory_writes_each_file_and_its_index_line_in_order(
     batch: ModuleType, tmp_path: Path
 ) -> None:
