@@ -114,8 +114,9 @@ test-pure: $(VENV)/.dev-deps ## pytest on the pure-Python twin alone (no Rust ne
 	FASTMERGE_BACKEND=python PYTHONPATH=python $(PY) -m pytest $(PYTEST_ARGS)
 
 .PHONY: cargo-test
-cargo-test: ## cargo test of the engine, without Python
+cargo-test: ## cargo test of the engine, without Python; and the binding's own unit tests
 	cargo test --no-default-features
+	PYO3_PYTHON=$(abspath $(PY)) cargo test --lib py::
 
 .PHONY: bench-smoke
 bench-smoke: build-dev $(VENV)/.dev-deps ## run every benchmark once, untimed, checking results

@@ -12,6 +12,7 @@
 use std::io::Write;
 
 use crate::engine::value::Value;
+use smallvec::SmallVec;
 
 /// `StreamResult.status` order, best first (`fastmerge.batch.STATUSES`).
 const STATUSES: [&str; 4] = ["complete", "incomplete", "failed", "error"];
@@ -385,7 +386,8 @@ impl Walk<'_> {
             out.push(b'}');
             return Some(());
         }
-        let mut keys: Vec<(usize, usize)> = Vec::new();
+        // an object's keys held inline: kept objects are small (a logprob entry has four)
+        let mut keys: SmallVec<[(usize, usize); 8]> = SmallVec::new();
         loop {
             if self.b.get(self.pos) != Some(&b'"') {
                 return None;
@@ -508,7 +510,12 @@ impl Walk<'_> {
             }
             self.pos += 1;
         }
-        let token = std::str::from_utf8(self.b.get(start..self.pos)?).ok()?;
+        let bytes = self.b.get(start..self.pos)?;
+        if !is_int && is_float_repr(bytes) {
+            out.extend_from_slice(bytes);
+            return Some(());
+        }
+        let token = std::str::from_utf8(bytes).ok()?;
         if is_int {
             if let Ok(number) = token.parse::<i64>() {
                 let mut buffer = itoa_buffer();
@@ -524,6 +531,40 @@ impl Walk<'_> {
             _ => None,
         }
     }
+}
+
+/// Whether a number's text is already what `float.__repr__` writes for the float it reads
+/// as, so it is copied, not read and written again: a plain decimal `-?I.F` from 1e-4 to
+/// 1e16 (`I` without leading zeros, at most three zeros opening `F` when `I` is 0), `F`
+/// ending in a non-zero digit or being `0`, with at most 15 significant digits. Any decimal
+/// of 15 digits or fewer reads back from its float unchanged, and no shorter one reads as
+/// that float (two such decimals never share a float), so these are `repr`'s digits.
+/// Logprobs as providers send them (about 8 digits) take this path.
+fn is_float_repr(text: &[u8]) -> bool {
+    let unsigned = text.strip_prefix(b"-").unwrap_or(text);
+    let Some(point) = memchr::memchr(b'.', unsigned) else {
+        return false;
+    };
+    let (whole, fraction) = (&unsigned[..point], &unsigned[point + 1..]);
+    let digits = |part: &[u8]| !part.is_empty() && part.iter().all(u8::is_ascii_digit);
+    if !digits(whole) || !digits(fraction) || (whole.len() > 1 && whole[0] == b'0') {
+        return false;
+    }
+    if fraction != b"0" && fraction[fraction.len() - 1] == b'0' {
+        return false;
+    }
+    let significant = if whole == b"0" {
+        let zeros = fraction.iter().take_while(|&&d| d == b'0').count();
+        if zeros > 3 && zeros < fraction.len() {
+            return false; // below 1e-4: written with an exponent
+        }
+        fraction.len() - zeros
+    } else if fraction == b"0" {
+        whole.len()
+    } else {
+        whole.len() + fraction.len()
+    };
+    significant <= 15
 }
 
 fn itoa_buffer() -> [u8; 20] {
@@ -574,14 +615,31 @@ fn float(out: &mut Vec<u8>, number: f64) {
         out.extend_from_slice(b"0.0");
         return;
     }
-    let mut sci = String::with_capacity(32);
-    let _ = std::fmt::Write::write_fmt(&mut sci, format_args!("{number:e}"));
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let mut digits: Vec<u8> = mantissa.bytes().filter(u8::is_ascii_digit).collect();
-    if let Some(even) = crate::engine::value::even_of_a_tie(number, &digits, exp) {
-        digits = even;
+    // `{:e}` (the shortest digits, `d.ddde-x`) written on the stack: at most 17 digits, a
+    // point and an exponent of 4 characters
+    let mut sci = [0u8; 32];
+    let written = {
+        let mut cursor = std::io::Cursor::new(&mut sci[..]);
+        let _ = write!(cursor, "{number:e}");
+        cursor.position() as usize
+    };
+    let sci = &sci[..written];
+    let (mantissa, exp) = match memchr::memchr(b'e', sci) {
+        Some(at) => (&sci[..at], &sci[at + 1..]),
+        None => (sci, &b"0"[..]),
+    };
+    let exp: i32 = std::str::from_utf8(exp)
+        .ok()
+        .and_then(|e| e.parse().ok())
+        .unwrap_or(0);
+    let mut kept = [0u8; 17];
+    let mut count = 0;
+    for &byte in mantissa.iter().filter(|b| b.is_ascii_digit()).take(17) {
+        kept[count] = byte;
+        count += 1;
     }
+    let even = crate::engine::value::even_of_a_tie(number, &kept[..count], exp);
+    let digits: &[u8] = even.as_deref().unwrap_or(&kept[..count]);
     let digit = |i: usize| digits.get(i).copied().unwrap_or(b'0');
     if (-4..16).contains(&exp) {
         if exp >= 0 {
@@ -600,7 +658,7 @@ fn float(out: &mut Vec<u8>, number: f64) {
             for _ in 0..(-exp - 1) {
                 out.push(b'0');
             }
-            out.extend_from_slice(&digits);
+            out.extend_from_slice(digits);
         }
     } else {
         out.push(digit(0));
@@ -679,6 +737,72 @@ mod tests {
         assert_eq!(kept(r#""\ud83d\ude00""#), None);
         assert_eq!(kept("[1,"), None);
         assert_eq!(kept("\"a\\n\u{1}\""), None);
+    }
+
+    #[test]
+    fn a_float_already_in_repr_form_is_copied_as_repr_writes_it() {
+        for token in [
+            "0.0",
+            "-0.0",
+            "0.1",
+            "-0.0001",
+            "1.0",
+            "-0.26638845",
+            "999999999999999.0",
+        ] {
+            assert!(is_float_repr(token.as_bytes()), "{token}");
+        }
+        let not = [
+            "0.00001",
+            "1.50",
+            "1234567890123456.0",
+            "01.5",
+            "1.",
+            ".5",
+            "1e5",
+            "-",
+            "0.1234567890123456",
+        ];
+        for token in not {
+            assert!(!is_float_repr(token.as_bytes()), "{token}");
+        }
+        // every token the fast path copies is what reading it and writing it again gives
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut copied = 0;
+        for _ in 0..200_000 {
+            let digits = 1 + (next() % 17) as usize;
+            let mut token: Vec<u8> = (0..digits).map(|_| b'0' + (next() % 10) as u8).collect();
+            let point = (next() % digits as u64) as usize + 1;
+            let (whole, fraction) = token.split_at(point);
+            let whole = if whole.len() > 1 && next() % 2 == 0 {
+                &whole[whole.len() - 1..]
+            } else {
+                whole
+            };
+            let fraction = if fraction.is_empty() {
+                &b"0"[..]
+            } else {
+                fraction
+            };
+            token = [&b"-"[..(next() % 2) as usize], whole, b".", fraction].concat();
+            if is_float_repr(&token) {
+                copied += 1;
+                let number: f64 = std::str::from_utf8(&token).unwrap().parse().unwrap();
+                let mut written = Vec::new();
+                float(&mut written, number);
+                assert_eq!(
+                    String::from_utf8(written).unwrap(),
+                    std::str::from_utf8(&token).unwrap()
+                );
+            }
+        }
+        assert!(copied > 50_000, "{copied}");
     }
 
     fn text(v: &Value) -> String {
