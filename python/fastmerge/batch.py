@@ -590,20 +590,30 @@ def write_directory(records: Iterable[Written], directory: str | os.PathLike[str
     taken: set[str] = set()
     count = 0
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0)
-    with open(os.path.join(directory, INDEX), "wb") as index:
-        for written in records:
-            name = file_name(written.key, taken)
-            # a file is one write: open, write and close it without a file object
-            fd = os.open(os.path.join(directory, name), flags, 0o666)
-            try:
-                view = memoryview(written.line)
-                while view:
-                    view = view[os.write(fd, view) :]
-            finally:
-                os.close(fd)
-            index.write(_index_line(written, name))
-            index.flush()
-            count += 1
+    # files opened by name in the directory's descriptor: its path is not walked again for
+    # each (where the system allows it)
+    at = os.open(directory, os.O_RDONLY) if os.open in os.supports_dir_fd else None
+    try:
+        with open(os.path.join(directory, INDEX), "wb") as index:
+            for written in records:
+                name = file_name(written.key, taken)
+                # a file is one write: open, write and close it without a file object
+                if at is None:
+                    fd = os.open(os.path.join(directory, name), flags, 0o666)
+                else:
+                    fd = os.open(name, flags, 0o666, dir_fd=at)
+                try:
+                    view = memoryview(written.line)
+                    while view:
+                        view = view[os.write(fd, view) :]
+                finally:
+                    os.close(fd)
+                index.write(_index_line(written, name))
+                index.flush()
+                count += 1
+    finally:
+        if at is not None:
+            os.close(at)
     return count
 
 
