@@ -14,6 +14,7 @@ __all__ = [
     "AggregatorCore",
     "BUILD_PROFILE",
     "BatchCore",
+    "DirectoryWriter",
     "ChunkCore",
     "LIST_MERGES",
     "MAX_DEPTH",
@@ -127,6 +128,15 @@ class BatchCore:
     ) -> tuple[Any, ...] | None: ...
     def progress(self) -> tuple[int, int, int, int]: ...
     def close(self) -> None: ...
+
+@final
+class DirectoryWriter:
+    """Files of ``--output-dir`` and their index lines, written on a thread of their own (the
+    twin: ``fastmerge._pure.batch.DirectoryWriter``)."""
+
+    def __new__(cls, directory: str, index: str) -> DirectoryWriter: ...
+    def put(self, name: str, data: bytes, index_line: bytes) -> None: ...
+    def close(self) -> OSError | None: ...
 
 def read_input(path: str) -> bytes: ...
 def split_file(

@@ -59,6 +59,7 @@ from ._types import Provider, SignatureMerge, UsageMerge
 
 if TYPE_CHECKING:
     from ._pure.batch import BatchCore as _Core
+    from ._pure.batch import DirectoryWriter as _DirectoryWriter
     from ._pure.batch import split_file as _split_file
     from .messages import AssistantMessage
 
@@ -66,6 +67,7 @@ if TYPE_CHECKING:
 else:
     _name, _impl = _backend.backend_of(__name__)
     _Core = _impl.BatchCore
+    _DirectoryWriter = _impl.DirectoryWriter
     _split_file = _impl.split_file
     AssistantMessage = _backend.messages(_name).AssistantMessage
 
@@ -584,36 +586,24 @@ def _index_line(written: Written, name: str) -> bytes:
 
 def write_directory(records: Iterable[Written], directory: str | os.PathLike[str]) -> int:
     """Write each of ``records`` to its own file in ``directory``, and :data:`INDEX`, as
-    :func:`to_directory` does; the number of files written."""
+    :func:`to_directory` does; the number of files written. The backend's
+    ``DirectoryWriter`` writes them: on the Rust backend on a thread of its own, beside the
+    batch (each file's open, write and close are system calls the merge does not wait on)."""
     directory = os.fspath(directory)
     os.makedirs(directory, exist_ok=True)
     taken: set[str] = set()
     count = 0
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0)
-    # files opened by name in the directory's descriptor: its path is not walked again for
-    # each (where the system allows it)
-    at = os.open(directory, os.O_RDONLY) if os.open in os.supports_dir_fd else None
+    writer = _DirectoryWriter(directory, INDEX)
     try:
-        with open(os.path.join(directory, INDEX), "wb") as index:
-            for written in records:
-                name = file_name(written.key, taken)
-                # a file is one write: open, write and close it without a file object
-                if at is None:
-                    fd = os.open(os.path.join(directory, name), flags, 0o666)
-                else:
-                    fd = os.open(name, flags, 0o666, dir_fd=at)
-                try:
-                    view = memoryview(written.line)
-                    while view:
-                        view = view[os.write(fd, view) :]
-                finally:
-                    os.close(fd)
-                index.write(_index_line(written, name))
-                index.flush()
-                count += 1
+        for written in records:
+            name = file_name(written.key, taken)
+            writer.put(name, written.line, _index_line(written, name))
+            count += 1
     finally:
-        if at is not None:
-            os.close(at)
+        # every file queued is written before this returns (or the first error is raised)
+        failure = writer.close()
+    if failure is not None:
+        raise failure
     return count
 
 

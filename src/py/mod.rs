@@ -13,6 +13,7 @@ mod args;
 mod batch;
 mod chunks;
 mod convert;
+mod directory;
 mod errors;
 mod functions;
 mod host;
@@ -46,5 +47,6 @@ fn _fastmerge(m: &Bound<'_, PyModule>) -> PyResult<()> {
     chunks::register(m)?;
     batch::register(m)?;
     split::register(m)?;
+    directory::register(m)?;
     aggregate::register(m)
 }

@@ -3,6 +3,7 @@ compression), grouping, order, rotation, errors modes, limits, records, Arrow an
 
 from __future__ import annotations
 
+import errno
 import io
 import json
 import os
@@ -705,12 +706,68 @@ def test_to_directory_raises_the_first_write_error(batch: ModuleType, tmp_path: 
     path = write(tmp_path / "log.jsonl", lines(two_streams()))
     out = tmp_path / "out"
     (out / "b.json").mkdir(parents=True)
-    with pytest.raises(OSError):
+    with pytest.raises(IsADirectoryError) as raised:
         batch.to_directory(batch.merge_logs(path, group_by="stream_id", event="event"), out)
+    # Python's own error for that path, on both backends
+    assert str(raised.value) == f"[Errno {errno.EISDIR}] Is a directory: '{out / 'b.json'}'"
+    assert raised.value.filename == str(out / "b.json")
     assert (out / "a.json").is_file()
     assert [json.loads(line)["file"] for line in (out / batch.INDEX).read_text().splitlines()] == [
         "a.json"
     ]
+
+
+def test_the_directory_writer_stops_at_its_first_failure(
+    backend_module: ModuleType, tmp_path: Path
+) -> None:
+    """After a failed write nothing more is written; the failure is raised by a later
+    ``put`` (at once on the twin) or returned by ``close``, every time; a closed writer
+    refuses more."""
+    (tmp_path / "b.json").mkdir()
+    writer = backend_module.DirectoryWriter(str(tmp_path), "index.jsonl")
+    raised: list[OSError] = []
+    for name in ("a.json", "b.json", "c.json", "d.json"):
+        try:
+            writer.put(name, name.encode(), name.encode() + b"\n")
+        except OSError as error:
+            raised.append(error)
+    failure = writer.close()
+    assert isinstance(failure, IsADirectoryError)
+    assert failure.filename == str(tmp_path / "b.json")
+    assert all(error is failure or str(error) == str(failure) for error in raised)
+    assert str(writer.close()) == str(failure)
+    assert (tmp_path / "a.json").read_bytes() == b"a.json"
+    assert not (tmp_path / "c.json").exists() and not (tmp_path / "d.json").exists()
+    assert (tmp_path / "index.jsonl").read_bytes() == b"a.json\n"
+    with pytest.raises((ValueError, OSError)):
+        writer.put("e.json", b"e", b"e\n")
+
+
+def test_the_directory_writers_of_both_backends_write_the_same_files(
+    both: tuple[ModuleType, ModuleType], tmp_path: Path
+) -> None:
+    """Many files, long and empty ones, in order: the same files and index from each."""
+    made = []
+    for module in both:
+        out = tmp_path / module.__name__
+        out.mkdir()
+        writer = module.DirectoryWriter(str(out), "index.jsonl")
+        for n in range(600):  # more than the Rust writer queues
+            writer.put(f"{n}.json", b"x" * (n * 97 % 5000), f"{n}\n".encode())
+        assert writer.close() is None
+        made.append(sorted((p.name, p.read_bytes()) for p in out.iterdir()))
+    assert made[0] == made[1]
+    assert len(made[0]) == 601
+
+
+def test_a_directory_writer_in_a_missing_directory_raises_python_s_error(
+    backend_module: ModuleType, tmp_path: Path
+) -> None:
+    missing = tmp_path / "missing"
+    with pytest.raises(FileNotFoundError) as raised:
+        backend_module.DirectoryWriter(str(missing), "index.jsonl")
+    index = missing / "index.jsonl"
+    assert str(raised.value) == f"[Errno {errno.ENOENT}] No such file or directory: '{index}'"
 
 
 def test_to_parquet_makes_a_row_group_from_slices_made_as_rows_come(

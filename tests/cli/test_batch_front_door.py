@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Iterator
@@ -224,14 +225,26 @@ def test_output_dir_takes_any_key(capsys: pytest.CaptureFixture[str], tmp_path: 
 
 
 def test_the_index_is_written_as_each_file_is(batch: ModuleType, tmp_path: Path) -> None:
+    """Each file's index line is written as the file is, not when the batch ends (on the
+    Rust backend by the writer thread, beside the batch): before the second result is given,
+    a reader of the directory finds the first one's line."""
     out = tmp_path / "out"
     results = list(batch.merge_logs(log(tmp_path), group_by="stream_id", event="event"))
     seen: list[list[str]] = []
 
+    def index_of(files: int) -> list[str]:
+        """The index's lines once it has ``files`` of them (10 s at most)."""
+        deadline = time.monotonic() + 10
+        while True:
+            index = out / "index.jsonl"
+            lines_ = index.read_text().splitlines() if index.exists() else []
+            if len(lines_) >= files or time.monotonic() > deadline:
+                return lines_
+            time.sleep(0.001)
+
     def slowly() -> Iterator[Any]:
-        for result in results:
-            # what a reader of the directory finds before this result is written
-            seen.append((out / "index.jsonl").read_text().splitlines() if out.exists() else [])
+        for done, result in enumerate(results):
+            seen.append(index_of(done))
             yield result
 
     assert batch.to_directory(slowly(), out) == 2

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .._version import __version__
 from .aggregate import PROVIDERS, AggregatorCore
-from .batch import BatchCore, split_file
+from .batch import BatchCore, DirectoryWriter, split_file
 from .chunks import ChunkCore, copy_tree, fold_chunks, freeze_tree
 from .generic import (
     ATOMIC_KEYS,
@@ -33,6 +33,7 @@ __all__ = [
     "AggregatorCore",
     "BatchCore",
     "ChunkCore",
+    "DirectoryWriter",
     "__version__",
     "add_ai_message_chunks",
     "copy_tree",

@@ -76,11 +76,12 @@ from typing import IO, Any, Callable, Iterator
 from ... import errors
 from .. import events
 from ..aggregate import AggregatorCore
+from .directory import DirectoryWriter
 from .input import _BLANK, _DECODERS, _MAGIC, _decompress, _Stored, _without_bom
 from .path import _MISSING, parse_path, resolve
 from .record import _holds_too_large, _kind, _number, _too_large, key_text, parse_record
 
-__all__ = ["BatchCore", "split_file"]
+__all__ = ["BatchCore", "DirectoryWriter", "split_file"]
 
 #: Bytes read from an input at a time.
 CHUNK = 1 << 16

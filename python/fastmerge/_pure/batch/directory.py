@@ -1,0 +1,54 @@
+"""The twin of the engine's ``DirectoryWriter`` (``src/py/directory.rs``): the files of
+``fastmerge batch --output-dir``, each written as it is given, then its index line. The engine
+writes them in the same order on a thread of its own; the files and the first error are the
+same."""
+
+from __future__ import annotations
+
+import os
+
+#: How a file is opened: made or emptied, written as bytes.
+_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0)
+
+
+class DirectoryWriter:
+    """Writes each file given (:meth:`put`) in ``directory`` (which exists), then appends its
+    line to the index file ``index`` (made or emptied now); after a failed write nothing more
+    is written."""
+
+    def __init__(self, directory: str, index: str) -> None:
+        self._directory = directory
+        self._index: int | None = os.open(os.path.join(directory, index), _FLAGS, 0o666)
+        self._failure: OSError | None = None
+
+    def put(self, name: str, data: bytes, index_line: bytes) -> None:
+        """Writes file ``name`` with ``data``, and its index line; raises the first failed
+        write's ``OSError`` (then and at every later call)."""
+        if self._failure is not None:
+            raise self._failure
+        if self._index is None:
+            raise ValueError("the directory writer is closed")
+        try:
+            # a file is one write: open, write and close it without a file object
+            fd = os.open(os.path.join(self._directory, name), _FLAGS, 0o666)
+            try:
+                _write_all(fd, data)
+            finally:
+                os.close(fd)
+            _write_all(self._index, index_line)
+        except OSError as error:
+            self._failure = error
+            raise
+
+    def close(self) -> OSError | None:
+        """Closes the index; the first failed write's ``OSError``, or None."""
+        if self._index is not None:
+            os.close(self._index)
+            self._index = None
+        return self._failure
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
