@@ -252,6 +252,22 @@ def test_the_index_is_written_as_each_file_is(batch: ModuleType, tmp_path: Path)
     assert json.loads(seen[1][0]) == {"key": "b", "file": "b.json", "status": "complete"}
 
 
+def test_a_file_that_cannot_be_written_is_one_line_naming_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    (out / "a.json").mkdir(parents=True)  # the second stream's file ("b" comes first)
+    status, stdout, stderr = run(capsys, "batch", log(tmp_path), *WRAPPED, "--output-dir", str(out))
+    assert (status, stdout) == (1, "")
+    assert stderr.splitlines()[0] == (
+        f"fastmerge: error: cannot write the output {out / 'a.json'}: Is a directory"
+    )
+    assert (out / "b.json").is_file()
+    assert [
+        json.loads(line)["file"] for line in (out / "index.jsonl").read_text().splitlines()
+    ] == ["b.json"]
+
+
 def test_file_names_of_a_key_met_again(batch: ModuleType) -> None:
     taken: set[str] = set()
     assert [batch.file_name(key, taken) for key in ["a", "a", "A", "a_", "a?"]] == [

@@ -231,7 +231,9 @@ def run(args: argparse.Namespace) -> int:
             return _fail(_with_hint(str(exc)), EXIT_DATA)
         except OSError as exc:
             _clear(progress)
-            return _fail(f"cannot write the output: {exc.strerror or exc}", EXIT_DATA)
+            # the file is named when there is one: --output-dir writes many
+            where = f" {exc.filename}" if exc.filename else ""
+            return _fail(f"cannot write the output{where}: {exc.strerror or exc}", EXIT_DATA)
         if written is not None:
             return written
         counts = run_.counts
