@@ -748,7 +748,7 @@ def write_parquet(
     # all after the last stream
     made: list[Any] = []
     grouped = 0  # rows in `made`
-    held = 0  # the characters of the group's messages
+    held = 0  # the bytes of the group's messages
     schema = _schema(pa)
     indexed = list(_INDEXED)
     # A full row group is encoded and compressed on another thread (pyarrow lets go of the

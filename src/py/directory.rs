@@ -188,7 +188,7 @@ impl DirectoryWriter {
         if let Some(failure) = &queue.failure {
             return Err(failure.to_py());
         }
-        if queue.closed || self.thread.is_none() {
+        if queue.closed {
             return Err(PyValueError::new_err("the directory writer is closed"));
         }
         queue.jobs.push(job);
