@@ -5,7 +5,8 @@
 //! queue, and the writer takes all that is queued at a time, sleeping briefly when it finds
 //! none (waking it for each file cost as much as writing it). The twin's
 //! `fastmerge._pure.batch.DirectoryWriter` writes each file as it is given, and is what this
-//! one does, in order: the file, then its index line.
+//! one does, in order: the files taken at a time, then their index lines (in one write: the
+//! index is at most one such batch behind the files made).
 
 use std::fs::File;
 use std::io::Write;
@@ -97,10 +98,12 @@ pub struct DirectoryWriter {
     thread: Option<JoinHandle<()>>,
 }
 
-/// The writer thread: each job's file, then its index line, in the order given.
+/// The writer thread: the files of the jobs taken at a time, in the order given, then their
+/// index lines.
 fn write_all(directory: &Path, index: &mut File, index_path: &Path, shared: &Shared) {
     let mut nap = NAP;
     let mut batch = Vec::new();
+    let mut lines = Vec::new();
     loop {
         {
             let mut queue = shared.lock();
@@ -116,24 +119,30 @@ fn write_all(directory: &Path, index: &mut File, index_path: &Path, shared: &Sha
             continue;
         }
         nap = NAP;
+        // the index lines of the files written, appended in one write after them (a write
+        // for each line was a fourth system call per file)
+        lines.clear();
+        let mut failure = None;
         for job in batch.drain(..) {
             let path = directory.join(&*job.name);
-            let written = File::create(&path).and_then(|mut file| file.write_all(&job.data));
-            let failure = match written {
-                Err(error) => Some(Failure::new(&error, path)),
-                Ok(()) => index
-                    .write_all(&job.index_line)
-                    .err()
-                    .map(|error| Failure::new(&error, index_path.to_owned())),
-            };
-            if let Some(failure) = failure {
-                let mut queue = shared.lock();
-                queue.failure = Some(failure);
-                queue.jobs.clear(); // dropped unwritten: the run stops at its first failure
-                drop(queue);
-                shared.room.notify_all();
-                return;
+            match File::create(&path).and_then(|mut file| file.write_all(&job.data)) {
+                Ok(()) => lines.extend_from_slice(&job.index_line),
+                Err(error) => {
+                    failure = Some(Failure::new(&error, path));
+                    break;
+                }
             }
+        }
+        if let Err(error) = index.write_all(&lines) {
+            failure.get_or_insert_with(|| Failure::new(&error, index_path.to_owned()));
+        }
+        if let Some(failure) = failure {
+            let mut queue = shared.lock();
+            queue.failure = Some(failure);
+            queue.jobs.clear(); // dropped unwritten: the run stops at its first failure
+            drop(queue);
+            shared.room.notify_all();
+            return;
         }
     }
 }
