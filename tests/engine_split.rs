@@ -1,11 +1,11 @@
 //! The bucket step of `fastmerge.dask` on local files (`cargo test --no-default-features
 //! --test engine_split`): the light key scan finds the key the record reader reads or
-//! nothing, and a bucket's text holds its records at their input-wide line numbers.
+//! nothing, and a batch of one bucket gives that bucket's items where the whole batch does.
 
 use fastmerge::engine::batch::path::Path;
 use fastmerge::engine::batch::record::{self, Spec};
-use fastmerge::engine::batch::split::{bucket_of, write_bucket, Sorter};
-use fastmerge::engine::batch::{BatchError, Options};
+use fastmerge::engine::batch::split::{bucket_of, Sorter};
+use fastmerge::engine::batch::{Batch, BatchError, Item, Next, Options, Place};
 
 fn spec(key: &str) -> Spec {
     Spec::new(
@@ -67,52 +67,70 @@ fn the_light_scan_finds_the_key_the_record_reader_reads_or_nothing() {
     assert_eq!(record::route_key(LINES[0].as_bytes(), &nested), None);
 }
 
+/// Every item of a batch with its place.
+fn placed(options: Options) -> Vec<(Place, Item)> {
+    let mut batch = Batch::new(options).expect("batch");
+    let mut out = Vec::new();
+    loop {
+        match batch.next(None).expect("next") {
+            Next::Item(item, place) | Next::Written(item, place, _) => out.push((place, item)),
+            Next::End => return out,
+            Next::Timeout => unreachable!("no timeout was given"),
+        }
+    }
+}
+
 #[test]
-fn a_bucket_text_keeps_its_records_at_their_input_wide_lines() {
+fn a_batch_of_one_bucket_gives_its_items_where_the_whole_batch_does() {
     let dir = std::env::temp_dir().join(format!("fastmerge-split-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("scratch");
     let text = LINES.join("\n");
     let a = dir.join("a.jsonl");
     let b = dir.join("b.jsonl");
+    // a byte order mark and a blank line, and a file without a last line end
     std::fs::write(&a, format!("\u{feff}{text}\n\n")).expect("write");
     std::fs::write(&b, &text).expect("write");
     let paths = vec![a.display().to_string(), b.display().to_string()];
-    let options = || {
+    let options = |bucket: Option<(usize, usize)>, jobs: usize| {
         let mut o = Options::new(paths.clone());
         o.group_by = "k".to_owned();
         o.event = Some("event".to_owned());
+        o.bucket = bucket;
+        o.jobs = jobs;
         o
     };
+    let whole = placed(options(None, 1));
+    assert!(whole.len() > 6, "streams and bad lines: {}", whole.len());
     let spec = spec("k");
     let sorter = Sorter::new(&spec, 3);
-    let mut owners = vec![None; LINES.len()];
-    for bucket in 0..3 {
-        let mut out = Vec::new();
-        let read = write_bucket(options(), bucket, 3, &mut out, "out").expect("bucket");
-        let sizes = [text.len() as u64 + 5, text.len() as u64];
-        let lines = LINES.len() as u64;
-        assert_eq!(read, vec![(lines + 2, sizes[0]), (lines, sizes[1])]);
-        let rows: Vec<&[u8]> = out.split(|&c| c == b'\n').collect();
-        assert_eq!(rows.len() as u64, 1 + lines + 2 + lines + 1);
-        assert!(rows[0].is_empty());
-        for (i, line) in LINES.iter().enumerate() {
-            let (first, second) = (rows[1 + i], rows[1 + LINES.len() + 2 + i]);
-            assert_eq!(first, second);
-            if !first.is_empty() {
-                assert_eq!(first, line.as_bytes());
-                assert!(owners[i].replace(bucket).is_none());
-                assert_eq!(sorter.bucket(line.as_bytes()), bucket);
-                if let Ok(rec) = record::read(line.as_bytes(), &spec) {
-                    assert_eq!(bucket_of(rec.key.text(line.as_bytes()), 3), bucket);
+    for jobs in [1, 2] {
+        let mut all = Vec::new();
+        for bucket in 0..3 {
+            let items = placed(options(Some((bucket, 3)), jobs));
+            for (place, item) in &items {
+                if let Item::Stream { key, .. } = item {
+                    assert_eq!(bucket_of(key, 3), bucket, "{key}");
+                }
+                // the line that placed it is the bucket's (a stream's deciding record)
+                if !place.end {
+                    let line = LINES[place.line as usize - 1];
+                    assert_eq!(sorter.bucket(line.as_bytes()), bucket, "{line}");
                 }
             }
+            all.extend(items);
         }
+        all.sort_by_key(|(place, _)| *place);
+        assert_eq!(all, whole, "jobs={jobs}");
     }
-    assert!(owners.iter().all(Option::is_some));
-    let mut out = Vec::new();
-    assert!(matches!(
-        write_bucket(options(), 3, 3, &mut out, "out"),
-        Err(BatchError::Option(_))
-    ));
+    for wrong in [(3, 3), (0, 0)] {
+        assert!(matches!(
+            Batch::new(options(Some(wrong), 1)),
+            Err(BatchError::Option(_))
+        ));
+    }
+    let mut files = options(Some((0, 2)), 1);
+    files.group_by = "file".to_owned();
+    files.event = None;
+    assert!(matches!(Batch::new(files), Err(BatchError::Option(_))));
     std::fs::remove_dir_all(&dir).ok();
 }

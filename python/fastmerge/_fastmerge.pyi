@@ -32,7 +32,6 @@ __all__ = [
     "merge_logprobs",
     "read_input",
     "split_file",
-    "write_bucket",
 ]
 
 __version__: str
@@ -122,6 +121,7 @@ class BatchCore:
         jobs: int = 0,
         max_open_streams: int = 0,
         positions: bool = False,
+        bucket: tuple[int, int] | None = None,
     ) -> BatchCore: ...
     def next(
         self, timeout: float | None = None, record: str | None = None
@@ -146,12 +146,3 @@ def split_file(
     order_by: str | None = None,
     buckets: int = 1,
 ) -> list[tuple[int, bytes, array[int], list[str], array[int], array[int]]]: ...
-def write_bucket(
-    paths: list[str],
-    bucket: int,
-    buckets: int,
-    out: str,
-    group_by: str,
-    event: str | None,
-    order_by: str | None,
-) -> list[tuple[int, int]]: ...

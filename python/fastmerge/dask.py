@@ -5,18 +5,16 @@ in the same order, byte for byte.
 Every task is a pure function of its inputs, so a worker lost mid-job only costs its tasks
 being run again elsewhere. Local files (every worker reads them: one machine, or a shared
 file system) are planned so that no record's bytes move between processes: one
-**aggregate** task per *bucket* (the CRC-32 of a stream key, modulo the buckets) reads every
-file with the backend's ``write_bucket`` (Rust, GIL released: the batch engine's own reader;
-a light scan finds a record's key where it can, the record reader where it cannot) and
-writes the bucket's records as one text at the batch's input-wide line numbers (the other
-lines empty) into a named pipe (a temporary file where there are none), which the backend's
-``BatchCore`` (Rust, GIL released) reads as one input as it is written. A stream that crosses
-files (log rotation) is one stream, and ends, key reuse, the distance after which an ended
-stream is no longer joined and ``order_by`` follow the batch rules exactly; with
-``positions=True`` the core tags each item with the record that decided it, which maps back
-to the input position where the single-machine batch decides it. Each file is read once per
-bucket (from the page cache, on one machine), and the tasks check that they all read the
-same bytes.
+**aggregate** task per *bucket* (the CRC-32 of a stream key, modulo the buckets) runs the
+backend's ``BatchCore`` (Rust, GIL released) on every file with ``bucket=(b, buckets)``: the
+batch engine's own reader reads the files, finds each line's key (a light scan where it can,
+the record reader where it cannot) and reads only the bucket's records, each at its own file
+and line. So a stream that crosses files (log rotation) is one stream, and ends, key reuse,
+the distance after which an ended stream is no longer joined and ``order_by`` follow the
+batch rules exactly; with ``positions=True`` the core tags each item with the record that
+decided it: the input position where the single-machine batch decides it. Each file is read
+once per bucket (from the page cache, on one machine), and the tasks check that they all
+read the same bytes.
 
 Inputs that are fsspec URLs, and a Bag of lines, are read once: a **split** task per input
 (``split_file``) sends each bucket's records as one fragment (their lines as one ``bytes``,
@@ -37,14 +35,12 @@ import contextlib
 import importlib
 import os
 import pickle
-import shutil
 import stat
 import tempfile
-import threading
 import time
 import uuid
 from array import array
-from bisect import bisect_left, bisect_right
+from bisect import bisect_right
 from functools import partial
 from operator import itemgetter
 from typing import IO, Any, Iterable, Iterator, Literal
@@ -110,15 +106,15 @@ class _Job:
         """``fastmerge.batch`` on the job's backend (imported again in a worker process)."""
         return _batch if self.backend is None else _backend._copy("batch", self.backend)
 
-    def planner(self) -> Any:
-        """The job's backend's ``index_file`` and ``write_bucket``: the compiled module's,
-        or the twin's ``fastmerge._pure.split``."""
-        if (self.backend or _backend.selected) == "rust":
-            return importlib.import_module(f"{__package__}._fastmerge")
-        return importlib.import_module(f"{__package__}._pure.split")
-
-    def core(self, paths: list[str], group_by: str | None = None, positions: bool = False) -> Any:
-        """The backend's ``BatchCore`` on ``paths`` with the job's options."""
+    def core(
+        self,
+        paths: list[str],
+        group_by: str | None = None,
+        positions: bool = False,
+        bucket: int | None = None,
+    ) -> Any:
+        """The backend's ``BatchCore`` on ``paths`` with the job's options (with ``bucket``,
+        reading only that bucket's records)."""
         o = self.options
         return self.batch()._Core(
             paths,
@@ -132,6 +128,7 @@ class _Job:
             o["jobs"],
             0,
             positions,
+            None if bucket is None else (bucket, self.buckets),
         )
 
 
@@ -214,125 +211,40 @@ def _hold(job: _Job) -> None:
         time.sleep(0.05)
 
 
-def _scratch() -> str | None:
-    """Where a bucket's text goes: Dask's ``temporary-directory`` when one is set, else the
-    system's."""
-    try:
-        import dask.config
-    except ImportError:  # pragma: no cover - Dask is there whenever a task runs
-        return None
-    folder = dask.config.get("temporary-directory", None)
-    return str(folder) if folder else None
-
-
-class _Writer(threading.Thread):
-    """Writes a bucket's text (the backend's ``write_bucket``) into a named pipe as the
-    core reads it: nothing is stored, and the two run side by side."""
-
-    def __init__(self, job: _Job, bucket: int, pipe: str) -> None:
-        super().__init__(name="fastmerge-bucket", daemon=True)
-        self.job, self.bucket, self.pipe = job, bucket, pipe
-        #: What ``write_bucket`` returned (each input's lines and stored bytes), or raised.
-        self.read: list[tuple[int, int]] | None = None
-        self.error: BaseException | None = None
-        #: The core stopped: leave the pipe empty.
-        self.stop = threading.Event()
-
-    def run(self) -> None:
-        try:
-            fd = os.open(self.pipe, os.O_WRONLY)  # waits until the core opens it
-        except OSError as exc:
-            self.error = exc
-            return
-        try:
-            if not self.stop.is_set():
-                o = self.job.options
-                # the pipe as this process opened it: write_bucket opens it again, never waits
-                self.read = self.job.planner().write_bucket(
-                    self.job.paths,
-                    self.bucket,
-                    self.job.buckets,
-                    f"/dev/fd/{fd}",
-                    o["group_by"],
-                    o["event"],
-                    o["order_by"],
-                )
-        except BaseException as exc:
-            self.error = exc
-        finally:
-            os.close(fd)  # the core reads the end of the text
-
-    def close(self) -> None:
-        """Stop, and wait for the thread (opening the pipe for it if it waits for a
-        reader)."""
-        self.stop.set()
-        while self.is_alive():
-            with contextlib.suppress(OSError):
-                os.close(os.open(self.pipe, os.O_RDONLY | os.O_NONBLOCK))
-            self.join(0.01)
-
-
-def _read_bucket(job: _Job, name: str) -> list[Any]:
-    """The core's items of a bucket's text, each with its place in the text."""
-    out = []
-    core = job.core([name], positions=True)
+def _aggregate_local(job: _Job, bucket: int) -> list[tuple[tuple[int, int, int], Any]]:
+    """The task of a bucket on local files: the core reads every file itself and keeps only
+    the bucket's records (``bucket=``), each at its own file and line; each item with the
+    input position where one machine decides it, its place: ``end`` (0: at the deciding
+    record; 1, streams open at the end: at their first record), the record's file and line."""
+    _hold(job)
+    _unchanged(job)
+    out: list[tuple[tuple[int, int, int], Any]] = []
+    core = job.core(job.paths, positions=True, bucket=bucket)
     try:
         while True:
             try:
-                out.append(core.next())
+                item = core.next()
             except StopIteration:
-                return out
+                break
+            out.append((item[-1], item[:-1]))
+        read = core.progress()[0]
     finally:
         core.close()
-
-
-def _aggregate_local(job: _Job, bucket: int) -> list[tuple[tuple[int, int, int], Any]]:
-    """The task of a bucket on local files: its records of every file, read from the files
-    into one text at their input-wide line numbers, through the core; each item with the
-    input position where one machine decides it: ``end`` (0: at the deciding record; 1,
-    streams open at the end: at their first record), the record's file and line."""
-    _hold(job)
-    folder = tempfile.mkdtemp(prefix="fastmerge-bucket-", dir=_scratch())
-    name = os.path.join(folder, "bucket.jsonl")
-    try:
-        if _remote.PIPES:
-            os.mkfifo(name, 0o600)
-            writer = _Writer(job, bucket, name)
-            writer.start()
-            try:
-                items = _read_bucket(job, name)
-            finally:
-                writer.close()
-            if writer.error is not None:
-                raise writer.error
-            read = writer.read or []
-        else:
-            o = job.options
-            read = job.planner().write_bucket(
-                job.paths, bucket, job.buckets, name, o["group_by"], o["event"], o["order_by"]
-            )
-            items = _read_bucket(job, name)
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
-    for path, size, (_, stored) in zip(job.paths, job.sizes, read):
-        if stored != size:  # every bucket must read the same input
-            raise _errors.BatchError(f"{path}: changed while the job read it")
-    # the text's first line is empty: input f's line n is its line starts[f] + n
-    starts, at = [], 1
-    for lines, _ in read:
-        starts.append(at)
-        at += lines
-    out: list[tuple[tuple[int, int, int], Any]] = []
-    for item in items:
-        end, _, line = item[-1]
-        file = bisect_left(starts, line) - 1
-        number = line - starts[file]
-        if item[0] == "bad":  # named by the bucket's text: the job's file and line
-            item = ("bad", job.paths[file], number, item[3])
-        else:
-            item = item[:-1]
-        out.append(((end, file, number), item))
+    _unchanged(job, read)
     return out
+
+
+def _unchanged(job: _Job, read: int | None = None) -> None:
+    """Every bucket must read the same input: each file's size is what it was when the job
+    was planned, and so is the sum of the bytes ``read`` (when given)."""
+    for path, size in zip(job.paths, job.sizes):
+        if os.stat(path).st_size != size:
+            raise _errors.BatchError(f"{path}: changed while the job read it")
+    if read is not None and read != sum(job.sizes):
+        raise _errors.BatchError(
+            f"{', '.join(job.paths)}: changed while the job read them ({read} bytes read, "
+            f"{sum(job.sizes)} planned)"
+        )
 
 
 def _check_options(job: _Job) -> None:

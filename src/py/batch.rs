@@ -27,7 +27,7 @@ mod record;
 /// How long a wait without a timeout sleeps between looks at Python's signals (Ctrl-C).
 const SIGNAL_TICK: Duration = Duration::from_millis(100);
 
-/// A batch error as `BatchCore` raises it (also `write_bucket`'s).
+/// A batch error as `BatchCore` raises it (also `split_file`'s).
 pub(crate) fn batch_error(py: Python<'_>, err: BatchError) -> PyErr {
     match err {
         BatchError::File { source, errno } => {
@@ -79,6 +79,30 @@ fn count_arg(py: Python<'_>, name: &str, arg: &Arg<'_>) -> PyResult<usize> {
         return Err(batch_error(py, BatchError::Option(detail)));
     }
     Ok(usize::try_from(value).unwrap_or(usize::MAX))
+}
+
+/// `BatchCore`'s `bucket`: a tuple `(bucket, buckets)` of two ints, 0 or more (the engine
+/// checks the rest).
+fn bucket_arg(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<(usize, usize)> {
+    let wrong = || wrong_type(py, "bucket", "a tuple (bucket, buckets) of int", obj);
+    let tuple = match obj.cast::<PyTuple>() {
+        Ok(tuple) if obj.get_type().is(py.get_type::<PyTuple>()) && tuple.len() == 2 => tuple,
+        _ => return Err(wrong()),
+    };
+    let mut values = [0usize; 2];
+    for (at, name) in ["bucket", "buckets"].into_iter().enumerate() {
+        let item = tuple.get_item(at)?;
+        if !item.is_instance_of::<PyInt>() || item.is_instance_of::<PyBool>() {
+            return Err(wrong());
+        }
+        if item.lt(0)? {
+            let detail = format!("{name} must be 0 or more, not {}", item.str()?);
+            return Err(batch_error(py, BatchError::Option(detail)));
+        }
+        // beyond any count: as large as one can be (the engine's checks still hold)
+        values[at] = item.extract::<usize>().unwrap_or(usize::MAX);
+    }
+    Ok((values[0], values[1]))
 }
 
 /// What `BatchCore.next` makes of a stream's item.
@@ -292,8 +316,8 @@ impl BatchCore {
 impl BatchCore {
     #[new]
     #[pyo3(
-        signature = (paths, group_by = Arg::Default, event = None, order_by = None, provider = Arg::Default, strict = Arg::Default, signature_merge = Arg::Default, usage = Arg::Default, jobs = Arg::Default, max_open_streams = Arg::Default, positions = Arg::Default),
-        text_signature = "(paths, group_by='auto', event=None, order_by=None, provider='auto', strict=False, signature_merge='replace', usage='merge', jobs=0, max_open_streams=0, positions=False)"
+        signature = (paths, group_by = Arg::Default, event = None, order_by = None, provider = Arg::Default, strict = Arg::Default, signature_merge = Arg::Default, usage = Arg::Default, jobs = Arg::Default, max_open_streams = Arg::Default, positions = Arg::Default, bucket = None),
+        text_signature = "(paths, group_by='auto', event=None, order_by=None, provider='auto', strict=False, signature_merge='replace', usage='merge', jobs=0, max_open_streams=0, positions=False, bucket=None)"
     )]
     #[allow(clippy::too_many_arguments)]
     fn new<'py>(
@@ -309,6 +333,7 @@ impl BatchCore {
         jobs: Arg<'py>,
         max_open_streams: Arg<'py>,
         positions: Arg<'py>,
+        bucket: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Self> {
         // the twin's order of checks: paths, counts, aggregator options, then the paths
         let list = match paths.cast::<PyList>() {
@@ -331,6 +356,7 @@ impl BatchCore {
             Arg::Given(obj) if obj.is_instance_of::<PyBool>() => obj.is_truthy()?,
             Arg::Given(obj) => return Err(wrong_type(py, "positions", "a bool", obj)),
         };
+        let bucket = bucket.map(|obj| bucket_arg(py, &obj)).transpose()?;
         let provider_name = match &provider {
             Arg::Given(obj) if obj.is_instance_of::<PyString>() => {
                 Some(obj.cast::<PyString>()?.to_str()?.to_owned())
@@ -366,6 +392,7 @@ impl BatchCore {
         options.aggregate = aggregate;
         options.jobs = jobs;
         options.max_open_streams = max_open_streams;
+        options.bucket = bucket;
         // the differential tests' switch, as AggregatorCore reads it
         options.fast_events = std::env::var_os("FASTMERGE_GENERIC_EVENTS").is_none();
         let batch = py

@@ -18,7 +18,6 @@ mod errors;
 mod functions;
 mod host;
 mod intern;
-mod split;
 mod writer;
 
 #[pymodule]
@@ -46,7 +45,6 @@ fn _fastmerge(m: &Bound<'_, PyModule>) -> PyResult<()> {
     functions::register(m)?;
     chunks::register(m)?;
     batch::register(m)?;
-    split::register(m)?;
     directory::register(m)?;
     aggregate::register(m)
 }

@@ -254,12 +254,6 @@ def test_the_cli_on_dask_writes_what_it_writes_on_one_machine(
     assert one.out.count("\n") == 45
 
 
-def planner(backend_name: str) -> ModuleType:
-    """The backend's ``write_bucket``."""
-    module: ModuleType = fdask._Job([], {"group_by": "k"}, 1, backend_name).planner()
-    return module
-
-
 def odd_lines() -> bytes:
     """Records whose keys a light scan could misread: duplicate keys (the last counts), a
     key after an event that quotes its name, an escaped member name that spells it, keys
@@ -291,38 +285,65 @@ def odd_lines() -> bytes:
 
 @pytest.mark.single_run
 @pytest.mark.parametrize("buckets", [1, 3])
-def test_bucket_texts_agree_across_backends(tmp_path: Path, buckets: int) -> None:
-    """``write_bucket`` gives both backends' text: each record at its input-wide line (after
-    one empty line) in the bucket of the key the record reader reads, every other line empty;
-    each line in exactly one bucket; each input's lines and stored bytes."""
+def test_bucket_cores_agree_across_backends(tmp_path: Path, buckets: int) -> None:
+    """``BatchCore(bucket=(b, n))`` gives the same items on both backends, with any jobs:
+    each stream in the bucket of the key the record reader reads, each bad line in exactly
+    one bucket, each item at its place in the whole batch, which they make up together."""
     data = b"\xef\xbb\xbf" + odd_lines()
     paths = [write(tmp_path / "a.jsonl", data), write(tmp_path / "b.jsonl", data, "gzip")]
-    texts = data[3:].split(b"\n")
     args = ("stream_id", "event", None)
-    sizes = [(len(texts), os.path.getsize(p)) for p in paths]
-    got = {}
+
+    def drain(name: str, bucket: tuple[int, int] | None, jobs: int = 1) -> list[Any]:
+        core = batch_module(name)._Core(paths, *args, jobs=jobs, positions=True, bucket=bucket)
+        out = []
+        while True:
+            try:
+                out.append(core.next())
+            except StopIteration:
+                return out
+
+    whole = drain("python", None)
+    assert sum(item[0] == "bad" for item in whole) >= 6 and len(whole) > 10
+    assert drain("rust", None, 2) == whole
+    every = []
+    for b in range(buckets):
+        got = drain("python", (b, buckets))
+        for jobs in (1, 2):
+            assert drain("rust", (b, buckets), jobs) == got
+        for item in got:
+            if item[0] == "stream":
+                assert zlib.crc32(item[1].encode()) % buckets == b
+        every += got
+    assert sorted(every, key=lambda item: item[-1]) == whole
+
+
+@pytest.mark.parametrize(
+    ("bucket", "error", "text"),
+    [
+        ([0, 2], TypeError, "bucket must be a tuple (bucket, buckets) of int"),
+        ((0,), TypeError, "bucket must be a tuple"),
+        ((0, True), TypeError, "bucket must be a tuple"),
+        ((-1, 2), errors.BatchError, "bucket must be 0 or more, not -1"),
+        ((0, -2), errors.BatchError, "buckets must be 0 or more, not -2"),
+        ((0, 0), errors.BatchError, "buckets must be 1 or more, not 0"),
+        ((2, 2), errors.BatchError, "bucket must be below buckets (2), not 2"),
+        ((2**70, 2**70), errors.BatchError, "bucket must be below buckets"),
+    ],
+)
+def test_a_wrong_bucket_is_the_same_error_on_both_backends(
+    tmp_path: Path, bucket: Any, error: type[Exception], text: str
+) -> None:
+    path = write(tmp_path / "a.jsonl", lines(wrap([("a", e) for e in chat("a", ["x"])])))
+    raised = []
     for name in ("rust", "python"):
-        out = str(tmp_path / f"{name}.txt")
-        written = []
-        for b in range(buckets):
-            assert planner(name).write_bucket(paths, b, buckets, out, *args) == sizes
-            written.append(Path(out).read_bytes())
-        got[name] = written
-    assert got["rust"] == got["python"]
-    single = batch_module("python")._Core([paths[0]], *args)
-    owner = {}
-    for b, text in enumerate(got["rust"]):
-        rows = text.split(b"\n")
-        assert rows[0] == b"" and len(rows) == 1 + 2 * len(texts) + 1
-        for n, t in enumerate(texts, 1):
-            assert rows[len(texts) + n] == rows[n]  # both inputs alike
-            if rows[n]:
-                assert rows[n] == t and n not in owner
-                owner[n] = b
-                found = single._record(t)
-                if not isinstance(found, str):  # a record: its key's (a bad line: any)
-                    assert zlib.crc32(found[0].encode()) % buckets == b
-    assert sorted(owner) == [n for n, t in enumerate(texts, 1) if t.strip(b" \t\r")]
+        with pytest.raises(error) as caught:
+            batch_module(name)._Core([path], "stream_id", "event", bucket=bucket)
+        raised.append(str(caught.value))
+    assert raised[0] == raised[1]
+    assert text in raised[0]
+    for name in ("rust", "python"):
+        with pytest.raises(errors.BatchError, match="bucket reads records by their stream key"):
+            batch_module(name)._Core([path], "file", bucket=(0, 2))
 
 
 @pytest.mark.parametrize("buckets", [1, 2, 5])

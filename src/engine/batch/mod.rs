@@ -71,6 +71,11 @@ pub struct Options {
     pub max_open_streams: usize,
     /// Whether events may take their adapter's typed fast path (see `AggregatorCore`).
     pub fast_events: bool,
+    /// `(bucket, buckets)`: read only the records whose stream key is in that bucket
+    /// ([`split::Sorter`]; a bad line is one bucket's), the others as if blank, at their own
+    /// line numbers. So each of `buckets` batches over the same input gives its bucket's
+    /// items, each where the whole batch gives it (`fastmerge.dask`'s task per bucket).
+    pub bucket: Option<(usize, usize)>,
 }
 
 impl Options {
@@ -85,6 +90,7 @@ impl Options {
             jobs: 0,
             max_open_streams: 0,
             fast_events: true,
+            bucket: None,
         }
     }
 }
@@ -236,6 +242,8 @@ pub(crate) struct Plan {
     pub provider: Option<String>,
     pub aggregate: AggOptions,
     pub fast_events: bool,
+    /// `Options::bucket`
+    pub bucket: Option<(usize, usize)>,
     pub count_starts: bool,
     pub stop: AtomicBool,
     pub bytes_read: Arc<AtomicU64>,
@@ -298,6 +306,24 @@ impl Batch {
             let key = option_path("group_by", &options.group_by)?;
             Some(Spec::new(key, event, order))
         };
+        if let Some((bucket, buckets)) = options.bucket {
+            if file_mode {
+                return Err(BatchError::Option(
+                    "bucket reads records by their stream key: pass group_by (e.g. stream_id)"
+                        .to_owned(),
+                ));
+            }
+            if buckets == 0 {
+                return Err(BatchError::Option(
+                    "buckets must be 1 or more, not 0".to_owned(),
+                ));
+            }
+            if bucket >= buckets {
+                return Err(BatchError::Option(format!(
+                    "bucket must be below buckets ({buckets}), not {bucket}"
+                )));
+            }
+        }
         let mut bytes_total = Some(0u64);
         for path in &options.paths {
             if path == "-" {
@@ -327,6 +353,7 @@ impl Batch {
             provider: options.provider,
             aggregate: options.aggregate,
             fast_events: options.fast_events,
+            bucket: options.bucket,
             count_starts: options.max_open_streams > 0 && !file_mode,
             stop: AtomicBool::new(false),
             bytes_read: Arc::new(AtomicU64::new(0)),

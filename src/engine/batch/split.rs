@@ -1,10 +1,13 @@
-//! One input's records cut into buckets by their stream key (the split step of
-//! `fastmerge.dask`): read by the batch's own reader (decompression, blocks of whole lines,
-//! line numbers) and record reader ([`super::record`]), so a bucket's records are exactly the
-//! lines the batch would read, numbered as it numbers them. The twin is
-//! `fastmerge._pure.batch.split_file`.
+//! Buckets of stream keys for `fastmerge.dask`.
+//!
+//! - [`split_file`]: one input's records cut into buckets (the split step on URLs and Bags),
+//!   read by the batch's own reader (decompression, blocks of whole lines, line numbers) and
+//!   record reader ([`super::record`]), so a bucket's records are exactly the lines the batch
+//!   would read, numbered as it numbers them. The twin is `fastmerge._pure.batch.split_file`.
+//! - [`Sorter`]: which bucket a line is, where a batch with `Options::bucket` reads only its
+//!   own (on local files, every task reads the inputs itself). The twin is
+//!   `fastmerge._pure.batch.bucket.Sorter`.
 
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::record;
@@ -125,7 +128,12 @@ impl<'s> Sorter<'s> {
 
     /// The bucket of a line that is not blank.
     pub fn bucket(&self, line: &[u8]) -> usize {
-        match record::route_key(line, self.spec) {
+        self.bucket_found(line, record::route_key(line, self.spec))
+    }
+
+    /// The bucket of a line whose light scan found `key` (None: found nothing).
+    pub fn bucket_found(&self, line: &[u8], key: Option<&[u8]>) -> usize {
+        match key {
             // the bytes of a string without escapes: its text (on a record's line, UTF-8)
             Some(key) => (crc32fast::hash(key) as usize) % self.buckets,
             None => record::read(line, self.spec)
@@ -133,82 +141,4 @@ impl<'s> Sorter<'s> {
                 .map_or(0, |rec| bucket_of(rec.key.text(line), self.buckets)),
         }
     }
-}
-
-/// The inputs `options.paths` read in turn as the batch reads them, as one text of the
-/// records of one bucket (of `buckets`, by [`Sorter`]) at the batch's input-wide line
-/// numbers: an empty line, then each input's lines, those of the bucket as they are, every
-/// other line empty. So the batch reads this text's line `1 + base + n` where it reads the
-/// input's line `n` (`base`: the lines of the inputs before it), and the distances between
-/// records, which decide when an ended stream is no longer joined (`PARK_LINES`), stay the
-/// input's. The first empty line keeps a byte order mark that opens a record a record's.
-/// Returns each input's lines (its `\n`s plus one) and stored bytes read; `name` names `out`
-/// in a write's error.
-pub fn write_bucket(
-    options: Options,
-    bucket: usize,
-    buckets: usize,
-    out: &mut dyn std::io::Write,
-    name: &str,
-) -> Result<Vec<(u64, u64)>, BatchError> {
-    if bucket >= buckets {
-        return Err(BatchError::Option(format!(
-            "bucket must be below buckets ({buckets}), not {bucket}"
-        )));
-    }
-    let batch = Batch::new(options)?;
-    let plan = &batch.plan;
-    let Some(spec) = &plan.spec else {
-        return Err(BatchError::Option(
-            "write_bucket reads records by their stream key: pass group_by (e.g. stream_id)"
-                .to_owned(),
-        ));
-    };
-    let sorter = Sorter::new(spec, buckets);
-    let written = |err: std::io::Error| BatchError::File {
-        source: name.to_owned(),
-        errno: err.raw_os_error().unwrap_or(0),
-    };
-    out.write_all(b"\n").map_err(written)?;
-    let mut read = Vec::with_capacity(plan.paths.len());
-    let mut buf: Vec<u8> = Vec::new();
-    let mut seq = 0;
-    let pool = Arc::new(Pool::default());
-    for file in 0..plan.paths.len() {
-        let stored = plan.bytes_read.load(Ordering::Relaxed);
-        // `done`: the lines of this input written
-        let (mut done, mut lines) = (0u64, 0u64);
-        let mut failed: Option<std::io::Error> = None;
-        read_file(plan, file, &mut seq, &mut lines, &pool, |chunk| {
-            buf.clear();
-            each_line(&chunk, |line, _, text| {
-                if sorter.bucket(text) == bucket {
-                    newlines(&mut buf, line - 1 - done);
-                    buf.extend_from_slice(text);
-                    buf.push(b'\n');
-                    done = line;
-                }
-            });
-            match out.write_all(&buf) {
-                Ok(()) => true,
-                Err(err) => {
-                    failed = Some(err);
-                    false
-                }
-            }
-        })?;
-        if let Some(err) = failed {
-            return Err(written(err));
-        }
-        buf.clear();
-        newlines(&mut buf, lines - done);
-        out.write_all(&buf).map_err(written)?;
-        read.push((lines, plan.bytes_read.load(Ordering::Relaxed) - stored));
-    }
-    Ok(read)
-}
-
-/// `count` line ends.
-fn newlines(buf: &mut Vec<u8>, count: u64) {
-    buf.resize(buf.len() + count as usize, b'\n');
 }

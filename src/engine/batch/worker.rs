@@ -11,6 +11,7 @@ use std::thread::JoinHandle;
 
 use super::input::Input;
 use super::record::{self, Feed, OrderKey};
+use super::split::Sorter;
 use super::{BatchError, Item, Msg, Out, Place, Plan, Pos, StreamError};
 use crate::engine::aggregate::{AggError, AggregatorCore};
 use crate::engine::events::{self, EventDataError, NOT_JSON};
@@ -394,14 +395,21 @@ fn split(plan: &Plan, job: Job, shards: usize) -> Vec<Sub> {
                 subs[target].chunk = Some(Arc::new(chunk));
                 return subs;
             }
-            if let (Some(spec), true) = (&plan.spec, shards > 1) {
+            if let (Some(spec), true) = (&plan.spec, shards > 1 || plan.bucket.is_some()) {
                 // each line to the shard of its key, found here once for every shard (the
-                // reader has the block's bytes at hand)
+                // reader has the block's bytes at hand); with a bucket, only its lines
+                let sorter = plan.bucket.map(|(b, n)| (b, Sorter::new(spec, n)));
                 let share = chunk.newlines as usize / shards + 16;
                 let mut lines: Vec<Vec<Line>> =
                     (0..shards).map(|_| Vec::with_capacity(share)).collect();
                 each_line(&chunk, |line, start, text| {
-                    let (target, routed) = match record::route_key(text, spec) {
+                    let found = record::route_key(text, spec);
+                    if let Some((bucket, sorter)) = &sorter {
+                        if sorter.bucket_found(text, found) != *bucket {
+                            return; // another bucket's: as if blank
+                        }
+                    }
+                    let (target, routed) = match found {
                         Some(key) => (shard_of(key, shards), true),
                         None => match record::read(text, spec) {
                             Ok(rec) => (shard_of(rec.key.bytes(text), shards), false),

@@ -76,6 +76,7 @@ from typing import IO, Any, Callable, Iterator
 from ... import errors
 from .. import events
 from ..aggregate import AggregatorCore
+from .bucket import Sorter
 from .directory import DirectoryWriter
 from .input import _BLANK, _DECODERS, _MAGIC, _decompress, _Stored, _without_bom
 from .path import _MISSING, parse_path, resolve
@@ -138,6 +139,7 @@ class BatchCore:
         jobs: int = 0,
         max_open_streams: int = 0,
         positions: bool = False,
+        bucket: tuple[int, int] | None = None,
     ) -> None:
         if not isinstance(paths, list) or not all(type(p) is str for p in paths):
             raise errors.wrong_type("paths", "a list of str", paths)
@@ -148,6 +150,8 @@ class BatchCore:
                 raise errors.batch_option(f"{name} must be 0 or more, not {value}")
         if type(positions) is not bool:
             raise errors.wrong_type("positions", "a bool", positions)
+        if bucket is not None:
+            bucket = _bucket_arg(bucket)
         self._positions = positions
         try:
             # the aggregator's own checks of its options, as batch errors
@@ -178,6 +182,20 @@ class BatchCore:
                 "order_by sorts the records of a stream: pass group_by (e.g. --group-by "
                 "stream_id); a file read as one stream is read in its order"
             )
+        self._sorter: Sorter | None = None
+        if bucket is not None:
+            self._bucket, buckets = bucket
+            if self._key is None:
+                raise errors.batch_option(
+                    "bucket reads records by their stream key: pass group_by (e.g. stream_id)"
+                )
+            if buckets == 0:
+                raise errors.batch_option("buckets must be 1 or more, not 0")
+            if self._bucket >= buckets:
+                raise errors.batch_option(
+                    f"bucket must be below buckets ({buckets}), not {self._bucket}"
+                )
+            self._sorter = Sorter(self._key, buckets, self._record)
         self._group_by = group_by
         self._names = (event, order_by)  # the paths as given, for bad-line reasons
         self._paths = list(paths)
@@ -362,11 +380,14 @@ class BatchCore:
             assert raising is not None
             return not parked or next(iter(parked.values())).last > raising[0]
 
+        sorter = self._sorter
         count = 0
         base = 0  # the input-wide number of the current input's line 0
         try:
             for file, path in enumerate(self._paths):
                 for line, data in self._lines(path):
+                    if sorter is not None and sorter.bucket(data) != self._bucket:
+                        continue  # another bucket's: as if blank
                     count += 1
                     if count % TICK == 0:
                         yield None
@@ -569,6 +590,21 @@ class BatchCore:
             except errors.MergeError as exc:
                 stream.error = str(exc)
         return ("stream", stream.key, stream.core.provider, choices, stream.error)
+
+
+def _bucket_arg(value: object) -> tuple[int, int]:
+    """``BatchCore``'s ``bucket``: a tuple ``(bucket, buckets)`` of two ints, 0 or more;
+    beyond any count, as large as one can be (as the engine holds it)."""
+    if type(value) is not tuple or len(value) != 2 or any(type(v) is not int for v in value):
+        raise errors.wrong_type("bucket", "a tuple (bucket, buckets) of int", value)
+    for name, count in zip(("bucket", "buckets"), value):
+        if count < 0:
+            raise errors.batch_option(f"{name} must be 0 or more, not {count}")
+    return (min(value[0], _COUNT_MAX), min(value[1], _COUNT_MAX))
+
+
+#: The largest count the engine holds (a ``usize``).
+_COUNT_MAX = 2**64 - 1
 
 
 def _done(event: Any) -> bool:

@@ -1,94 +1,35 @@
-"""The twin of the bucket step of ``fastmerge.dask`` on inputs every task reads itself
-(``engine/batch/split.rs``: ``Sorter``, ``write_bucket``; ``Quick`` is
-``engine/batch/record.rs``'s ``route_key``): which bucket each record
-goes to, and one bucket's records of the inputs as one text that the batch reads at the same
-input-wide line numbers. Lines and records are read as
-:class:`~fastmerge._pure.batch.BatchCore` reads them."""
+"""Which bucket of ``fastmerge.dask`` a record line belongs to
+(``src/engine/batch/split.rs``'s ``Sorter``; :class:`Quick` is
+``src/engine/batch/record.rs``'s ``route_key``): ``BatchCore(bucket=(b, n))`` reads only
+bucket ``b``'s lines, each at its own line number."""
 
 from __future__ import annotations
 
 import zlib
-from typing import IO
-
-from .. import errors
-from .batch import BatchCore
+from typing import Callable
 
 
 class Sorter:
     """Which bucket each record line goes to: ``zlib.crc32`` of its stream key's UTF-8 text
     modulo ``buckets`` (as ``split_file``), the key found by :class:`Quick` where it can be,
-    else by the record reader; a bad line's is 0, or the bucket of the key the light scan
-    finds in it (a bad line belongs to no stream: any one bucket reports it where it is)."""
+    else by ``record`` (the record reader: the key, event and order, or a bad line's reason);
+    a bad line's is 0, or the bucket of the key the light scan finds in it (a bad line
+    belongs to no stream: any one bucket reports it where it is)."""
 
-    def __init__(self, core: BatchCore, buckets: int) -> None:
-        assert core._key is not None
-        self._core = core
-        self._quick = Quick(core._key)
+    def __init__(
+        self, key: list[str], buckets: int, record: Callable[[bytes], tuple[str, ...] | str]
+    ) -> None:
+        self._quick = Quick(key)
         self._buckets = buckets
+        self._record = record
 
     def bucket(self, line: bytes) -> int:
         """The bucket of a line that is not blank."""
         key = self._quick.key(line)
         if key is not None:
             return zlib.crc32(key) % self._buckets
-        found = self._core._record(line)
+        found = self._record(line)
         return 0 if isinstance(found, str) else zlib.crc32(found[0].encode()) % self._buckets
-
-
-def write_bucket(
-    paths: list[str],
-    bucket: int,
-    buckets: int,
-    out: str,
-    group_by: str,
-    event: str | None,
-    order_by: str | None,
-) -> list[tuple[int, int]]:
-    """The inputs ``paths`` read in turn as the batch reads them, written to the file ``out``
-    as one text of the records of one bucket (of ``buckets``, by :class:`Sorter`) at the
-    batch's input-wide line numbers: an empty line, then each input's lines, those of the
-    bucket as they are, every other line empty. The batch reads this text's line ``1 + base +
-    n`` where it reads the input's line ``n`` (``base``: the lines of the inputs before it), so
-    the distances between records, which decide when an ended stream is no longer joined,
-    stay the input's; the first empty line keeps a byte order mark that opens a record a
-    record's. Returns each input's lines (its ``\\n``s plus one) and stored bytes read."""
-    if not isinstance(paths, list) or not all(type(p) is str for p in paths):
-        raise errors.wrong_type("paths", "a list of str", paths)
-    for name, value, least in (("bucket", bucket, 0), ("buckets", buckets, 1)):
-        if type(value) is not int:
-            raise errors.wrong_type(name, "an int", value)
-        if value < least:
-            raise errors.batch_option(f"{name} must be {least} or more, not {value}")
-    if type(out) is not str:
-        raise errors.wrong_type("out", "a str", out)
-    for name, text in (("group_by", group_by), ("event", event), ("order_by", order_by)):
-        if type(text) is not str and (text is not None or name == "group_by"):
-            raise errors.wrong_type(name, "a str", text)
-    if bucket >= buckets:
-        raise errors.batch_option(f"bucket must be below buckets ({buckets}), not {bucket}")
-    core = BatchCore(list(paths), group_by, event, order_by)
-    if core._key is None:
-        raise errors.batch_option(
-            "write_bucket reads records by their stream key: pass group_by (e.g. stream_id)"
-        )
-    sorter = Sorter(core, buckets)
-    read = []
-    try:
-        sink: IO[bytes] = open(out, "wb")
-    except OSError as exc:
-        raise errors.file_error(out, exc.errno or 0) from None
-    with sink:
-        sink.write(b"\n")
-        for path in paths:
-            stored = core._read
-            done = 0  # the lines of this input written
-            for line, data in core._lines(path):
-                if sorter.bucket(data) == bucket:
-                    sink.write(b"\n" * (line - 1 - done) + data + b"\n")
-                    done = line
-            sink.write(b"\n" * (core._lines_read - done))
-            read.append((core._lines_read, core._read - stored))
-    return read
 
 
 _BLANKS = b" \t\r\n"
