@@ -17,13 +17,12 @@ once per bucket (from the page cache, on one machine), and the tasks check that 
 read the same bytes.
 
 Inputs that are fsspec URLs, and a Bag of lines, are read once: a **split** task per input
-(``split_file``) sends each bucket's records as one fragment (their lines as one ``bytes``,
-their line numbers in an ``array``); a **shuffle** (``bag.groupby``, or ``foldby``: a
-two-phase combine) brings each bucket's fragments together, and the aggregate task writes them
-into its local text in input order, one record a line. There the distance after which an
-ended stream is no longer joined by a later record of its key (``PARK_LINES``) counts the
-bucket's records, not the input's lines: the one way these results can differ from one
-machine's, for a stream taken up again that far after its end.
+(``split_file``) sends each bucket its records as one fragment (their lines as one ``bytes``,
+their line numbers in an ``array``, and the input's number of lines); a **shuffle**
+(``bag.groupby``, or ``foldby``: a two-phase combine) brings each bucket's fragments
+together, and the aggregate task writes them into its local text at their input-wide line
+numbers (the other lines blank), which the core reads: the same rules at the same distances
+as on one machine.
 
 Either way the items are put in input order on the client and read by
 :class:`fastmerge.batch.Batch` (errors modes, counts, records): the same code as one machine.
@@ -133,34 +132,35 @@ class _Job:
 
 
 class Fragment:
-    """One bucket's records of one file, in file order (what ``split_file`` gives): their
-    lines joined by ``\\n``, their line numbers, the bucket's keys and per record its key's
-    index in ``keys`` (-1: a bad line, the core says why) and whether its event is the
-    ``[DONE]`` sentinel."""
+    """One bucket's records of one file, in file order (from ``split_file``): the file's
+    lines (``total``: its ``\\n``s plus one), its text to the bucket's last record (the
+    records at their lines, the others blank) and the records' line numbers. Every bucket
+    gets one from every file, empty or not: the lines of each file place the records of the
+    next at their input-wide line numbers."""
 
-    __slots__ = ("file", "data", "lines", "keys", "key_of", "done")
+    __slots__ = ("file", "total", "data", "lines")
 
-    def __init__(
-        self,
-        file: int,
-        data: bytes,
-        lines: array[int],
-        keys: list[str],
-        key_of: array[int],
-        done: array[int],
-    ) -> None:
+    def __init__(self, file: int, total: int, data: bytes, lines: array[int]) -> None:
         self.file = file
+        self.total = total
         self.data = data
         self.lines = lines
-        self.keys = keys
-        self.key_of = key_of
-        self.done = done
 
     def __getstate__(self) -> tuple[Any, ...]:
-        return (self.file, self.data, self.lines, self.keys, self.key_of, self.done)
+        return (self.file, self.total, self.data, self.lines)
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
-        self.file, self.data, self.lines, self.keys, self.key_of, self.done = state
+        self.file, self.total, self.data, self.lines = state
+
+
+def _fragments(job: _Job, file: int, split: tuple[int, list[Any]]) -> list[tuple[int, Fragment]]:
+    """``split_file``'s result as one fragment for each of the job's buckets."""
+    total, parts = split
+    found = {bucket: (data, lines) for bucket, data, lines, *_ in parts}
+    empty = (b"", array("Q"))
+    return [
+        (bucket, Fragment(file, total, *found.get(bucket, empty))) for bucket in range(job.buckets)
+    ]
 
 
 def _split(job: _Job, file: int) -> list[tuple[int, Fragment]]:
@@ -176,7 +176,7 @@ def _split(job: _Job, file: int) -> list[tuple[int, Fragment]]:
         parts = _remote.read_with(split, path, job.storage_options)
     else:
         parts = split(path)
-    return [(bucket, Fragment(file, *rest)) for bucket, *rest in parts]
+    return _fragments(job, file, parts)
 
 
 def _split_lines(job: _Job, items: Iterable[Any], partitions: list[int]) -> list[Any]:
@@ -202,7 +202,7 @@ def _split_lines(job: _Job, items: Iterable[Any], partitions: list[int]) -> list
         )
     finally:
         os.unlink(tmp.name)
-    return [(bucket, Fragment(partition, *rest)) for bucket, *rest in parts]
+    return _fragments(job, partition, parts)
 
 
 def _hold(job: _Job) -> None:
@@ -258,22 +258,21 @@ def _check_options(job: _Job) -> None:
 
 
 def _aggregate(job: _Job, fragments: list[Fragment]) -> list[tuple[tuple[int, int, int], Any]]:
-    """Task 3: a bucket's records, in input order, through the core; each item with the
+    """Task 3: a bucket's records through the core, each at its input-wide line number (as
+    the single machine reads the files, the other buckets' lines blank); each item with the
     input position where one machine decides it: the core's place of the item (``end`` 0:
     the deciding record; 1, streams open at the end: their first record), the record's file
     and line."""
     fragments = sorted(fragments, key=lambda f: f.file)
-    starts: list[int] = []  # the line of each fragment's first record in the bucket's input
+    # a blank line first (a record never opens the text: a byte order mark there would go);
+    # then file f's line n is the text's line starts[f] + n
+    starts: list[int] = []
+    at = 1
+    for fragment in fragments:
+        starts.append(at)
+        at += fragment.total
     with tempfile.NamedTemporaryFile("wb", suffix=".jsonl", delete=False) as tmp:
-        # a blank line first: a record never opens the file (a byte order mark there would go);
-        # then one record a line, each fragment's after the one before
-        tmp.write(b"\n")
-        line = 2
-        for fragment in fragments:
-            tmp.write(fragment.data)
-            tmp.write(b"\n")
-            starts.append(line)
-            line += len(fragment.lines)
+        tmp.write(_placed(fragments, starts))
     out: list[tuple[tuple[int, int, int], Any]] = []
     try:
         core = job.core([tmp.name], positions=True)
@@ -283,8 +282,8 @@ def _aggregate(job: _Job, fragments: list[Fragment]) -> list[tuple[tuple[int, in
             except StopIteration:
                 break
             end, _, line = item[-1]
-            at = bisect_right(starts, line) - 1
-            file, number = fragments[at].file, fragments[at].lines[line - starts[at]]
+            at = bisect_right(starts, line - 1) - 1
+            file, number = fragments[at].file, line - starts[at]
             if item[0] == "bad":  # named by the bucket's input: the job's file and line
                 item = ("bad", job.paths[file], number, item[3])
             else:
@@ -294,6 +293,19 @@ def _aggregate(job: _Job, fragments: list[Fragment]) -> list[tuple[tuple[int, in
     finally:
         os.unlink(tmp.name)
     return out
+
+
+def _placed(fragments: list[Fragment], starts: list[int]) -> bytes:
+    """The fragments' records as one text, each at its line: file f's line n on line
+    ``starts[f] + n``, every other line blank (a fragment's text holds its records at their
+    lines from its file's first)."""
+    pieces = [b"\n"]
+    at = 2  # the line the next piece starts
+    for fragment, start in zip(fragments, starts):
+        if fragment.lines:
+            pieces += (b"\n" * (start + 1 - at), fragment.data, b"\n")
+            at = start + fragment.lines[-1] + 1
+    return b"".join(pieces)
 
 
 def _whole_file(job: _Job, file: int) -> list[tuple[tuple[int, int, int], Any]]:

@@ -521,8 +521,9 @@ fn fragment<'py>(
         .into_pyobject(py)
 }
 
-/// One input's records as one fragment per bucket (the split step of `fastmerge.dask`), read
-/// with the GIL released; see the twin's `fastmerge._pure.batch.split_file`.
+/// One input's lines and its records as one fragment per bucket (the split step of
+/// `fastmerge.dask`), read with the GIL released; see the twin's
+/// `fastmerge._pure.batch.split_file`.
 #[pyfunction]
 #[pyo3(
     signature = (path, group_by, event = None, order_by = None, buckets = Arg::Default),
@@ -535,7 +536,7 @@ fn split_file<'py>(
     event: Option<Bound<'py, PyAny>>,
     order_by: Option<Bound<'py, PyAny>>,
     buckets: Arg<'py>,
-) -> PyResult<Bound<'py, PyList>> {
+) -> PyResult<Bound<'py, PyTuple>> {
     // the twin's order of checks: path, buckets, then BatchCore's
     let path = text_arg(py, "path", path)?;
     let buckets = match &buckets {
@@ -556,7 +557,7 @@ fn split_file<'py>(
     options.group_by = text_arg(py, "group_by", group_by)?;
     options.event = event.map(|e| text_arg(py, "event", &e)).transpose()?;
     options.order_by = order_by.map(|o| text_arg(py, "order_by", &o)).transpose()?;
-    let fragments = py
+    let (lines, fragments) = py
         .detach(|| split_engine(options, buckets))
         .map_err(|e| batch_error(py, e))?;
     let array = py.import("array")?.getattr("array")?;
@@ -564,7 +565,7 @@ fn split_file<'py>(
     for f in fragments {
         out.append(fragment(py, &array, f)?)?;
     }
-    Ok(out)
+    (lines, out).into_pyobject(py)
 }
 
 /// One input's bytes as the batch engine reads them: decompressed when its first bytes are

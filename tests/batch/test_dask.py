@@ -368,20 +368,7 @@ def test_odd_records_bom_and_blank_lines_give_the_single_machine_records(
     assert len(expected) >= 8  # 'a' in each file (a new response), b, d, c\u0301, 12, é...
 
 
-@pytest.mark.parametrize(
-    "where",
-    [
-        "files",
-        pytest.param(
-            "urls",
-            marks=pytest.mark.xfail(
-                reason="the URL plan writes a bucket's records one a line: PARK_LINES counts "
-                "the bucket's records there, not the input's lines",
-                strict=True,
-            ),
-        ),
-    ],
-)
+@pytest.mark.parametrize("where", ["files", "urls"])
 def test_an_ended_stream_is_joined_within_the_park_lines_only(
     client: Any, batch: ModuleType, backend_name: str, tmp_path: Path, where: str
 ) -> None:

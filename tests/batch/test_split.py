@@ -64,18 +64,23 @@ def test_split_gives_the_twins_fragments_of_what_the_batch_reads(
 ) -> None:
     data = noisy_log()
     path = write(tmp_path / "log.jsonl", data, compress)
-    got = plain(backend_module.split_file(path, "stream_id", "event", buckets=buckets))
-    assert got == plain(PYTHON.split_file(path, "stream_id", "event", buckets=buckets))
+    total, parts = backend_module.split_file(path, "stream_id", "event", buckets=buckets)
+    got = plain(parts)
+    twin_total, twin_parts = PYTHON.split_file(path, "stream_id", "event", buckets=buckets)
+    assert (total, got) == (twin_total, plain(twin_parts))
+    assert total == data.count(b"\n") + 1  # the input's lines, as the batch counts them
     assert [bucket for bucket, *_ in got] == sorted({bucket for bucket, *_ in got})
-    # every non-blank line once, numbered as the batch numbers it (the mark dropped)
+    # every non-blank line once, numbered as the batch numbers it (the mark dropped), at its
+    # line in its bucket's text, every other line of which is blank
     text = data[3:].split(b"\n")
-    records = sorted(
-        (number, line)
-        for _, joined, numbers, *_ in got
-        for number, line in zip(numbers, joined.split(b"\n"))
-    )
+    records = []
+    for _, joined, numbers, *_ in got:
+        rows = joined.split(b"\n")
+        assert len(rows) == numbers[-1]
+        records += [(number, rows[number - 1]) for number in numbers]
+        assert sum(map(len, rows)) == sum(len(rows[n - 1]) for n in numbers)
     expected = [(i + 1, line) for i, line in enumerate(text) if line.strip(b" \t\r")]
-    assert records == expected
+    assert sorted(records) == expected
     # the bad lines the batch reports are the records without a key, all in bucket 0
     bad = {item[2] for item in drain(PYTHON.BatchCore([path], **WRAPPER)) if item[0] == "bad"}
     assert len(bad) == 6
@@ -105,16 +110,16 @@ def test_key_indexes_done_flags_and_key_reuse_in_one_bucket(
         ]
     )
     path = write(tmp_path / "log.jsonl", log)
-    (fragment,) = plain(backend_module.split_file(path, "stream_id", "event"))
+    (fragment,) = plain(backend_module.split_file(path, "stream_id", "event")[1])
     assert fragment == (0, log.rstrip(b"\n"), [1, 2, 3, 4, 5, 6], ["one", "two"],
                         [0, 1, 0, -1, 0, 1], [0, 0, 1, 0, 0, 1])  # fmt: skip
     # without event the record is the event: never [DONE]; with order_by a record without
     # an order_by value is a bad line
-    (fragment,) = plain(backend_module.split_file(path, "stream_id"))
+    (fragment,) = plain(backend_module.split_file(path, "stream_id")[1])
     assert fragment[5] == [0] * 6
-    (fragment,) = plain(backend_module.split_file(path, "stream_id", "event", "seq"))
+    (fragment,) = plain(backend_module.split_file(path, "stream_id", "event", "seq")[1])
     assert fragment[4] == [0, 1, 0, -1, 0, 1]
-    (fragment,) = plain(backend_module.split_file(path, "stream_id", "event", "nothing"))
+    (fragment,) = plain(backend_module.split_file(path, "stream_id", "event", "nothing")[1])
     assert fragment[3:5] == ([], [-1] * 6)
 
 
@@ -128,16 +133,21 @@ def test_a_stream_crossing_files_lands_in_one_bucket(
     for path in (first, second):
         for bucket, _, _, keys, _, _ in backend_module.split_file(
             path, "stream_id", "event", None, 4
-        ):
+        )[1]:
             for key in keys:
                 buckets.setdefault(key, set()).add(bucket)
     assert buckets == {f"s{i}": {zlib.crc32(f"s{i}".encode()) % 4} for i in range(5)}
 
 
 def test_an_empty_input_has_no_fragment(backend_module: ModuleType, tmp_path: Path) -> None:
-    for name, data in (("empty", b""), ("blank", b"\n \n\r\n"), ("bom", b"\xef\xbb\xbf")):
+    """... and its lines all the same (they count in the distances between records)."""
+    for name, data, total in (
+        ("empty", b"", 1),
+        ("blank", b"\n \n\r\n", 4),
+        ("bom", b"\xef\xbb\xbf", 1),
+    ):
         path = write(tmp_path / name, data)
-        assert backend_module.split_file(path, "stream_id", buckets=2) == []
+        assert backend_module.split_file(path, "stream_id", buckets=2) == (total, [])
 
 
 def _error(call: Any, *args: Any, **kwargs: Any) -> tuple[type[BaseException], str]:

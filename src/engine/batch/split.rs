@@ -18,7 +18,9 @@ use super::{Batch, BatchError, Options};
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Fragment {
     pub bucket: usize,
-    /// The records' lines, joined by `\n` (a line holds no `\n`).
+    /// The input's text from its first line to the fragment's last record, the records at
+    /// their lines and every other line blank (a line holds no `\n`): written as it is at
+    /// the input's place, the records keep their line numbers.
     pub data: Vec<u8>,
     /// Their 1-based line numbers in the decompressed input.
     pub lines: Vec<u64>,
@@ -36,10 +38,11 @@ pub fn bucket_of(key: &str, buckets: usize) -> usize {
     (crc32fast::hash(key.as_bytes()) as usize) % buckets
 }
 
-/// The records of `options.paths[0]` (the only path) as one fragment per bucket that has any,
-/// in bucket order. The options are checked as [`Batch::new`] checks them; `group_by` must be
+/// The input's lines (its `\n`s plus one, as the batch counts them between records) and its
+/// records as one fragment per bucket that has any, in bucket order, of `options.paths[0]`
+/// (the only path). The options are checked as [`Batch::new`] checks them; `group_by` must be
 /// a path (a file read as one stream has no records to split), `buckets` 1 or more.
-pub fn split_file(options: Options, buckets: usize) -> Result<Vec<Fragment>, BatchError> {
+pub fn split_file(options: Options, buckets: usize) -> Result<(u64, Vec<Fragment>), BatchError> {
     if buckets == 0 {
         return Err(BatchError::Option(
             "buckets must be 1 or more, not 0".to_owned(),
@@ -59,12 +62,12 @@ pub fn split_file(options: Options, buckets: usize) -> Result<Vec<Fragment>, Bat
     let mut fragments: Vec<Fragment> = Vec::new();
     let mut slot: Vec<Option<usize>> = vec![None; buckets];
     let mut index: Vec<foldhash::HashMap<String, i64>> = Vec::new();
-    let mut seq = 0;
+    let (mut seq, mut lines) = (0, 0);
     read_file(
         plan,
         0,
         &mut seq,
-        &mut 0,
+        &mut lines,
         &Arc::new(Pool::default()),
         |chunk| {
             each_line(&chunk, |line, _, text| {
@@ -81,9 +84,10 @@ pub fn split_file(options: Options, buckets: usize) -> Result<Vec<Fragment>, Bat
                     fragments.len() - 1
                 });
                 let fragment = &mut fragments[at];
-                if !fragment.lines.is_empty() {
-                    fragment.data.push(b'\n');
-                }
+                // the lines since the record before (none: since the input's first)
+                let after = fragment.lines.last().copied().unwrap_or(1);
+                let blank = fragment.data.len() + (line - after) as usize;
+                fragment.data.resize(blank, b'\n');
                 fragment.data.extend_from_slice(text);
                 fragment.lines.push(line);
                 let Some(rec) = found else {
@@ -109,7 +113,7 @@ pub fn split_file(options: Options, buckets: usize) -> Result<Vec<Fragment>, Bat
         },
     )?;
     fragments.sort_by_key(|f| f.bucket);
-    Ok(fragments)
+    Ok((lines, fragments))
 }
 
 /// Which bucket each record line goes to: its stream key's ([`bucket_of`]), found by a light

@@ -619,10 +619,13 @@ def split_file(
     event: str | None = None,
     order_by: str | None = None,
     buckets: int = 1,
-) -> list[tuple[int, bytes, array[int], list[str], array[int], array[int]]]:
-    """One input's records cut into ``buckets`` buckets by their stream key (the split step
-    of ``fastmerge.dask``): per bucket that has any, in bucket order, ``(bucket, data, lines,
-    keys, key_of, done)`` — the records' lines joined by ``\\n``, their 1-based line numbers
+) -> tuple[int, list[tuple[int, bytes, array[int], list[str], array[int], array[int]]]]:
+    """One input's lines (its ``\\n``s plus one, as the batch counts them between records) and
+    its records cut into ``buckets`` buckets by their stream key (the split step of
+    ``fastmerge.dask``): per bucket that has any, in bucket order, ``(bucket, data, lines,
+    keys, key_of, done)`` — the input's text from its first line to the bucket's last record,
+    the records at their lines and every other line blank (written at the input's place, the
+    records keep their line numbers), their 1-based line numbers
     (``array('Q')``), the bucket's stream keys in the order of their first records, per record
     its key's index in ``keys`` or -1 for a bad line (``array('q')``), and per record 1 when
     its event is ``[DONE]`` (``array('b')``). Lines and records are read as
@@ -639,7 +642,7 @@ def split_file(
         raise errors.batch_option(
             "split_file cuts records by their stream key: pass group_by (e.g. stream_id)"
         )
-    # per bucket: its lines, numbers, keys (text -> index), key indexes, [DONE] flags
+    # per bucket: its text's pieces, numbers, keys (text -> index), key indexes, [DONE] flags
     parts: dict[int, tuple[list[bytes], array[int], dict[str, int], array[int], array[int]]] = {}
     for line, data in core._lines(path):
         found = core._record(data)
@@ -647,6 +650,8 @@ def split_file(
         part = parts.get(bucket)
         if part is None:
             part = parts[bucket] = ([], array("Q"), {}, array("q"), array("b"))
+        # the lines since the record before (none: since the input's first)
+        part[0].append(b"\n" * (line - (part[1][-1] if part[1] else 1)))
         part[0].append(data)
         part[1].append(line)
         if isinstance(found, str):
@@ -655,7 +660,7 @@ def split_file(
         else:
             part[3].append(part[2].setdefault(found[0], len(part[2])))
             part[4].append(_done(found[1]))
-    return [
-        (bucket, b"\n".join(data), lines, list(keys), key_of, done)
+    return core._lines_read, [
+        (bucket, b"".join(data), lines, list(keys), key_of, done)
         for bucket, (data, lines, keys, key_of, done) in sorted(parts.items())
     ]
