@@ -432,12 +432,10 @@ def local_job(paths: list[str], backend_name: str, **options: Any) -> Any:
     return job
 
 
-def test_a_bucket_task_raises_what_its_writer_or_core_raises(
-    backend_name: str, tmp_path: Path
-) -> None:
-    """A bucket's task never returns the items of a text cut short: a damaged file raises
-    the reader's error, a file that is not what the job planned says so, and a core that
-    cannot start leaves no writer waiting for it."""
+def test_a_bucket_task_raises_what_its_core_raises(backend_name: str, tmp_path: Path) -> None:
+    """A bucket's task never returns the items of an input cut short: a damaged file raises
+    the reader's error, a file that is not what the job planned says so, a missing one is
+    the core's file error, and so are bad options."""
     data = lines(wrap([("a", e) for e in chat("a", ["x", "y"])]))
     paths = [write(tmp_path / "a.jsonl", data), write(tmp_path / "b.jsonl", data, "gzip")]
     job = local_job(paths, backend_name)
@@ -461,6 +459,9 @@ def test_a_bucket_task_raises_what_its_writer_or_core_raises(
     broken = local_job(paths, backend_name, provider="nope")
     with pytest.raises(errors.BatchError, match="provider"):
         fdask._aggregate_local(broken, bucket)
+    Path(paths[1]).rename(tmp_path / "gone")
+    with pytest.raises(errors.BatchError, match=f"{paths[1]}: No such file"):
+        fdask._aggregate_local(job, bucket)
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes")
