@@ -79,6 +79,9 @@ struct Shared {
     queue: Mutex<Queue>,
     /// signalled when the writer takes the queued jobs (a `put` may wait for room)
     room: Condvar,
+    /// signalled by `close`: the writer, napping, looks at once (the last files are not
+    /// left waiting for the end of a nap); `put` never signals it
+    closing: Condvar,
 }
 
 impl Shared {
@@ -105,19 +108,19 @@ fn write_all(directory: &Path, index: &mut File, index_path: &Path, shared: &Sha
     let mut batch = Vec::new();
     let mut lines = Vec::new();
     loop {
-        {
-            let mut queue = shared.lock();
-            std::mem::swap(&mut batch, &mut queue.jobs);
-            if batch.is_empty() && (queue.closed || queue.failure.is_some()) {
+        let mut queue = shared.lock();
+        std::mem::swap(&mut batch, &mut queue.jobs);
+        if batch.is_empty() {
+            if queue.closed || queue.failure.is_some() {
                 return;
             }
-        }
-        shared.room.notify_all();
-        if batch.is_empty() {
-            std::thread::sleep(nap);
+            // a nap, cut short by `close`
+            drop(shared.closing.wait_timeout(queue, nap));
             nap = (nap * 2).min(NAP_MOST);
             continue;
         }
+        drop(queue);
+        shared.room.notify_all();
         nap = NAP;
         // the index lines of the files written, appended in one write after them (a write
         // for each line was a fourth system call per file)
@@ -208,6 +211,7 @@ impl DirectoryWriter {
     /// None. Closing again gives the same.
     fn close(&mut self, py: Python<'_>) -> Option<PyErr> {
         self.shared.lock().closed = true;
+        self.shared.closing.notify_all();
         if let Some(thread) = self.thread.take() {
             if py.detach(|| thread.join()).is_err() {
                 return Some(PyOSError::new_err("the file writer stopped"));
@@ -221,6 +225,7 @@ impl Drop for DirectoryWriter {
     fn drop(&mut self) {
         // the thread never takes the GIL: joining it here cannot wait on this thread
         self.shared.lock().closed = true;
+        self.shared.closing.notify_all();
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
