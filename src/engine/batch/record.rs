@@ -656,7 +656,7 @@ fn last_member(
     }
     let text = &b[value..end];
     // a shorter text nests that deep only if it is not JSON, which its reader finds out
-    let deep = text.len() > 2 * room && open_brackets(text) > room;
+    let deep = text.len() > 2 * room && more_open_brackets(text, room);
     let again = guard.is_some_and(|(key, escape)| repeats(text, key, escape));
     (!deep && !again).then_some((end, close))
 }
@@ -668,27 +668,11 @@ fn repeats(text: &[u8], key: &memchr::memmem::Finder, escape: &memchr::memmem::F
         || (memchr::memchr(b'\\', text).is_some() && escape.find(text).is_some())
 }
 
-/// How many `{` and `[` a text holds, eight bytes at a time (`{` and `[` differ only in the
-/// bit 0x20: a byte is one of them when, with that bit set, it is `{`).
-fn open_brackets(text: &[u8]) -> usize {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    let mut count = 0;
-    let mut words = text.chunks_exact(8);
-    for word in &mut words {
-        let mut bytes = [0u8; 8];
-        bytes.copy_from_slice(word);
-        let other = (u64::from_le_bytes(bytes) | (0x20 * ONES)) ^ (u64::from(b'{') * ONES);
-        // the high bit of each byte of `other` that is not zero
-        let nonzero = ((other & !HIGH) + !HIGH) | other;
-        count += (!nonzero & HIGH).count_ones() as usize;
-    }
-    count
-        + words
-            .remainder()
-            .iter()
-            .filter(|&&c| c | 0x20 == b'{')
-            .count()
+/// Whether `text` holds more than `most` of `{` and `[`: found by memchr's vector search,
+/// which stops at the one past `most` (an event holds a few: counting every byte of it was a
+/// tenth of a long record's cost).
+fn more_open_brackets(text: &[u8], most: usize) -> bool {
+    memchr::memchr2_iter(b'{', b'[', text).nth(most).is_some()
 }
 
 /// What [`skip_value`] stops at outside strings: a quote (1), an opening (2) or a closing
@@ -814,15 +798,28 @@ mod tests {
     use super::*;
 
     #[test]
-    fn open_brackets_counts_every_byte_as_the_plain_count() {
-        // every byte value, at every offset of a word and in the remainder
+    fn more_open_brackets_is_the_plain_count_against_the_bound() {
+        // every byte value, at every offset, and runs of brackets about the bound
         let all: Vec<u8> = (0..=255u8).chain(b"{[{[}]".iter().copied()).collect();
-        for start in 0..9 {
+        let plain = |t: &[u8]| t.iter().filter(|&&c| c == b'{' || c == b'[').count();
+        for start in 0..40 {
             let text = &all[start..];
-            let plain = text.iter().filter(|&&c| c == b'{' || c == b'[').count();
-            assert_eq!(open_brackets(text), plain, "from {start}");
+            for most in 0..6 {
+                assert_eq!(
+                    more_open_brackets(text, most),
+                    plain(text) > most,
+                    "{start} {most}"
+                );
+            }
         }
-        assert_eq!(open_brackets(&[b'{'; 203]), 203);
-        assert_eq!(open_brackets(b""), 0);
+        let mut deep = vec![b' '; 300];
+        for (i, at) in (0..300).step_by(3).enumerate() {
+            deep[at] = if i % 2 == 0 { b'{' } else { b'[' };
+        }
+        let count = plain(&deep);
+        assert_eq!(count, 100);
+        assert!(more_open_brackets(&deep, 99));
+        assert!(!more_open_brackets(&deep, 100));
+        assert!(!more_open_brackets(b"", 0));
     }
 }
