@@ -99,7 +99,8 @@ def urls(paths: list[str]) -> list[str]:
 
 
 @pytest.mark.parametrize(
-    ("plan", "shuffle"), [("local", "groupby"), ("urls", "groupby"), ("urls", "foldby")]
+    ("plan", "shuffle"),
+    [("local", "direct"), ("urls", "direct"), ("urls", "groupby"), ("urls", "foldby")],
 )
 def test_local_cluster_beside_one_machine(tmp_path: Path, plan: str, shuffle: str) -> None:
     log = _logs.make_logs(tmp_path, 2.0, 40)["plain"]
@@ -130,6 +131,7 @@ def main() -> int:
     expected = single(paths)[2]
     runs = [("local files", paths, "groupby")]
     if not args.no_urls:
+        runs += [("file:// URLs, direct", urls(paths), "direct")]
         runs += [("file:// URLs, groupby", urls(paths), "groupby")]
         runs += [("file:// URLs, foldby", urls(paths), "foldby")]
     with _cluster() as cluster, distributed.Client(cluster) as client:

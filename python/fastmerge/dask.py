@@ -18,9 +18,10 @@ read the same bytes.
 
 Inputs that are fsspec URLs, and a Bag of lines, are read once: a **split** task per input
 (``split_file``) sends each bucket its records as one fragment (their lines as one ``bytes``,
-their line numbers in an ``array``, and the input's number of lines); a **shuffle**
-(``bag.groupby``, or ``foldby``: a two-phase combine) brings each bucket's fragments
-together, and the aggregate task writes them into its local text at their input-wide line
+their line numbers in an ``array``, and the input's number of lines), straight to the
+bucket's task (``shuffle="direct"``: one pick per input and bucket, run where the input was
+split), or through a Dask Bag shuffle (``bag.groupby``, or ``foldby``: a two-phase
+combine). The aggregate task writes them into its local text at their input-wide line
 numbers (the other lines blank), which the core reads: the same rules at the same distances
 as on one machine.
 
@@ -52,7 +53,7 @@ from ._types import Provider, SignatureMerge, UsageMerge
 __all__ = ["DaskBatch", "client", "merge_logs"]
 
 #: ``shuffle=`` of :func:`merge_logs`.
-SHUFFLES = ("groupby", "foldby")
+SHUFFLES = ("direct", "groupby", "foldby")
 
 
 def _dask_bag() -> Any:
@@ -439,7 +440,7 @@ def merge_logs(
     usage: UsageMerge = "merge",
     buckets: int = 0,
     jobs: int = 1,
-    shuffle: Literal["groupby", "foldby"] = "groupby",
+    shuffle: Literal["direct", "groupby", "foldby"] = "direct",
     backend: str | None = None,
     storage_options: dict[str, Any] | None = None,
 ) -> DaskBatch:
@@ -448,13 +449,15 @@ def merge_logs(
     ``max_open_streams``: streams are spread over workers); ``buckets`` is the number of
     aggregate tasks (0: the worker threads of the current client, or without one this
     machine's cores), ``jobs`` the core's threads in each task, ``shuffle`` how the fragments
-    of URLs and Bags meet (``"groupby"``: a shuffle; ``"foldby"``: combine per partition, then
-    across); ``backend`` (``"rust"`` or ``"python"``; None: the selected one) the cores the
-    tasks run. The paths must be readable from every worker: local files on a shared file
-    system, which each aggregate task reads whole (no record moves between workers; so
-    ``buckets`` beyond the worker threads only read the input more times), or fsspec URLs
-    (``s3://...``; ``storage_options`` go to fsspec there), which each split task streams from
-    the store itself, once.
+    of URLs and Bags meet (``"direct"``: each bucket's fragments sent straight from the
+    worker that split the input to the bucket's task; ``"groupby"``: Dask Bag's shuffle;
+    ``"foldby"``: combine per partition, then across); ``backend`` (``"rust"`` or
+    ``"python"``; None: the selected one) the cores the tasks run. The paths must be
+    readable from every worker: local files on a shared file system, which each aggregate
+    task reads whole (no record moves between workers; so ``buckets`` beyond the worker
+    threads only read the input more times), or fsspec URLs (``s3://...``;
+    ``storage_options`` go to fsspec there), which each split task streams from the store
+    itself, once.
 
     ``paths`` may instead be a Dask Bag of log lines (``str`` or ``bytes``, one record each;
     it needs a ``group_by`` key): each partition is read as an input file named
@@ -546,6 +549,33 @@ def _merge_bag(
     return _shuffle_and_aggregate(job, fragments, shuffle, -1, errors, errors_file)
 
 
+def _direct(job: _Job, fragments: Any) -> Any:
+    """The Bag of positioned items of each bucket's fragments handed straight to its
+    aggregate task: a pick per input and bucket, run where the input's split is (its other
+    buckets' fragments never leave that worker), then one aggregate task per bucket."""
+    bag = _dask_bag()
+    # imported by name: dask.delayed has no type information
+    delayed = importlib.import_module("dask.delayed").delayed
+    parts = fragments.to_delayed()
+    per_bucket = [
+        delayed(_aggregate_picked)(job, [delayed(_pick)(part, b) for part in parts])
+        for b in range(job.buckets)
+    ]
+    return bag.from_delayed(per_bucket)
+
+
+def _pick(pairs: list[tuple[int, Fragment]], bucket: int) -> list[Fragment]:
+    """The fragments of ``bucket`` among one input's ``(bucket, fragment)`` pairs."""
+    return [fragment for b, fragment in pairs if b == bucket]
+
+
+def _aggregate_picked(
+    job: _Job, picked: list[list[Fragment]]
+) -> list[tuple[tuple[int, int, int], Any]]:
+    """:func:`_aggregate` of the fragments picked from every input."""
+    return _aggregate(job, [fragment for part in picked for fragment in part])
+
+
 def _shuffle_and_aggregate(
     job: _Job,
     fragments: Any,
@@ -555,6 +585,8 @@ def _shuffle_and_aggregate(
     errors_file: IO[str] | None,
 ) -> DaskBatch:
     """Tasks 2 and 3: each bucket's fragments brought together, then aggregated."""
+    if shuffle == "direct":
+        return DaskBatch(job, _direct(job, fragments), total, errors, errors_file)
     if shuffle == "groupby":
         grouped = fragments.groupby(itemgetter(0), npartitions=job.buckets)
         per_bucket = grouped.map(lambda pair: [f for _, f in pair[1]])

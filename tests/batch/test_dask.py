@@ -87,19 +87,30 @@ def records(run: Any) -> list[bytes]:
     return [fdask._batch.json_line(r.record()) for r in run]
 
 
-@pytest.mark.parametrize("shuffle", ["groupby", "foldby"])
+@pytest.mark.parametrize(
+    ("where", "shuffle"),
+    [("files", "direct"), ("urls", "direct"), ("urls", "groupby"), ("urls", "foldby")],
+)
 def test_eight_files_give_the_single_machine_records_byte_for_byte(
-    client: Any, batch: ModuleType, backend_name: str, tmp_path: Path, shuffle: str
+    client: Any, batch: ModuleType, backend_name: str, tmp_path: Path, where: str, shuffle: str
 ) -> None:
+    """Local files (every bucket's task reads them) and the same files as URLs (split once,
+    each bucket's fragments sent to its task by each shuffle)."""
     data, bad = tricky_log()
     paths = split_log(tmp_path, data, 8)
     options: dict[str, Any] = dict(group_by="stream_id", event="event", errors="collect")
     one = batch.merge_logs(paths, **options)
     expected = records(one)
-    job = fdask.merge_logs(paths, buckets=3, shuffle=shuffle, backend=backend_name, **options)
+    inputs = paths if where == "files" else [Path(p).as_uri() for p in paths]
+    job = fdask.merge_logs(inputs, buckets=3, shuffle=shuffle, backend=backend_name, **options)
     run = job.compute()
     assert records(run) == expected
-    assert run.bad_lines == one.bad_lines
+    # a bad line is named by its input as given: the URL where the job read one
+    renamed = []
+    for line in one.bad_lines:
+        (path, url) = next((p, u) for p, u in zip(paths, inputs) if line.startswith(f"{p}:"))
+        renamed.append(url + line[len(path) :])
+    assert run.bad_lines == renamed
     assert run.counts == one.counts
     # 40 generated streams, "reused" twice, 1e22, "open" (no usage chunk: ends at the end of the
     # input), "odd" (no readable event: an error)
@@ -163,7 +174,7 @@ def text(line: bytes) -> str | bytes:
         return line
 
 
-@pytest.mark.parametrize("shuffle", ["groupby", "foldby"])
+@pytest.mark.parametrize("shuffle", ["direct", "groupby", "foldby"])
 def test_a_bag_of_lines_gives_the_records_of_its_partitions_read_as_files(
     client: Any, batch: ModuleType, backend_name: str, tmp_path: Path, shuffle: str
 ) -> None:
