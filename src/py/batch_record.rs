@@ -9,7 +9,6 @@
 //! not know), [`record`] gives None and the caller returns the usual item, so Python writes
 //! that record itself (the same bytes, or the same error).
 
-use std::io::Write;
 
 use crate::engine::value::Value;
 use smallvec::SmallVec;
@@ -591,9 +590,8 @@ fn int_text(number: i64, buffer: &mut [u8; 20]) -> &[u8] {
     &buffer[start..]
 }
 
-/// A float as `json.dumps` writes it: `float.__repr__` (the shortest digits that read back
-/// as the same float, without an exponent from 1e-4 to 1e16, `.0` after an integral value;
-/// else `1.5e-05`, `1e+16`), and `NaN` / `Infinity` / `-Infinity` (its `allow_nan` default).
+/// A float as `json.dumps` writes it: `float.__repr__` (the engine's `push_py_float`), and
+/// `NaN` / `Infinity` / `-Infinity` (its `allow_nan` default).
 fn float(out: &mut Vec<u8>, number: f64) {
     if number.is_nan() {
         out.extend_from_slice(b"NaN");
@@ -607,86 +605,7 @@ fn float(out: &mut Vec<u8>, number: f64) {
         });
         return;
     }
-    if number.is_sign_negative() {
-        out.push(b'-');
-    }
-    let number = number.abs();
-    if number == 0.0 {
-        out.extend_from_slice(b"0.0");
-        return;
-    }
-    let (kept, count, exp) = shortest(number);
-    let even = crate::engine::value::even_of_a_tie(number, &kept[..count], exp);
-    let digits: &[u8] = even.as_deref().unwrap_or(&kept[..count]);
-    let digit = |i: usize| digits.get(i).copied().unwrap_or(b'0');
-    if (-4..16).contains(&exp) {
-        if exp >= 0 {
-            let whole = exp as usize + 1;
-            for i in 0..whole {
-                out.push(digit(i));
-            }
-            out.push(b'.');
-            if digits.len() > whole {
-                out.extend_from_slice(&digits[whole..]);
-            } else {
-                out.push(b'0');
-            }
-        } else {
-            out.extend_from_slice(b"0.");
-            for _ in 0..(-exp - 1) {
-                out.push(b'0');
-            }
-            out.extend_from_slice(digits);
-        }
-    } else {
-        out.push(digit(0));
-        if digits.len() > 1 {
-            out.push(b'.');
-            out.extend_from_slice(&digits[1..]);
-        }
-        let _ = write!(
-            out,
-            "e{}{:02}",
-            if exp < 0 { '-' } else { '+' },
-            exp.unsigned_abs()
-        );
-    }
-}
-
-/// The shortest digits that read back as `number` (finite, above 0), without leading or
-/// trailing zeros, their count, and the power of ten of the first: `0.00125` is `125`, 3,
-/// -3. From zmij (serde_json's float writer, five times `{:e}`'s speed here), whose text
-/// (`1.25e-7`, `0.00125`, `1e+16`) is read back into those parts.
-fn shortest(number: f64) -> ([u8; 17], usize, i32) {
-    let mut buffer = zmij::Buffer::new();
-    let text = buffer.format_finite(number).as_bytes();
-    let (mantissa, exp) = match memchr::memchr(b'e', text) {
-        Some(at) => (&text[..at], &text[at + 1..]),
-        None => (text, &b"0"[..]),
-    };
-    let exp: i32 = std::str::from_utf8(exp.strip_prefix(b"+").unwrap_or(exp))
-        .ok()
-        .and_then(|e| e.parse().ok())
-        .unwrap_or(0);
-    let point = memchr::memchr(b'.', mantissa).unwrap_or(mantissa.len());
-    let mut kept = [0u8; 17];
-    let (mut count, mut first) = (0, None);
-    for (at, &byte) in mantissa.iter().enumerate() {
-        if !byte.is_ascii_digit() || (first.is_none() && byte == b'0') {
-            continue;
-        }
-        // the first significant digit's place from the point
-        let place = if at < point { at as i32 } else { at as i32 - 1 };
-        first.get_or_insert(place);
-        if count < kept.len() {
-            kept[count] = byte;
-            count += 1;
-        }
-    }
-    while count > 1 && kept[count - 1] == b'0' {
-        count -= 1;
-    }
-    (kept, count, point as i32 - 1 - first.unwrap_or(0) + exp)
+    crate::engine::value::push_py_float(out, number);
 }
 
 /// A string as `json.dumps(ensure_ascii=False)` writes it: `"` and `\` escaped, the control
@@ -817,53 +736,6 @@ mod tests {
             }
         }
         assert!(copied > 50_000, "{copied}");
-    }
-
-    /// The digits `{:e}` gives (Rust's shortest, as the writer took them before zmij).
-    fn shortest_by_fmt(number: f64) -> (Vec<u8>, i32) {
-        let sci = format!("{number:e}");
-        let (mantissa, exp) = sci.split_once('e').unwrap();
-        let digits = mantissa.bytes().filter(u8::is_ascii_digit).collect();
-        (digits, exp.parse().unwrap())
-    }
-
-    #[test]
-    fn shortest_digits_are_those_of_rust_s_own_formatting() {
-        let mut state = 0x2545_f491_4f6c_dd1d_u64;
-        let mut numbers = vec![
-            1e16,
-            1e15,
-            1e-4,
-            1e-5,
-            0.1,
-            100.0,
-            5e-324,
-            f64::MAX,
-            1.5e300,
-        ];
-        // 1446596859160128.25, a tie: Python and zmij take the even digit
-        numbers.push(5786387436640513.0 / 4.0);
-        for _ in 0..1_000_000 {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            let number = f64::from_bits(state >> 1); // every positive pattern
-            if number.is_finite() && number > 0.0 {
-                numbers.push(number);
-            }
-            numbers.push(((state >> 11) as f64) / (1u64 << 53) as f64 * 9.0);
-        }
-        for number in numbers {
-            let (kept, count, exp) = shortest(number);
-            let (mut digits, fmt_exp) = shortest_by_fmt(number);
-            assert_eq!(exp, fmt_exp, "{number:e}");
-            if let Some(even) = crate::engine::value::even_of_a_tie(number, &digits, fmt_exp) {
-                digits = even;
-            }
-            let ours = crate::engine::value::even_of_a_tie(number, &kept[..count], exp)
-                .unwrap_or_else(|| kept[..count].to_vec());
-            assert_eq!(ours, digits, "{number:e}");
-        }
     }
 
     fn text(v: &Value) -> String {
