@@ -9,7 +9,6 @@
 //! not know), [`record`] gives None and the caller returns the usual item, so Python writes
 //! that record itself (the same bytes, or the same error).
 
-
 use crate::engine::value::Value;
 use smallvec::SmallVec;
 

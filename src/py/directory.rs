@@ -91,6 +91,12 @@ impl Shared {
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
+
+    /// No more jobs: the writer, woken if it naps, writes what is queued and stops.
+    fn close(&self) {
+        self.lock().closed = true;
+        self.closing.notify_all();
+    }
 }
 
 /// Writes each file given (`put`) in `directory`, then appends its line to the index, on a
@@ -210,8 +216,7 @@ impl DirectoryWriter {
     /// Writes what is queued and stops the thread; the first failed write's `OSError`, or
     /// None. Closing again gives the same.
     fn close(&mut self, py: Python<'_>) -> Option<PyErr> {
-        self.shared.lock().closed = true;
-        self.shared.closing.notify_all();
+        self.shared.close();
         if let Some(thread) = self.thread.take() {
             if py.detach(|| thread.join()).is_err() {
                 return Some(PyOSError::new_err("the file writer stopped"));
@@ -224,8 +229,7 @@ impl DirectoryWriter {
 impl Drop for DirectoryWriter {
     fn drop(&mut self) {
         // the thread never takes the GIL: joining it here cannot wait on this thread
-        self.shared.lock().closed = true;
-        self.shared.closing.notify_all();
+        self.shared.close();
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
