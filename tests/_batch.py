@@ -29,6 +29,16 @@ COMPRESSORS = {
 }
 
 
+def dumps_line(value: Any) -> bytes:
+    """A record's line as the standard library writes it (``fastmerge merge``'s lines, and
+    ``batch.json_line``'s specification): compact JSON and a newline, ASCII with escapes when
+    a lone surrogate has no UTF-8 form."""
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+    except UnicodeEncodeError:
+        return json.dumps(value, separators=(",", ":")).encode("ascii") + b"\n"
+
+
 def batch_module(backend: str) -> ModuleType:
     """``fastmerge.batch`` built on ``backend``'s ``BatchCore`` and messages."""
     return _backend._copy("batch", backend)

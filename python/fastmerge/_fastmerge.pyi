@@ -30,6 +30,7 @@ __all__ = [
     "merge_all",
     "merge_dicts",
     "merge_logprobs",
+    "json_line",
     "read_input",
     "split_file",
 ]
@@ -138,6 +139,7 @@ class DirectoryWriter:
     def put(self, name: str, data: bytes, index_line: bytes) -> None: ...
     def close(self) -> OSError | None: ...
 
+def json_line(value: Any) -> bytes | None: ...
 def read_input(path: str) -> bytes: ...
 def split_file(
     path: str,

@@ -22,7 +22,7 @@ use crate::py::convert::{GcPause, ToPy};
 use crate::py::errors::{agg_error, build, wrong_type};
 
 #[path = "batch_record.rs"]
-mod record;
+pub(crate) mod record;
 
 /// How long a wait without a timeout sleeps between looks at Python's signals (Ctrl-C).
 const SIGNAL_TICK: Duration = Duration::from_millis(100);
@@ -590,5 +590,6 @@ fn read_input<'py>(py: Python<'py>, path: &Bound<'py, PyAny>) -> PyResult<Bound<
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<BatchCore>()?;
     m.add_function(wrap_pyfunction!(split_file, m)?)?;
-    m.add_function(wrap_pyfunction!(read_input, m)?)
+    m.add_function(wrap_pyfunction!(read_input, m)?)?;
+    m.add_function(wrap_pyfunction!(crate::py::json_line::json_line, m)?)
 }

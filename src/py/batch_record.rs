@@ -565,12 +565,12 @@ fn is_float_repr(text: &[u8]) -> bool {
     significant <= 15
 }
 
-fn itoa_buffer() -> [u8; 20] {
+pub(crate) fn itoa_buffer() -> [u8; 20] {
     [0; 20]
 }
 
 /// The decimal digits of `number` (`int.__repr__`), written at the end of `buffer`.
-fn int_text(number: i64, buffer: &mut [u8; 20]) -> &[u8] {
+pub(crate) fn int_text(number: i64, buffer: &mut [u8; 20]) -> &[u8] {
     let mut rest = number.unsigned_abs();
     let mut start = buffer.len();
     loop {
@@ -591,7 +591,7 @@ fn int_text(number: i64, buffer: &mut [u8; 20]) -> &[u8] {
 
 /// A float as `json.dumps` writes it: `float.__repr__` (the engine's `push_py_float`), and
 /// `NaN` / `Infinity` / `-Infinity` (its `allow_nan` default).
-fn float(out: &mut Vec<u8>, number: f64) {
+pub(crate) fn float(out: &mut Vec<u8>, number: f64) {
     if number.is_nan() {
         out.extend_from_slice(b"NaN");
         return;
@@ -611,10 +611,14 @@ fn float(out: &mut Vec<u8>, number: f64) {
 /// characters below U+0020 as `\n`, `\r`, `\t`, `\b`, `\f` or `\u00XX` (lower-case hex), every
 /// other character as itself (UTF-8).
 pub(crate) fn string(out: &mut Vec<u8>, text: &str) {
-    out.push(b'"');
     let bytes = text.as_bytes();
+    out.reserve(bytes.len() + 2);
+    out.push(b'"');
     let mut start = 0;
-    for (index, &byte) in bytes.iter().enumerate() {
+    // the runs between bytes to escape copied whole (found eight bytes a step)
+    while let Some(index) = crate::engine::json_text::plain_run(bytes, start) {
+        out.extend_from_slice(&bytes[start..index]);
+        let byte = bytes[index];
         let escape: &[u8] = match byte {
             b'"' => b"\\\"",
             b'\\' => b"\\\\",
@@ -623,10 +627,8 @@ pub(crate) fn string(out: &mut Vec<u8>, text: &str) {
             b'\t' => b"\\t",
             0x08 => b"\\b",
             0x0c => b"\\f",
-            0x00..=0x1f => b"",
-            _ => continue,
+            _ => b"",
         };
-        out.extend_from_slice(&bytes[start..index]);
         if escape.is_empty() {
             const HEX: &[u8; 16] = b"0123456789abcdef";
             out.extend_from_slice(b"\\u00");

@@ -18,6 +18,7 @@ mod errors;
 mod functions;
 mod host;
 mod intern;
+mod json_line;
 mod writer;
 
 #[pymodule]

@@ -17,7 +17,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from _batch import batch_module, chat, chunk, interleave, lines, wrap, write
+from _batch import batch_module, chat, chunk, dumps_line, interleave, lines, wrap, write
 
 import fastmerge
 from fastmerge import cli
@@ -41,7 +41,7 @@ def expected(batch: ModuleType, paths: Any, **options: Any) -> list[tuple[bytes,
     out = []
     for result in batch.merge_logs(paths, **options):
         record = result.record()
-        out.append((batch.json_line(record), batch._row(result, record)))
+        out.append((dumps_line(record), batch._row(result, record)))
     return out
 
 
