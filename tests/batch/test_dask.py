@@ -10,6 +10,7 @@ import os
 import threading
 import time
 import zlib
+from decimal import Decimal
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Iterator
@@ -504,3 +505,26 @@ def test_a_named_pipe_is_read_once(
         assert not feeder.is_alive()
     assert runs[1] == runs[0]
     assert len(runs[0][0]) > 40
+
+
+class _Pair(tuple):  # type: ignore[type-arg]
+    """A tuple subclass: marshal does not write it, pickle does."""
+
+
+@pytest.mark.parametrize(
+    ("items", "packer"),
+    [
+        ([((0, 1, 2), ("stream", "k", "openai-chat", [{"t": "\ud800é", "n": 2**70}], None))], b"m"),
+        ([((1, 0, 0), ("bad", "f", 3, float("inf")))], b"m"),
+        ([], b"m"),
+        ([((0, 0, 1), _Pair(("stream", "k")))], b"p"),
+        ([((0, 0, 1), ("stream", {"d": Decimal("1.5")}))], b"p"),
+    ],
+)
+def test_a_partition_is_packed_and_read_back_whole(items: list[Any], packer: bytes) -> None:
+    (part,) = fdask._pack(iter(items))
+    assert part[:1] == packer
+    back = fdask._unpack(part)
+    assert back == items
+    assert [type(item) for _, item in back] == [type(item) for _, item in items]
+    assert repr(back) == repr(items)
