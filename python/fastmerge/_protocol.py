@@ -75,7 +75,7 @@ class Backend(Protocol):
         event: str | None = ...,
         order_by: str | None = ...,
         buckets: int = ...,
-    ) -> tuple[int, list[tuple[int, bytes, array[int], list[str], array[int], array[int]]]]: ...
+    ) -> tuple[int, list[tuple[int, bytes, array[int]]]]: ...
 
 
 class AggregatorCoreLike(Protocol):

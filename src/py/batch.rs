@@ -501,22 +501,18 @@ impl BatchCore {
     }
 }
 
-/// A fragment as `(bucket, data, lines, keys, key_of, done)`: the numbers in arrays
-/// (`array('Q')`, `array('q')`, `array('b')`), one object each, not one per record.
+/// A fragment as `(bucket, data, lines)`: the line numbers in an `array('Q')`, one object,
+/// not one per record.
 fn fragment<'py>(
     py: Python<'py>,
     array: &Bound<'py, PyAny>,
     f: Fragment,
 ) -> PyResult<Bound<'py, PyTuple>> {
     let lines: Vec<u8> = f.lines.iter().flat_map(|n| n.to_ne_bytes()).collect();
-    let key_of: Vec<u8> = f.key_of.iter().flat_map(|n| n.to_ne_bytes()).collect();
     (
         f.bucket,
         PyBytes::new(py, &f.data),
         array.call1(("Q", PyBytes::new(py, &lines)))?,
-        PyList::new(py, &f.keys)?,
-        array.call1(("q", PyBytes::new(py, &key_of)))?,
-        array.call1(("b", PyBytes::new(py, &f.done)))?,
     )
         .into_pyobject(py)
 }

@@ -1,7 +1,7 @@
 """``split_file`` (the split step of ``fastmerge.dask``) and ``BatchCore(positions=True)``, on
 both backends (fixture ``backend_module``), each compared with the twin (``conftest.PYTHON``,
 the specification) and with what the batch itself reads: the same fragments (lines, numbers,
-keys, ``[DONE]`` flags, buckets by ``zlib.crc32`` of the key) and the same places, on plain,
+buckets by ``zlib.crc32`` of the key the batch reads) and the same places, on plain,
 gzip and zstd inputs, bad lines, records without a key, key reuse and streams that cross
 files; the same exceptions for bad options and inputs."""
 
@@ -24,10 +24,7 @@ WRAPPER = {"group_by": "stream_id", "event": "event"}
 
 def plain(fragments: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     """Fragments with their arrays as lists (comparable across backends)."""
-    return [
-        (bucket, data, list(numbers), keys, list(key_of), list(done))
-        for bucket, data, numbers, keys, key_of, done in fragments
-    ]
+    return [(bucket, data, list(numbers)) for bucket, data, numbers in fragments]
 
 
 def noisy_log() -> bytes:
@@ -81,26 +78,30 @@ def test_split_gives_the_twins_fragments_of_what_the_batch_reads(
         assert sum(map(len, rows)) == sum(len(rows[n - 1]) for n in numbers)
     expected = [(i + 1, line) for i, line in enumerate(text) if line.strip(b" \t\r")]
     assert sorted(records) == expected
-    # the bad lines the batch reports are the records without a key, all in bucket 0
+    # each record in the bucket of its key as the batch reads it; the bad lines the batch
+    # reports (no key) each in one bucket
+    core = PYTHON.BatchCore([path], **WRAPPER)
     bad = {item[2] for item in drain(PYTHON.BatchCore([path], **WRAPPER)) if item[0] == "bad"}
     assert len(bad) == 6
-    for bucket, _, numbers, keys, key_of, done in got:
-        for number, at, flag in zip(numbers, key_of, done):
-            assert (at == -1) == (number in bad)
-            if at == -1:
-                assert bucket == 0 and flag == 0
+    keys, bad_placed = set(), []
+    for bucket, joined, numbers in got:
+        rows = joined.split(b"\n")
+        for number in numbers:
+            found = core._record(rows[number - 1])
+            if isinstance(found, str):
+                bad_placed.append(number)
             else:
-                assert zlib.crc32(keys[at].encode()) % buckets == bucket
-                line = json.loads(text[number - 1])
-                assert flag == (line["event"] in ("[DONE]", " [DONE]\n"))
-        assert sorted(set(k for k in key_of if k >= 0)) == list(range(len(keys)))
-    all_keys = {k for *_, ks, _, _ in got for k in ks}
-    assert all_keys == {"k1", "k2", "7", "1e+22", "1.5", "esc\u00e9", "open"}
+                assert zlib.crc32(found[0].encode()) % buckets == bucket
+                keys.add(found[0])
+    assert sorted(bad_placed) == sorted(bad)
+    assert keys == {"k1", "k2", "7", "1e+22", "1.5", "esc\u00e9", "open"}
 
 
-def test_key_indexes_done_flags_and_key_reuse_in_one_bucket(
+def test_one_bucket_holds_every_line_whatever_the_options(
     backend_module: ModuleType, tmp_path: Path
 ) -> None:
+    """Only the key decides a line's bucket: key reuse, ``[DONE]`` lines, a bad line and
+    options that make records bad (an ``order_by`` they lack) all stay, at their lines."""
     a = chat("a", ["x"])
     log = lines(
         [
@@ -110,17 +111,10 @@ def test_key_indexes_done_flags_and_key_reuse_in_one_bucket(
         ]
     )
     path = write(tmp_path / "log.jsonl", log)
-    (fragment,) = plain(backend_module.split_file(path, "stream_id", "event")[1])
-    assert fragment == (0, log.rstrip(b"\n"), [1, 2, 3, 4, 5, 6], ["one", "two"],
-                        [0, 1, 0, -1, 0, 1], [0, 0, 1, 0, 0, 1])  # fmt: skip
-    # without event the record is the event: never [DONE]; with order_by a record without
-    # an order_by value is a bad line
-    (fragment,) = plain(backend_module.split_file(path, "stream_id")[1])
-    assert fragment[5] == [0] * 6
-    (fragment,) = plain(backend_module.split_file(path, "stream_id", "event", "seq")[1])
-    assert fragment[4] == [0, 1, 0, -1, 0, 1]
-    (fragment,) = plain(backend_module.split_file(path, "stream_id", "event", "nothing")[1])
-    assert fragment[3:5] == ([], [-1] * 6)
+    whole = (0, log.rstrip(b"\n"), [1, 2, 3, 4, 5, 6])
+    for options in [("event",), (), ("event", "seq"), ("event", "nothing")]:
+        (fragment,) = plain(backend_module.split_file(path, "stream_id", *options)[1])
+        assert fragment == whole
 
 
 def test_a_stream_crossing_files_lands_in_one_bucket(
@@ -131,11 +125,12 @@ def test_a_stream_crossing_files_lands_in_one_bucket(
     second = write(tmp_path / "b.jsonl.gz", lines(records[11:]), "gzip")
     buckets: dict[str, set[int]] = {}
     for path in (first, second):
-        for bucket, _, _, keys, _, _ in backend_module.split_file(
+        for bucket, joined, numbers in backend_module.split_file(
             path, "stream_id", "event", None, 4
         )[1]:
-            for key in keys:
-                buckets.setdefault(key, set()).add(bucket)
+            rows = joined.split(b"\n")
+            for number in numbers:
+                buckets.setdefault(json.loads(rows[number - 1])["stream_id"], set()).add(bucket)
     assert buckets == {f"s{i}": {zlib.crc32(f"s{i}".encode()) % 4} for i in range(5)}
 
 

@@ -2,8 +2,8 @@
 //!
 //! - [`split_file`]: one input's records cut into buckets (the split step on URLs and Bags),
 //!   read by the batch's own reader (decompression, blocks of whole lines, line numbers) and
-//!   record reader ([`super::record`]), so a bucket's records are exactly the lines the batch
-//!   would read, numbered as it numbers them. The twin is `fastmerge._pure.batch.split_file`.
+//!   sorted by [`Sorter`], so a bucket's records are exactly the lines the batch would read,
+//!   numbered as it numbers them. The twin is `fastmerge._pure.batch.split_file`.
 //! - [`Sorter`]: which bucket a line is, where a batch with `Options::bucket` reads only its
 //!   own (on local files, every task reads the inputs itself). The twin is
 //!   `fastmerge._pure.batch.bucket.Sorter`.
@@ -24,24 +24,20 @@ pub struct Fragment {
     pub data: Vec<u8>,
     /// Their 1-based line numbers in the decompressed input.
     pub lines: Vec<u64>,
-    /// The stream keys of the fragment, in the order of their first records.
-    pub keys: Vec<String>,
-    /// Per record its key's index in `keys`, -1 for a bad line (no stream: the batch says why).
-    pub key_of: Vec<i64>,
-    /// Per record 1 when its event is the `[DONE]` sentinel, else 0.
-    pub done: Vec<u8>,
 }
 
 /// The bucket of a stream key: the CRC-32 (IEEE, as zlib's `crc32`) of its UTF-8 text, modulo
-/// `buckets`. Bad lines go to bucket 0.
+/// `buckets`.
 pub fn bucket_of(key: &str, buckets: usize) -> usize {
     (crc32fast::hash(key.as_bytes()) as usize) % buckets
 }
 
 /// The input's lines (its `\n`s plus one, as the batch counts them between records) and its
 /// records as one fragment per bucket that has any, in bucket order, of `options.paths[0]`
-/// (the only path). The options are checked as [`Batch::new`] checks them; `group_by` must be
-/// a path (a file read as one stream has no records to split), `buckets` 1 or more.
+/// (the only path), each line in the bucket [`Sorter`] gives it (the bucket's core reads the
+/// record: only the key is looked for here). The options are checked as [`Batch::new`] checks
+/// them; `group_by` must be a path (a file read as one stream has no records to split),
+/// `buckets` 1 or more.
 pub fn split_file(options: Options, buckets: usize) -> Result<(u64, Vec<Fragment>), BatchError> {
     if buckets == 0 {
         return Err(BatchError::Option(
@@ -59,9 +55,9 @@ pub fn split_file(options: Options, buckets: usize) -> Result<(u64, Vec<Fragment
                 .to_owned(),
         ));
     };
+    let sorter = Sorter::new(spec, buckets);
     let mut fragments: Vec<Fragment> = Vec::new();
     let mut slot: Vec<Option<usize>> = vec![None; buckets];
-    let mut index: Vec<foldhash::HashMap<String, i64>> = Vec::new();
     let (mut seq, mut lines) = (0, 0);
     read_file(
         plan,
@@ -71,16 +67,12 @@ pub fn split_file(options: Options, buckets: usize) -> Result<(u64, Vec<Fragment
         &Arc::new(Pool::default()),
         |chunk| {
             each_line(&chunk, |line, _, text| {
-                let found = record::read(text, spec).ok();
-                let bucket = found
-                    .as_ref()
-                    .map_or(0, |rec| bucket_of(rec.key.text(text), buckets));
+                let bucket = sorter.bucket(text);
                 let at = *slot[bucket].get_or_insert_with(|| {
                     fragments.push(Fragment {
                         bucket,
                         ..Fragment::default()
                     });
-                    index.push(foldhash::HashMap::default());
                     fragments.len() - 1
                 });
                 let fragment = &mut fragments[at];
@@ -90,24 +82,6 @@ pub fn split_file(options: Options, buckets: usize) -> Result<(u64, Vec<Fragment
                 fragment.data.resize(blank, b'\n');
                 fragment.data.extend_from_slice(text);
                 fragment.lines.push(line);
-                let Some(rec) = found else {
-                    fragment.key_of.push(-1);
-                    fragment.done.push(0);
-                    return;
-                };
-                let key = rec.key.text(text);
-                let keys = &mut index[at];
-                let of = match keys.get(key) {
-                    Some(&of) => of,
-                    None => {
-                        let of = fragment.keys.len() as i64;
-                        keys.insert(key.to_owned(), of);
-                        fragment.keys.push(key.to_owned());
-                        of
-                    }
-                };
-                fragment.key_of.push(of);
-                fragment.done.push(u8::from(rec.feed == record::Feed::Done));
             });
             true
         },

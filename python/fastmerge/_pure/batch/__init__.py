@@ -69,7 +69,6 @@ import json
 import os
 import sys
 import time
-import zlib
 from array import array
 from typing import IO, Any, Callable, Iterator
 
@@ -619,18 +618,16 @@ def split_file(
     event: str | None = None,
     order_by: str | None = None,
     buckets: int = 1,
-) -> tuple[int, list[tuple[int, bytes, array[int], list[str], array[int], array[int]]]]:
+) -> tuple[int, list[tuple[int, bytes, array[int]]]]:
     """One input's lines (its ``\\n``s plus one, as the batch counts them between records) and
     its records cut into ``buckets`` buckets by their stream key (the split step of
-    ``fastmerge.dask``): per bucket that has any, in bucket order, ``(bucket, data, lines,
-    keys, key_of, done)`` — the input's text from its first line to the bucket's last record,
-    the records at their lines and every other line blank (written at the input's place, the
-    records keep their line numbers), their 1-based line numbers
-    (``array('Q')``), the bucket's stream keys in the order of their first records, per record
-    its key's index in ``keys`` or -1 for a bad line (``array('q')``), and per record 1 when
-    its event is ``[DONE]`` (``array('b')``). Lines and records are read as
-    :class:`BatchCore` reads them (options checked as it checks them); a key's bucket is
-    ``zlib.crc32`` of its UTF-8 text modulo ``buckets``; bad lines go to bucket 0."""
+    ``fastmerge.dask``): per bucket that has any, in bucket order, ``(bucket, data, lines)`` —
+    the input's text from its first line to the bucket's last record, the records at their
+    lines and every other line blank (written at the input's place, the records keep their
+    line numbers), and their 1-based line numbers (``array('Q')``). Lines are read as
+    :class:`BatchCore` reads them (options checked as it checks them), each in the bucket
+    :class:`~.bucket.Sorter` gives it (``zlib.crc32`` of the key's UTF-8 text modulo
+    ``buckets``): the bucket's core reads the record."""
     if type(path) is not str:
         raise errors.wrong_type("path", "a str", path)
     if type(buckets) is not int:
@@ -642,25 +639,15 @@ def split_file(
         raise errors.batch_option(
             "split_file cuts records by their stream key: pass group_by (e.g. stream_id)"
         )
-    # per bucket: its text's pieces, numbers, keys (text -> index), key indexes, [DONE] flags
-    parts: dict[int, tuple[list[bytes], array[int], dict[str, int], array[int], array[int]]] = {}
+    sorter = Sorter(core._key, buckets, core._record)
+    # per bucket: its text's pieces and its records' line numbers
+    parts: dict[int, tuple[list[bytes], array[int]]] = {}
     for line, data in core._lines(path):
-        found = core._record(data)
-        bucket = 0 if isinstance(found, str) else zlib.crc32(found[0].encode()) % buckets
-        part = parts.get(bucket)
-        if part is None:
-            part = parts[bucket] = ([], array("Q"), {}, array("q"), array("b"))
+        pieces, numbers = parts.setdefault(sorter.bucket(data), ([], array("Q")))
         # the lines since the record before (none: since the input's first)
-        part[0].append(b"\n" * (line - (part[1][-1] if part[1] else 1)))
-        part[0].append(data)
-        part[1].append(line)
-        if isinstance(found, str):
-            part[3].append(-1)
-            part[4].append(0)
-        else:
-            part[3].append(part[2].setdefault(found[0], len(part[2])))
-            part[4].append(_done(found[1]))
+        pieces.append(b"\n" * (line - (numbers[-1] if numbers else 1)))
+        pieces.append(data)
+        numbers.append(line)
     return core._lines_read, [
-        (bucket, b"".join(data), lines, list(keys), key_of, done)
-        for bucket, (data, lines, keys, key_of, done) in sorted(parts.items())
+        (bucket, b"".join(pieces), numbers) for bucket, (pieces, numbers) in sorted(parts.items())
     ]
