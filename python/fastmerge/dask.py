@@ -278,7 +278,8 @@ def _aggregate(job: _Job, fragments: list[Fragment]) -> list[tuple[tuple[int, in
         starts.append(at)
         at += fragment.total
     with tempfile.NamedTemporaryFile("wb", suffix=".jsonl", delete=False) as tmp:
-        tmp.write(_placed(fragments, starts))
+        # piece by piece: joined, the text's fresh pages cost more than its write
+        tmp.writelines(_placed(fragments, starts))
     out: list[tuple[tuple[int, int, int], Any]] = []
     try:
         core = job.core([tmp.name], positions=True)
@@ -301,17 +302,18 @@ def _aggregate(job: _Job, fragments: list[Fragment]) -> list[tuple[tuple[int, in
     return out
 
 
-def _placed(fragments: list[Fragment], starts: list[int]) -> bytes:
-    """The fragments' records as one text, each at its line: file f's line n on line
-    ``starts[f] + n``, every other line blank (a fragment's text holds its records at their
-    lines from its file's first)."""
-    pieces = [b"\n"]
+def _placed(fragments: list[Fragment], starts: list[int]) -> Iterator[bytes]:
+    """The fragments' records as the pieces of one text, each record at its line: file f's
+    line n on line ``starts[f] + n``, every other line blank (a fragment's text holds its
+    records at their lines from its file's first)."""
+    yield b"\n"
     at = 2  # the line the next piece starts
     for fragment, start in zip(fragments, starts):
         if fragment.lines:
-            pieces += (b"\n" * (start + 1 - at), fragment.data, b"\n")
+            yield b"\n" * (start + 1 - at)
+            yield fragment.data
+            yield b"\n"
             at = start + fragment.lines[-1] + 1
-    return b"".join(pieces)
 
 
 def _whole_file(job: _Job, file: int) -> list[tuple[tuple[int, int, int], Any]]:
