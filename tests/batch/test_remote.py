@@ -418,3 +418,21 @@ def test_a_web_url_is_streamed_in_one_request(
     with pytest.raises(errors.BatchError) as exc:
         batch.merge_logs(f"{base}/absent.log")
     assert str(exc.value) == f"{base}/absent.log: No such file or directory"
+
+
+def test_a_feeding_pipe_holds_a_whole_read(tmp_path: Path) -> None:
+    """The pipe a URL is fed through takes a whole read of the object (the core then wakes
+    once a megabyte); on anything that is not a pipe the call leaves it as it is."""
+    fcntl = pytest.importorskip("fcntl")
+    if not hasattr(fcntl, "F_GETPIPE_SZ"):
+        pytest.skip("pipe sizes are Linux's")
+    read, write = os.pipe()
+    try:
+        assert fcntl.fcntl(write, fcntl.F_GETPIPE_SZ) < _remote.CHUNK
+        _remote._widen(write)
+        assert fcntl.fcntl(write, fcntl.F_GETPIPE_SZ) == _remote.CHUNK
+    finally:
+        os.close(read)
+        os.close(write)
+    with open(tmp_path / "file", "wb") as file:
+        _remote._widen(file.fileno())  # not a pipe: nothing happens, nothing is raised
