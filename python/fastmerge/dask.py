@@ -5,7 +5,8 @@ in the same order, byte for byte.
 Every task is a pure function of its inputs, so a worker lost mid-job only costs its tasks
 being run again elsewhere. Local files (every worker reads them: one machine, or a shared
 file system) are planned so that no record's bytes move between processes: one
-**aggregate** task per *bucket* (the CRC-32 of a stream key, modulo the buckets) runs the
+**aggregate** task per *bucket* (the CRC-32 of a stream key, modulo the buckets; by default
+one bucket per host, run there on all its worker threads) runs the
 backend's ``BatchCore`` (Rust, GIL released) on every file with ``bucket=(b, buckets)``: the
 batch engine's own reader reads the files, finds each line's key (a light scan where it can,
 the record reader where it cannot) and reads only the bucket's records, each at its own file
@@ -102,6 +103,8 @@ class _Job:
         self.storage_options: dict[str, Any] | None = None
         #: The stored size of each local file when the job was planned.
         self.sizes: list[int] = []
+        #: Local files: each bucket's workers (none: any) and its core's threads.
+        self.targets: list[tuple[list[str], int]] = []
 
     def batch(self) -> Any:
         """``fastmerge.batch`` on the job's backend (imported again in a worker process)."""
@@ -113,9 +116,10 @@ class _Job:
         group_by: str | None = None,
         positions: bool = False,
         bucket: int | None = None,
+        jobs: int | None = None,
     ) -> Any:
         """The backend's ``BatchCore`` on ``paths`` with the job's options (with ``bucket``,
-        reading only that bucket's records)."""
+        reading only that bucket's records; ``jobs`` in place of the job's)."""
         o = self.options
         return self.batch()._Core(
             paths,
@@ -126,7 +130,7 @@ class _Job:
             o["strict"],
             o["signature_merge"],
             o["usage"],
-            o["jobs"],
+            o["jobs"] if jobs is None else jobs,
             0,
             positions,
             None if bucket is None else (bucket, self.buckets),
@@ -213,15 +217,18 @@ def _hold(job: _Job) -> None:
         time.sleep(0.05)
 
 
-def _aggregate_local(job: _Job, bucket: int) -> list[tuple[tuple[int, int, int], Any]]:
-    """The task of a bucket on local files: the core reads every file itself and keeps only
-    the bucket's records (``bucket=``), each at its own file and line; each item with the
-    input position where one machine decides it, its place: ``end`` (0: at the deciding
-    record; 1, streams open at the end: at their first record), the record's file and line."""
+def _aggregate_local(
+    job: _Job, bucket: int, jobs: int = 1
+) -> list[tuple[tuple[int, int, int], Any]]:
+    """The task of a bucket on local files: the core (``jobs`` threads) reads every file
+    itself and keeps only the bucket's records (``bucket=``), each at its own file and line;
+    each item with the input position where one machine decides it, its place: ``end`` (0:
+    at the deciding record; 1, streams open at the end: at their first record), the record's
+    file and line."""
     _hold(job)
     _unchanged(job)
     out: list[tuple[tuple[int, int, int], Any]] = []
-    core = job.core(job.paths, positions=True, bucket=bucket)
+    core = job.core(job.paths, positions=True, bucket=bucket, jobs=jobs)
     try:
         while True:
             try:
@@ -234,6 +241,11 @@ def _aggregate_local(job: _Job, bucket: int) -> list[tuple[tuple[int, int, int],
         core.close()
     _unchanged(job, read)
     return out
+
+
+def _aggregate_local_packed(job: _Job, bucket: int, jobs: int) -> list[bytes]:
+    """:func:`_aggregate_local`'s items packed as :meth:`DaskBatch.compute` reads them."""
+    return _pack(_aggregate_local(job, bucket, jobs))
 
 
 def _unchanged(job: _Job, read: int | None = None) -> None:
@@ -379,11 +391,20 @@ class DaskBatch:
     :meth:`to_parquet` or iteration; :attr:`items` is the lazy Dask Bag of positioned items."""
 
     def __init__(
-        self, job: _Job, items: Any, total: int, errors_mode: str, errors_file: IO[str] | None
+        self,
+        job: _Job,
+        items: Any,
+        total: int,
+        errors_mode: str,
+        errors_file: IO[str] | None,
+        packed: list[Any] | None = None,
     ) -> None:
         self._job = job
         #: A Dask Bag of ``(position, item)`` pairs (items as ``BatchCore.next`` gives them).
         self.items = items
+        #: The tasks :meth:`compute` runs instead, each a partition packed (local files: the
+        #: tasks of the buckets, each held to its host's workers, which a Bag does not keep).
+        self._packed = packed
         self._total = total
         self._mode = errors_mode
         self._errors_file = errors_file
@@ -397,8 +418,10 @@ class DaskBatch:
         # each partition comes as one packed list, straight from its worker: one frame to
         # move and one call to read, where a Bag's own list is serialized item by item and
         # gathered on one worker first
-        packed = self.items.map_partitions(_pack)
-        parts = dask.compute(*packed.to_delayed(), **kwargs)
+        if self._packed is not None:
+            parts = dask.compute(*self._packed, **kwargs)
+        else:
+            parts = dask.compute(*self.items.map_partitions(_pack).to_delayed(), **kwargs)
         pairs = [pair for (part,) in parts for pair in _unpack(part)]
         pairs.sort(key=itemgetter(0))
         core = _Items([item for _, item in pairs], self._total)
@@ -432,15 +455,32 @@ class DaskBatch:
                 return count
 
 
+def _workers() -> dict[str, int]:
+    """The worker threads of the current Dask client by worker address (none without one)."""
+    try:
+        distributed = importlib.import_module("distributed")
+        nthreads: dict[str, int] = distributed.default_client().nthreads()
+    except (ImportError, ValueError):
+        return {}
+    return nthreads
+
+
 def _threads() -> int:
     """The worker threads of the current Dask client, or without one this machine's cores:
     the buckets (aggregate tasks) that keep every thread busy once each."""
-    try:
-        distributed = importlib.import_module("distributed")
-        threads = sum(distributed.default_client().nthreads().values())
-    except (ImportError, ValueError):
-        threads = 0
-    return max(threads or os.cpu_count() or 1, 1)
+    return max(sum(_workers().values()) or os.cpu_count() or 1, 1)
+
+
+def _hosts() -> list[tuple[list[str], int]]:
+    """The hosts of the current Dask client's workers, in order of their names, each as its
+    workers' addresses and their threads; without a client, this machine: no address, its
+    cores."""
+    hosts: dict[str, tuple[list[str], int]] = {}
+    for address, threads in sorted(_workers().items()):
+        host = importlib.import_module("distributed.comm").get_address_host(address)
+        addresses, total = hosts.get(host, ([], 0))
+        hosts[host] = ([*addresses, address], total + threads)
+    return [hosts[host] for host in sorted(hosts)] or [([], os.cpu_count() or 1)]
 
 
 def merge_logs(
@@ -456,7 +496,7 @@ def merge_logs(
     signature_merge: SignatureMerge = "replace",
     usage: UsageMerge = "merge",
     buckets: int = 0,
-    jobs: int = 1,
+    jobs: int = 0,
     shuffle: Literal["direct", "groupby", "foldby"] = "direct",
     backend: str | None = None,
     storage_options: dict[str, Any] | None = None,
@@ -464,17 +504,22 @@ def merge_logs(
     """:func:`fastmerge.batch.merge_logs` on Dask (the current client's cluster, or any Dask
     scheduler): the same results in the same order. The options are that function's (no
     ``max_open_streams``: streams are spread over workers); ``buckets`` is the number of
-    aggregate tasks (0: the worker threads of the current client, or without one this
-    machine's cores), ``jobs`` the core's threads in each task, ``shuffle`` how the fragments
+    aggregate tasks, ``jobs`` the core's threads in each task, ``shuffle`` how the fragments
     of URLs and Bags meet (``"direct"``: each bucket's fragments sent straight from the
     worker that split the input to the bucket's task; ``"groupby"``: Dask Bag's shuffle;
     ``"foldby"``: combine per partition, then across); ``backend`` (``"rust"`` or
     ``"python"``; None: the selected one) the cores the tasks run. The paths must be
-    readable from every worker: local files on a shared file system, which each aggregate
-    task reads whole (no record moves between workers; so ``buckets`` beyond the worker
-    threads only read the input more times), or fsspec URLs (``s3://...``;
-    ``storage_options`` go to fsspec there), which each split task streams from the store
-    itself, once.
+    readable from every worker: local files on a shared file system, or fsspec URLs
+    (``s3://...``; ``storage_options`` go to fsspec there).
+
+    Each aggregate task of local files reads every file whole (no record moves between
+    workers), so by default (``buckets=0``) there is one bucket per host of the current
+    client's workers (without a client: one, on this machine), held to that host's workers,
+    and its core runs as many threads as they have (``jobs=0``): a bucket more on a host
+    would only cost it another read of the input. URLs are read once, by a split task each
+    (streamed from the store), and their records moved to their buckets: ``buckets=0`` is
+    then the worker threads of the current client (without one, this machine's cores), and
+    ``jobs=0`` one thread each.
 
     ``paths`` may instead be a Dask Bag of log lines (``str`` or ``bytes``, one record each;
     it needs a ``group_by`` key): each partition is read as an input file named
@@ -487,10 +532,11 @@ def merge_logs(
         raise _errors.batch_option("errors_file needs errors='collect'")
     if shuffle not in SHUFFLES:
         raise _errors.invalid_option("shuffle", shuffle, SHUFFLES)
-    if type(buckets) is not int:
-        raise _errors.wrong_type("buckets", "an int", buckets)
-    if buckets < 0:
-        raise _errors.batch_option(f"buckets must be 0 or more, not {buckets}")
+    for name, count in (("buckets", buckets), ("jobs", jobs)):
+        if type(count) is not int:
+            raise _errors.wrong_type(name, "an int", count)
+        if count < 0:
+            raise _errors.batch_option(f"{name} must be 0 or more, not {count}")
     options = dict(
         group_by=group_by,
         event=event,
@@ -499,7 +545,7 @@ def merge_logs(
         strict=strict,
         signature_merge=signature_merge,
         usage=usage,
-        jobs=jobs,
+        jobs=jobs or 1,
     )
     if isinstance(paths, bag.Bag):
         return _merge_bag(paths, errors, errors_file, buckets, backend, shuffle, options)
@@ -523,21 +569,36 @@ def merge_logs(
     local = [None if _remote.is_url(path) else os.stat(path) for path in expanded]
     if all(st is not None and stat.S_ISREG(st.st_mode) for st in local):
         job.sizes = [st.st_size for st in local if st is not None]
-        return DaskBatch(job, _local_plan(job), total, errors, errors_file)
+        # one bucket per host, its core on the host's threads: every bucket reads every
+        # file, so a bucket more on a host costs that host a read of the input more
+        job.targets = [([], jobs or 1)] * buckets
+        if not buckets:
+            job.targets = [(workers, jobs or threads) for workers, threads in _hosts()]
+        job.buckets = len(job.targets)
+        items, packed = _local_plan(job)
+        return DaskBatch(job, items, total, errors, errors_file, packed)
     fragments = files.map(partial(_split, job)).flatten()
     return _shuffle_and_aggregate(job, fragments, shuffle, total, errors, errors_file)
 
 
-def _local_plan(job: _Job) -> Any:
-    """The Bag of positioned items of a job on local files: one task per bucket, each
-    reading every file."""
+def _local_plan(job: _Job) -> tuple[Any, list[Any]]:
+    """A job on local files: one task per bucket, each reading every file, bucket ``b`` on
+    the workers ``job.targets[b][0]`` (any worker when none) with ``job.targets[b][1]``
+    threads. The Bag of positioned items, and the same tasks packed, held to their workers
+    (for :meth:`DaskBatch.compute`)."""
+    targets = job.targets
     bag = _dask_bag()
-    from dask.highlevelgraph import HighLevelGraph
-
+    dask = importlib.import_module("dask")
     name = f"fastmerge-aggregate-{uuid.uuid4().hex}"
-    graph: dict[Any, Any] = {(name, b): (_aggregate_local, job, b) for b in range(job.buckets)}
-    layers = HighLevelGraph.from_collections(name, graph, dependencies=())
-    return bag.Bag(layers, name, job.buckets)
+    packed = []
+    for b, (workers, jobs) in enumerate(targets):
+        # a host's bucket runs there, or on another worker when none of its own is left
+        held = dask.annotate(workers=workers, allow_other_workers=True)
+        with held if workers else contextlib.nullcontext():
+            task = dask.delayed(_aggregate_local_packed, pure=True)
+            packed.append(task(job, b, jobs, dask_key_name=(name, b)))
+    items = [dask.delayed(_aggregate_local)(job, b, jobs) for b, (_, jobs) in enumerate(targets)]
+    return bag.from_delayed(items), packed
 
 
 def _merge_bag(

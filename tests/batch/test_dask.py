@@ -7,6 +7,8 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import subprocess
+import sys
 import threading
 import time
 import zlib
@@ -226,7 +228,8 @@ def test_a_worker_killed_mid_job_leaves_the_same_result(client: Any, tmp_path: P
     options: dict[str, Any] = dict(group_by="stream_id", event="event", errors="collect")
     expected = records(batch_module("rust").merge_logs(paths, **options))
     flag = str(tmp_path / "go")
-    job = fdask.merge_logs(paths, backend="rust", **options)
+    # two buckets (one host has one by default): a task on each worker
+    job = fdask.merge_logs(paths, backend="rust", buckets=2, **options)
     job._job.hold = flag
     future = client.compute(job.items)
     # both workers hold split tasks, waiting on the flag: kill one, then let the rest go
@@ -528,3 +531,59 @@ def test_a_partition_is_packed_and_read_back_whole(items: list[Any], packer: byt
     assert back == items
     assert [type(item) for _, item in back] == [type(item) for _, item in items]
     assert repr(back) == repr(items)
+
+
+@pytest.mark.single_run
+def test_local_files_get_one_bucket_per_host_run_there_on_its_threads(tmp_path: Path) -> None:
+    """Every bucket of local files reads every file: by default one bucket per host (here two
+    workers of one thread on 127.0.0.1 and 127.0.0.2), each task on its host's worker with
+    that host's threads; the single machine's records all the same. Without a client: one
+    bucket, this machine's cores."""
+    data, _ = tricky_log()
+    paths = split_log(tmp_path, data, 8)
+    options: dict[str, Any] = dict(group_by="stream_id", event="event", errors="collect")
+    expected = records(batch_module("rust").merge_logs(paths, **options))
+    # a fresh process has no client
+    code = "from fastmerge import dask; print(dask._hosts())"
+    alone = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert alone.stdout == f"[([], {os.cpu_count()})]\n", alone.stderr
+    workers = {
+        f"w{i}": {"cls": distributed.Worker, "options": {"nthreads": 1, "host": f"127.0.0.{i}"}}
+        for i in (2, 1)
+    }
+    scheduler = {"cls": distributed.Scheduler, "options": {"dashboard_address": ":0"}}
+    with (
+        distributed.SpecCluster(scheduler=scheduler, workers=workers) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        client.wait_for_workers(2, timeout=60)
+        hosts = fdask._hosts()
+        assert [[a.split("//")[1].split(":")[0] for a in w] for w, _ in hosts] == [
+            ["127.0.0.1"],
+            ["127.0.0.2"],
+        ]
+        assert [threads for _, threads in hosts] == [1, 1]
+        job = fdask.merge_logs(paths, backend="rust", **options)
+        assert job._job.targets == hosts
+        with distributed.get_task_stream(client) as stream:
+            run = job.compute()
+        assert records(run) == expected
+        ran = {task["key"][1]: task["worker"] for task in stream.data}
+        assert ran == {0: hosts[0][0][0], 1: hosts[1][0][0]}
+
+
+def test_one_host_runs_one_bucket_on_all_its_threads(client: Any, tmp_path: Path) -> None:
+    """The LocalCluster of two one-thread workers is one host: one bucket, two threads;
+    ``buckets`` and ``jobs`` given are kept."""
+    (address_a, address_b) = sorted(client.nthreads())
+    assert fdask._hosts() == [([address_a, address_b], 2)]
+    path = write(tmp_path / "log.jsonl", lines(wrap([("k", e) for e in chat("k", ["a"])])))
+    options: dict[str, Any] = dict(group_by="stream_id", event="event")
+    job = fdask.merge_logs([path], **options)
+    assert job._job.targets == [([address_a, address_b], 2)]
+    job = fdask.merge_logs([path], buckets=3, jobs=2, **options)
+    assert job._job.targets == [([], 2)] * 3
+    assert [r.messages[0].content for r in job.compute()] == ["a"]
+    for bad, error in ((-1, errors.BatchError), (1.5, TypeError), (True, TypeError)):
+        with pytest.raises(error, match="jobs"):
+            fdask.merge_logs([path], jobs=bad, **options)  # type: ignore[arg-type]

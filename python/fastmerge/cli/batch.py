@@ -371,7 +371,7 @@ def _on_dask(
         provider=args.provider,
         errors=mode,
         errors_file=errors_file,
-        jobs=args.jobs or 1,
+        jobs=args.jobs,
         strict=args.strict,
     )
     return job.compute(scheduler=client)
