@@ -8,8 +8,10 @@ seconds of every process (the client with the LocalCluster's scheduler, and the 
 on a shared machine the steadier of the two.
 
 Local files are planned so that no record's bytes move between workers (each aggregate task
-reads the files itself); ``file://`` URLs take the plan of remote inputs (each file read once,
-its records sent to their buckets), shown beside for comparison.
+reads the files itself), one bucket per host: here one, its core on the host's two threads;
+beside it the same plan with a bucket per worker (``buckets=2``: each reads every file).
+``file://`` URLs take the plan of remote inputs (each file read once, its records sent to
+their buckets), shown beside for comparison.
 
 A smoke run (``--benchmark-disable``, CI) uses a 2 MB log and checks that every plan gives
 the single machine's records; the numbers (release build, ``make build-prod``), each the best
@@ -65,13 +67,14 @@ def _cpu(client: Any) -> float:
 
 
 def on_cluster(
-    client: Any, paths: list[str], shuffle: str = "groupby"
+    client: Any, paths: list[str], shuffle: str = "groupby", buckets: int = 0
 ) -> tuple[float, float, dict[str, float], list[bytes]]:
-    """Wall time, CPU time (every process), the seconds by step, and the records."""
+    """Wall time, CPU time (every process), the seconds by step, and the records (``buckets``
+    0: the plan's own)."""
     cpu = _cpu(client)
     with distributed.get_task_stream(client) as stream:
         start = time.perf_counter()
-        job = fdask.merge_logs(paths, shuffle=shuffle, **OPTIONS)  # type: ignore[arg-type]
+        job = fdask.merge_logs(paths, shuffle=shuffle, buckets=buckets, **OPTIONS)  # type: ignore[arg-type]
         out = [batch.json_line(r.record()) for r in job.compute()]
         wall = time.perf_counter() - start
     cpu = _cpu(client) - cpu
@@ -99,16 +102,24 @@ def urls(paths: list[str]) -> list[str]:
 
 
 @pytest.mark.parametrize(
-    ("plan", "shuffle"),
-    [("local", "direct"), ("urls", "direct"), ("urls", "groupby"), ("urls", "foldby")],
+    ("plan", "shuffle", "buckets"),
+    [
+        ("local", "direct", 0),
+        ("local", "direct", 2),
+        ("urls", "direct", 0),
+        ("urls", "groupby", 0),
+        ("urls", "foldby", 0),
+    ],
 )
-def test_local_cluster_beside_one_machine(tmp_path: Path, plan: str, shuffle: str) -> None:
+def test_local_cluster_beside_one_machine(
+    tmp_path: Path, plan: str, shuffle: str, buckets: int
+) -> None:
     log = _logs.make_logs(tmp_path, 2.0, 40)["plain"]
     paths = split_files(log, 8)
     expected = single(paths)[2]
     inputs = paths if plan == "local" else urls(paths)
     with _cluster() as cluster, distributed.Client(cluster) as client:
-        wall, _, steps, out = on_cluster(client, inputs, shuffle)
+        wall, _, steps, out = on_cluster(client, inputs, shuffle, buckets)
     assert out == expected
     assert len(out) == 40
     assert wall > 0 and any("aggregate" in name for name in steps)
@@ -129,20 +140,22 @@ def main() -> int:
     paths = split_files(log, args.files)
     rows: dict[str, list[tuple[float, float, dict[str, float]]]] = defaultdict(list)
     expected = single(paths)[2]
-    runs = [("local files", paths, "groupby")]
+    # local files: the plan's bucket per host (one here, on its two threads), and a bucket
+    # per worker (each reading every file)
+    runs = [("local files", paths, "direct", 0), ("local files, 2 buckets", paths, "direct", 2)]
     if not args.no_urls:
-        runs += [("file:// URLs, direct", urls(paths), "direct")]
-        runs += [("file:// URLs, groupby", urls(paths), "groupby")]
-        runs += [("file:// URLs, foldby", urls(paths), "foldby")]
+        runs += [("file:// URLs, direct", urls(paths), "direct", 0)]
+        runs += [("file:// URLs, groupby", urls(paths), "groupby", 0)]
+        runs += [("file:// URLs, foldby", urls(paths), "foldby", 0)]
     with _cluster() as cluster, distributed.Client(cluster) as client:
-        for _, inputs, shuffle in runs:  # warm-up: imports and caches of the workers
-            assert on_cluster(client, inputs, shuffle)[3] == expected
+        for _, inputs, shuffle, buckets in runs:  # warm-up: imports and caches of the workers
+            assert on_cluster(client, inputs, shuffle, buckets)[3] == expected
         for _ in range(args.rounds):
             seconds, cpu, out = single(paths)
             assert out == expected
             rows["single"].append((seconds, cpu, {}))
-            for name, inputs, shuffle in runs:
-                wall, cpu, steps, out = on_cluster(client, inputs, shuffle)
+            for name, inputs, shuffle, buckets in runs:
+                wall, cpu, steps, out = on_cluster(client, inputs, shuffle, buckets)
                 assert out == expected, "the cluster's records differ"
                 rows[name].append((wall, cpu, steps))
     best, best_cpu = (min(row[i] for row in rows["single"]) for i in (0, 1))
@@ -152,7 +165,7 @@ def main() -> int:
         f"single machine (Rust, jobs=2)        {best:6.2f} s         "
         f"(median {median:.2f}; CPU {best_cpu:.2f} s)"
     )
-    for name, _, _ in runs:
+    for name, *_ in runs:
         wall, _, steps = min(rows[name], key=lambda row: row[0])
         cpu = min(row[1] for row in rows[name])
         median = statistics.median(row[0] for row in rows[name])
