@@ -17,9 +17,11 @@ decided it: the input position where the single-machine batch decides it. Each f
 once per bucket (from the page cache, on one machine), and the tasks check that they all
 read the same bytes.
 
-Inputs that are fsspec URLs, and a Bag of lines, are read once: a **split** task per input
-(``split_file``) sends each bucket its records as one fragment (their lines as one ``bytes``,
-their line numbers in an ``array``, and the input's number of lines), straight to the
+On a cluster of one host (and without a client), whose single bucket reads every input
+once anyway, URLs take the same plan: its task reads them through fsspec as one machine does.
+Elsewhere inputs that are fsspec URLs, and a Bag of lines, are read once: a **split** task
+per input (``split_file``) sends each bucket its records as one fragment (their lines as one
+``bytes``, their line numbers in an ``array``, and the input's number of lines), straight to the
 bucket's task (``shuffle="direct"``: one pick per input and bucket, run where the input was
 split), or through a Dask Bag shuffle (``bag.groupby``, or ``foldby``: a two-phase
 combine). The aggregate task writes them into its local text at their input-wide line
@@ -220,15 +222,22 @@ def _hold(job: _Job) -> None:
 def _aggregate_local(
     job: _Job, bucket: int, jobs: int = 1
 ) -> list[tuple[tuple[int, int, int], Any]]:
-    """The task of a bucket on local files: the core (``jobs`` threads) reads every file
-    itself and keeps only the bucket's records (``bucket=``), each at its own file and line;
-    each item with the input position where one machine decides it, its place: ``end`` (0:
-    at the deciding record; 1, streams open at the end: at their first record), the record's
-    file and line."""
+    """The task of a bucket that reads the inputs itself (local files; URLs when the job has
+    one bucket): the core (``jobs`` threads) reads every input and keeps only the bucket's
+    records (``bucket=``; every record when it is the only one), each at its own file and
+    line; each item with the input position where one machine decides it, its place:
+    ``end`` (0: at the deciding record; 1, streams open at the end: at their first record),
+    the record's file and line."""
     _hold(job)
     _unchanged(job)
     out: list[tuple[tuple[int, int, int], Any]] = []
-    core = job.core(job.paths, positions=True, bucket=bucket, jobs=jobs)
+    core_of = partial(
+        job.core, positions=True, bucket=bucket if job.buckets > 1 else None, jobs=jobs
+    )
+    if any(_remote.is_url(path) for path in job.paths):
+        core = _remote.RemoteCore(core_of, job.paths, job.storage_options)
+    else:
+        core = core_of(job.paths)
     try:
         while True:
             try:
@@ -250,7 +259,10 @@ def _aggregate_local_packed(job: _Job, bucket: int, jobs: int) -> list[bytes]:
 
 def _unchanged(job: _Job, read: int | None = None) -> None:
     """Every bucket must read the same input: each file's size is what it was when the job
-    was planned, and so is the sum of the bytes ``read`` (when given)."""
+    was planned, and so is the sum of the bytes ``read`` (when given); nothing to check
+    without the sizes (URLs, read by one bucket)."""
+    if not job.sizes:
+        return
     for path, size in zip(job.paths, job.sizes):
         try:
             now = os.stat(path).st_size
@@ -516,10 +528,11 @@ def merge_logs(
     workers), so by default (``buckets=0``) there is one bucket per host of the current
     client's workers (without a client: one, on this machine), held to that host's workers,
     and its core runs as many threads as they have (``jobs=0``): a bucket more on a host
-    would only cost it another read of the input. URLs are read once, by a split task each
-    (streamed from the store), and their records moved to their buckets: ``buckets=0`` is
-    then the worker threads of the current client (without one, this machine's cores), and
-    ``jobs=0`` one thread each.
+    would only cost it another read of the input. So does a job with URLs among its inputs
+    on one host (or without a client): its one bucket reads each object once, streamed from
+    the store. On several hosts URLs are read once each, by a split task, and their records
+    moved to their buckets: ``buckets=0`` is then the worker threads of the current client,
+    and ``jobs=0`` one thread each.
 
     ``paths`` may instead be a Dask Bag of log lines (``str`` or ``bytes``, one record each;
     it needs a ``group_by`` key): each partition is read as an input file named
@@ -567,13 +580,16 @@ def merge_logs(
         return DaskBatch(job, items, total, errors, errors_file)
     # every bucket reads each local file: regular files only (a pipe is read once)
     local = [None if _remote.is_url(path) else os.stat(path) for path in expanded]
-    if all(st is not None and stat.S_ISREG(st.st_mode) for st in local):
-        job.sizes = [st.st_size for st in local if st is not None]
+    regular = [st is not None and stat.S_ISREG(st.st_mode) for st in local]
+    hosts = _hosts() if not buckets else []
+    if all(regular) or (len(hosts) == 1 and all(r or st is None for r, st in zip(regular, local))):
         # one bucket per host, its core on the host's threads: every bucket reads every
-        # file, so a bucket more on a host costs that host a read of the input more
+        # file, so a bucket more on a host costs that host a read of the input more; URLs
+        # too when there is one host (its bucket reads them once, as one machine does)
+        job.sizes = [st.st_size for st in local if st is not None] if all(regular) else []
         job.targets = [([], jobs or 1)] * buckets
         if not buckets:
-            job.targets = [(workers, jobs or threads) for workers, threads in _hosts()]
+            job.targets = [(workers, jobs or threads) for workers, threads in hosts]
         job.buckets = len(job.targets)
         items, packed = _local_plan(job)
         return DaskBatch(job, items, total, errors, errors_file, packed)

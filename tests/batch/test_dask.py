@@ -91,21 +91,44 @@ def records(run: Any) -> list[bytes]:
 
 
 @pytest.mark.parametrize(
-    ("where", "shuffle"),
-    [("files", "direct"), ("urls", "direct"), ("urls", "groupby"), ("urls", "foldby")],
+    ("where", "shuffle", "buckets"),
+    [
+        ("files", "direct", 3),
+        ("files", "direct", 0),
+        ("urls", "direct", 0),
+        ("mixed", "direct", 0),
+        ("urls", "direct", 3),
+        ("urls", "groupby", 3),
+        ("urls", "foldby", 3),
+    ],
 )
 def test_eight_files_give_the_single_machine_records_byte_for_byte(
-    client: Any, batch: ModuleType, backend_name: str, tmp_path: Path, where: str, shuffle: str
+    client: Any,
+    batch: ModuleType,
+    backend_name: str,
+    tmp_path: Path,
+    where: str,
+    shuffle: str,
+    buckets: int,
 ) -> None:
-    """Local files (every bucket's task reads them) and the same files as URLs (split once,
-    each bucket's fragments sent to its task by each shuffle)."""
+    """Local files (every bucket's task reads them: three buckets, or the one of the cluster's
+    one host), and the same files as URLs: read by the one host's bucket itself (by default,
+    also among local files), or split once, each bucket's fragments sent to its task by each
+    shuffle (three buckets)."""
     data, bad = tricky_log()
     paths = split_log(tmp_path, data, 8)
     options: dict[str, Any] = dict(group_by="stream_id", event="event", errors="collect")
     one = batch.merge_logs(paths, **options)
     expected = records(one)
     inputs = paths if where == "files" else [Path(p).as_uri() for p in paths]
-    job = fdask.merge_logs(inputs, buckets=3, shuffle=shuffle, backend=backend_name, **options)
+    if where == "mixed":
+        inputs = [p if i % 2 else u for i, (p, u) in enumerate(zip(paths, inputs))]
+    job = fdask.merge_logs(
+        inputs, buckets=buckets, shuffle=shuffle, backend=backend_name, **options
+    )
+    # the plan: the buckets read the inputs themselves, or the inputs are split and moved
+    assert (job._packed is not None) == (where == "files" or buckets == 0)
+    assert job._job.buckets == (buckets or 1)
     run = job.compute()
     assert records(run) == expected
     # a bad line is named by its input as given: the URL where the job read one
