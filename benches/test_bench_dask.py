@@ -75,7 +75,12 @@ def on_cluster(
     cpu = _cpu(client)
     with distributed.get_task_stream(client) as stream:
         start = time.perf_counter()
-        job = fdask.merge_logs(paths, shuffle=shuffle, buckets=buckets, **OPTIONS)  # type: ignore[arg-type]
+        job = fdask.merge_logs(
+            paths,
+            shuffle=shuffle,  # type: ignore[arg-type]
+            buckets=buckets,
+            **OPTIONS,
+        )
         out = [batch.json_line(r.record()) for r in job.compute()]
         wall = time.perf_counter() - start
     cpu = _cpu(client) - cpu

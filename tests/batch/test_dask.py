@@ -540,7 +540,10 @@ class _Pair(tuple):  # type: ignore[type-arg]
 @pytest.mark.parametrize(
     ("items", "packer"),
     [
-        ([((0, 1, 2), ("stream", "k", "openai-chat", [{"t": "\ud800é", "n": 2**70}], None))], b"m"),
+        (
+            [((0, 1, 2), ("stream", "k", "openai-chat", [{"t": "\ud800é", "n": 2**70}], None))],
+            b"m",
+        ),
         ([((1, 0, 0), ("bad", "f", 3, float("inf")))], b"m"),
         ([], b"m"),
         ([((0, 0, 1), _Pair(("stream", "k")))], b"p"),
