@@ -426,6 +426,9 @@ def test_a_feeding_pipe_holds_a_whole_read(tmp_path: Path) -> None:
     fcntl = pytest.importorskip("fcntl")
     if not hasattr(fcntl, "F_GETPIPE_SZ"):
         pytest.skip("pipe sizes are Linux's")
+    limit = Path("/proc/sys/fs/pipe-max-size")
+    if os.geteuid() != 0 and limit.exists() and int(limit.read_text()) < _remote.CHUNK:
+        pytest.skip("this system keeps pipes below a read's size")
     read, write = os.pipe()
     try:
         assert fcntl.fcntl(write, fcntl.F_GETPIPE_SZ) < _remote.CHUNK
