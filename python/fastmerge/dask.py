@@ -580,16 +580,16 @@ def merge_logs(
         return DaskBatch(job, items, total, errors, errors_file)
     # every bucket reads each local file: regular files only (a pipe is read once)
     local = [None if _remote.is_url(path) else os.stat(path) for path in expanded]
-    regular = [st is not None and stat.S_ISREG(st.st_mode) for st in local]
-    hosts = _hosts() if not buckets else []
-    if all(regular) or (len(hosts) == 1 and all(r or st is None for r, st in zip(regular, local))):
+    regular = all(st is not None and stat.S_ISREG(st.st_mode) for st in local)
+    no_pipe = all(st is None or stat.S_ISREG(st.st_mode) for st in local)
+    hosts = [] if buckets else _hosts()
+    if regular or (no_pipe and len(hosts) == 1):
         # one bucket per host, its core on the host's threads: every bucket reads every
         # file, so a bucket more on a host costs that host a read of the input more; URLs
         # too when there is one host (its bucket reads them once, as one machine does)
-        job.sizes = [st.st_size for st in local if st is not None] if all(regular) else []
-        job.targets = [([], jobs or 1)] * buckets
-        if not buckets:
-            job.targets = [(workers, jobs or threads) for workers, threads in hosts]
+        job.sizes = [st.st_size for st in local if st is not None] if regular else []
+        per_host = [(workers, jobs or threads) for workers, threads in hosts]
+        job.targets = per_host or [([], jobs or 1)] * buckets
         job.buckets = len(job.targets)
         items, packed = _local_plan(job)
         return DaskBatch(job, items, total, errors, errors_file, packed)
@@ -598,7 +598,7 @@ def merge_logs(
 
 
 def _local_plan(job: _Job) -> tuple[Any, list[Any]]:
-    """A job on local files: one task per bucket, each reading every file, bucket ``b`` on
+    """A job whose buckets read the inputs themselves: one task per bucket, bucket ``b`` on
     the workers ``job.targets[b][0]`` (any worker when none) with ``job.targets[b][1]``
     threads. The Bag of positioned items, and the same tasks packed, held to their workers
     (for :meth:`DaskBatch.compute`)."""

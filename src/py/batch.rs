@@ -586,6 +586,5 @@ fn read_input<'py>(py: Python<'py>, path: &Bound<'py, PyAny>) -> PyResult<Bound<
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<BatchCore>()?;
     m.add_function(wrap_pyfunction!(split_file, m)?)?;
-    m.add_function(wrap_pyfunction!(read_input, m)?)?;
-    m.add_function(wrap_pyfunction!(crate::py::json_line::json_line, m)?)
+    m.add_function(wrap_pyfunction!(read_input, m)?)
 }

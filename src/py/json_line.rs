@@ -21,10 +21,7 @@ const DEPTH: usize = 200;
 /// another key type, a bigger int, ...): `fastmerge.batch.json_line` then calls `json.dumps`.
 #[pyfunction]
 #[pyo3(text_signature = "(value)")]
-pub(crate) fn json_line<'py>(
-    py: Python<'py>,
-    value: &Bound<'py, PyAny>,
-) -> Option<Bound<'py, PyBytes>> {
+fn json_line<'py>(py: Python<'py>, value: &Bound<'py, PyAny>) -> Option<Bound<'py, PyBytes>> {
     let mut out = Vec::with_capacity(1024);
     // SAFETY: `value` is held by the caller and the GIL is held; the walk runs no Python code
     // (so nothing it borrows can change or go while it reads).
@@ -98,4 +95,8 @@ unsafe fn write(out: &mut Vec<u8>, ptr: *mut ffi::PyObject, depth: usize) -> Opt
         return None;
     }
     Some(())
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(json_line, m)?)
 }

@@ -47,5 +47,6 @@ fn _fastmerge(m: &Bound<'_, PyModule>) -> PyResult<()> {
     chunks::register(m)?;
     batch::register(m)?;
     directory::register(m)?;
+    json_line::register(m)?;
     aggregate::register(m)
 }
