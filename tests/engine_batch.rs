@@ -14,11 +14,30 @@ use fastmerge::engine::batch::{
 };
 use fastmerge::engine::chunks::Options as AggOptions;
 
-/// A scratch directory of this test process.
-fn scratch(name: &str) -> PathBuf {
+/// A scratch directory of this test process, removed when the test lets go of it (a test that
+/// fails leaves it, to be looked at).
+struct Scratch(PathBuf);
+
+impl std::ops::Deref for Scratch {
+    type Target = std::path::Path;
+
+    fn deref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+fn scratch(name: &str) -> Scratch {
     let dir = std::env::temp_dir().join(format!("fastmerge-batch-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("scratch dir");
-    dir
+    Scratch(dir)
 }
 
 fn write(dir: &std::path::Path, name: &str, bytes: &[u8]) -> String {

@@ -8,7 +8,6 @@ or the same bad-line reason.
 from __future__ import annotations
 
 import json
-import tempfile
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -81,8 +80,14 @@ LINES = [
 ]
 
 
-#: one file for every read, so that the items (which name it) compare equal
-_LOG = Path(tempfile.mkdtemp(prefix="fastmerge-records-")) / "log.jsonl"
+#: one file for every read, so that the items (which name it) compare equal (set below)
+_LOG = Path()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _log(tmp_path_factory: pytest.TempPathFactory) -> None:
+    global _LOG
+    _LOG = tmp_path_factory.mktemp("records") / "log.jsonl"
 
 
 def _read(module: ModuleType, lines: list[str], **options: Any) -> list[Any]:
