@@ -66,7 +66,7 @@ pub fn split_file(options: Options, buckets: usize) -> Result<(u64, Vec<Fragment
         &mut lines,
         &Arc::new(Pool::default()),
         |chunk| {
-            each_line(&chunk, |line, _, text| {
+            let count = each_line(&chunk, |line, _, text| {
                 let bucket = sorter.bucket(text);
                 let at = *slot[bucket].get_or_insert_with(|| {
                     fragments.push(Fragment {
@@ -83,7 +83,7 @@ pub fn split_file(options: Options, buckets: usize) -> Result<(u64, Vec<Fragment
                 fragment.data.extend_from_slice(text);
                 fragment.lines.push(line);
             });
-            true
+            Some(count)
         },
     )?;
     fragments.sort_by_key(|f| f.bucket);

@@ -93,8 +93,6 @@ pub(super) struct Chunk {
     /// `base + line` (each file counts its `\n`s plus one)
     base: u64,
     first_line: u64,
-    /// its `\n`s
-    newlines: u64,
     pub data: Block,
     /// the file's last block
     last: bool,
@@ -221,19 +219,23 @@ pub(super) fn start(plan: &Arc<Plan>, jobs: usize) -> (Receiver<Msg>, Vec<JoinHa
     }
     let plan = Arc::clone(plan);
     threads.extend(spawn("fastmerge-read", out_tx, move |_| {
+        let mut hint = 0;
         read_inputs(&plan, |job| {
-            let subs = split(&plan, job, shard_txs.len());
-            shard_txs
+            let (subs, count) = split(&plan, job, shard_txs.len(), hint);
+            hint = count;
+            let sent = shard_txs
                 .iter()
                 .zip(subs)
-                .all(|(tx, sub)| tx.send(sub).is_ok())
+                .all(|(tx, sub)| tx.send(sub).is_ok());
+            sent.then_some(count)
         })
     }));
     (out_rx, threads, jobs)
 }
 
-/// The reader: inputs in order, as blocks of whole lines, each given to `send` (false: stop).
-fn read_inputs(plan: &Plan, mut send: impl FnMut(Job) -> bool) {
+/// The reader: inputs in order, as blocks of whole lines, each given to `send` (which returns
+/// a block's number of `\n`s, or None: stop).
+fn read_inputs(plan: &Plan, mut send: impl FnMut(Job) -> Option<u64>) {
     let mut seq = 0u64;
     let mut base = 0u64;
     let pool = Arc::new(Pool::default());
@@ -255,17 +257,19 @@ fn read_inputs(plan: &Plan, mut send: impl FnMut(Job) -> bool) {
 
 /// One input as blocks of whole lines (records: cut at line ends, a byte order mark opening
 /// the input dropped), numbered from `seq` on, each given to `send`; false when reading
-/// stopped (`send` returned false, or the batch is stopping), the error of an input that
+/// stopped (`send` returned None, or the batch is stopping), the error of an input that
 /// cannot be read (records: after the whole lines read before the damage). `base` is the
 /// input-wide number of the file's line 0, advanced past the file when it was read whole.
 /// The blocks' buffers come from `pool`. The one reader of the batch and of [`super::split`].
+/// `send` returns the block's number of `\n`s (its consumer walks its lines anyway: the
+/// reader's own count was a second pass over every byte), or None to stop.
 pub(super) fn read_file(
     plan: &Plan,
     file: usize,
     seq: &mut u64,
     base: &mut u64,
     pool: &Arc<Pool>,
-    mut send: impl FnMut(Chunk) -> bool,
+    mut send: impl FnMut(Chunk) -> Option<u64>,
 ) -> Result<bool, BatchError> {
     let mut input = Input::open(&plan.paths[file], Arc::clone(&plan.bytes_read))?;
     let mut line = 1u64;
@@ -321,20 +325,18 @@ pub(super) fn read_file(
             end: len,
             pool: Arc::clone(pool),
         };
-        let newlines = memchr::memchr_iter(b'\n', &data).count() as u64;
         let chunk = Chunk {
             seq: *seq,
             file,
             base: *base,
             first_line: line,
-            newlines,
             data,
             last: eof,
         };
-        line += newlines;
         *seq += 1;
-        if !send(chunk) {
-            return Ok(false);
+        match send(chunk) {
+            Some(newlines) => line += newlines,
+            None => return Ok(false),
         }
         if let Some(err) = damage {
             return Err(err);
@@ -347,8 +349,9 @@ pub(super) fn read_file(
 }
 
 /// The lines of a block of records that are not blank (spaces, tabs, CRs), in order: each
-/// one's number, where it starts in the block, and its bytes (without the line end).
-pub(super) fn each_line(chunk: &Chunk, mut visit: impl FnMut(u64, usize, &[u8])) {
+/// one's number, where it starts in the block, and its bytes (without the line end); the
+/// block's number of `\n`s.
+pub(super) fn each_line(chunk: &Chunk, mut visit: impl FnMut(u64, usize, &[u8])) -> u64 {
     let data = &chunk.data;
     let mut line = chunk.first_line;
     let mut start = 0;
@@ -361,6 +364,13 @@ pub(super) fn each_line(chunk: &Chunk, mut visit: impl FnMut(u64, usize, &[u8]))
         line += 1;
         start = end + 1;
     }
+    // every line but a last one without its `\n`
+    line - chunk.first_line - u64::from(!data.is_empty() && data[data.len() - 1] != b'\n')
+}
+
+/// The number of `\n`s of a block whose lines are not walked on the reader's thread.
+fn newlines(chunk: &Chunk) -> u64 {
+    memchr::memchr_iter(b'\n', &chunk.data).count() as u64
 }
 
 /// The shard of a stream key (a fixed hash: the same shards every run).
@@ -373,9 +383,12 @@ fn shard_of(key: &[u8], shards: usize) -> usize {
 }
 
 /// A job's sub-batches, one per shard, in shard order: a block of records goes to every
-/// shard (each reads its own lines), a block of a file that is one stream to its shard.
-fn split(plan: &Plan, job: Job, shards: usize) -> Vec<Sub> {
+/// shard (each reads its own lines), a block of a file that is one stream to its shard; and
+/// the block's number of `\n`s. `hint`: the block before's (each shard's list of lines is
+/// made that long, shared out).
+fn split(plan: &Plan, job: Job, shards: usize, hint: u64) -> (Vec<Sub>, u64) {
     let mut subs: Vec<Sub>;
+    let mut count = 0;
     match job {
         Job::End { seq } => {
             subs = (0..shards).map(|_| Sub::empty(seq, u64::MAX)).collect();
@@ -392,17 +405,18 @@ fn split(plan: &Plan, job: Job, shards: usize) -> Vec<Sub> {
             if plan.spec.is_none() {
                 let target = chunk.file % shards;
                 subs[target].file = true;
+                count = newlines(&chunk);
                 subs[target].chunk = Some(Arc::new(chunk));
-                return subs;
+                return (subs, count);
             }
             if let (Some(spec), true) = (&plan.spec, shards > 1 || plan.bucket.is_some()) {
                 // each line to the shard of its key, found here once for every shard (the
                 // reader has the block's bytes at hand); with a bucket, only its lines
                 let sorter = plan.bucket.map(|(b, n)| (b, Sorter::new(spec, n)));
-                let share = chunk.newlines as usize / shards + 16;
+                let share = hint as usize / shards + 16;
                 let mut lines: Vec<Vec<Line>> =
                     (0..shards).map(|_| Vec::with_capacity(share)).collect();
-                each_line(&chunk, |line, start, text| {
+                count = each_line(&chunk, |line, start, text| {
                     let found = record::route_key(text, spec);
                     if let Some((bucket, sorter)) = &sorter {
                         if sorter.bucket_found(text, found) != *bucket {
@@ -427,6 +441,8 @@ fn split(plan: &Plan, job: Job, shards: usize) -> Vec<Sub> {
                 for (sub, lines) in subs.iter_mut().zip(lines) {
                     sub.lines = Some(lines);
                 }
+            } else {
+                count = newlines(&chunk); // the one shard walks the lines itself
             }
             let chunk = Arc::new(chunk);
             for sub in &mut subs {
@@ -434,7 +450,7 @@ fn split(plan: &Plan, job: Job, shards: usize) -> Vec<Sub> {
             }
         }
     }
-    subs
+    (subs, count)
 }
 
 /// An event kept for sorting (`order_by`), as the aggregator will be given it.
@@ -633,20 +649,22 @@ impl Shard {
             Some(lines) => lines
                 .into_iter()
                 .for_each(|line| self.read_line(chunk, spec, line)),
-            None => each_line(chunk, |line, start, text| {
-                let end = start + text.len();
-                let routed = false;
-                self.read_line(
-                    chunk,
-                    spec,
-                    Line {
-                        line,
-                        start,
-                        end,
-                        routed,
-                    },
-                );
-            }),
+            None => {
+                each_line(chunk, |line, start, text| {
+                    let end = start + text.len();
+                    let routed = false;
+                    self.read_line(
+                        chunk,
+                        spec,
+                        Line {
+                            line,
+                            start,
+                            end,
+                            routed,
+                        },
+                    );
+                });
+            }
         }
     }
 
