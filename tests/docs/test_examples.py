@@ -41,13 +41,16 @@ def test_every_page_with_code_has_examples() -> None:
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=example_id)
-def test_example_output(backend_name: str, example: tuple[str, int, str, str]) -> None:
+def test_example_output(
+    backend_name: str, example: tuple[str, int, str, str], tmp_path: Path
+) -> None:
     _, _, code, shown = example
     proc = subprocess.run(
         [sys.executable, "-c", code],
         capture_output=True,
         text=True,
-        env=_env(backend_name),
+        # an example's temporary files (tempfile.mkdtemp) go with the test's
+        env={**_env(backend_name), "TMPDIR": str(tmp_path)},
         cwd=ROOT,
         timeout=120,
     )
