@@ -15,7 +15,9 @@ from typing import Any
 
 import pytest
 from _batch import chat, drain, lines, wrap, write
-from conftest import PYTHON
+from conftest import PYTHON, REQUESTED, RUST
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fastmerge.errors import BatchError
 
@@ -95,6 +97,90 @@ def test_split_gives_the_twins_fragments_of_what_the_batch_reads(
                 keys.add(found[0])
     assert sorted(bad_placed) == sorted(bad)
     assert keys == {"k1", "k2", "7", "1e+22", "1.5", "esc\u00e9", "open"}
+
+
+#: Lines the light scan could read otherwise than the twin's: values it passes over that are
+#: not JSON (a bad literal, escape, number or control character), a key with a control
+#: character, text after the record, mismatched brackets, an event that is not JSON after a
+#: key the scan cannot read, a name of the path written with a ``\u00`` escape later on.
+HOSTILE = [
+    b'{"x": tru, "stream_id": "a", "event": {}}',
+    b'{"x": "\\q", "stream_id": "a", "event": {}}',
+    b'{"x": 01, "stream_id": "a", "event": {}}',
+    b'{"x": "a\x01b", "stream_id": "a", "event": {}}',
+    b'{"stream_id": "a\x01", "event": {}}',
+    b'{"stream_id": "a", "event": {}} trailing',
+    b'{"stream_id": "a", "event": {]}',
+    b'{"stream_id": "a\\\\\\"", "x": [], "event": {"choices":\x01[]}}',
+    b'{"stream_id": 7, "event": {"choices" x []}}',
+    b'{"stream_id": "a", "event": {}, "stream\\u005fid": "b"}',
+    b'{"x": ' + b"[" * 101 + b"]" * 101 + b', "stream_id": "a", "event": {}}',
+    b'{"meta": {"stream_id": "b"}, "stream_id": "c", "event": {"x": "\\u00"}}',
+]
+
+
+def _line(members: list[tuple[str, str]], spaces: str, mutation: tuple[int, int] | None) -> bytes:
+    """A record line of ``members`` (names and their JSON texts), one byte replaced."""
+    line = ("{" + ",".join(f'"{n}"{spaces}:{spaces}{v}' for n, v in members) + "}").encode()
+    if mutation is not None:
+        at, byte = mutation
+        at %= len(line)
+        line = line[:at] + bytes([byte]) + line[at + 1 :]
+    return line
+
+
+_VALUE = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 5) | st.sampled_from(["a", 'a"b', "\\", "é"]),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.sampled_from(["stream_id", "x", "event"]), inner, max_size=3)
+    ),
+    max_leaves=6,
+).map(lambda v: json.dumps(v, ensure_ascii=False))
+_MEMBERS = st.lists(
+    st.tuples(
+        st.sampled_from(["stream_id", "event", "meta", "x", "stream\\u005fid"]),
+        st.one_of(
+            st.sampled_from(['"a"', '"b\\u00e9"', '"\\u2028"', "7", "[1]", '"a\\\\\\""']),
+            st.sampled_from(['{"stream_id": "a"}', '{"stream_id": "c"}', "{}", '"[DONE]"']),
+            _VALUE,
+        ),
+    ),
+    max_size=5,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            _MEMBERS,
+            st.sampled_from(["", " ", "\t"]),
+            st.none() | st.tuples(st.integers(0, 200), st.sampled_from(b'"\\{}[],: x\x01\xff')),
+        ),
+        min_size=1,
+        max_size=30,
+    )
+)
+def test_every_line_lands_in_the_twins_bucket(
+    tmp_path_factory: pytest.TempPathFactory, drawn: list[Any]
+) -> None:
+    """``split_file`` and ``BatchCore(bucket=)`` put each line, good or bad, where the twin
+    does: the light scan and the record reader's verdict are the twin's step for step."""
+    if RUST is None:
+        pytest.skip(f"rust backend not under test (FASTMERGE_BACKEND={REQUESTED})")
+    rust = RUST
+    path = tmp_path_factory.mktemp("hostile") / "log.jsonl"
+    path.write_bytes(b"\n".join([*HOSTILE, *(_line(*d) for d in drawn)]) + b"\n")
+    for group_by in ("stream_id", "meta.stream_id"):
+        got = rust.split_file(str(path), group_by, "event", buckets=16)
+        twin = PYTHON.split_file(str(path), group_by, "event", buckets=16)
+        assert (got[0], plain(got[1])) == (twin[0], plain(twin[1]))
+        for bucket, *_ in plain(twin[1])[:2]:
+            options = {"group_by": group_by, "event": "event", "bucket": (bucket, 16)}
+            assert drain(rust.BatchCore([str(path)], **options)) == drain(
+                PYTHON.BatchCore([str(path)], **options)
+            )
 
 
 def test_one_bucket_holds_every_line_whatever_the_options(

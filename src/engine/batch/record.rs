@@ -353,9 +353,11 @@ fn lone_surrogate(line: &[u8]) -> bool {
 /// structure of the objects it walks (strings and brackets): so that every worker can tell
 /// which lines are its own, and each bucket of `fastmerge.dask` its records. None where the
 /// scan cannot be sure (a member name or the key with an escape, a key that is not a string,
-/// a path through an array, a later member that could repeat a name of the path), and then
-/// [`read`] decides. On a line that [`read`] calls bad, whatever it finds (the line is one
-/// worker's, one bucket's, all the same).
+/// a path through an array, a name of the path that is not plain ASCII, a later member that
+/// could repeat a name of the path), and then [`read`] decides. On a line that [`read`] calls
+/// bad, whatever it finds (the line is one worker's, one bucket's, all the same), but always
+/// the same: the twin's `Quick` is this scan, step for step, and `split_file` gives each line
+/// the bucket of what it finds.
 pub fn route_key<'a>(line: &'a [u8], spec: &Spec) -> Option<&'a [u8]> {
     let mut at = json_text::skip_space(line, 0);
     let last = spec.key.segments.len().checked_sub(1)?;
@@ -393,17 +395,18 @@ fn last_named(
         if line.get(pos) != Some(&b'"') {
             return None;
         }
-        let end = json_text::scan_string(line, pos)?;
-        let member = &line[pos + 1..end - 1];
-        let (colon, c) = json_text::past_space(line, end)?;
-        if c != b':' || member.contains(&b'\\') {
+        // a name read plainly: its text up to the next quote, unless a backslash comes first
+        let close = pos + 1 + memchr::memchr2(b'"', b'\\', &line[pos + 1..])?;
+        if line[close] != b'"' {
             return None;
         }
-        let (value, head) = json_text::past_space(line, colon + 1)?;
-        let after = match head {
-            b'{' => skip_value(line, value, MAX_JSON_DEPTH)?,
-            _ => json_text::scan(line, value, MAX_JSON_DEPTH - 1)?,
-        };
+        let member = &line[pos + 1..close];
+        let (colon, c) = json_text::past_space(line, close + 1)?;
+        if c != b':' {
+            return None;
+        }
+        let (value, _) = json_text::past_space(line, colon + 1)?;
+        let after = skip_any(line, value)?;
         if member == name {
             found = Some((value, after));
             if !repeats(&line[after..], quoted, escape) {
@@ -414,6 +417,32 @@ fn last_named(
             (at, b',') => (pos, _) = json_text::past_space(line, at + 1)?,
             (_, b'}') => return found,
             _ => return None,
+        }
+    }
+}
+
+/// The end of the value at `pos`, by its structure only: a string to its closing quote
+/// (escapes passed over), an object or array by its brackets ([`skip_value`]), anything else
+/// to the next `,`, `}`, `]` or blank (at least one byte). None at the end of `b`.
+fn skip_any(b: &[u8], pos: usize) -> Option<usize> {
+    match *b.get(pos)? {
+        b'"' => {
+            let mut at = pos + 1;
+            loop {
+                at += memchr::memchr2(b'"', b'\\', b.get(at..)?)?;
+                if b[at] == b'"' {
+                    return Some(at + 1);
+                }
+                at += 2;
+            }
+        }
+        b'{' | b'[' => skip_value(b, pos, MAX_JSON_DEPTH),
+        _ => {
+            let run = b[pos..]
+                .iter()
+                .position(|c| matches!(c, b',' | b'}' | b']' | b' ' | b'\t' | b'\r' | b'\n'))
+                .unwrap_or(b.len() - pos);
+            (run > 0).then_some(pos + run)
         }
     }
 }
@@ -687,7 +716,7 @@ static SKIP_CLASS: [u8; 256] = {
     class
 };
 
-/// The end of the object at `pos` (its brace), found by its brackets and strings
+/// The end of the object or array at `pos` (its bracket), found by its brackets and strings
 /// only: a text that is JSON ends there; any other is found out by whoever reads it. None
 /// past `room` levels or at the end of `b`.
 fn skip_value(b: &[u8], mut pos: usize, room: usize) -> Option<usize> {

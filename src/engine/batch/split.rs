@@ -114,9 +114,24 @@ impl<'s> Sorter<'s> {
         match key {
             // the bytes of a string without escapes: its text (on a record's line, UTF-8)
             Some(key) => (crc32fast::hash(key) as usize) % self.buckets,
-            None => record::read(line, self.spec)
-                .ok()
-                .map_or(0, |rec| bucket_of(rec.key.text(line), self.buckets)),
+            // the line read as the batch finds it in the end: a record, or a bad line (one
+            // whose event, which the record reader may skip unread, is not JSON, too)
+            None => match record::read_whole(line, self.spec) {
+                Ok(rec) if rec.checked || record::event_is_json(event_text(&rec, line)) => {
+                    bucket_of(rec.key.text(line), self.buckets)
+                }
+                _ => 0,
+            },
         }
+    }
+}
+
+/// The text of a record's event, as the batch gives it to the stream (none for `[DONE]` or
+/// an event that is not an object).
+fn event_text<'a>(rec: &'a record::Record, line: &'a [u8]) -> &'a [u8] {
+    match &rec.feed {
+        record::Feed::Text(range) => &line[range.clone()],
+        record::Feed::Owned(text) => text.as_bytes(),
+        record::Feed::Done | record::Feed::NotObject(_) => b"",
     }
 }

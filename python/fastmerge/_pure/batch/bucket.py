@@ -8,6 +8,8 @@ from __future__ import annotations
 import zlib
 from typing import Callable
 
+from ..events import MAX_JSON_DEPTH
+
 
 class Sorter:
     """Which bucket each record line goes to: ``zlib.crc32`` of its stream key's UTF-8 text
@@ -33,40 +35,51 @@ class Sorter:
 
 
 _BLANKS = b" \t\r\n"
+#: What ends a value that is not a string, object or array.
+_VALUE_ENDS = b",}] \t\r\n"
 
 
 class Quick:
     """A light scan for a stream key at a path of object members (``group_by``): it checks
     only the structure of the objects it walks (strings and brackets) and takes the last of
     duplicate members, as the record reader does. It finds nothing — the record reader reads
-    the line — unless every member name it passes reads plainly (no escape) and the key is a
-    string without escapes. On a line the record reader reads, what it finds is the key the
-    reader reads; on any other line, bytes that look like one."""
+    the line — unless every name of the path is plain ASCII, every member name it passes
+    reads plainly (no escape) and the key is a string without escapes. On a line the record
+    reader reads, what it finds is the key the reader reads; on any other line, bytes that
+    look like one (the same as the engine's scan finds: the bucket of a bad line is that of
+    those bytes)."""
 
     def __init__(self, segments: list[str]) -> None:
-        names = [s.encode("utf-8", "surrogatepass") for s in segments]
-        self._segments = [(name, b'"' + name + b'"') for name in names]
+        # a plain name (ASCII, no quote, backslash or slash) is spelled otherwise only with a
+        # `\u00` escape: a text without both can be known to hold no member of that name
+        plain = all(
+            s and all(0x20 <= ord(c) < 0x7F and c not in '"\\/' for c in s) for s in segments
+        )
+        self._segments = [(s.encode(), b'"' + s.encode() + b'"') for s in segments] if plain else []
 
     def key(self, line: bytes) -> bytes | None:
         """The key's bytes on ``line``, or None: read it the thorough way."""
         at = _skip_blanks(line, 0)
         for depth, (name, quoted) in enumerate(self._segments):
-            value = _member(line, at, name, quoted)
-            if value is None:
+            found = _member(line, at, name, quoted)
+            if found is None:
                 return None
-            if depth == len(self._segments) - 1:
-                if line[value : value + 1] != b'"':
-                    return None
-                end = _plain_string_end(line, value)
-                return None if end is None else line[value + 1 : end]
+            value, end = found
+            last = depth == len(self._segments) - 1
+            if last and line[value : value + 1] == b'"':
+                key = line[value + 1 : end - 1]
+                return None if b"\\" in key else key
+            if last or line[value : value + 1] != b"{":
+                return None
             at = value
         return None
 
 
-def _member(line: bytes, at: int, name: bytes, quoted: bytes) -> int | None:
+def _member(line: bytes, at: int, name: bytes, quoted: bytes) -> tuple[int, int] | None:
     """Where the value of the last member ``name`` (``quoted``: ``b'"name"'``) of the object
-    at ``at`` (its ``{``) starts; None when the object has none, is not one, or a member name
-    has an escape."""
+    at ``at`` (its ``{``) starts and ends; None when the object has none, is not one, or a
+    member name has an escape. The scan stops at a member of that name after which no other
+    can follow: no quoted name, nor a ``\\u00`` escape that could spell one."""
     if line[at : at + 1] != b"{":
         return None
     at = _skip_blanks(line, at + 1)
@@ -74,26 +87,23 @@ def _member(line: bytes, at: int, name: bytes, quoted: bytes) -> int | None:
     while True:
         if line[at : at + 1] != b'"':
             return None
-        end = _plain_string_end(line, at)
-        if end is None:
+        # a name read plainly: its text up to the next quote, unless a backslash comes first
+        close = _next_quote_or_escape(line, at + 1)
+        if close is None or line[close] != 0x22:
             return None
-        this = line[at + 1 : end]
-        at = _skip_blanks(line, end + 1)
+        this = line[at + 1 : close]
+        at = _skip_blanks(line, close + 1)
         if line[at : at + 1] != b":":
             return None
-        at = _skip_blanks(line, at + 1)
-        value = at
-        skipped = _skip_value(line, at)
-        if skipped is None:
+        value = _skip_blanks(line, at + 1)
+        end = _skip_value(line, value)
+        if end is None:
             return None
-        at = skipped
         if this == name:
-            found = value
-            # no other member of that name can follow where its quoted name does not, and no
-            # escape could spell it
-            if line.find(b"\\", at) < 0 and line.find(quoted, at) < 0:
+            found = (value, end)
+            if line.find(quoted, end) < 0 and line.find(b"\\u00", end) < 0:
                 return found
-        at = _skip_blanks(line, at)
+        at = _skip_blanks(line, end)
         c = line[at : at + 1]
         if c == b",":
             at = _skip_blanks(line, at + 1)
@@ -109,19 +119,13 @@ def _skip_blanks(line: bytes, at: int) -> int:
     return at
 
 
-def _plain_string_end(line: bytes, at: int) -> int | None:
-    """Where the string opening at ``at`` closes (its ``"``); None when it holds an escape."""
-    end = _next_quote_or_escape(line, at + 1)
-    return end if end is not None and line[end] == 0x22 else None
-
-
 def _next_quote_or_escape(line: bytes, start: int) -> int | None:
     found = [i for i in (line.find(b'"', start), line.find(b"\\", start)) if i >= 0]
     return min(found) if found else None
 
 
 def _string_end(line: bytes, at: int) -> int | None:
-    """Where the string opening at ``at`` closes (its ``"``), escapes skipped."""
+    """Where the string opening at ``at`` closes (its ``"``), escapes passed over."""
     start = at + 1
     while True:
         end = _next_quote_or_escape(line, start)
@@ -133,7 +137,10 @@ def _string_end(line: bytes, at: int) -> int | None:
 
 
 def _skip_value(line: bytes, at: int) -> int | None:
-    """Where the value starting at ``at`` ends (its structure only: strings and brackets)."""
+    """Where the value starting at ``at`` ends, by its structure only: a string to its closing
+    quote, an object or array by its brackets (at most :data:`MAX_JSON_DEPTH` levels: deeper
+    is left to the record reader), anything else to the next ``,``, ``}``, ``]`` or blank (at
+    least one byte)."""
     c = line[at : at + 1]
     if not c:
         return None
@@ -152,6 +159,8 @@ def _skip_value(line: bytes, at: int) -> int | None:
                 i = end
             elif b in b"{[":
                 depth += 1
+                if depth > MAX_JSON_DEPTH:
+                    return None
             elif b in b"}]":
                 depth -= 1
                 if depth == 0:
@@ -159,6 +168,6 @@ def _skip_value(line: bytes, at: int) -> int | None:
             i += 1
         return None
     i = at
-    while i < len(line) and line[i] not in b",}] \t\r\n":
+    while i < len(line) and line[i] not in _VALUE_ENDS:
         i += 1
     return i if i > at else None
