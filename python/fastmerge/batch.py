@@ -465,8 +465,9 @@ def merge_logs(
     """Merge the streams logged in ``paths`` (see the module docstring): a :class:`Batch`
     yielding one :class:`StreamResult` per stream as streams end.
 
-    ``jobs`` threads read (0: all cores; the twin always uses one); ``max_open_streams``
-    bounds the streams open at once (0: no bound; more is a ``BatchError`` naming the line).
+    ``jobs`` threads read (0: all cores; at most 4096; the twin always uses one);
+    ``max_open_streams`` bounds the streams open at once (0: no bound; more is a
+    ``BatchError`` naming the line).
     ``provider``, ``strict``, ``signature_merge`` and ``usage`` are :class:`fastmerge.Aggregator`'s.
     ``storage_options`` go to fsspec for the URLs among ``paths``.
     """

@@ -58,6 +58,9 @@ __all__ = ["DaskBatch", "client", "merge_logs"]
 
 #: ``shuffle=`` of :func:`merge_logs`.
 SHUFFLES = ("direct", "groupby", "foldby")
+#: The most buckets :func:`merge_logs` makes: each is a task (two in the split plan), and a
+#: graph of millions only stalls the scheduler.
+MAX_BUCKETS = 65_536
 
 
 def _dask_bag() -> Any:
@@ -516,9 +519,10 @@ def merge_logs(
     """:func:`fastmerge.batch.merge_logs` on Dask (the current client's cluster, or any Dask
     scheduler): the same results in the same order. The options are that function's (no
     ``max_open_streams``: streams are spread over workers); ``buckets`` is the number of
-    aggregate tasks, ``jobs`` the core's threads in each task, ``shuffle`` how the fragments
-    of URLs and Bags meet (``"direct"``: each bucket's fragments sent straight from the
-    worker that split the input to the bucket's task; ``"groupby"``: Dask Bag's shuffle;
+    aggregate tasks (at most :data:`MAX_BUCKETS`), ``jobs`` the core's threads in each
+    task, ``shuffle`` how the fragments of URLs and Bags meet (``"direct"``: each bucket's
+    fragments sent straight from the worker that split the input to the bucket's task;
+    ``"groupby"``: Dask Bag's shuffle;
     ``"foldby"``: combine per partition, then across); ``backend`` (``"rust"`` or
     ``"python"``; None: the selected one) the cores the tasks run. The paths must be
     readable from every worker: local files on a shared file system, or fsspec URLs
@@ -550,6 +554,8 @@ def merge_logs(
             raise _errors.wrong_type(name, "an int", count)
         if count < 0:
             raise _errors.batch_option(f"{name} must be 0 or more, not {count}")
+        if name == "buckets" and count > MAX_BUCKETS:
+            raise _errors.batch_option(f"buckets must be at most {MAX_BUCKETS}, not {count}")
     options = dict(
         group_by=group_by,
         event=event,

@@ -13,7 +13,8 @@ use pyo3::types::{PyBool, PyBytes, PyInt, PyList, PyString, PyTuple};
 use crate::engine::batch::input::Input;
 use crate::engine::batch::split::{split_file as split_engine, Fragment};
 use crate::engine::batch::{
-    Batch, BatchError, Item, Next, Options, Place, StreamError, Writer, Written,
+    too_many_jobs, Batch, BatchError, Item, Next, Options, Place, StreamError, Writer, Written,
+    MAX_JOBS,
 };
 use crate::py::aggregate::AggregatorCore;
 use crate::py::args::Arg;
@@ -67,18 +68,33 @@ pub(crate) fn text_arg(py: Python<'_>, name: &str, obj: &Bound<'_, PyAny>) -> Py
     }
 }
 
-/// `jobs` / `max_open_streams`: an int (not a bool), 0 or more.
-fn count_arg(py: Python<'_>, name: &str, arg: &Arg<'_>) -> PyResult<usize> {
-    let Arg::Given(obj) = arg else { return Ok(0) };
-    if !obj.is_instance_of::<PyInt>() || obj.is_instance_of::<PyBool>() {
-        return Err(wrong_type(py, name, "an int", obj));
+/// A count: an exact int (not a bool nor a subclass, as the twin checks; None for anything
+/// else), `least` or more, as a usize (beyond any count: as large as one can be, which the
+/// engine's checks still hold to; the twin names the same number).
+fn count_of(
+    py: Python<'_>,
+    name: &str,
+    obj: &Bound<'_, PyAny>,
+    least: u8,
+) -> PyResult<Option<usize>> {
+    if !obj.is_exact_instance_of::<PyInt>() {
+        return Ok(None);
     }
-    let value: i128 = obj.extract()?;
-    if value < 0 {
-        let detail = format!("{name} must be 0 or more, not {value}");
+    if obj.lt(least)? {
+        let detail = format!("{name} must be {least} or more, not {}", obj.str()?);
         return Err(batch_error(py, BatchError::Option(detail)));
     }
-    Ok(usize::try_from(value).unwrap_or(usize::MAX))
+    Ok(Some(obj.extract::<usize>().unwrap_or(usize::MAX)))
+}
+
+/// `jobs` / `max_open_streams`: an int, 0 or more (`jobs` at most [`MAX_JOBS`]).
+fn count_arg(py: Python<'_>, name: &str, arg: &Arg<'_>) -> PyResult<usize> {
+    let Arg::Given(obj) = arg else { return Ok(0) };
+    let value = count_of(py, name, obj, 0)?.ok_or_else(|| wrong_type(py, name, "an int", obj))?;
+    if name == "jobs" && value > MAX_JOBS {
+        return Err(batch_error(py, too_many_jobs(value)));
+    }
+    Ok(value)
 }
 
 /// `BatchCore`'s `bucket`: a tuple `(bucket, buckets)` of two ints, 0 or more (the engine
@@ -91,16 +107,7 @@ fn bucket_arg(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<(usize, usize)
     };
     let mut values = [0usize; 2];
     for (at, name) in ["bucket", "buckets"].into_iter().enumerate() {
-        let item = tuple.get_item(at)?;
-        if !item.is_instance_of::<PyInt>() || item.is_instance_of::<PyBool>() {
-            return Err(wrong());
-        }
-        if item.lt(0)? {
-            let detail = format!("{name} must be 0 or more, not {}", item.str()?);
-            return Err(batch_error(py, BatchError::Option(detail)));
-        }
-        // beyond any count: as large as one can be (the engine's checks still hold)
-        values[at] = item.extract::<usize>().unwrap_or(usize::MAX);
+        values[at] = count_of(py, name, &tuple.get_item(at)?, 0)?.ok_or_else(wrong)?;
     }
     Ok((values[0], values[1]))
 }
@@ -537,17 +544,8 @@ fn split_file<'py>(
     let path = text_arg(py, "path", path)?;
     let buckets = match &buckets {
         Arg::Default => 1,
-        Arg::Given(obj) => {
-            if !obj.is_instance_of::<PyInt>() || obj.is_instance_of::<PyBool>() {
-                return Err(wrong_type(py, "buckets", "an int", obj));
-            }
-            let value: i128 = obj.extract()?;
-            if value < 1 {
-                let detail = format!("buckets must be 1 or more, not {value}");
-                return Err(batch_error(py, BatchError::Option(detail)));
-            }
-            usize::try_from(value).unwrap_or(usize::MAX)
-        }
+        Arg::Given(obj) => count_of(py, "buckets", obj, 1)?
+            .ok_or_else(|| wrong_type(py, "buckets", "an int", obj))?,
     };
     let mut options = Options::new(vec![path]);
     options.group_by = text_arg(py, "group_by", group_by)?;

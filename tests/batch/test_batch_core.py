@@ -276,6 +276,10 @@ def test_both_backends_read_odd_records_alike(
         assert got == canon(drain(python.BatchCore([str(path)], **options, order_by=order_by)))
 
 
+class _Count(int):
+    """An int subclass: refused where a count is asked for, on both backends."""
+
+
 @pytest.mark.differential
 @pytest.mark.parametrize(
     "options",
@@ -288,6 +292,13 @@ def test_both_backends_read_odd_records_alike(
         {"event": "e", "order_by": "x"},
         {"order_by": "x"},
         {"group_by": "k", "jobs": -1, "event": 5},
+        # a count beyond any machine's threads, or any int, and one that is not quite an int
+        {"group_by": "k", "jobs": 4097},
+        {"group_by": "k", "jobs": 2**70, "max_open_streams": -1},
+        {"group_by": "k", "jobs": -(2**200)},
+        {"group_by": "k", "max_open_streams": 2**200, "jobs": 2**200},
+        {"group_by": "k", "jobs": _Count(2)},
+        {"group_by": "k", "bucket": (_Count(0), 2)},
     ],
 )
 def test_both_backends_refuse_bad_options_alike(

@@ -451,6 +451,12 @@ def test_buckets_must_be_a_count(tmp_path: Path) -> None:
         fdask.merge_logs([path], group_by="k", buckets=-1)
     with pytest.raises(TypeError, match="buckets"):
         fdask.merge_logs([path], group_by="k", buckets=1.0)  # type: ignore[arg-type]
+    # a graph of millions of tasks would only stall the scheduler
+    with pytest.raises(errors.BatchError, match="buckets must be at most 65536, not 65537"):
+        fdask.merge_logs([path], group_by="k", buckets=fdask.MAX_BUCKETS + 1)
+    # jobs beyond the engine's threads: the core's check, before any task
+    with pytest.raises(errors.BatchError, match="jobs must be at most 4096, not 5000"):
+        fdask.merge_logs([path], group_by="k", jobs=5000)
 
 
 def local_job(paths: list[str], backend_name: str, **options: Any) -> Any:

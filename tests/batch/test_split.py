@@ -250,6 +250,8 @@ def test_bad_options_and_inputs_raise_the_twins_errors(
         ((good, "stream_id"), {"buckets": -3}),
         ((good, "stream_id"), {"buckets": True}),
         ((good, "stream_id"), {"buckets": 2.0}),
+        ((good, "stream_id"), {"buckets": -(2**200)}),
+        ((good, "stream_id"), {"buckets": _Count(2)}),
         ((1, "stream_id"), {}),
         ((good, None), {}),
         ((good, "stream_id", 3), {}),
@@ -267,6 +269,23 @@ def test_bad_options_and_inputs_raise_the_twins_errors(
         expected = _error(PYTHON.split_file, *args, **kwargs)
         assert expected[0] in (TypeError, BatchError), (args, kwargs, expected)
         assert _error(backend_module.split_file, *args, **kwargs) == expected, args
+
+
+class _Count(int):
+    """An int subclass: refused where a count is asked for, on both backends."""
+
+
+@pytest.mark.parametrize("buckets", [2**50, 2**64 - 1, 2**70, 2**200])
+def test_any_number_of_buckets_splits_as_the_twin_does(
+    backend_module: ModuleType, tmp_path: Path, buckets: int
+) -> None:
+    """Buckets beyond any count: each line in the bucket of its key's CRC-32 (below them
+    all), no slot made for the empty ones (the engine allocated one each, and aborted)."""
+    path = write(tmp_path / "log.jsonl", noisy_log())
+    total, parts = backend_module.split_file(path, "stream_id", "event", buckets=buckets)
+    twin_total, twin_parts = PYTHON.split_file(path, "stream_id", "event", buckets=buckets)
+    assert (total, plain(parts)) == (twin_total, plain(twin_parts))
+    assert {bucket for bucket, *_ in plain(parts)} >= {zlib.crc32(b"k1"), zlib.crc32(b"open")}
 
 
 # ---------------------------------------------------------------------------------------------

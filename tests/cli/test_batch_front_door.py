@@ -335,6 +335,7 @@ def test_output_and_output_dir_exclude_each_other(
             "--order-by sorts the records of a stream: pass --group-by (e.g. --group-by "
             "stream_id); a file read as one stream is read in its order",
         ),
+        (["--group-by", "id", "--jobs", "4097"], "--jobs must be at most 4096, not 4097"),
     ],
 )
 def test_option_errors_are_usage_errors(
@@ -611,6 +612,13 @@ def test_bench_usage_errors(capsys: pytest.CaptureFixture[str], tmp_path: Path) 
     assert info.value.code == 64
     assert capsys.readouterr().err == (
         "fastmerge bench: error: --group-by 'a..b' has an empty segment"
+        " (see 'fastmerge bench --help')\n"
+    )
+    with pytest.raises(SystemExit) as info:
+        cli.main(["bench", log(tmp_path), "--jobs", "5000"])
+    assert info.value.code == 64
+    assert capsys.readouterr().err == (
+        "fastmerge bench: error: --jobs must be at most 4096, not 5000"
         " (see 'fastmerge bench --help')\n"
     )
 

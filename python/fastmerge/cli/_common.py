@@ -119,7 +119,7 @@ class Parser(argparse.ArgumentParser):
         )
 
 
-_OPTION = re.compile(r"(?<![\w-])(group_by|order_by|max_open_streams)(?!\w)|^event\b")
+_OPTION = re.compile(r"(?<![\w-])(group_by|order_by|max_open_streams)(?!\w)|^(event|jobs)\b")
 
 
 def check_options(parser: argparse.ArgumentParser, batch: Any, **options: Any) -> None:

@@ -132,7 +132,11 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         "--errors-file", metavar="FILE", help="where --errors collect writes (implies collect)"
     )
     parser.add_argument(
-        "--jobs", type=_non_negative, default=0, metavar="N", help="threads (0: all cores)"
+        "--jobs",
+        type=_non_negative,
+        default=0,
+        metavar="N",
+        help="threads (0: all cores; at most 4096)",
     )
     parser.add_argument(
         "--max-open-streams",
@@ -182,6 +186,7 @@ def run(args: argparse.Namespace) -> int:
         event=args.event,
         order_by=args.order_by,
         provider=args.provider,
+        jobs=args.jobs,
     )
     stderr_tty = _isatty(sys.stderr)
     progress = not args.quiet and stderr_tty

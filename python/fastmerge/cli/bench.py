@@ -145,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
     options["provider"] = args.provider
     from .. import batch
 
-    check_options(args.parser, batch, **options)
+    check_options(args.parser, batch, **options, jobs=args.jobs)
     if not os.path.isfile(path):
         return _fail(f"{path}: not a file: fastmerge bench times one log file")
     try:

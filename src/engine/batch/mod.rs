@@ -54,6 +54,16 @@ use record::Spec;
 /// The OS error number of "Is a directory" (the twin's `errno.EISDIR` on Linux and macOS).
 const EISDIR: i32 = 21;
 
+/// The most worker threads a batch starts (`jobs`): each is a thread and a queue, and every
+/// block of the input goes to each one, so far more than any machine's cores only stalls the
+/// run (20,000 took 10 s on a 200-record log) or exhausts the system's threads.
+pub const MAX_JOBS: usize = 4096;
+
+/// The error of a `jobs` above [`MAX_JOBS`] (`value`: as the caller wrote it).
+pub fn too_many_jobs(value: impl std::fmt::Display) -> BatchError {
+    BatchError::Option(format!("jobs must be at most {MAX_JOBS}, not {value}"))
+}
+
 /// What a batch reads, and how (the arguments of `BatchCore`).
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -278,6 +288,9 @@ impl Batch {
     /// Checks the options and the inputs (each must exist and not be a directory), in the
     /// twin's order, and starts the workers; inputs are opened as they are reached.
     pub fn new(options: Options) -> Result<Batch, BatchError> {
+        if options.jobs > MAX_JOBS {
+            return Err(too_many_jobs(options.jobs));
+        }
         let event = match &options.event {
             Some(text) => Some(option_path("event", text)?),
             None => None,

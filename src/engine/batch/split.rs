@@ -8,6 +8,7 @@
 //!   own (on local files, every task reads the inputs itself). The twin is
 //!   `fastmerge._pure.batch.bucket.Sorter`.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::record;
@@ -57,7 +58,8 @@ pub fn split_file(options: Options, buckets: usize) -> Result<(u64, Vec<Fragment
     };
     let sorter = Sorter::new(spec, buckets);
     let mut fragments: Vec<Fragment> = Vec::new();
-    let mut slot: Vec<Option<usize>> = vec![None; buckets];
+    // each bucket's fragment, by bucket: a map, since any number of buckets may be asked for
+    let mut slot: HashMap<usize, usize> = HashMap::new();
     let (mut seq, mut lines) = (0, 0);
     read_file(
         plan,
@@ -68,7 +70,7 @@ pub fn split_file(options: Options, buckets: usize) -> Result<(u64, Vec<Fragment
         |chunk| {
             let count = each_line(&chunk, |line, _, text| {
                 let bucket = sorter.bucket(text);
-                let at = *slot[bucket].get_or_insert_with(|| {
+                let at = *slot.entry(bucket).or_insert_with(|| {
                     fragments.push(Fragment {
                         bucket,
                         ..Fragment::default()

@@ -147,6 +147,9 @@ class BatchCore:
                 raise errors.wrong_type(name, "an int", value)
             if value < 0:
                 raise errors.batch_option(f"{name} must be 0 or more, not {value}")
+            if name == "jobs" and value > MAX_JOBS:  # the engine's threads (the twin has none)
+                limit = f"at most {MAX_JOBS}, not {min(value, _COUNT_MAX)}"
+                raise errors.batch_option(f"jobs must be {limit}")
         if type(positions) is not bool:
             raise errors.wrong_type("positions", "a bool", positions)
         if bucket is not None:
@@ -604,6 +607,10 @@ def _bucket_arg(value: object) -> tuple[int, int]:
 
 #: The largest count the engine holds (a ``usize``).
 _COUNT_MAX = 2**64 - 1
+#: The most worker threads the engine starts (``jobs``): each is a thread and a queue, and
+#: every block of the input goes to each one, so far more than any machine's cores only
+#: stalls the run or exhausts the system's threads.
+MAX_JOBS = 4096
 
 
 def _done(event: Any) -> bool:
