@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from collections import OrderedDict
 from decimal import Decimal
 from types import ModuleType
@@ -146,3 +147,33 @@ def test_rust_writes_plain_data_and_steps_aside_for_the_rest(
     assert fast(plain_value) == reference(plain_value)
     for other in ([SubInt(1)], {1: 2}, [2**64], ["\udc00"], nested(260), OrderedDict(a=1)):
         assert fast(other) is None
+
+
+def _depth() -> int:
+    """The frames on the stack here."""
+    frame, depth = sys._getframe(), 0
+    while frame is not None:
+        frame, depth = frame.f_back, depth + 1
+    return depth
+
+
+@pytest.mark.parametrize("nesting", [0, 5, 60, 150])
+@pytest.mark.parametrize("room", [10, 12, 15, 20, 60, 100, 160, 170])
+def test_the_recursion_limit_holds_as_for_json_dumps(
+    batch: ModuleType, nesting: int, room: int
+) -> None:
+    """Near the interpreter's recursion limit, the line or ``json.dumps``'s
+    ``RecursionError``, whichever ``json.dumps`` gives there: the Rust walk, which uses no
+    Python frames, steps aside where ``json.dumps`` could not nest that deep."""
+    value: Any = "leaf"
+    for _ in range(nesting):
+        value = [value]
+    limit = sys.getrecursionlimit()
+    # the same stack depth for both calls, `room` levels below the limit (and a few more:
+    # the interpreter counts a little more than the frames)
+    sys.setrecursionlimit(_depth() + room)
+    try:
+        got, expected = outcome(batch.json_line, value), outcome(reference, value)
+    finally:
+        sys.setrecursionlimit(limit)
+    assert got == expected
