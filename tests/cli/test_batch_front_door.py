@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -686,3 +687,28 @@ def test_bench_of_a_log_with_nothing_to_merge_fails(
         f"fastmerge: error: {empty}: nothing to time: no stream could be merged "
         "(no event could be read: the input is empty)\n"
     )
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes")
+def test_ctrl_c_ends_a_run_that_waits_on_a_fifo(backend_name: str, tmp_path: Path) -> None:
+    """A named pipe no writer has opened: Ctrl-C ends the run at once with 130, on both
+    backends (the engine's reader, blocked in the pipe's open, is not waited for)."""
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    env = {**os.environ, "FASTMERGE_BACKEND": backend_name, "PYTHONPATH": PACKAGE_ROOT}
+    with subprocess.Popen(
+        [sys.executable, "-m", "fastmerge", "batch", str(pipe), "--quiet"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    ) as proc:
+        try:
+            time.sleep(2.0)  # started, and waiting in the pipe's open
+            assert proc.poll() is None
+            proc.send_signal(signal.SIGINT)
+            _, err = proc.communicate(timeout=30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+    assert proc.returncode == 130, err

@@ -272,6 +272,9 @@ pub struct Batch {
     marks: Vec<Pos>,
     plan: Arc<Plan>,
     threads: Vec<JoinHandle<()>>,
+    /// an input may block a read for as long as its writer likes (standard input, a FIFO, a
+    /// device): `close` does not wait for the reader then
+    blocking: bool,
     finished: bool,
     max_open: usize,
     open: usize,
@@ -338,9 +341,11 @@ impl Batch {
             }
         }
         let mut bytes_total = Some(0u64);
+        let mut blocking = false;
         for path in &options.paths {
             if path == "-" {
                 bytes_total = None;
+                blocking = true;
                 continue;
             }
             let meta = std::fs::metadata(path).map_err(|e| BatchError::File {
@@ -353,6 +358,7 @@ impl Batch {
                     errno: EISDIR,
                 });
             }
+            blocking |= !meta.is_file();
             bytes_total = bytes_total.map(|t| t + meta.len());
         }
         let bytes_total = bytes_total.unwrap_or(0);
@@ -380,6 +386,7 @@ impl Batch {
             marks: Vec::new(),
             plan,
             threads: Vec::new(),
+            blocking,
             finished: false,
             max_open: options.max_open_streams,
             open: 0,
@@ -514,8 +521,9 @@ impl Batch {
         self.pending.clear();
         // dropping the receiver fails the workers' sends, so none stays blocked
         self.rx = None;
-        if self.plan.paths.iter().any(|p| p == "-") {
-            // a reader blocked on standard input cannot be woken: let it end on its own
+        if self.blocking {
+            // a reader blocked on standard input or a FIFO (in its open, until a writer comes,
+            // or in a read) cannot be woken: the threads end on their own when it returns
             self.threads.clear();
         }
         for thread in self.threads.drain(..) {
