@@ -405,7 +405,13 @@ class Batch:
                 # without `to`, a record's status is its stream's
                 return Written(key, status, error, line, columns, status != "error")
             if kind == "stream":
-                return _written(self._result(item), to, row)
+                result = self._result(item)
+                written = _written(result, to, row)
+                if written.status != result.status:
+                    # a message `to` cannot hold is an error record: counted as written
+                    self.counts[result.status] -= 1
+                    self.counts[written.status] += 1
+                return written
             self._bad(item)
 
     def written(self, to: Provider | None = None, row: bool = False) -> Iterator[Written]:

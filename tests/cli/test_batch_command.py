@@ -185,6 +185,32 @@ def test_to_and_parquet(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> N
     assert pq.read_table(out).column("text").to_pylist() == ["z", "xy"]
 
 
+def test_a_message_to_cannot_hold_is_an_error_record_and_exit_1(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Two choices rendered ``--to anthropic`` (one choice a message): an ``error`` record,
+    counted as one, and exit 1, as ``fastmerge merge --to`` does."""
+    delta = {"role": "assistant", "content": "a"}
+    chunks: list[Any] = [
+        {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m", "choices": c}
+        for c in (
+            [{"index": i, "delta": delta, "finish_reason": None} for i in (0, 1)],
+            [{"index": i, "delta": {}, "finish_reason": "stop"} for i in (0, 1)],
+        )
+    ]
+    path = write(tmp_path / "two.jsonl", lines(wrap([("two", c) for c in chunks])))
+    status, records, err = run(capsys, "batch", path, *WRAPPED, "--to", "anthropic")
+    assert status == 1
+    assert [(r["key"], r["status"], r["message"]) for r in records] == [("two", "error", None)]
+    assert err.splitlines() == [
+        "fastmerge: 1 stream (0 complete, 0 incomplete, 0 failed, 1 error); 0 bad lines",
+        "fastmerge: error: 1 stream could not be merged; the first, 'two': to='anthropic': "
+        "an Anthropic Message holds one choice, not 2",
+    ]
+    # without --to the same stream is complete
+    assert run(capsys, "batch", path, *WRAPPED)[0] == 0
+
+
 # -- wrong inputs: an error naming them, never an empty result
 
 

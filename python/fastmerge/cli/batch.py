@@ -270,9 +270,10 @@ def run(args: argparse.Namespace) -> int:
 def _watched(
     records: Iterator[batch.Written], failed: list[batch.Written]
 ) -> Iterator[batch.Written]:
-    """``records``, keeping the first one that has no message in ``failed``."""
+    """``records``, keeping the first one that has no message (or, with ``--to``, one the
+    target cannot hold: an error record) in ``failed``."""
     for record in records:
-        if not record.merged and not failed:
+        if (not record.merged or record.status == "error") and not failed:
             failed.append(record)
         yield record
 
