@@ -60,6 +60,32 @@ pub(crate) fn batch_error(py: Python<'_>, err: BatchError) -> PyErr {
     }
 }
 
+/// A path's text, `obj` an exact `str`: a name the file system holds as bytes that are not
+/// UTF-8 comes as lone surrogates, which the engine cannot name its items and errors by:
+/// refused by name, as the twin refuses it (never a `UnicodeEncodeError` from deep inside).
+fn path_text(py: Python<'_>, obj: &Bound<'_, PyString>) -> PyResult<String> {
+    match obj.to_str() {
+        Ok(text) => Ok(text.to_owned()),
+        Err(_) => {
+            let detail = format!(
+                "{}: the file name is not UTF-8: rename the file (the batch engine names each \
+                 input by its text)",
+                obj.repr()?
+            );
+            Err(batch_error(py, BatchError::Option(detail)))
+        }
+    }
+}
+
+/// An exact `str` argument naming a file: its text (see [`path_text`]), or the twin's
+/// `TypeError`.
+fn path_arg(py: Python<'_>, name: &str, obj: &Bound<'_, PyAny>) -> PyResult<String> {
+    match obj.cast::<PyString>() {
+        Ok(text) if obj.get_type().is(py.get_type::<PyString>()) => path_text(py, text),
+        _ => Err(wrong_type(py, name, "a str", obj)),
+    }
+}
+
 /// An exact `str` argument's text, or the twin's `TypeError`.
 pub(crate) fn text_arg(py: Python<'_>, name: &str, obj: &Bound<'_, PyAny>) -> PyResult<String> {
     match obj.cast::<PyString>() {
@@ -347,15 +373,18 @@ impl BatchCore {
             Ok(list) if paths.get_type().is(py.get_type::<PyList>()) => list,
             _ => return Err(wrong_type(py, "paths", "a list of str", paths)),
         };
-        let mut files = Vec::with_capacity(list.len());
+        let mut texts = Vec::with_capacity(list.len());
         for item in list.iter() {
-            match item.cast::<PyString>() {
-                Ok(text) if item.get_type().is(py.get_type::<PyString>()) => {
-                    files.push(text.to_str()?.to_owned());
-                }
+            match item.cast_into::<PyString>() {
+                Ok(text) if text.get_type().is(py.get_type::<PyString>()) => texts.push(text),
                 _ => return Err(wrong_type(py, "paths", "a list of str", paths)),
             }
         }
+        // every item a str first, then each one's text (the twin's order)
+        let files = texts
+            .iter()
+            .map(|text| path_text(py, text))
+            .collect::<PyResult<Vec<String>>>()?;
         let jobs = count_arg(py, "jobs", &jobs)?;
         let max_open_streams = count_arg(py, "max_open_streams", &max_open_streams)?;
         let positions = match &positions {
@@ -541,7 +570,7 @@ fn split_file<'py>(
     buckets: Arg<'py>,
 ) -> PyResult<Bound<'py, PyTuple>> {
     // the twin's order of checks: path, buckets, then BatchCore's
-    let path = text_arg(py, "path", path)?;
+    let path = path_arg(py, "path", path)?;
     let buckets = match &buckets {
         Arg::Default => 1,
         Arg::Given(obj) => count_of(py, "buckets", obj, 1)?
@@ -569,7 +598,7 @@ fn split_file<'py>(
 #[pyfunction]
 #[pyo3(text_signature = "(path)")]
 fn read_input<'py>(py: Python<'py>, path: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
-    let path = text_arg(py, "path", path)?;
+    let path = path_arg(py, "path", path)?;
     let data = py
         .detach(|| -> Result<Vec<u8>, BatchError> {
             let mut input = Input::open(&path, Arc::new(AtomicU64::new(0)))?;

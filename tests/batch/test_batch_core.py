@@ -9,7 +9,10 @@ from __future__ import annotations
 import gzip
 import importlib.util
 import json
+import os
 import random
+import subprocess
+import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -18,6 +21,7 @@ import orjson
 import pytest
 from _batch import decodable, drain
 from _corpus import CORPUS
+from conftest import PACKAGE_ROOT
 
 from fastmerge.errors import BatchError, EventError
 
@@ -314,3 +318,40 @@ def test_both_backends_refuse_bad_options_alike(
             module.BatchCore([str(path)], **options)
         raised.append((type(info.value), str(info.value)))
     assert raised[0] == raised[1]
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="file names of any bytes")
+def test_a_file_name_that_is_not_utf8_is_refused_by_name(
+    both: tuple[ModuleType, ModuleType], tmp_path: Path
+) -> None:
+    """A name the file system holds as Latin-1 comes as a lone surrogate: the engine cannot
+    name it in items and errors, so both backends refuse it, naming it (the Rust backend
+    raised UnicodeEncodeError from inside), and so does every way in."""
+    name = os.fsdecode(b"caf\xe9.jsonl")
+    path = tmp_path / name
+    path.write_text('{"k": "s", "e": {}}\n', encoding="utf-8")
+    expected = (
+        f"{str(path)!r}: the file name is not UTF-8: rename the file (the batch engine names "
+        "each input by its text)"
+    )
+    for module in both:
+        with pytest.raises(BatchError) as info:
+            module.BatchCore([str(path)], group_by="k", event="e")
+        assert str(info.value) == expected
+        with pytest.raises(BatchError) as info:
+            module.split_file(str(path), "k", "e")
+        assert str(info.value) == expected
+        # the types first, then the names (a list of a bad name and a non-str: the type)
+        with pytest.raises(TypeError, match="paths must be a list of str"):
+            module.BatchCore([str(path), 5], group_by="k")
+    rust = both[0]
+    with pytest.raises(BatchError, match="not UTF-8"):
+        rust.read_input(str(path))
+    proc = subprocess.run(
+        [sys.executable, "-m", "fastmerge", "batch", str(tmp_path)],
+        capture_output=True,
+        env={**os.environ, "PYTHONPATH": PACKAGE_ROOT},
+        timeout=120,
+    )
+    assert proc.returncode == 1
+    assert proc.stderr.count(b"\n") == 1 and b"the file name is not UTF-8" in proc.stderr

@@ -142,6 +142,8 @@ class BatchCore:
     ) -> None:
         if not isinstance(paths, list) or not all(type(p) is str for p in paths):
             raise errors.wrong_type("paths", "a list of str", paths)
+        for path in paths:
+            _check_path_text(path)
         for name, value in (("jobs", jobs), ("max_open_streams", max_open_streams)):
             if type(value) is not int:
                 raise errors.wrong_type(name, "an int", value)
@@ -605,6 +607,19 @@ def _bucket_arg(value: object) -> tuple[int, int]:
     return (min(value[0], _COUNT_MAX), min(value[1], _COUNT_MAX))
 
 
+def _check_path_text(path: str) -> None:
+    """A name the file system holds as bytes that are not UTF-8 comes as lone surrogates,
+    which the engine cannot name its items and errors by: refused by name, on both backends
+    (the twin could read it, and then name it as the engine cannot)."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        raise errors.batch_option(
+            f"{path!r}: the file name is not UTF-8: rename the file (the batch engine names "
+            "each input by its text)"
+        ) from None
+
+
 #: The largest count the engine holds (a ``usize``).
 _COUNT_MAX = 2**64 - 1
 #: The most worker threads the engine starts (``jobs``): each is a thread and a queue, and
@@ -637,6 +652,7 @@ def split_file(
     ``buckets``): the bucket's core reads the record."""
     if type(path) is not str:
         raise errors.wrong_type("path", "a str", path)
+    _check_path_text(path)
     if type(buckets) is not int:
         raise errors.wrong_type("buckets", "an int", buckets)
     if buckets < 1:
