@@ -44,6 +44,7 @@ keeps it as ``"file:line: reason"`` (:attr:`Batch.bad_lines`, or one line each i
 
 from __future__ import annotations
 
+import fnmatch
 import glob
 import importlib
 import json
@@ -144,13 +145,89 @@ def expand_paths(
                 raise _errors.batch_option(f"{path}: the directory holds no file")
             out.extend(found)
         elif path != "-" and not os.path.exists(path) and _GLOB & set(path):
-            matches = sorted(m for m in glob.glob(path, recursive=True) if os.path.isfile(m))
+            matches = _glob_files(path, skipped)
             if not matches:
                 raise _errors.batch_option(f"{path}: no file matches the pattern")
             out.extend(matches)
         else:
             out.append(path)
     return out
+
+
+def _glob_files(pattern: str, skipped: list[str]) -> list[str]:
+    """The files a pattern matches, sorted, as ``glob.glob(pattern, recursive=True)`` finds
+    them (``**`` crosses directories; names starting with ``.`` match only a component that
+    starts with one), but safe from link cycles: ``**`` follows links into a directory once
+    along a path (``glob`` followed them round a cycle up to the system's limit of 40 links:
+    a file met 40 times over, or billions of paths for two cycles), and a file reached a
+    second way is read once (each one left out is appended to ``skipped``)."""
+    if "**" not in pattern:
+        return sorted(m for m in glob.glob(pattern) if os.path.isfile(m))
+    found: dict[tuple[int, int], str] = {}  # (device, inode) -> the path it was matched at
+    matched: list[str] = []
+
+    def visible(name: str, part: str) -> bool:
+        return not name.startswith(".") or part.startswith(".")
+
+    def match(base: str, parts: list[str], above: frozenset[tuple[int, int]]) -> None:
+        if not parts:
+            try:
+                info = os.stat(base)
+            except OSError:
+                return
+            if stat.S_ISREG(info.st_mode):
+                identity = (info.st_dev, info.st_ino)
+                if identity in found:
+                    skipped.append(f"{base}: not read: the same file as {found[identity]}")
+                else:
+                    found[identity] = base
+                    matched.append(base)
+            return
+        part, rest = parts[0], parts[1:]
+        if part == "**":
+            try:
+                info = os.stat(base or ".")
+            except OSError:
+                return
+            above = above | {(info.st_dev, info.st_ino)}
+            match(base, rest, above)  # no directory
+            for entry in _entries(base):
+                if not entry.name.startswith("."):
+                    directory = _directory(entry)
+                    if directory is None and not rest:  # a trailing `**` matches files too
+                        match(os.path.join(base, entry.name), rest, above)
+                    elif directory is not None and directory not in above:
+                        match(os.path.join(base, entry.name), parts, above)
+        elif glob.has_magic(part):
+            for entry in _entries(base):
+                if visible(entry.name, part) and fnmatch.fnmatchcase(entry.name, part):
+                    match(os.path.join(base, entry.name), rest, above)
+        else:
+            match(os.path.join(base, part), rest, above)
+
+    root = os.sep if pattern.startswith(os.sep) else ""
+    parts = [p for p in pattern.split(os.sep) if p]
+    match(root, parts, frozenset())
+    return sorted(matched)
+
+
+def _entries(directory: str) -> list[os.DirEntry[str]]:
+    """A directory's entries by name (none when it cannot be listed, as ``glob`` has it):
+    of two ways to a file, the first in this order is the one read."""
+    try:
+        with os.scandir(directory or ".") as listing:
+            return sorted(listing, key=lambda e: e.name)
+    except OSError:
+        return []
+
+
+def _directory(entry: os.DirEntry[str]) -> tuple[int, int] | None:
+    """The identity of the directory ``entry`` is, or leads to; None for anything else."""
+    try:
+        info = entry.stat()  # through a link
+    except OSError:
+        return None
+    return (info.st_dev, info.st_ino) if stat.S_ISDIR(info.st_mode) else None
 
 
 def _directory_files(top: str, skipped: list[str]) -> list[str]:

@@ -279,6 +279,45 @@ def test_globs_expand_sorted_and_paths_keep_their_order(batch: ModuleType, tmp_p
     assert [r[3] for r in got] == ["z", "a", "b", "c"]
 
 
+def test_a_recursive_glob_reads_each_file_once_through_link_cycles(
+    batch: ModuleType, tmp_path: Path
+) -> None:
+    """``**`` follows links into directories, as ``glob`` does, but round a cycle once: two
+    cycles made ``glob`` walk billions of paths, one listed each file 41 times over. A file
+    reached a second way is read once, the other way reported as skipped."""
+    top = tmp_path / "logs"
+    (top / "a" / "b").mkdir(parents=True)
+    (top / "c").mkdir()
+    write(top / "a" / "x.jsonl", lines(chat("x", ["x"])))
+    write(top / "a" / "b" / "y.jsonl", lines(chat("y", ["y"])))
+    write(top / "a" / ".hidden.jsonl", b"not read")
+    (top / "a" / "b" / "up").symlink_to("..")  # a cycle
+    (top / "a" / "b" / "self").symlink_to(".")  # another
+    (top / "c" / "to-a").symlink_to("../a")  # a second way to a's files
+    skipped: list[str] = []
+    pattern = str(top / "**" / "*.jsonl")
+    assert batch.expand_paths(pattern, skipped) == [
+        str(top / "a" / "b" / "y.jsonl"),
+        str(top / "a" / "x.jsonl"),
+    ]
+    assert skipped == [
+        f"{top / 'c' / 'to-a' / 'x.jsonl'}: not read: the same file as {top / 'a' / 'x.jsonl'}",
+        f"{top / 'c' / 'to-a' / 'b' / 'y.jsonl'}: not read: the same file as "
+        f"{top / 'a' / 'b' / 'y.jsonl'}",
+    ]
+    run_ = batch.merge_logs(pattern)
+    assert [r[3] for r in summary(run_)] == ["y", "x"]
+    assert len(run_.skipped) == 2
+    # a trailing `**` matches files too; patterns without `**` are glob's own
+    assert batch.expand_paths(str(top / "a" / "**")) == [
+        str(top / "a" / "b" / "y.jsonl"),
+        str(top / "a" / "x.jsonl"),
+    ]
+    assert batch.expand_paths(str(top / "a" / "*" / "*.jsonl")) == [
+        str(top / "a" / "b" / "y.jsonl")
+    ]
+
+
 def test_a_directory_without_files_and_a_glob_without_matches_are_errors(
     batch: ModuleType, tmp_path: Path
 ) -> None:
