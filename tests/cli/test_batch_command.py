@@ -115,6 +115,20 @@ def test_errors_file_gets_every_bad_line_and_stdout_every_stream(
     assert err.endswith("3 streams (3 complete, 0 incomplete, 0 failed, 0 error); 2 bad lines\n")
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="a device that is always full")
+def test_an_errors_file_that_cannot_be_written_is_one_line_and_exit_1(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The bad lines are written when the file closes, after the run: a full disk there is
+    one error line naming the file (it was a traceback), not a silent loss."""
+    path = log(tmp_path, b"nope")
+    status, _, err = run(capsys, "batch", path, *WRAPPED, "--errors-file", "/dev/full")
+    assert status == 1
+    assert err == (
+        "fastmerge: error: cannot write the errors file /dev/full: No space left on device\n"
+    )
+
+
 def test_collect_without_a_file_writes_bad_lines_on_stderr(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

@@ -197,11 +197,14 @@ def run(args: argparse.Namespace) -> int:
                 errors_file = sys.stderr
             else:
                 try:
-                    errors_file = stack.enter_context(
-                        open(args.errors_file, "w", encoding="utf-8", errors="surrogateescape")
+                    errors_file = open(  # closed below, and by the stack
+                        args.errors_file, "w", encoding="utf-8", errors="surrogateescape"
                     )
                 except OSError as exc:
                     return _fail(f"{args.errors_file}: {exc.strerror or exc}", EXIT_DATA)
+                # closed at the end of the run, where a failed write is reported; on an
+                # earlier return another error is the one reported
+                stack.callback(_close_quietly, errors_file)
         skipped: list[str] = []
         try:
             if args.dask is not None:
@@ -241,6 +244,13 @@ def run(args: argparse.Namespace) -> int:
             return _fail(f"cannot write the output{where}: {exc.strerror or exc}", EXIT_DATA)
         if written is not None:
             return written
+        if errors_file is not None and errors_file is not sys.stderr:
+            try:
+                errors_file.close()  # its last lines are written here (a full disk says so)
+            except OSError as exc:
+                _clear(progress)
+                where = f"cannot write the errors file {args.errors_file}"
+                return _fail(f"{where}: {exc.strerror or exc}", EXIT_DATA)
         counts = run_.counts
     _clear(progress)
     if not args.quiet:
@@ -267,6 +277,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 #: A path option as the library names it (``group_by``), for its flag (``--group-by``).
+def _close_quietly(file: IO[str]) -> None:
+    with contextlib.suppress(OSError):
+        file.close()
+
+
 def _watched(
     records: Iterator[batch.Written], failed: list[batch.Written]
 ) -> Iterator[batch.Written]:
