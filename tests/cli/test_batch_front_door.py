@@ -624,6 +624,20 @@ def test_bench_usage_errors(capsys: pytest.CaptureFixture[str], tmp_path: Path) 
     )
 
 
+def test_bench_reads_past_a_line_nested_deeper_than_json_reads(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A line nested 100,000 deep: json.loads raises RecursionError, which the naive reduce
+    takes as a line it cannot read (it was a traceback), as the engines do."""
+    deep = b'{"stream_id": "z", "event": ' + b"[" * 100_000 + b"]" * 100_000 + b"}\n"
+    path = tmp_path / "deep.jsonl"
+    path.write_bytes(Path(log(tmp_path)).read_bytes() + deep)
+    status = cli.main(["bench", str(path), "--group-by", "stream_id", "--event", "event"])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert "agree: rust and twin give the same 2 records;" in out
+
+
 def test_read_input_is_the_engines_decompression(rust_only: None, tmp_path: Path) -> None:
     from _batch import COMPRESSORS
 

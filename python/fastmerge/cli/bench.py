@@ -344,7 +344,7 @@ def naive_reduce(path: str, options: dict[str, Any]) -> tuple[int, dict[str, Any
             continue
         try:
             record = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested deeper than json reads
             continue
         key = path if by_file else _get(record, group_by)
         event = record if by_file or not options["event"] else _get(record, options["event"])
@@ -353,7 +353,7 @@ def naive_reduce(path: str, options: dict[str, Any]) -> tuple[int, dict[str, Any
                 continue
             try:
                 event = json.loads(event)
-            except ValueError:
+            except (ValueError, RecursionError):
                 continue
         if key is None or not isinstance(event, dict):
             continue
