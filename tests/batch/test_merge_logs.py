@@ -3,6 +3,7 @@ compression), grouping, order, rotation, errors modes, limits, records, Arrow an
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import io
 import json
@@ -797,6 +798,30 @@ def test_the_directory_writers_of_both_backends_write_the_same_files(
         made.append(sorted((p.name, p.read_bytes()) for p in out.iterdir()))
     assert made[0] == made[1]
     assert len(made[0]) == 601
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="a device that is always full")
+def test_a_failed_write_names_its_file_on_both_backends(
+    both: tuple[ModuleType, ModuleType], tmp_path: Path
+) -> None:
+    """A write that fails (a full disk: a file that is a link to /dev/full) is the same
+    OSError from each, naming the file (the twin's named none); nothing after it is written."""
+    failures = []
+    for module in both:
+        out = tmp_path / module.__name__
+        out.mkdir()
+        (out / "b.json").symlink_to("/dev/full")
+        writer = module.DirectoryWriter(str(out), "index.jsonl")
+        with contextlib.suppress(OSError):  # raised by put on the twin, by close on Rust
+            for name in ("a.json", "b.json", "c.json"):
+                writer.put(name, b"data", f"{name}\n".encode())
+        failure = writer.close()
+        assert isinstance(failure, OSError)
+        failures.append((failure.errno, failure.strerror, failure.filename))
+        assert sorted(p.name for p in out.iterdir()) == ["a.json", "b.json", "index.jsonl"]
+        assert (out / "index.jsonl").read_bytes() == b"a.json\n"
+    assert failures[0][:2] == failures[1][:2] == (errno.ENOSPC, os.strerror(errno.ENOSPC))
+    assert [Path(f[2]).name for f in failures] == ["b.json", "b.json"]
 
 
 def test_a_directory_writer_in_a_missing_directory_raises_python_s_error(

@@ -18,7 +18,8 @@ class DirectoryWriter:
 
     def __init__(self, directory: str, index: str) -> None:
         self._directory = directory
-        self._index: int | None = os.open(os.path.join(directory, index), _FLAGS, 0o666)
+        self._index_path = os.path.join(directory, index)
+        self._index: int | None = os.open(self._index_path, _FLAGS, 0o666)
         self._failure: OSError | None = None
 
     def put(self, name: str, data: bytes, index_line: bytes) -> None:
@@ -28,14 +29,15 @@ class DirectoryWriter:
             raise self._failure
         if self._index is None:
             raise ValueError("the directory writer is closed")
+        path = os.path.join(self._directory, name)
         try:
             # a file is one write: open, write and close it without a file object
-            fd = os.open(os.path.join(self._directory, name), _FLAGS, 0o666)
+            fd = os.open(path, _FLAGS, 0o666)
             try:
-                _write_all(fd, data)
+                _write_all(fd, data, path)
             finally:
                 os.close(fd)
-            _write_all(self._index, index_line)
+            _write_all(self._index, index_line, self._index_path)
         except OSError as error:
             self._failure = error
             raise
@@ -48,7 +50,12 @@ class DirectoryWriter:
         return self._failure
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def _write_all(fd: int, data: bytes, path: str) -> None:
+    """All of ``data`` to ``fd``; a failed write's ``OSError`` names ``path``, as the
+    engine's does."""
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view) :]
+        try:
+            view = view[os.write(fd, view) :]
+        except OSError as error:
+            raise OSError(error.errno, error.strerror, path) from None
