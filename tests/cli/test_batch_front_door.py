@@ -6,6 +6,7 @@ errors (64), a file that is not JSON lines named for what it looks like, and the
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -715,7 +716,7 @@ def test_ctrl_c_ends_a_run_that_waits_on_a_fifo(backend_name: str, tmp_path: Pat
         env=env,
     ) as proc:
         try:
-            time.sleep(2.0)  # started, and waiting in the pipe's open
+            _wait_in_a_fifo_open(proc.pid)
             assert proc.poll() is None
             proc.send_signal(signal.SIGINT)
             _, err = proc.communicate(timeout=30)
@@ -724,3 +725,21 @@ def test_ctrl_c_ends_a_run_that_waits_on_a_fifo(backend_name: str, tmp_path: Pat
                 proc.kill()
                 proc.communicate()
     assert proc.returncode == 130, err
+
+
+def _wait_in_a_fifo_open(pid: int) -> None:
+    """Until a thread of process ``pid`` waits in a FIFO's open (Linux tells by its wait
+    channel; elsewhere two seconds), so that Ctrl-C comes after start-up, under any load."""
+    tasks = Path(f"/proc/{pid}/task")
+    # this process's parent waits for it: a kernel that shows wait channels names that one
+    shown = Path(f"/proc/{os.getppid()}/wchan")
+    if not tasks.is_dir() or not shown.exists() or shown.read_text() in ("", "0"):
+        time.sleep(2.0)
+        return
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        with contextlib.suppress(OSError):  # a thread that ended meanwhile
+            if any((t / "wchan").read_text() == "wait_for_partner" for t in tasks.iterdir()):
+                return
+        time.sleep(0.05)
+    raise AssertionError("the run never waited in the FIFO's open")
