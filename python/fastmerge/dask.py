@@ -522,10 +522,10 @@ def merge_logs(
     aggregate tasks (at most :data:`MAX_BUCKETS`), ``jobs`` the core's threads in each
     task, ``shuffle`` how the fragments of URLs and Bags meet (``"direct"``: each bucket's
     fragments sent straight from the worker that split the input to the bucket's task;
-    ``"groupby"``: Dask Bag's shuffle;
-    ``"foldby"``: combine per partition, then across); ``backend`` (``"rust"`` or
-    ``"python"``; None: the selected one) the cores the tasks run. The paths must be
-    readable from every worker: local files on a shared file system, or fsspec URLs
+    ``"groupby"``: Dask Bag's shuffle; ``"foldby"``: combine per partition, then across);
+    ``backend`` (``"rust"`` or ``"python"``; None: the selected one) the cores the tasks
+    run. The paths must be readable from every worker: local files on a shared file system,
+    or fsspec URLs
     (``s3://...``; ``storage_options`` go to fsspec there).
 
     Each aggregate task of local files reads every file whole (no record moves between

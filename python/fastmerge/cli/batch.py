@@ -276,8 +276,8 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-#: A path option as the library names it (``group_by``), for its flag (``--group-by``).
 def _close_quietly(file: IO[str]) -> None:
+    """Close ``file``, its failure left unsaid (another error is being reported)."""
     with contextlib.suppress(OSError):
         file.close()
 

@@ -131,6 +131,18 @@ impl Key {
     }
 }
 
+impl Feed {
+    /// The event's text as the stream is given it (`line`: the record's line; none for
+    /// `[DONE]` or an event that is not an object).
+    pub fn text<'a>(&'a self, line: &'a [u8]) -> &'a [u8] {
+        match self {
+            Feed::Text(range) => &line[range.clone()],
+            Feed::Owned(text) => text.as_bytes(),
+            Feed::Done | Feed::NotObject(_) => b"",
+        }
+    }
+}
+
 /// A record of a stream.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Record {

@@ -119,21 +119,11 @@ impl<'s> Sorter<'s> {
             // the line read as the batch finds it in the end: a record, or a bad line (one
             // whose event, which the record reader may skip unread, is not JSON, too)
             None => match record::read_whole(line, self.spec) {
-                Ok(rec) if rec.checked || record::event_is_json(event_text(&rec, line)) => {
+                Ok(rec) if rec.checked || record::event_is_json(rec.feed.text(line)) => {
                     bucket_of(rec.key.text(line), self.buckets)
                 }
                 _ => 0,
             },
         }
-    }
-}
-
-/// The text of a record's event, as the batch gives it to the stream (none for `[DONE]` or
-/// an event that is not an object).
-fn event_text<'a>(rec: &'a record::Record, line: &'a [u8]) -> &'a [u8] {
-    match &rec.feed {
-        record::Feed::Text(range) => &line[range.clone()],
-        record::Feed::Owned(text) => text.as_bytes(),
-        record::Feed::Done | record::Feed::NotObject(_) => b"",
     }
 }

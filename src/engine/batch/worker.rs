@@ -731,11 +731,7 @@ impl Shard {
             }
         };
         let key = record.key.bytes(&chunk.data[rec.start..]);
-        let text: &[u8] = match &record.feed {
-            Feed::Text(range) => &chunk.data[rec.start + range.start..rec.start + range.end],
-            Feed::Owned(text) => text.as_bytes(),
-            Feed::Done | Feed::NotObject(_) => b"",
-        };
+        let text = record.feed.text(&chunk.data[rec.start..]);
         // an event the record reader only skipped: an open stream's aggregator reads it if
         // its typed reading takes it (which reads only JSON); any other is checked here, and
         // a line whose event is not JSON is a bad line, as the thorough reader finds it
