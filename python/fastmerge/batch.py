@@ -44,13 +44,10 @@ keeps it as ``"file:line: reason"`` (:attr:`Batch.bad_lines`, or one line each i
 
 from __future__ import annotations
 
-import fnmatch
-import glob
 import importlib
 import json
 import os
 import re
-import stat
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import (
     IO,
@@ -66,6 +63,7 @@ from typing import (
 
 from . import _backend, _remote
 from . import errors as _errors
+from ._paths import expand_paths
 from ._types import Provider, SignatureMerge, UsageMerge
 
 if TYPE_CHECKING:
@@ -91,6 +89,8 @@ __all__ = [
     "INDEX",
     "STATUSES",
     "Batch",
+    "ParquetOut",
+    "Rows",
     "StreamResult",
     "Written",
     "expand_paths",
@@ -108,177 +108,6 @@ ERROR_MODES = ("raise", "skip", "collect")
 #: A stream's status, best first: every choice complete; one incomplete (cut before its
 #: terminal event); one failed (the provider said so); no message (``error``).
 STATUSES = ("complete", "incomplete", "failed", "error")
-_GLOB = frozenset("*?[")
-
-
-def expand_paths(
-    paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
-    skipped: list[str] | None = None,
-    storage_options: dict[str, Any] | None = None,
-) -> list[str]:
-    """The input files of ``paths``, in order: a file as given; a directory's files,
-    recursively, sorted by path (names starting with ``.`` are skipped; links to files and
-    directories are followed); a pattern's matches (``*``, ``?``, ``[``; ``**`` crosses
-    directories) sorted; ``"-"`` (stdin) as is. A directory without files or a pattern without
-    matches is a ``BatchError``; a path that does not exist is left for the reader to report.
-
-    Inside a directory, a file or directory already reached another way (a link back to a
-    directory above it, a cycle; or a second link to the same place) is read once: each one
-    left out is appended to ``skipped`` as ``"PATH: reason"``.
-
-    An fsspec URL is expanded the same way in its store (:func:`fastmerge._remote.expand`,
-    with ``storage_options``)."""
-    if skipped is None:
-        skipped = []
-    if isinstance(paths, (str, os.PathLike)):
-        paths = [paths]
-    out: list[str] = []
-    for item in paths:
-        path = os.fspath(item)
-        if not isinstance(path, str):
-            raise _errors.wrong_type("a path", "a str or os.PathLike[str]", item)
-        if _remote.is_url(path):
-            out.extend(_remote.expand(path, storage_options))
-        elif path != "-" and os.path.isdir(path):
-            found = _directory_files(path, skipped)
-            if not found:
-                raise _errors.batch_option(f"{path}: the directory holds no file")
-            out.extend(found)
-        elif path != "-" and not os.path.exists(path) and _GLOB & set(path):
-            matches = _glob_files(path, skipped)
-            if not matches:
-                raise _errors.batch_option(f"{path}: no file matches the pattern")
-            out.extend(matches)
-        else:
-            out.append(path)
-    return out
-
-
-def _glob_files(pattern: str, skipped: list[str]) -> list[str]:
-    """The files a pattern matches, sorted, as ``glob.glob(pattern, recursive=True)`` finds
-    them (``**`` crosses directories; names starting with ``.`` match only a component that
-    starts with one), but safe from link cycles: ``**`` follows links into a directory once
-    along a path (``glob`` followed them round a cycle up to the system's limit of 40 links:
-    a file met 40 times over, or billions of paths for two cycles), and a file reached a
-    second way is read once (each one left out is appended to ``skipped``)."""
-    if "**" not in pattern:
-        return sorted(m for m in glob.glob(pattern) if os.path.isfile(m))
-    found: dict[tuple[int, int], str] = {}  # (device, inode) -> the path it was matched at
-    matched: list[str] = []
-
-    def visible(name: str, part: str) -> bool:
-        return not name.startswith(".") or part.startswith(".")
-
-    def match(base: str, parts: list[str], above: frozenset[tuple[int, int]]) -> None:
-        if not parts:
-            try:
-                info = os.stat(base)
-            except OSError:
-                return
-            if stat.S_ISREG(info.st_mode):
-                identity = (info.st_dev, info.st_ino)
-                if identity in found:
-                    skipped.append(f"{base}: not read: the same file as {found[identity]}")
-                else:
-                    found[identity] = base
-                    matched.append(base)
-            return
-        part, rest = parts[0], parts[1:]
-        if part == "**":
-            try:
-                info = os.stat(base or ".")
-            except OSError:
-                return
-            above = above | {(info.st_dev, info.st_ino)}
-            match(base, rest, above)  # no directory
-            for entry in _entries(base):
-                if not entry.name.startswith("."):
-                    directory = _directory(entry)
-                    if directory is None and not rest:  # a trailing `**` matches files too
-                        match(os.path.join(base, entry.name), rest, above)
-                    elif directory is not None and directory not in above:
-                        match(os.path.join(base, entry.name), parts, above)
-        elif glob.has_magic(part):
-            for entry in _entries(base):
-                if visible(entry.name, part) and fnmatch.fnmatchcase(entry.name, part):
-                    match(os.path.join(base, entry.name), rest, above)
-        else:
-            match(os.path.join(base, part), rest, above)
-
-    root = os.sep if pattern.startswith(os.sep) else ""
-    parts = [p for p in pattern.split(os.sep) if p]
-    match(root, parts, frozenset())
-    return sorted(matched)
-
-
-def _entries(directory: str) -> list[os.DirEntry[str]]:
-    """A directory's entries by name (none when it cannot be listed, as ``glob`` has it):
-    of two ways to a file, the first in this order is the one read."""
-    try:
-        with os.scandir(directory or ".") as listing:
-            return sorted(listing, key=lambda e: e.name)
-    except OSError:
-        return []
-
-
-def _directory(entry: os.DirEntry[str]) -> tuple[int, int] | None:
-    """The identity of the directory ``entry`` is, or leads to; None for anything else."""
-    try:
-        info = entry.stat()  # through a link
-    except OSError:
-        return None
-    return (info.st_dev, info.st_ino) if stat.S_ISDIR(info.st_mode) else None
-
-
-def _directory_files(top: str, skipped: list[str]) -> list[str]:
-    """The files under directory ``top``, sorted by path, following links; names starting
-    with ``.`` are left out. A directory is entered once: a link back to one of the directories
-    above it (a cycle) or to a directory already read is not followed, and a second way to a
-    file already listed is not listed; each is reported in ``skipped``. A link that leads
-    nowhere is listed (the reader reports it)."""
-    found: list[str] = []
-    seen: dict[tuple[int, int], str] = {}  # (device, inode) -> the path it was first met at
-
-    def walk(directory: str, above: frozenset[tuple[int, int]]) -> None:
-        try:
-            entries = sorted(os.scandir(directory), key=lambda e: e.name)
-        except OSError as exc:
-            raise _errors.file_error(directory, exc.errno or 0) from None
-        for entry in entries:
-            if entry.name.startswith("."):
-                continue
-            try:
-                info = entry.stat()  # through a link
-            except OSError:
-                found.append(entry.path)  # a link that leads nowhere: the reader says so
-                continue
-            identity = (info.st_dev, info.st_ino)
-            if stat.S_ISDIR(info.st_mode):
-                if identity in above:
-                    skipped.append(
-                        f"{entry.path}: not followed: a link cycle back to {seen[identity]}"
-                    )
-                elif identity in seen:
-                    skipped.append(
-                        f"{entry.path}: not followed: the same directory as {seen[identity]}, "
-                        "read once"
-                    )
-                else:
-                    seen[identity] = entry.path
-                    walk(entry.path, above | {identity})
-            elif identity in seen:
-                skipped.append(f"{entry.path}: not read: the same file as {seen[identity]}")
-            else:
-                seen[identity] = entry.path
-                found.append(entry.path)
-
-    try:
-        info = os.stat(top)
-    except OSError as exc:
-        raise _errors.file_error(top, exc.errno or 0) from None
-    seen[(info.st_dev, info.st_ino)] = top
-    walk(top, frozenset({(info.st_dev, info.st_ino)}))
-    return sorted(found)
 
 
 class StreamResult:
@@ -372,6 +201,18 @@ class Written(NamedTuple):
     line: bytes
     row: tuple[Any, ...] | None
     merged: bool
+
+
+class Rows(NamedTuple):
+    """Records whose Parquet rows the Rust core added to its Arrow columns
+    (:meth:`Batch.poll_rows`): how many (``added``), their messages' JSON bytes (``held``),
+    the first whose stream has no message (``failed``, a :class:`Written` without its line
+    and row; or None), and ``take``, which makes every row added so far a table."""
+
+    added: int
+    held: int
+    failed: Written | None
+    take: Callable[[], Any]
 
 
 def _written(result: StreamResult, to: Provider | None, row: bool) -> Written:
@@ -475,21 +316,82 @@ class Batch:
             item = self._core.next(timeout) if form is None else self._core.next(timeout, form)
             if item is None:
                 return None
-            kind = item[0]
-            if kind == "record":
-                _, key, status, error, line, columns = item
-                self.counts[status] += 1
-                # without `to`, a record's status is its stream's
-                return Written(key, status, error, line, columns, status != "error")
-            if kind == "stream":
-                result = self._result(item)
-                written = _written(result, to, row)
-                if written.status != result.status:
-                    # a message `to` cannot hold is an error record: counted as written
-                    self.counts[result.status] -= 1
-                    self.counts[written.status] += 1
+            written = self._written_item(item, to, row)
+            if written is not None:
                 return written
-            self._bad(item)
+
+    def _written_item(
+        self, item: tuple[Any, ...], to: Provider | None, row: bool
+    ) -> Written | None:
+        """A core's item as written, counted; None for a bad line (gone where ``errors=``
+        says)."""
+        kind = item[0]
+        if kind == "record":
+            _, key, status, error, line, columns = item
+            self.counts[status] += 1
+            # without `to`, a record's status is its stream's
+            return Written(key, status, error, line, columns, status != "error")
+        if kind == "stream":
+            result = self._result(item)
+            written = _written(result, to, row)
+            if written.status != result.status:
+                # a message `to` cannot hold is an error record: counted as written
+                self.counts[result.status] -= 1
+                self.counts[written.status] += 1
+            return written
+        self._bad(item)
+        return None
+
+    def poll_rows(
+        self, timeout: float | None, room: tuple[int, int], to: Provider | None = None
+    ) -> Written | Rows | None:
+        """The next records' Parquet rows, or None when ``timeout`` seconds passed without
+        one; ``StopIteration`` at the end. The Rust core on local files adds them to its Arrow
+        columns (:class:`Rows`: as many as are ready, at most ``room``, ``(rows, bytes of
+        message)``; :meth:`take_rows` makes them a table); otherwise a record comes as
+        :meth:`poll_written` gives it with ``row=True``, as does one the core leaves to
+        Python."""
+        if to is not None or not self._writes:
+            return self.poll_written(timeout, to, True)
+        while True:
+            item = self._core.next_rows(timeout, *room)
+            if item is None:
+                return None
+            if item[0] == "rows":
+                _, count, held, statuses, failed = item
+                for status, number in zip(STATUSES, statuses, strict=True):
+                    self.counts[status] += number
+                first = (
+                    None
+                    if failed is None
+                    else Written(failed[0], "error", failed[1], b"", None, False)
+                )
+                return Rows(count, held, first, self.take_rows)
+            written = self._written_item(item, None, True)
+            if written is not None:
+                return written
+
+    def rows(
+        self,
+        room: Callable[[], tuple[int, int]],
+        to: Provider | None = None,
+        timeout: float | None = None,
+    ) -> Iterator[Written | Rows | None]:
+        """Every remaining record's rows (see :meth:`poll_rows`), ``room()`` asked before
+        each; with a ``timeout``, None each time it passed without one."""
+        while True:
+            try:
+                found = self.poll_rows(timeout, room(), to)
+            except StopIteration:
+                return
+            yield found
+
+    def take_rows(self) -> Any:
+        """The rows the core added since the last call (:meth:`poll_rows`), as a
+        ``pyarrow.Table`` of :data:`COLUMNS`."""
+        pa = _pyarrow()
+        count, columns = self._core.take_rows()
+        return _columns_table(count, columns, pa)
 
     def written(self, to: Provider | None = None, row: bool = False) -> Iterator[Written]:
         """Every remaining result as written (see :meth:`poll_written`), as streams end."""
@@ -812,6 +714,18 @@ GROUP_BYTES = 8 << 20
 _SLICE = 1_000
 
 
+def _columns_table(count: int, columns: tuple[tuple[Any, ...], ...], pa: Any) -> Any:
+    """A table of the Rust core's Arrow columns (``BatchCore.take_rows``): each column's
+    buffers wrapped, not read."""
+    schema = _schema(pa)
+    arrays = []
+    for field, (nulls, validity, *data) in zip(schema, columns, strict=True):
+        buffers = [None if validity is None else pa.py_buffer(validity)]
+        buffers += [pa.py_buffer(b) for b in data]
+        arrays.append(pa.Array.from_buffers(field.type, count, buffers, null_count=nulls))
+    return pa.Table.from_arrays(arrays, schema=schema)
+
+
 def _write_group(writer: Any, tables: list[Any], pa: Any) -> int:
     """``tables`` written as one row group; their rows."""
     table = pa.concat_tables(tables)
@@ -835,50 +749,128 @@ def to_parquet(
     """Write the results to a Parquet file (the columns of :func:`to_arrow`), a row group at
     a time, so memory holds ``rows_per_group`` rows, never the whole batch (fewer when their
     messages pass :data:`GROUP_BYTES`); the number of rows written."""
-    return write_parquet(_as_written(results, to, True), path, rows_per_group=rows_per_group)
+    with ParquetOut(path, rows_per_group=rows_per_group) as out:
+        if isinstance(results, Batch):
+            pieces: Iterable[Written | Rows | None] = results.rows(out.room, to)
+        else:
+            pieces = _as_written(results, to, True)
+        for piece in pieces:
+            assert piece is not None
+            out.add(piece)
+    return out.count
 
 
 def write_parquet(
-    records: Iterable[Written], path: str | os.PathLike[str], *, rows_per_group: int = 10_000
+    records: Iterable[Written | Rows], path: str | os.PathLike[str], *, rows_per_group: int = 10_000
 ) -> int:
-    """Write the rows of ``records`` (made with their columns) to a Parquet file, as
-    :func:`to_parquet` does; the number of rows written."""
-    pa = _pyarrow()
-    pq = pa.parquet
-    count = 0
-    rows: list[tuple[Any, ...]] = []
-    # the group's rows made Arrow a slice at a time, as they come (beside the merge), not
-    # all after the last stream
-    made: list[Any] = []
-    grouped = 0  # rows in `made`
-    held = 0  # the bytes of the group's messages
-    schema = _schema(pa)
-    indexed = list(_INDEXED)
-    # A full row group is encoded and compressed on another thread (pyarrow lets go of the
-    # GIL there) while the next one fills; one group at a time, so memory holds two at most.
-    with (
-        pq.ParquetWriter(
-            os.fspath(path), schema, use_dictionary=indexed, write_statistics=indexed
-        ) as writer,
-        ThreadPoolExecutor(1, thread_name_prefix="fastmerge-parquet") as pool,
-    ):
-        writing: Future[int] | None = None
-        for row in _rows(records):
-            rows.append(row)
-            held += len(row[-1] or b"")
-            if len(rows) >= _SLICE:
-                made.append(_table(rows, pa))
-                grouped += len(rows)
-                rows = []
-            if grouped + len(rows) >= rows_per_group or held >= GROUP_BYTES:
-                made.append(_table(rows, pa))
-                if writing is not None:
-                    count += writing.result()
-                writing = pool.submit(_write_group, writer, made, pa)
-                rows, made, grouped, held = [], [], 0, 0
-        if writing is not None:
-            count += writing.result()
-        if rows or made or not count:
-            made.append(_table(rows, pa))
-            count += _write_group(writer, made, pa)
-    return count
+    """Write the rows of ``records`` (made with their columns, or :class:`Rows` of the core)
+    to a Parquet file, as :func:`to_parquet` does; the number of rows written."""
+    with ParquetOut(path, rows_per_group=rows_per_group) as out:
+        for record in records:
+            out.add(record)
+    return out.count
+
+
+class ParquetOut:
+    """A Parquet file written a row group at a time (:func:`to_parquet`): rows are added
+    one by one (:class:`Written`) or as the core's :class:`Rows`, whose ``room()`` keeps
+    them from passing a row group's end, so that a group ends at the same row either way.
+
+    A row group ends at ``rows_per_group`` rows, or after the row whose message passes
+    :data:`GROUP_BYTES`; its rows are made Arrow :data:`_SLICE` at a time as they come
+    (beside the merge, not all after the last stream). A full group is encoded and compressed
+    on another thread (pyarrow lets go of the GIL there) while the next one fills; one group
+    at a time, so memory holds two at most."""
+
+    def __init__(self, path: str | os.PathLike[str], *, rows_per_group: int = 10_000) -> None:
+        self._pa = pa = _pyarrow()
+        self.rows_per_group = max(1, rows_per_group)
+        self._schema = _schema(pa)
+        indexed = list(_INDEXED)
+        self._writer = pa.parquet.ParquetWriter(
+            os.fspath(path), self._schema, use_dictionary=indexed, write_statistics=indexed
+        )
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="fastmerge-parquet")
+        self._writing: Future[int] | None = None
+        #: rows written to the file, once their groups are
+        self.count = 0
+        self._rows: list[tuple[Any, ...]] = []  # rows not yet made Arrow, in order
+        self._take: Callable[[], Any] | None = None  # the core's rows not yet taken
+        self._in_core = 0  # how many
+        self._made: list[Any] = []  # the group's tables
+        self._grouped = 0  # rows in `_made`
+        self._held = 0  # the bytes of the group's messages
+
+    def __enter__(self) -> ParquetOut:
+        return self
+
+    def __exit__(self, kind: Any, *_: Any) -> None:
+        self.close(kind is None)
+
+    def room(self) -> tuple[int, int]:
+        """The rows and message bytes the core may add before a slice or group ends."""
+        filled = self._grouped + len(self._rows) + self._in_core
+        rows = min(_SLICE - self._in_core, self.rows_per_group - filled)
+        return max(1, rows), max(1, GROUP_BYTES - self._held)
+
+    def add(self, piece: Written | Rows) -> None:
+        """Add a record's row, or the core's rows."""
+        if isinstance(piece, Rows):
+            self._flush_rows()
+            self._take = piece.take
+            self._in_core += piece.added
+            self._held += piece.held
+            if self._in_core >= _SLICE:
+                self._flush_core()
+        else:
+            row = piece.row
+            assert row is not None
+            self._flush_core()
+            self._rows.append(row)
+            self._held += len(row[-1] or b"")
+            if len(self._rows) >= _SLICE:
+                self._flush_rows()
+        filled = self._grouped + len(self._rows) + self._in_core
+        if filled >= self.rows_per_group or self._held >= GROUP_BYTES:
+            self._flush_rows()
+            self._flush_core()
+            self._write()
+
+    def _flush_rows(self) -> None:
+        if self._rows:
+            self._made.append(_table(self._rows, self._pa))
+            self._grouped += len(self._rows)
+            self._rows = []
+
+    def _flush_core(self) -> None:
+        if self._in_core and self._take is not None:
+            self._made.append(self._take())
+            self._grouped += self._in_core
+            self._in_core = 0
+
+    def _write(self) -> None:
+        """The group's tables to the writer's thread (after the group before is written)."""
+        if self._writing is not None:
+            self.count += self._writing.result()
+        self._writing = self._pool.submit(_write_group, self._writer, self._made, self._pa)
+        self._made, self._grouped, self._held = [], 0, 0
+
+    def close(self, finish: bool = True) -> None:
+        """Write what is left (with ``finish``; an empty file has one empty group) and close
+        the file."""
+        try:
+            if finish:
+                self._flush_rows()
+                self._flush_core()
+                if self._writing is not None:
+                    self.count += self._writing.result()
+                    self._writing = None
+                if not self._made and not self.count:
+                    # no row: the file still has its schema, in one empty group
+                    self._made.append(_table([], self._pa))
+                if self._made:
+                    self.count += _write_group(self._writer, self._made, self._pa)
+                    self._made = []
+        finally:
+            self._pool.shutdown()
+            self._writer.close()

@@ -25,6 +25,11 @@ use crate::py::errors::{agg_error, build, wrong_type};
 #[path = "batch_record.rs"]
 pub(crate) mod record;
 
+#[path = "batch_columns.rs"]
+mod columns;
+
+use columns::{Columns, RowCells};
+
 /// How long a wait without a timeout sleeps between looks at Python's signals (Ctrl-C).
 const SIGNAL_TICK: Duration = Duration::from_millis(100);
 
@@ -157,6 +162,10 @@ pub struct BatchCore {
     buffer: Mutex<Vec<u8>>,
     /// whether the workers were asked to write records ([`record_writer`])
     writing: AtomicBool,
+    /// What `next_rows` found but could not add to its rows, returned by the next call.
+    pending: Mutex<Option<Next>>,
+    /// The rows `next_rows` added, until `take_rows`.
+    columns: Mutex<Columns>,
 }
 
 /// A stream's record as a worker wrote it ([`record_writer`]): its line (or its row's
@@ -189,6 +198,51 @@ fn record_writer(row: bool) -> Writer {
     })
 }
 
+/// A timeout in seconds as a wait: a negative one is none, NaN or an infinite one forever.
+fn timeout_arg(timeout: Option<f64>) -> Option<Duration> {
+    match timeout {
+        None => None,
+        Some(t) if t.is_finite() && t >= 0.0 => Some(Duration::from_secs_f64(t.min(1e9))),
+        Some(t) if t.is_finite() => Some(Duration::ZERO),
+        Some(_) => None,
+    }
+}
+
+/// What one `next_rows` call added so far.
+#[derive(Default)]
+struct Added {
+    rows: usize,
+    held: usize,
+    statuses: [usize; 4],
+    /// the first row without a message: `(key, error)`
+    failed: Option<(String, Option<String>)>,
+}
+
+impl Added {
+    fn note(&mut self, cells: &RowCells<'_>) {
+        self.rows += 1;
+        self.held += cells.record.message.map_or(0, |(start, end)| end - start);
+        let status = record::status_index(cells.record.status);
+        self.statuses[status] += 1;
+        // a record without a message is an `error` record (`Written.merged` False)
+        if status == 3 && self.failed.is_none() {
+            self.failed = Some((cells.key.to_owned(), cells.error.map(str::to_owned)));
+        }
+    }
+}
+
+/// What became of an item `next_rows` found.
+enum Took<'py> {
+    /// added to the rows
+    Kept,
+    /// the batch ended (kept for the next call when rows were added)
+    Ended,
+    /// not a row: kept for the next call
+    Stopped,
+    /// not a row, and found first: returned by itself
+    Alone(Bound<'py, PyTuple>),
+}
+
 /// The most bytes [`BatchCore::buffer`] keeps between records.
 const BUFFER_KEPT: usize = 16 << 20;
 
@@ -206,6 +260,126 @@ impl BatchCore {
             Form::Line | Form::Row => self.record(py, item, form == Form::Row)?,
         };
         self.placed(py, tuple, place)
+    }
+
+    /// The next thing found: what an earlier `next_rows` kept, else the batch's next, waiting
+    /// at most `wait` with the GIL released.
+    fn wait(&self, py: Python<'_>, form: Form, wait: Duration) -> PyResult<Next> {
+        if let Some(found) = self.pending.lock().ok().and_then(|mut kept| kept.take()) {
+            return Ok(found);
+        }
+        py.detach(|| match self.batch.lock() {
+            Ok(mut batch) => {
+                if form != Form::Item && !self.writing.swap(true, Ordering::Relaxed) {
+                    // records are written on the workers from now on, in parallel
+                    batch.write_items(record_writer(form == Form::Row));
+                }
+                batch.next(Some(wait))
+            }
+            Err(_) => Err(BatchError::Internal("a batch call panicked".to_owned())),
+        })
+        .map_err(|e| batch_error(py, e))
+    }
+
+    /// Keep `found` for the next call.
+    fn keep(&self, found: Next) {
+        if let Ok(mut kept) = self.pending.lock() {
+            *kept = Some(found);
+        }
+    }
+
+    /// `found` added to `columns` when it is a stream's row that fits (`next_rows`).
+    fn add_row<'py>(
+        &self,
+        py: Python<'py>,
+        columns: &mut Columns,
+        found: Next,
+        added: &mut Added,
+    ) -> PyResult<Took<'py>> {
+        let (item, place) = match found {
+            Next::Written(item, place, written) => match written.downcast::<WrittenRecord>() {
+                Ok(made) if made.row => {
+                    let Item::Stream { key, provider, .. } = &item else {
+                        return self.not_a_row(
+                            py,
+                            Next::Written(item, place, made as Written),
+                            added,
+                        );
+                    };
+                    let cells = RowCells {
+                        key,
+                        provider: *provider,
+                        error: None,
+                        record: &made.record,
+                        line: &made.buffer,
+                    };
+                    if columns.fits(&cells) {
+                        columns.push(&cells);
+                        added.note(&cells);
+                        return Ok(Took::Kept);
+                    }
+                    return self.not_a_row(py, Next::Written(item, place, made as Written), added);
+                }
+                // written as a line (`next` asked for that before): written again as a row
+                _ => (item, place),
+            },
+            Next::Item(item, place) => (item, place),
+            Next::End => {
+                if added.rows > 0 {
+                    self.keep(Next::End);
+                }
+                return Ok(Took::Ended);
+            }
+            Next::Timeout => return Ok(Took::Stopped),
+        };
+        let kept = self.with_buffer(|buffer| -> PyResult<bool> {
+            let Some((made, error)) = Self::write_record(py, &item, true, buffer)? else {
+                return Ok(false);
+            };
+            let Item::Stream { key, provider, .. } = &item else {
+                return Ok(false);
+            };
+            let cells = RowCells {
+                key,
+                provider: *provider,
+                error: error.as_deref(),
+                record: &made,
+                line: buffer,
+            };
+            if !columns.fits(&cells) {
+                return Ok(false);
+            }
+            columns.push(&cells);
+            added.note(&cells);
+            Ok(true)
+        })?;
+        if kept {
+            return Ok(Took::Kept);
+        }
+        self.not_a_row(py, Next::Item(item, place), added)
+    }
+
+    /// What is found that is not added to the rows: returned by itself, as `next` returns it,
+    /// when no row was added yet; else kept for the next call.
+    fn not_a_row<'py>(&self, py: Python<'py>, found: Next, added: &Added) -> PyResult<Took<'py>> {
+        if added.rows > 0 {
+            self.keep(found);
+            return Ok(Took::Stopped);
+        }
+        let tuple = match found {
+            Next::Written(item, _, made) => match made.downcast::<WrittenRecord>() {
+                Ok(made) => match &item {
+                    Item::Stream { key, provider, .. } => {
+                        Self::written(py, key, *provider, None, made.record, &made.buffer, true)?
+                    }
+                    _ => self.item(py, item, None, Form::Row)?,
+                },
+                Err(_) => self.item(py, item, None, Form::Row)?,
+            },
+            Next::Item(item, _) => self.item(py, item, None, Form::Row)?,
+            Next::End | Next::Timeout => return Ok(Took::Stopped),
+        };
+        Ok(Took::Alone(tuple))
     }
 
     /// `tuple` with `(end, file, line)` at the end when `place` is given.
@@ -229,13 +403,52 @@ impl BatchCore {
     /// item, or a stream whose record Python must write itself, as [`BatchCore::fields`] makes
     /// it.
     fn record<'py>(&self, py: Python<'py>, item: Item, row: bool) -> PyResult<Bound<'py, PyTuple>> {
+        let made = self.with_buffer(|buffer| -> PyResult<Option<Bound<'py, PyTuple>>> {
+            let Some((made, error)) = Self::write_record(py, &item, row, buffer)? else {
+                return Ok(None);
+            };
+            let Item::Stream { key, provider, .. } = &item else {
+                return Ok(None);
+            };
+            Self::written(py, key, *provider, error, made, buffer, row).map(Some)
+        })?;
+        match made {
+            Some(tuple) => Ok(tuple),
+            None => Self::fields(py, item),
+        }
+    }
+
+    /// `f` given the kept buffer ([`BatchCore::buffer`]), or a fresh one while another thread
+    /// holds it (never waited for with the GIL held).
+    fn with_buffer<T>(&self, f: impl FnOnce(&mut Vec<u8>) -> T) -> T {
+        let mut kept = self.buffer.try_lock().ok();
+        let mut own = Vec::new();
+        let buffer: &mut Vec<u8> = match kept.as_deref_mut() {
+            Some(buffer) => buffer,
+            None => &mut own,
+        };
+        let out = f(buffer);
+        if buffer.capacity() > BUFFER_KEPT {
+            *buffer = Vec::new();
+        }
+        out
+    }
+
+    /// A stream's record written in `out` with the GIL released, and its error text; None
+    /// for an item that is not a stream's, or a record Python must write itself.
+    fn write_record(
+        py: Python<'_>,
+        item: &Item,
+        row: bool,
+        out: &mut Vec<u8>,
+    ) -> PyResult<Option<(record::Record, Option<String>)>> {
         let Item::Stream {
             key,
             provider,
             result,
-        } = &item
+        } = item
         else {
-            return Self::fields(py, item);
+            return Ok(None);
         };
         let (messages, error) = match result {
             Ok(values) => (Some(values.as_slice()), None),
@@ -245,24 +458,9 @@ impl BatchCore {
             }
             Err(StreamError::Text(text)) => (None, Some(text.clone())),
         };
-        // never waited for with the GIL held: a thread calling `next` meanwhile uses its own
-        let mut kept = self.buffer.try_lock().ok();
-        let mut own = Vec::new();
-        let buffer: &mut Vec<u8> = match kept.as_deref_mut() {
-            Some(buffer) => buffer,
-            None => &mut own,
-        };
-        let out = &mut *buffer;
         let made =
             py.detach(|| record::record(key, *provider, messages, error.as_deref(), row, out));
-        let Some(made) = made else {
-            return Self::fields(py, item);
-        };
-        let made = Self::written(py, key, *provider, error, made, buffer, row);
-        if buffer.capacity() > BUFFER_KEPT {
-            *buffer = Vec::new();
-        }
-        made
+        Ok(made.map(|made| (made, error)))
     }
 
     /// The tuple of a record written in `buffer` ([`BatchCore::record`]).
@@ -439,6 +637,8 @@ impl BatchCore {
             positions,
             buffer: Mutex::new(Vec::new()),
             writing: AtomicBool::new(false),
+            pending: Mutex::new(None),
+            columns: Mutex::new(Columns::default()),
         })
     }
 
@@ -470,26 +670,10 @@ impl BatchCore {
                 }
             },
         };
-        let timeout = match timeout {
-            None => None,
-            Some(t) if t.is_finite() && t >= 0.0 => Some(Duration::from_secs_f64(t.min(1e9))),
-            Some(t) if t.is_finite() => Some(Duration::ZERO),
-            Some(_) => None,
-        };
+        let timeout = timeout_arg(timeout);
         loop {
             // without a timeout: short waits, so that Ctrl-C is seen between them
-            let wait = timeout.unwrap_or(SIGNAL_TICK);
-            let found = py.detach(|| match self.batch.lock() {
-                Ok(mut batch) => {
-                    if form != Form::Item && !self.writing.swap(true, Ordering::Relaxed) {
-                        // records are written on the workers from now on, in parallel
-                        batch.write_items(record_writer(form == Form::Row));
-                    }
-                    batch.next(Some(wait))
-                }
-                Err(_) => Err(BatchError::Internal("a batch call panicked".to_owned())),
-            });
-            match found.map_err(|e| batch_error(py, e))? {
+            match self.wait(py, form, timeout.unwrap_or(SIGNAL_TICK))? {
                 Next::Item(item, place) => {
                     let place = self.positions.then_some(place);
                     return self.item(py, item, place, form).map(Some);
@@ -517,6 +701,79 @@ impl BatchCore {
                 Next::Timeout => py.check_signals()?,
             }
         }
+    }
+
+    /// Rows added to the core's Arrow columns (taken by `take_rows`): the records
+    /// `next(timeout, "row")` would give, as many as are ready. Waits as `next` does for the
+    /// first; then takes what is ready without waiting, until `rows` rows were added or their
+    /// messages reached `held` bytes. Returns `("rows", added, held, statuses, failed)`:
+    /// `held` the added messages' JSON bytes, `statuses` the added rows by status
+    /// (`fastmerge.batch.STATUSES` order), `failed` the first added row that has no message,
+    /// `(key, error)`, or None. An item that is not such a row (a bad line, a record Python
+    /// writes) ends the rows: it is returned by itself, as `next` returns it, by this call
+    /// when it comes first, else by the next call. None when `timeout` passed with nothing.
+    #[pyo3(signature = (timeout = None, rows = 1000, held = usize::MAX))]
+    fn next_rows<'py>(
+        &self,
+        py: Python<'py>,
+        timeout: Option<f64>,
+        rows: usize,
+        held: usize,
+    ) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        if self.positions {
+            return Err(PyValueError::new_err(
+                "next_rows gives no positions: make the core with positions=False",
+            ));
+        }
+        let timeout = timeout_arg(timeout);
+        let mut columns = self
+            .columns
+            .try_lock()
+            .map_err(|_| PyRuntimeError::new_err("next_rows is running on another thread"))?;
+        let mut added = Added::default();
+        loop {
+            let wait = if added.rows > 0 {
+                Duration::ZERO
+            } else {
+                timeout.unwrap_or(SIGNAL_TICK)
+            };
+            let found = self.wait(py, Form::Row, wait)?;
+            let found = match found {
+                Next::Timeout if added.rows > 0 => break,
+                Next::Timeout if timeout.is_some() => return Ok(None),
+                Next::Timeout => {
+                    py.check_signals()?;
+                    continue;
+                }
+                found => found,
+            };
+            match self.add_row(py, &mut columns, found, &mut added)? {
+                Took::Kept => {}
+                Took::Ended if added.rows > 0 => break,
+                Took::Ended => return Err(PyStopIteration::new_err(())),
+                Took::Stopped => break,
+                Took::Alone(tuple) => return Ok(Some(tuple)),
+            }
+            if added.rows >= rows.max(1) || added.held >= held {
+                break;
+            }
+        }
+        let failed = added.failed.take();
+        Ok(Some(
+            ("rows", added.rows, added.held, added.statuses, failed).into_pyobject(py)?,
+        ))
+    }
+
+    /// The rows `next_rows` added since the last call: `(count, columns)`, each column's
+    /// Arrow buffers in `fastmerge.batch.COLUMNS` order (a string column's `(nulls,
+    /// validity, offsets, data)`, an integer column's `(nulls, validity, values)`;
+    /// `validity` None when no value is null).
+    fn take_rows<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let mut columns = self
+            .columns
+            .try_lock()
+            .map_err(|_| PyRuntimeError::new_err("next_rows is running on another thread"))?;
+        columns.take(py)
     }
 
     /// `(bytes_read, bytes_total, streams_done, bad_lines)`.

@@ -15,6 +15,11 @@ use smallvec::SmallVec;
 /// `StreamResult.status` order, best first (`fastmerge.batch.STATUSES`).
 const STATUSES: [&str; 4] = ["complete", "incomplete", "failed", "error"];
 
+/// A record's status's place in [`STATUSES`] (a status [`record`] gave).
+pub(crate) fn status_index(status: &str) -> usize {
+    STATUSES.iter().position(|s| *s == status).unwrap_or(3)
+}
+
 /// `to_dict()`'s keys after `parts`, each with the data key it reads (`usage` is
 /// `usage_metadata` there).
 const ASSISTANT_KEYS: [(&str, &str); 15] = [

@@ -12,6 +12,7 @@ import math
 import os
 import random
 import struct
+import time
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -260,6 +261,116 @@ def test_parquet_from_the_core_equals_the_rows_of_the_results(
     # a result list (not a Batch) takes the Python path: the same table
     results = list(batch.merge_logs(path, **options))
     assert batch.to_arrow(results).to_pylist() == rows
+
+
+def rows_log(tmp_path: Path) -> str:
+    """Streams whose rows take every column's nulls and values: the hard log's, 40 short
+    ones, a bad line among them, and a key that answers twice (its first response ends at the
+    second's first chunk, so a row comes before the bad line and rows after it)."""
+    short = [(f"s{i}", chat(f"s{i}", ["w"] * (i % 4), usage=i % 3 > 0)) for i in range(40)]
+    records = [
+        *wrap([("twice", e) for e in chat("first", ["a"], usage=False)]),
+        *wrap([("twice", e) for e in chat("second", ["b"])]),
+        *wrap(interleave(("hard", hard_stream("hard")), ("two", two_choices("two")), *short)),
+        *wrap([("bad", {"hello": 1})]),  # no event: an error record
+    ]
+    data = lines(records)
+    middle = data.index(b"\n", len(data) // 2) + 1
+    return write(tmp_path / "rows.jsonl", data[:middle] + b"{not json\n" + data[middle:])
+
+
+def test_parquet_from_the_core_is_the_file_the_rows_of_the_results_make(
+    batch: ModuleType, backend_name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a Batch's rows come as the core's Arrow columns (Rust), a list's as Python rows: the
+    # same bytes, row groups ending at the same rows (by count and by message bytes)
+    if os.environ.get("CI"):
+        import pyarrow  # noqa: F401 (the test extra: CI must not skip)
+    pq = pytest.importorskip("pyarrow.parquet")
+    path = rows_log(tmp_path)
+    options = {"group_by": "stream_id", "event": "event", "errors": "skip", "jobs": 2}
+    monkeypatch.setattr(batch, "_SLICE", 4)
+    monkeypatch.setattr(batch, "GROUP_BYTES", 4000)
+    results = list(batch.merge_logs(path, **options))
+    assert len(results) == 45
+    for per_group in (7, 10_000):
+        core, rows = tmp_path / f"core-{per_group}.parquet", tmp_path / f"rows-{per_group}.parquet"
+        run = batch.merge_logs(path, **options)
+        assert batch.to_parquet(run, core, rows_per_group=per_group) == 45
+        assert run.counts == {"complete": 44, "incomplete": 0, "failed": 0, "error": 1,
+                              "bad_lines": 1}  # fmt: skip
+        assert batch.to_parquet(results, rows, rows_per_group=per_group) == 45
+        assert core.read_bytes() == rows.read_bytes()
+        sizes = [
+            pq.ParquetFile(core).metadata.row_group(i).num_rows
+            for i in range(pq.ParquetFile(core).metadata.num_row_groups)
+        ]
+        assert sum(sizes) == 45
+        assert max(sizes) <= per_group
+        assert any(size < per_group for size in sizes[:-1])  # some end at GROUP_BYTES
+    table = pq.read_table(core)
+    assert table.column("provider").null_count == 1  # the error record's
+    assert table.column("input_tokens").null_count > 10  # streams without usage
+    assert table.to_pylist() == batch.to_arrow(results).to_pylist()
+
+
+def keys_of(columns: tuple[Any, ...], count: int) -> list[str]:
+    """The ``key`` column of ``BatchCore.take_rows``'s buffers, read back."""
+    nulls, validity, offsets, data = columns[0]
+    assert (nulls, validity) == (0, None)
+    ends = struct.unpack(f"<{count + 1}i", offsets)
+    return [data[a:b].decode() for a, b in zip(ends, ends[1:])]
+
+
+def test_next_rows_gives_what_next_gives_in_its_order(backend_name: str, tmp_path: Path) -> None:
+    if backend_name != "rust":
+        pytest.skip("next_rows is the Rust core's")
+    from fastmerge import _fastmerge
+
+    path = rows_log(tmp_path)
+    with pytest.raises(ValueError, match="positions=False"):
+        _fastmerge.BatchCore([path], "stream_id", "event", positions=True).next_rows()
+    one = _fastmerge.BatchCore([path], "stream_id", "event", jobs=1)
+    expected = [(item[0], item[1]) for item in drain_rows(one)]
+    assert ("bad", path) in expected and len(expected) == 46
+    for rows, held in ((1000, 1 << 40), (2, 1 << 40), (1000, 1)):
+        core = _fastmerge.BatchCore([path], "stream_id", "event", jobs=1)
+        got: list[tuple[str, str]] = []
+        failed = []
+        while True:
+            try:
+                found = core.next_rows(None, rows, held)
+            except StopIteration:
+                break
+            if not got:
+                # the workers started: once every item is ready, rows end at the bad line
+                time.sleep(0.2)
+            if found[0] != "rows":
+                got.append((found[0], found[1]))
+                continue
+            _, count, size, statuses, first = found
+            assert 1 <= count <= rows and sum(statuses) == count
+            assert held > 1 or count == 1  # a message reaches `held`: its row ends them
+            taken, columns = core.take_rows()
+            assert (taken, len(columns)) == (count, 14)
+            got += [("record", key) for key in keys_of(columns, count)]
+            assert size == len(columns[13][3])  # the messages' bytes
+            failed += [first] if first is not None else []
+            if len(got) < len(expected) and expected[len(got)][0] == "bad":
+                after = core.next(None, "row")  # what next_rows kept, if it found it
+                got.append((after[0], after[1]))
+        assert got == expected
+        assert len(failed) == 1 and failed[0][0] == "bad" and "event" in failed[0][1]
+
+
+def drain_rows(core: Any) -> list[tuple[Any, ...]]:
+    """Every item of ``core.next(None, "row")``."""
+    items = []
+    while True:
+        try:
+            items.append(core.next(None, "row"))
+        except StopIteration:
+            return items
 
 
 def test_a_bad_record_form_is_refused(backend_name: str, tmp_path: Path) -> None:

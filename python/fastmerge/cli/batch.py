@@ -231,9 +231,12 @@ def run(args: argparse.Namespace) -> int:
                 sys.stderr.write(f"fastmerge: {note}\n")
         failed: list[batch.Written] = []
         row = args.format == "parquet" and args.out_dir is None
-        records = _watched(_records(run_, _Bar(run_) if progress else None, args.to, row), failed)
+        bar = _Bar(run_) if progress else None
         try:
-            written = _write(args, records)
+            if row and isinstance(run_, batch.Batch):
+                written = _write_rows(args, run_, bar, failed)
+            else:
+                written = _write(args, _watched(_records(run_, bar, args.to, row), failed))
         except MergeError as exc:
             _clear(progress)
             return _fail(_with_hint(str(exc)), EXIT_DATA)
@@ -288,9 +291,15 @@ def _watched(
     """``records``, keeping the first one that has no message (or, with ``--to``, one the
     target cannot hold: an error record) in ``failed``."""
     for record in records:
-        if (not record.merged or record.status == "error") and not failed:
-            failed.append(record)
+        _note_failed(record, failed)
         yield record
+
+
+def _note_failed(record: batch.Written | None, failed: list[batch.Written]) -> None:
+    """Keep ``record`` in ``failed`` when it is the first without a message (or an error
+    record)."""
+    if record is not None and (not record.merged or record.status == "error") and not failed:
+        failed.append(record)
 
 
 _NOT_JSON_AT_1 = re.compile(
@@ -436,6 +445,28 @@ def _records(run_: batch.Batch, bar: _Bar | None, to: Any, row: bool) -> Iterato
         bar.draw()
         if record is not None:
             yield record
+
+
+def _write_rows(
+    args: argparse.Namespace, run_: batch.Batch, bar: _Bar | None, failed: list[batch.Written]
+) -> int | None:
+    """``--format parquet``: the rows as the core makes them (Arrow columns, when it writes
+    records itself), the first failed record kept in ``failed``; None, or an exit status."""
+    from .. import batch
+
+    try:
+        out = batch.ParquetOut(args.out)
+    except ImportError as exc:
+        return _fail(str(exc), EXIT_DATA)
+    with out:
+        for piece in run_.rows(out.room, args.to, None if bar is None else REDRAW):
+            if bar is not None:
+                bar.draw()
+            if piece is None:
+                continue
+            _note_failed(piece.failed if isinstance(piece, batch.Rows) else piece, failed)
+            out.add(piece)
+    return None
 
 
 def _write(args: argparse.Namespace, records: Iterator[batch.Written]) -> int | None:
