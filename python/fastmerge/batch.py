@@ -774,21 +774,21 @@ def write_parquet(
 class ParquetOut:
     """A Parquet file written a row group at a time (:func:`to_parquet`): rows are added
     one by one (:class:`Written`) or as the core's :class:`Rows`, whose ``room()`` keeps
-    them from passing a row group's end, so that a group ends at the same row either way.
+    them from passing a slice's or a row group's end, so that the file is the same either way.
 
     A row group ends at ``rows_per_group`` rows, or after the row whose message passes
     :data:`GROUP_BYTES`; its rows are made Arrow :data:`_SLICE` at a time as they come
-    (beside the merge, not all after the last stream). A full group is encoded and compressed
-    on another thread (pyarrow lets go of the GIL there) while the next one fills; one group
-    at a time, so memory holds two at most."""
+    (beside the merge, not all after the last stream), each slice one chunk (the writer cuts
+    pages by chunk). A full group is encoded and compressed on another thread (pyarrow lets
+    go of the GIL there) while the next one fills; one group at a time, so memory holds two
+    at most."""
 
     def __init__(self, path: str | os.PathLike[str], *, rows_per_group: int = 10_000) -> None:
         self._pa = pa = _pyarrow()
         self.rows_per_group = max(1, rows_per_group)
-        self._schema = _schema(pa)
         indexed = list(_INDEXED)
         self._writer = pa.parquet.ParquetWriter(
-            os.fspath(path), self._schema, use_dictionary=indexed, write_statistics=indexed
+            os.fspath(path), _schema(pa), use_dictionary=indexed, write_statistics=indexed
         )
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="fastmerge-parquet")
         self._writing: Future[int] | None = None
@@ -797,7 +797,9 @@ class ParquetOut:
         self._rows: list[tuple[Any, ...]] = []  # rows not yet made Arrow, in order
         self._take: Callable[[], Any] | None = None  # the core's rows not yet taken
         self._in_core = 0  # how many
-        self._made: list[Any] = []  # the group's tables
+        self._parts: list[Any] = []  # the slice's tables so far (more than one when mixed)
+        self._parted = 0  # rows in `_parts`
+        self._made: list[Any] = []  # the group's slices
         self._grouped = 0  # rows in `_made`
         self._held = 0  # the bytes of the group's messages
 
@@ -807,46 +809,61 @@ class ParquetOut:
     def __exit__(self, kind: Any, *_: Any) -> None:
         self.close(kind is None)
 
+    def _filling(self) -> int:
+        """Rows of the slice being filled."""
+        return self._parted + len(self._rows) + self._in_core
+
     def room(self) -> tuple[int, int]:
         """The rows and message bytes the core may add before a slice or group ends."""
-        filled = self._grouped + len(self._rows) + self._in_core
-        rows = min(_SLICE - self._in_core, self.rows_per_group - filled)
+        filling = self._filling()
+        rows = min(_SLICE - filling, self.rows_per_group - self._grouped - filling)
         return max(1, rows), max(1, GROUP_BYTES - self._held)
 
     def add(self, piece: Written | Rows) -> None:
         """Add a record's row, or the core's rows."""
         if isinstance(piece, Rows):
+            if piece.take != self._take:
+                self._flush_core()  # another batch's rows: its own taken first
             self._flush_rows()
             self._take = piece.take
             self._in_core += piece.added
             self._held += piece.held
-            if self._in_core >= _SLICE:
-                self._flush_core()
         else:
             row = piece.row
             assert row is not None
             self._flush_core()
             self._rows.append(row)
             self._held += len(row[-1] or b"")
-            if len(self._rows) >= _SLICE:
-                self._flush_rows()
-        filled = self._grouped + len(self._rows) + self._in_core
-        if filled >= self.rows_per_group or self._held >= GROUP_BYTES:
-            self._flush_rows()
-            self._flush_core()
+        if self._filling() >= _SLICE:
+            self._end_slice()
+        if self._grouped + self._filling() >= self.rows_per_group or self._held >= GROUP_BYTES:
+            self._end_slice()
             self._write()
 
     def _flush_rows(self) -> None:
         if self._rows:
-            self._made.append(_table(self._rows, self._pa))
-            self._grouped += len(self._rows)
+            self._parts.append(_table(self._rows, self._pa))
+            self._parted += len(self._rows)
             self._rows = []
 
     def _flush_core(self) -> None:
         if self._in_core and self._take is not None:
-            self._made.append(self._take())
-            self._grouped += self._in_core
+            table = self._take()
+            self._parts.append(table)
+            self._parted += table.num_rows
             self._in_core = 0
+
+    def _end_slice(self) -> None:
+        """The slice's rows made one chunk of the group."""
+        self._flush_rows()
+        self._flush_core()
+        if len(self._parts) == 1:
+            self._made.append(self._parts[0])
+        elif self._parts:
+            # rows of Python and of the core in one slice: one chunk, as one source makes
+            self._made.append(self._pa.concat_tables(self._parts).combine_chunks())
+        self._grouped += self._parted
+        self._parts, self._parted = [], 0
 
     def _write(self) -> None:
         """The group's tables to the writer's thread (after the group before is written)."""
@@ -860,8 +877,7 @@ class ParquetOut:
         the file."""
         try:
             if finish:
-                self._flush_rows()
-                self._flush_core()
+                self._end_slice()
                 if self._writing is not None:
                     self.count += self._writing.result()
                     self._writing = None

@@ -162,8 +162,9 @@ pub struct BatchCore {
     buffer: Mutex<Vec<u8>>,
     /// whether the workers were asked to write records ([`record_writer`])
     writing: AtomicBool,
-    /// What `next_rows` found but could not add to its rows, returned by the next call.
-    pending: Mutex<Option<Next>>,
+    /// What `next_rows` found but could not add to its rows (or the error it met after
+    /// some), returned (raised) by the next call.
+    pending: Mutex<Option<PyResult<Next>>>,
     /// The rows `next_rows` added, until `take_rows`.
     columns: Mutex<Columns>,
 }
@@ -266,7 +267,7 @@ impl BatchCore {
     /// at most `wait` with the GIL released.
     fn wait(&self, py: Python<'_>, form: Form, wait: Duration) -> PyResult<Next> {
         if let Some(found) = self.pending.lock().ok().and_then(|mut kept| kept.take()) {
-            return Ok(found);
+            return found;
         }
         py.detach(|| match self.batch.lock() {
             Ok(mut batch) => {
@@ -282,7 +283,7 @@ impl BatchCore {
     }
 
     /// Keep `found` for the next call.
-    fn keep(&self, found: Next) {
+    fn keep(&self, found: PyResult<Next>) {
         if let Ok(mut kept) = self.pending.lock() {
             *kept = Some(found);
         }
@@ -326,7 +327,7 @@ impl BatchCore {
             Next::Item(item, place) => (item, place),
             Next::End => {
                 if added.rows > 0 {
-                    self.keep(Next::End);
+                    self.keep(Ok(Next::End));
                 }
                 return Ok(Took::Ended);
             }
@@ -363,7 +364,7 @@ impl BatchCore {
     /// when no row was added yet; else kept for the next call.
     fn not_a_row<'py>(&self, py: Python<'py>, found: Next, added: &Added) -> PyResult<Took<'py>> {
         if added.rows > 0 {
-            self.keep(found);
+            self.keep(Ok(found));
             return Ok(Took::Stopped);
         }
         let tuple = match found {
@@ -711,7 +712,8 @@ impl BatchCore {
     /// (`fastmerge.batch.STATUSES` order), `failed` the first added row that has no message,
     /// `(key, error)`, or None. An item that is not such a row (a bad line, a record Python
     /// writes) ends the rows: it is returned by itself, as `next` returns it, by this call
-    /// when it comes first, else by the next call. None when `timeout` passed with nothing.
+    /// when it comes first, else by the next call; so is an error met after rows were added
+    /// (raised by the next call). None when `timeout` passed with nothing.
     #[pyo3(signature = (timeout = None, rows = 1000, held = usize::MAX))]
     fn next_rows<'py>(
         &self,
@@ -737,7 +739,15 @@ impl BatchCore {
             } else {
                 timeout.unwrap_or(SIGNAL_TICK)
             };
-            let found = self.wait(py, Form::Row, wait)?;
+            let found = match self.wait(py, Form::Row, wait) {
+                Ok(found) => found,
+                // the rows added are returned first (as `next` returned each before it)
+                Err(err) if added.rows > 0 => {
+                    self.keep(Err(err));
+                    break;
+                }
+                Err(err) => return Err(err),
+            };
             let found = match found {
                 Next::Timeout if added.rows > 0 => break,
                 Next::Timeout if timeout.is_some() => return Ok(None),

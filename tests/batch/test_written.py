@@ -7,6 +7,8 @@ streams that cannot be merged, the whole corpus of recorded streams."""
 
 from __future__ import annotations
 
+import gzip
+import itertools
 import json
 import math
 import os
@@ -371,6 +373,88 @@ def drain_rows(core: Any) -> list[tuple[Any, ...]]:
             items.append(core.next(None, "row"))
         except StopIteration:
             return items
+
+
+def test_rows_before_an_engine_error_are_counted_as_their_records_were(
+    batch: ModuleType, tmp_path: Path
+) -> None:
+    # a gzip cut at 90%: the streams read before the damage come out, then the error; the
+    # rows path counts what the results path gives (the core returns its rows, then raises)
+    pytest.importorskip("pyarrow.parquet")
+    records = [r for i in range(600) for r in wrap([(f"s{i}", e) for e in chat(f"s{i}", "ab")])]
+    data = gzip.compress(lines(records))
+    path = write(tmp_path / "log.jsonl.gz", data[: len(data) * 9 // 10])
+    options = {"group_by": "stream_id", "event": "event"}
+    results = []
+    with pytest.raises(fastmerge.errors.BatchError, match="truncated"):
+        for result in batch.merge_logs(path, **options):
+            results.append(result)
+    assert len(results) > 300
+    run = batch.merge_logs(path, **options)
+    with pytest.raises(fastmerge.errors.BatchError, match="truncated"):
+        batch.to_parquet(run, tmp_path / "out.parquet")
+    assert run.counts["complete"] == len(results)
+
+
+def test_the_rows_of_two_batches_in_one_file(batch: ModuleType, tmp_path: Path) -> None:
+    pq = pytest.importorskip("pyarrow.parquet")
+    logs = []
+    for name, count in (("a", 20), ("b", 30)):
+        streams = interleave(*((f"{name}{i}", chat(f"{name}{i}", ["w"])) for i in range(count)))
+        logs.append(write(tmp_path / f"{name}.jsonl", lines(wrap(streams))))
+    options = {"group_by": "stream_id", "event": "event"}
+    both = tmp_path / "both.parquet"
+    with batch.ParquetOut(both) as out:
+        runs = [batch.merge_logs(log, **options) for log in logs]
+        for piece in itertools.chain(*(run.rows(out.room) for run in runs)):
+            assert piece is not None
+            out.add(piece)
+    assert out.count == 50
+    results = [r for log in logs for r in batch.merge_logs(log, **options)]
+    assert batch.to_parquet(results, tmp_path / "rows.parquet") == 50
+    assert both.read_bytes() == (tmp_path / "rows.parquet").read_bytes()
+    assert pq.read_table(both).column("key").to_pylist()[19:21] == ["a19", "b0"]
+
+
+def test_a_python_row_among_the_cores_makes_the_same_file(
+    batch: ModuleType, tmp_path: Path
+) -> None:
+    # a record the core leaves to Python between its rows: the slice is still one chunk, so
+    # the writer cuts the same pages (4.5 MB of messages here) as from one source
+    pa = pytest.importorskip("pyarrow")
+    rows = [
+        (f"k{i}", "openai-chat", None, "complete", "stop", "stop", 1, 2, 3, "t", 0, 0, None,
+         json.dumps({"text": f"{i % 10}" * 3000}).encode())
+        for i in range(1500)
+    ]  # fmt: skip
+    alone = tmp_path / "alone.parquet"
+    assert batch.write_parquet((row_written(row) for row in rows), alone) == 1500
+    added: list[tuple[Any, ...]] = []
+
+    def take() -> Any:  # the rows the core added since the last take
+        table = batch._table(added, pa)
+        added.clear()
+        return table
+
+    def core(start: int, count: int) -> Any:
+        added.extend(rows[start : start + count])
+        return batch.Rows(count, sum(len(r[-1]) for r in rows[start : start + count]), None, take)
+
+    mixed = tmp_path / "mixed.parquet"
+    with batch.ParquetOut(mixed) as out:
+        out.add(core(0, 450))
+        out.add(row_written(rows[450]))
+        out.add(core(451, 549))
+        for row in rows[1000:]:
+            out.add(row_written(row))
+    assert out.count == 1500
+    assert mixed.read_bytes() == alone.read_bytes()
+
+
+def row_written(row: tuple[Any, ...]) -> Any:
+    from fastmerge import batch
+
+    return batch.Written(row[0], row[3], row[12], b"", row, True)
 
 
 def test_a_bad_record_form_is_refused(backend_name: str, tmp_path: Path) -> None:
