@@ -77,6 +77,15 @@ LINES = [
     '{"sid":"a","event":{"a":' + "[]," * 120 + '"b":{}}}',  # many brackets, shallow
     '{"sid":"a","event":' + '{"a":' * DEEP + "1" + "}" * DEEP + "}",
     '{"sid":"a","event":' + '{"a":' * (DEEP + 1) + "1" + "}" * (DEEP + 1) + "}",
+    # a value a repeated key replaces is read all the same: what is not JSON text in it
+    # makes the line bad, as it does where it is kept
+    f'{{"sid":"a","x":"\\ud800","x":1,"event":{CHUNK}}}',
+    f'{{"sid":"\\udc00","sid":"a","event":{CHUNK}}}',
+    f'{{"sid":"a","event":{CHUNK[:-1]},"id":"\\ud800","id":"c1"}}}}',
+    f'{{"sid":"a","x":[{{"y":"\\ud800","y":2}}],"event":{CHUNK}}}',
+    '{"sid":"a","x":' + "[" * DEEP + "]" * DEEP + ',"x":1,"event":' + CHUNK + "}",
+    '{"sid":"a","x":' + "[" * (DEEP - 1) + "]" * (DEEP - 1) + ',"x":1,"event":' + CHUNK + "}",
+    f'{{"sid":"a","x":1e400,"x":1,"event":{CHUNK}}}',
 ]
 
 

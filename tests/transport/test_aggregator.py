@@ -232,6 +232,11 @@ class Weird:
         ([b'{"a": NaN}'], "event 1: not valid JSON"),
         ([b'{"a": 1e400}'], "event 1: not valid JSON"),
         ([b'{"a": "\\ud800"}'], "event 1: not valid JSON"),
+        # a value a repeated key replaces is read all the same
+        ([b'{"a": "\\ud800", "a": 1}'], "event 1: not valid JSON"),
+        ([b'{"a": [{"b": "\\udc00", "b": 2}], "c": 1}'], "event 1: not valid JSON"),
+        ([b'{"a": ' + b"[" * 100 + b"]" * 100 + b', "a": 1}'], "event 1: not valid JSON"),
+        ([b'{"a": 1e400, "a": 1}'], "event 1: not valid JSON"),
         ([b'{"a": "\xff"}'], "event 1: not valid JSON"),
         ([b'{"a": 1} x'], "event 1: not valid JSON"),
         (b'data: {"a": 1\n\n', "event 1: not valid JSON"),

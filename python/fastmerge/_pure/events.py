@@ -54,13 +54,52 @@ def _constant(name: str) -> Any:
     raise ValueError(name)
 
 
+class _Members(list):  # type: ignore[type-arg]
+    """An object's members as ``(key, value)`` pairs, a repeated key's every value kept."""
+
+
+def loads(text: str, **hooks: Any) -> Any:
+    """``json.loads(text, **hooks)``, read as the engine reads JSON text: the last of a
+    repeated key's values is kept, and the others are read all the same, so that a lone
+    surrogate or nesting deeper than :data:`MAX_JSON_DEPTH` in one of them makes the text
+    :class:`EventDataError` too (the engine checks the text, not what is kept of it)."""
+    repeated = False
+
+    def members(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        nonlocal repeated
+        value = dict(pairs)
+        repeated = repeated or len(value) < len(pairs)
+        return value
+
+    value = json.loads(text, object_pairs_hook=members, **hooks)
+    if repeated:
+        # rare: read again with every member kept, and check them all
+        _check_members(json.loads(text, object_pairs_hook=_Members, **hooks), 1)
+    return value
+
+
+def _check_members(value: Any, depth: int) -> None:
+    """:func:`json_value`'s checks of every value in ``value`` (objects as :class:`_Members`)."""
+    if isinstance(value, list):
+        if depth > MAX_JSON_DEPTH:
+            raise EventDataError(f"nested deeper than {MAX_JSON_DEPTH} levels")
+        for item in value:
+            if isinstance(value, _Members):
+                key, item = item
+                json_value(key)
+            _check_members(item, depth + 1)
+    else:
+        json_value(value, depth)
+
+
 def parse(data: bytes) -> dict[str, Any]:
     """One event from JSON text (UTF-8 bytes). Text that does not parse, or that holds a lone
-    surrogate or nests deeper than :data:`MAX_JSON_DEPTH`, is :data:`NOT_JSON` (what a JSON
-    parser in Rust rejects); valid JSON that is not an object says what it is."""
+    surrogate or nests deeper than :data:`MAX_JSON_DEPTH` (even in a value a repeated key
+    replaces), is :data:`NOT_JSON` (what a JSON parser in Rust rejects); valid JSON that is
+    not an object says what it is."""
     try:
         value = json_value(
-            json.loads(
+            loads(
                 data.decode("utf-8"),
                 parse_int=_int,
                 parse_float=_float,

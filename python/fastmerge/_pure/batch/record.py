@@ -4,7 +4,6 @@ be a key or an order."""
 
 from __future__ import annotations
 
-import json
 import math
 from typing import Any
 
@@ -52,7 +51,8 @@ def _int(text: str) -> int | float:
 
 
 def parse_record(data: bytes) -> tuple[dict[str, Any], bool]:
-    """A record line as ``events.parse`` reads an event, except that a number beyond a
+    """A record line as ``events.parse`` reads an event (a value a repeated key replaces
+    read all the same), except that a number beyond a
     float's range reads as an infinity instead of failing the line (it fails only where it is
     read); and whether the record holds one."""
     huge: list[str] = []
@@ -71,7 +71,7 @@ def parse_record(data: bytes) -> tuple[dict[str, Any], bool]:
 
     try:
         value = events.json_value(
-            json.loads(
+            events.loads(
                 data.decode("utf-8"),
                 parse_int=integer,
                 parse_float=number,
