@@ -220,6 +220,15 @@ def too_many_streams(limit: int, source: str, line: int) -> BatchError:
     )
 
 
+def long_line(source: str, line: int, limit: int) -> BatchError:
+    """A record line longer than ``limit`` bytes: its input ends there (the whole lines before
+    it were read); ``FASTMERGE_MAX_LINE_BYTES`` sets another limit."""
+    return BatchError(
+        f"{source}:{line}: a line longer than {limit} bytes is not read, and the input ends "
+        "here; set FASTMERGE_MAX_LINE_BYTES to read longer lines"
+    )
+
+
 def remote_error(source: str, reason: str) -> BatchError:
     """A batch input at a URL (``fastmerge[fsspec]``) that cannot be listed, opened or read;
     ``reason`` says why: no such object or bucket, no credentials, access refused, ..."""

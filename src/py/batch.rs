@@ -13,8 +13,8 @@ use pyo3::types::{PyBool, PyBytes, PyInt, PyList, PyString, PyTuple};
 use crate::engine::batch::input::Input;
 use crate::engine::batch::split::{split_file as split_engine, Fragment};
 use crate::engine::batch::{
-    too_many_jobs, Batch, BatchError, Item, Next, Options, Place, StreamError, Writer, Written,
-    MAX_JOBS,
+    max_line_bytes, too_many_jobs, Batch, BatchError, Item, Next, Options, Place, StreamError,
+    Writer, Written, MAX_JOBS, MAX_LINE_VARIABLE,
 };
 use crate::py::aggregate::AggregatorCore;
 use crate::py::args::Arg;
@@ -58,6 +58,11 @@ pub(crate) fn batch_error(py: Python<'_>, err: BatchError) -> PyErr {
             "too_many_streams",
             (limit, source, line).into_pyobject(py),
         ),
+        BatchError::LongLine {
+            source,
+            line,
+            limit,
+        } => build(py, "long_line", (source, line, limit).into_pyobject(py)),
         BatchError::Option(detail) => build(py, "batch_option", (detail,).into_pyobject(py)),
         BatchError::Internal(text) => {
             PyRuntimeError::new_err(format!("fastmerge engine error: {text}"))
@@ -628,6 +633,8 @@ impl BatchCore {
         options.jobs = jobs;
         options.max_open_streams = max_open_streams;
         options.bucket = bucket;
+        options.max_line_bytes = max_line_bytes(std::env::var_os(MAX_LINE_VARIABLE).as_deref())
+            .map_err(|e| batch_error(py, e))?;
         // the differential tests' switch, as AggregatorCore reads it
         options.fast_events = std::env::var_os("FASTMERGE_GENERIC_EVENTS").is_none();
         let batch = py
@@ -847,6 +854,8 @@ fn split_file<'py>(
     options.group_by = text_arg(py, "group_by", group_by)?;
     options.event = event.map(|e| text_arg(py, "event", &e)).transpose()?;
     options.order_by = order_by.map(|o| text_arg(py, "order_by", &o)).transpose()?;
+    options.max_line_bytes = max_line_bytes(std::env::var_os(MAX_LINE_VARIABLE).as_deref())
+        .map_err(|e| batch_error(py, e))?;
     let (lines, fragments) = py
         .detach(|| split_engine(options, buckets))
         .map_err(|e| batch_error(py, e))?;

@@ -79,6 +79,9 @@ pub struct Options {
     pub jobs: usize,
     /// 0 = no limit.
     pub max_open_streams: usize,
+    /// The longest record line read (its bytes, without the line end); a longer one ends
+    /// its input with [`BatchError::LongLine`], so that memory holds no more than it.
+    pub max_line_bytes: usize,
     /// Whether events may take their adapter's typed fast path (see `AggregatorCore`).
     pub fast_events: bool,
     /// `(bucket, buckets)`: read only the records whose stream key is in that bucket
@@ -99,10 +102,37 @@ impl Options {
             aggregate: AggOptions::DEFAULT,
             jobs: 0,
             max_open_streams: 0,
+            max_line_bytes: MAX_LINE_BYTES,
             fast_events: true,
             bucket: None,
         }
     }
+}
+
+/// [`Options::max_line_bytes`] by default: 1 GiB, far past any record a provider's stream
+/// makes, and a bound on what one line can take of memory.
+pub const MAX_LINE_BYTES: usize = 1 << 30;
+
+/// The variable that sets [`Options::max_line_bytes`].
+pub const MAX_LINE_VARIABLE: &str = "FASTMERGE_MAX_LINE_BYTES";
+
+/// [`Options::max_line_bytes`] from [`MAX_LINE_VARIABLE`]'s value (None: unset, the
+/// default): ASCII digits, 1 or more, at most `u64::MAX`; anything else is an option error.
+pub fn max_line_bytes(value: Option<&std::ffi::OsStr>) -> Result<usize, BatchError> {
+    let Some(value) = value else {
+        return Ok(MAX_LINE_BYTES);
+    };
+    value
+        .to_str()
+        .filter(|text| !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()))
+        .and_then(|text| text.parse::<u64>().ok())
+        .filter(|n| *n > 0)
+        .map(|n| usize::try_from(n).unwrap_or(usize::MAX))
+        .ok_or_else(|| {
+            BatchError::Option(format!(
+                "{MAX_LINE_VARIABLE} must be a whole number of bytes, 1 or more"
+            ))
+        })
 }
 
 /// Why a stream has no messages.
@@ -149,6 +179,13 @@ pub enum BatchError {
         limit: usize,
         source: String,
         line: u64,
+    },
+    /// `long_line`: a record line at `source:line` longer than `limit` bytes; the input ends
+    /// there (its whole lines before it were read).
+    LongLine {
+        source: String,
+        line: u64,
+        limit: usize,
     },
     /// `batch_option`: options that cannot be used.
     Option(String),
@@ -254,6 +291,8 @@ pub(crate) struct Plan {
     pub fast_events: bool,
     /// `Options::bucket`
     pub bucket: Option<(usize, usize)>,
+    /// `Options::max_line_bytes`
+    pub max_line: usize,
     pub count_starts: bool,
     pub stop: AtomicBool,
     pub bytes_read: Arc<AtomicU64>,
@@ -373,6 +412,7 @@ impl Batch {
             aggregate: options.aggregate,
             fast_events: options.fast_events,
             bucket: options.bucket,
+            max_line: options.max_line_bytes,
             count_starts: options.max_open_streams > 0 && !file_mode,
             stop: AtomicBool::new(false),
             bytes_read: Arc::new(AtomicU64::new(0)),

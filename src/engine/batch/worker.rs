@@ -280,18 +280,20 @@ pub(super) fn read_file(
         if plan.stop.load(Ordering::Relaxed) {
             return Ok(false);
         }
-        // a block, or twice a line longer than one (so a long line is read in few steps)
+        // a block, or twice a line longer than one (so a long line is read in few steps),
+        // but no more than the longest line allowed past a block (`long_line` stops there)
         let want = BLOCK
             .saturating_sub(carry.len())
             .max(carry.len())
-            .max(64 * 1024);
+            .max(64 * 1024)
+            .min(BLOCK.max(plan.max_line.saturating_add(1).saturating_sub(carry.len())));
         let mut buf = pool.take(carry.len() + want);
         buf[..carry.len()].copy_from_slice(&carry);
         let mut len = carry.len();
         carry.clear();
         let (read, result) = input.read_into(&mut buf[len..len + want]);
         len += read;
-        let (eof, damage) = match result {
+        let (mut eof, mut damage) = match result {
             Ok(eof) => (eof, None),
             Err(err) if plan.spec.is_none() => return Err(err),
             Err(err) => {
@@ -300,6 +302,20 @@ pub(super) fn read_file(
                 (false, Some(err))
             }
         };
+        let bom = usize::from(first && buf[..len].starts_with(BOM)) * BOM.len();
+        if plan.spec.is_some() && len - bom > plan.max_line {
+            // only a block longer than the limit can hold a line longer: the input ends
+            // there, after the lines before it (the line itself is never held whole)
+            if let Some((at, before)) = long_line(&buf[bom..len], plan.max_line) {
+                len = bom + at;
+                eof = false;
+                damage = Some(BatchError::LongLine {
+                    source: plan.paths[file].clone(),
+                    line: line + before,
+                    limit: plan.max_line,
+                });
+            }
+        }
         if !eof && damage.is_none() && plan.spec.is_some() {
             // records: the block ends at a line end, the rest starts the next one
             match memchr::memrchr(b'\n', &buf[..len]) {
@@ -314,10 +330,7 @@ pub(super) fn read_file(
                 }
             }
         }
-        let start = match first && plan.spec.is_some() && buf[..len].starts_with(b"\xef\xbb\xbf") {
-            true => 3,
-            false => 0,
-        };
+        let start = if plan.spec.is_some() { bom } else { 0 };
         first = false;
         let data = Block {
             buf,
@@ -346,6 +359,23 @@ pub(super) fn read_file(
             return Ok(true);
         }
     }
+}
+
+/// The byte order mark an input may open with (not part of its first line).
+const BOM: &[u8] = b"\xef\xbb\xbf";
+
+/// Where the first line of `data` longer than `limit` bytes starts (its last line counted as
+/// far as it goes), and the number of line ends before it.
+fn long_line(data: &[u8], limit: usize) -> Option<(usize, u64)> {
+    let mut start = 0;
+    let ends = memchr::memchr_iter(b'\n', data).chain(std::iter::once(data.len()));
+    for (before, end) in ends.enumerate() {
+        if end - start > limit {
+            return Some((start, before as u64));
+        }
+        start = end + 1;
+    }
+    None
 }
 
 /// The lines of a block of records that are not blank (spaces, tabs, CRs), in order: each

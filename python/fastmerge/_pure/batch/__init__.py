@@ -172,6 +172,7 @@ class BatchCore:
         for name, text in texts:
             if type(text) is not str and (text is not None or name == "group_by"):
                 raise errors.wrong_type(name, "a str", text)
+        self._max_line = max_line_bytes()
         self._event = None if event is None else parse_path("event", event)
         self._order = None if order_by is None else parse_path("order_by", order_by)
         if group_by in ("auto", "file") and event is not None:
@@ -315,11 +316,17 @@ class BatchCore:
         input is not read. Each byte is copied a bounded number of times, however long the
         line (its pieces are joined once, when its end comes)."""
         number = 0
+        limit = self._max_line
         pending: list[bytes] = []  # the start of the line not ended yet, in pieces
+        held = 0  # its bytes
         for chunk in _without_bom(self._decoded(path)):
             end = chunk.rfind(b"\n")
             if end < 0:
                 pending.append(chunk)
+                held += len(chunk)
+                if held > limit:
+                    # a line past the limit ends the input; it is never held whole
+                    raise errors.long_line(path, number + 1, limit)
                 continue
             if pending:
                 pending.append(chunk[: end + 1])
@@ -327,12 +334,17 @@ class BatchCore:
             else:
                 data = chunk[: end + 1]
             pending = [chunk[end + 1 :]] if end + 1 < len(chunk) else []
+            held = len(pending[0]) if pending else 0
             lines = data.split(b"\n")
             lines.pop()  # empty: the data ends with a line end
             for line in lines:
                 number += 1
+                if len(line) > limit:
+                    raise errors.long_line(path, number, limit)
                 if line.strip(_BLANK):
                     yield number, line
+            if held > limit:
+                raise errors.long_line(path, number + 1, limit)
         self._lines_read = number + 1
         rest = b"".join(pending)
         if rest.strip(_BLANK):
@@ -626,6 +638,22 @@ _COUNT_MAX = 2**64 - 1
 #: every block of the input goes to each one, so far more than any machine's cores only
 #: stalls the run or exhausts the system's threads.
 MAX_JOBS = 4096
+#: The longest record line read (its bytes, without the line end), unless
+#: :data:`MAX_LINE_VARIABLE` says another: a longer one ends its input with an error, so that
+#: memory holds no more than it (1 GiB, far past any record a provider's stream makes).
+MAX_LINE_BYTES = 1 << 30
+MAX_LINE_VARIABLE = "FASTMERGE_MAX_LINE_BYTES"
+
+
+def max_line_bytes() -> int:
+    """The longest record line read: :data:`MAX_LINE_VARIABLE`'s value (ASCII digits, 1 or
+    more, at most ``2**64 - 1``), or :data:`MAX_LINE_BYTES` when it is unset."""
+    value = os.environ.get(MAX_LINE_VARIABLE)
+    if value is None:
+        return MAX_LINE_BYTES
+    if value.isascii() and value.isdigit() and 0 < int(value) <= _COUNT_MAX:
+        return int(value)
+    raise errors.batch_option(f"{MAX_LINE_VARIABLE} must be a whole number of bytes, 1 or more")
 
 
 def _done(event: Any) -> bool:
