@@ -527,6 +527,22 @@ def test_bench_a_log_the_naive_reduce_reads_in_part(
     )
 
 
+def test_bench_names_number_keys_as_the_engines_do(
+    capsys: pytest.CaptureFixture[str], rust_only: None, tmp_path: Path
+) -> None:
+    # an integer key past 64 bits is a float to the engines ("1.8446744073709552e+19"); a
+    # boolean key is their bad line: the naive reduce names and skips them alike
+    keys: list[Any] = [2**64, 7, 1.5, "s", True]
+    streams = interleave(*((key, chat(str(key), ["w"])) for key in keys))
+    path = write(tmp_path / "numbers.jsonl", lines(wrap(streams)))
+    status, out, err = bench(capsys, path, *WRAPPED)
+    assert (status, err) == (0, "")
+    assert out[6] == (
+        "agree: rust and twin give the same 4 records; the naive reduce gives the same text "
+        "and tool-call arguments for 4 of 4 streams"
+    )
+
+
 def test_bench_reads_the_bundled_log_by_its_records_however_it_is_named(
     capsys: pytest.CaptureFixture[str], rust_only: None, tmp_path: Path
 ) -> None:

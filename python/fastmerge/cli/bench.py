@@ -21,6 +21,7 @@ import gzip
 import importlib.util
 import json
 import lzma
+import math
 import os
 import sys
 import tempfile
@@ -355,10 +356,10 @@ def naive_reduce(path: str, options: dict[str, Any]) -> tuple[int, dict[str, Any
                 event = json.loads(event)
             except (ValueError, RecursionError):
                 continue
+        key = _key_name(key)
         if key is None or not isinstance(event, dict):
             continue
         count += 1
-        key = str(key)
         try:
             if _fold(streams[key], event):
                 known.add(key)
@@ -366,6 +367,24 @@ def naive_reduce(path: str, options: dict[str, Any]) -> tuple[int, dict[str, Any
             unread.add(key)
     unread.update(key for key in streams if key not in known)
     return count, streams, unread
+
+
+def _key_name(key: Any) -> str | None:
+    """A stream key named as the engines name it, so that their streams are compared by
+    the same names: a string as is, a number as Python writes it once read as the engines read
+    numbers (an integer past 64 bits is a float); None for what is no key to them (their bad
+    line: a boolean, an object, a number past a float's range)."""
+    if isinstance(key, str):
+        return key
+    if isinstance(key, bool) or not isinstance(key, (int, float)):
+        return None
+    if isinstance(key, int) and -(2**63) <= key < 2**63:
+        return str(key)
+    try:
+        number = float(key)
+    except OverflowError:
+        return None
+    return repr(number) if math.isfinite(number) else None
 
 
 def _fold(stream: Any, event: dict[str, Any]) -> bool:
