@@ -164,3 +164,25 @@ def test_the_command_names_the_line(
     assert cli.main(["batch", path, "--group-by", "stream_id", "--event", "event",
                      "--quiet", "-o", str(out)]) == 1  # fmt: skip
     assert capsys.readouterr().err == f"fastmerge: error: {message(path, 5, 1000)}\n"
+
+
+@pytest.mark.parametrize("size", [5000, 3 << 20], ids=["within a read", "across reads"])
+def test_a_long_line_cut_by_damage_is_the_long_line(
+    both: tuple[ModuleType, ModuleType],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    size: int,
+) -> None:
+    # the line as far as it was read passes the limit: that is the error, whether the damage
+    # came in the same read or later (gzip gives out what it decoded before the cut)
+    rust, python = both
+    monkeypatch.setenv(VARIABLE, "1000")
+    long = record_of(size)
+    data = log_with(long)
+    data = data[: data.index(long) + len(long) + 1]  # the long line last
+    packed = COMPRESSORS["gzip"](data)[:-20]  # cut inside it
+    path = str(tmp_path / "log.jsonl.cut")
+    Path(path).write_bytes(packed)
+    expected = items(python, [path], **OPTIONS)
+    assert expected[-1] == ("raise", "BatchError", message(path, 5, 1000))
+    assert items(rust, [path], **OPTIONS) == expected

@@ -86,6 +86,9 @@ LINES = [
     '{"sid":"a","x":' + "[" * DEEP + "]" * DEEP + ',"x":1,"event":' + CHUNK + "}",
     '{"sid":"a","x":' + "[" * (DEEP - 1) + "]" * (DEEP - 1) + ',"x":1,"event":' + CHUNK + "}",
     f'{{"sid":"a","x":1e400,"x":1,"event":{CHUNK}}}',
+    f'{{"sid":"a","event":{CHUNK[:-1]},"q":1e400,"q":1}}}}',  # in the event: unreadable
+    f'{{"sid":"a","event":{CHUNK[:-1]},"q":[{{"r":{"9" * 400},"r":2}}]}}}}',
+    f'{{"sid":1e400,"sid":"a","event":{CHUNK}}}',
 ]
 
 
@@ -107,10 +110,11 @@ def _read(module: ModuleType, lines: list[str], **options: Any) -> list[Any]:
         _LOG.unlink()
 
 
+@pytest.mark.parametrize("event", ["event", None], ids=["wrapped", "the record is the event"])
 @pytest.mark.parametrize("line", LINES, ids=range(len(LINES)))
-def test_a_line_reads_as_the_twin_reads_it(both: Both, line: str) -> None:
+def test_a_line_reads_as_the_twin_reads_it(both: Both, line: str, event: str | None) -> None:
     rust, python = both
-    options = {"group_by": "sid", "event": "event"}
+    options = {"group_by": "sid", "event": event}
     expected = _read(python, [line], **options)
     assert _read(rust, [line], jobs=1, **options) == expected
     assert _read(rust, [line], jobs=2, **options) == expected

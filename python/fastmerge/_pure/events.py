@@ -54,7 +54,7 @@ def _constant(name: str) -> Any:
     raise ValueError(name)
 
 
-class _Members(list):  # type: ignore[type-arg]
+class Members(list):  # type: ignore[type-arg]
     """An object's members as ``(key, value)`` pairs, a repeated key's every value kept."""
 
 
@@ -63,6 +63,12 @@ def loads(text: str, **hooks: Any) -> Any:
     repeated key's values is kept, and the others are read all the same, so that a lone
     surrogate or nesting deeper than :data:`MAX_JSON_DEPTH` in one of them makes the text
     :class:`EventDataError` too (the engine checks the text, not what is kept of it)."""
+    return loads_members(text, **hooks)[0]
+
+
+def loads_members(text: str, **hooks: Any) -> tuple[Any, Any]:
+    """:func:`loads`'s value, and the text read with every member kept (objects as
+    :class:`Members`) when a key repeats, else None."""
     repeated = False
 
     def members(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -72,19 +78,21 @@ def loads(text: str, **hooks: Any) -> Any:
         return value
 
     value = json.loads(text, object_pairs_hook=members, **hooks)
-    if repeated:
-        # rare: read again with every member kept, and check them all
-        _check_members(json.loads(text, object_pairs_hook=_Members, **hooks), 1)
-    return value
+    if not repeated:
+        return value, None
+    # rare: read again with every member kept, and check them all
+    every = json.loads(text, object_pairs_hook=Members, **hooks)
+    _check_members(every, 1)
+    return value, every
 
 
 def _check_members(value: Any, depth: int) -> None:
-    """:func:`json_value`'s checks of every value in ``value`` (objects as :class:`_Members`)."""
+    """:func:`json_value`'s checks of every value in ``value`` (objects as :class:`Members`)."""
     if isinstance(value, list):
         if depth > MAX_JSON_DEPTH:
             raise EventDataError(f"nested deeper than {MAX_JSON_DEPTH} levels")
         for item in value:
-            if isinstance(value, _Members):
+            if isinstance(value, Members):
                 key, item = item
                 json_value(key)
             _check_members(item, depth + 1)

@@ -296,25 +296,27 @@ pub(super) fn read_file(
         let (mut eof, mut damage) = match result {
             Ok(eof) => (eof, None),
             Err(err) if plan.spec.is_none() => return Err(err),
-            Err(err) => {
-                // the whole lines before the damage are records; the cut one is not
-                len = memchr::memrchr(b'\n', &buf[..len]).map_or(0, |end| end + 1);
-                (false, Some(err))
-            }
+            Err(err) => (false, Some(err)),
         };
         let bom = usize::from(first && buf[..len].starts_with(BOM)) * BOM.len();
+        let mut long = None;
         if plan.spec.is_some() && len - bom > plan.max_line {
-            // only a block longer than the limit can hold a line longer: the input ends
-            // there, after the lines before it (the line itself is never held whole)
-            if let Some((at, before)) = long_line(&buf[bom..len], plan.max_line) {
-                len = bom + at;
-                eof = false;
-                damage = Some(BatchError::LongLine {
-                    source: plan.paths[file].clone(),
-                    line: line + before,
-                    limit: plan.max_line,
-                });
-            }
+            // only a block longer than the limit can hold a line longer (the last one counted
+            // as far as it was read, damage or not): the input ends there, after the lines
+            // before it; the line itself is never held whole
+            long = long_line(&buf[bom..len], plan.max_line);
+        }
+        if let Some((at, before)) = long {
+            len = bom + at;
+            eof = false;
+            damage = Some(BatchError::LongLine {
+                source: plan.paths[file].clone(),
+                line: line + before,
+                limit: plan.max_line,
+            });
+        } else if damage.is_some() {
+            // the whole lines before the damage are records; the cut one is not
+            len = memchr::memrchr(b'\n', &buf[..len]).map_or(0, |end| end + 1);
         }
         if !eof && damage.is_none() && plan.spec.is_some() {
             // records: the block ends at a line end, the rest starts the next one
@@ -330,7 +332,8 @@ pub(super) fn read_file(
                 }
             }
         }
-        let start = if plan.spec.is_some() { bom } else { 0 };
+        // (none when the damage left no whole line)
+        let start = if plan.spec.is_some() { bom.min(len) } else { 0 };
         first = false;
         let data = Block {
             buf,

@@ -100,7 +100,17 @@ class _Unreadable:
     __slots__ = ("text",)
 
     def __init__(self, event: Any) -> None:
-        self.text = json.dumps(event)
+        self.text = _text_of(event)
+
+
+def _text_of(value: Any) -> str:
+    """``value``'s JSON text; read with every member (:class:`events.Members`), a repeated
+    key's every value written, as the log held them."""
+    if isinstance(value, events.Members):
+        return "{" + ",".join(f"{json.dumps(k)}:{_text_of(v)}" for k, v in value) + "}"
+    if isinstance(value, list):
+        return "[" + ",".join(_text_of(item) for item in value) + "]"
+    return json.dumps(value)
 
 
 class _Stream:
@@ -481,12 +491,14 @@ class BatchCore:
     def _record(self, data: bytes) -> tuple[str, Any, Any] | str:
         """A record line's (key, event, order_by value), or the reason it is a bad line."""
         try:
-            record, huge = parse_record(data)
+            record, huge, every = parse_record(data)
         except events.EventDataError as exc:
             return exc.detail
-        return self._found(record, huge)
+        return self._found(record, huge, every)
 
-    def _found(self, record: dict[str, Any], huge: bool = False) -> tuple[str, Any, Any] | str:
+    def _found(
+        self, record: dict[str, Any], huge: bool = False, every: Any = None
+    ) -> tuple[str, Any, Any] | str:
         """A record's (key, event, order_by value), or the reason it belongs to no stream;
         ``huge``: whether the record holds a number beyond a float's range."""
         assert self._key is not None
@@ -516,6 +528,12 @@ class BatchCore:
                 return f"the order_by value at {self._names[1]} is a number too large for a float"
         if huge and _holds_too_large(event):
             event = _Unreadable(event)
+        elif every is not None:
+            # the event's text as the aggregator reads it: a member a repeated key replaces
+            # is read too
+            text = every if self._event is None else resolve(every, self._event)
+            if _holds_too_large(text):
+                event = _Unreadable(text)
         return key_text(key), event, order
 
     # -- streams

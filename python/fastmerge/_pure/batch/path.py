@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ... import errors
+from ..events import Members
 
 
 def parse_path(name: str, text: Any) -> list[str]:
@@ -43,6 +44,12 @@ def resolve(value: Any, segments: list[str]) -> Any:
             if segment not in value:
                 return _MISSING
             value = value[segment]
+        elif isinstance(value, Members):
+            # read with every member (a repeated key's): the last one's, as a dict keeps
+            found = [item for key, item in value if key == segment]
+            if not found:
+                return _MISSING
+            value = found[-1]
         elif isinstance(value, list):
             if (
                 not segment.isdigit()

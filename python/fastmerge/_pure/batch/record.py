@@ -36,10 +36,15 @@ def _too_large(value: Any) -> bool:
 
 
 def _holds_too_large(value: Any) -> bool:
+    """Whether ``value`` holds a number beyond a float's range (read as an infinity), in a
+    member a repeated key replaces too when it is read with every member
+    (:class:`events.Members`)."""
     if isinstance(value, float):
         return math.isinf(value)
     if isinstance(value, dict):
         return any(_holds_too_large(item) for item in value.values())
+    if isinstance(value, events.Members):
+        return any(_holds_too_large(item) for _, item in value)
     if isinstance(value, list):
         return any(_holds_too_large(item) for item in value)
     return False
@@ -50,11 +55,12 @@ def _int(text: str) -> int | float:
     return value if -(2**63) <= value < 2**63 else float(text)
 
 
-def parse_record(data: bytes) -> tuple[dict[str, Any], bool]:
+def parse_record(data: bytes) -> tuple[dict[str, Any], bool, Any]:
     """A record line as ``events.parse`` reads an event (a value a repeated key replaces
-    read all the same), except that a number beyond a
-    float's range reads as an infinity instead of failing the line (it fails only where it is
-    read); and whether the record holds one."""
+    read all the same), except that a number beyond a float's range reads as an infinity
+    instead of failing the line (it fails only where it is read); whether the record holds
+    one; and, when it does and a key repeats, the record read with every member kept
+    (:class:`events.Members`, where a replaced member may hold it), else None."""
     huge: list[str] = []
 
     def number(text: str) -> float:
@@ -70,21 +76,20 @@ def parse_record(data: bytes) -> tuple[dict[str, Any], bool]:
         return value
 
     try:
-        value = events.json_value(
-            events.loads(
-                data.decode("utf-8"),
-                parse_int=integer,
-                parse_float=number,
-                parse_constant=_no_constant,
-            )
+        kept, every = events.loads_members(
+            data.decode("utf-8"),
+            parse_int=integer,
+            parse_float=number,
+            parse_constant=_no_constant,
         )
+        value = events.json_value(kept)
     except (ValueError, RecursionError, events.EventDataError):
         raise events.EventDataError(events.NOT_JSON) from None
     if not isinstance(value, dict):
         raise events.EventDataError(
             f"a record must be a JSON object, not {events.kind_name(value)}"
         )
-    return value, bool(huge)
+    return value, bool(huge), every if huge else None
 
 
 def _no_constant(name: str) -> Any:
