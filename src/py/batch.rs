@@ -204,6 +204,12 @@ fn record_writer(row: bool) -> Writer {
     })
 }
 
+/// The longest record line read, as [`MAX_LINE_VARIABLE`] sets it (an option error when its
+/// value is not a number of bytes).
+fn max_line_arg(py: Python<'_>) -> PyResult<usize> {
+    max_line_bytes(std::env::var_os(MAX_LINE_VARIABLE).as_deref()).map_err(|e| batch_error(py, e))
+}
+
 /// A timeout in seconds as a wait: a negative one is none, NaN or an infinite one forever.
 fn timeout_arg(timeout: Option<f64>) -> Option<Duration> {
     match timeout {
@@ -225,7 +231,12 @@ struct Added {
 }
 
 impl Added {
-    fn note(&mut self, cells: &RowCells<'_>) {
+    /// Add `cells` to `columns` and count them, when they fit there; whether they did.
+    fn push(&mut self, columns: &mut Columns, cells: &RowCells<'_>) -> bool {
+        if !columns.fits(cells) {
+            return false;
+        }
+        columns.push(cells);
         self.rows += 1;
         self.held += cells.record.message.map_or(0, |(start, end)| end - start);
         let status = record::status_index(cells.record.status);
@@ -234,6 +245,7 @@ impl Added {
         if status == 3 && self.failed.is_none() {
             self.failed = Some((cells.key.to_owned(), cells.error.map(str::to_owned)));
         }
+        true
     }
 }
 
@@ -305,24 +317,17 @@ impl BatchCore {
         let (item, place) = match found {
             Next::Written(item, place, written) => match written.downcast::<WrittenRecord>() {
                 Ok(made) if made.row => {
-                    let Item::Stream { key, provider, .. } = &item else {
-                        return self.not_a_row(
-                            py,
-                            Next::Written(item, place, made as Written),
-                            added,
-                        );
-                    };
-                    let cells = RowCells {
-                        key,
-                        provider: *provider,
-                        error: None,
-                        record: &made.record,
-                        line: &made.buffer,
-                    };
-                    if columns.fits(&cells) {
-                        columns.push(&cells);
-                        added.note(&cells);
-                        return Ok(Took::Kept);
+                    if let Item::Stream { key, provider, .. } = &item {
+                        let cells = RowCells {
+                            key,
+                            provider: *provider,
+                            error: None,
+                            record: &made.record,
+                            line: &made.buffer,
+                        };
+                        if added.push(columns, &cells) {
+                            return Ok(Took::Kept);
+                        }
                     }
                     return self.not_a_row(py, Next::Written(item, place, made as Written), added);
                 }
@@ -352,12 +357,7 @@ impl BatchCore {
                 record: &made,
                 line: buffer,
             };
-            if !columns.fits(&cells) {
-                return Ok(false);
-            }
-            columns.push(&cells);
-            added.note(&cells);
-            Ok(true)
+            Ok(added.push(columns, &cells))
         })?;
         if kept {
             return Ok(Took::Kept);
@@ -633,8 +633,7 @@ impl BatchCore {
         options.jobs = jobs;
         options.max_open_streams = max_open_streams;
         options.bucket = bucket;
-        options.max_line_bytes = max_line_bytes(std::env::var_os(MAX_LINE_VARIABLE).as_deref())
-            .map_err(|e| batch_error(py, e))?;
+        options.max_line_bytes = max_line_arg(py)?;
         // the differential tests' switch, as AggregatorCore reads it
         options.fast_events = std::env::var_os("FASTMERGE_GENERIC_EVENTS").is_none();
         let batch = py
@@ -854,8 +853,7 @@ fn split_file<'py>(
     options.group_by = text_arg(py, "group_by", group_by)?;
     options.event = event.map(|e| text_arg(py, "event", &e)).transpose()?;
     options.order_by = order_by.map(|o| text_arg(py, "order_by", &o)).transpose()?;
-    options.max_line_bytes = max_line_bytes(std::env::var_os(MAX_LINE_VARIABLE).as_deref())
-        .map_err(|e| batch_error(py, e))?;
+    options.max_line_bytes = max_line_arg(py)?;
     let (lines, fragments) = py
         .detach(|| split_engine(options, buckets))
         .map_err(|e| batch_error(py, e))?;

@@ -526,12 +526,11 @@ class BatchCore:
                 )
             if huge and _too_large(order):
                 return f"the order_by value at {self._names[1]} is a number too large for a float"
-        if huge and _holds_too_large(event):
-            event = _Unreadable(event)
-        elif every is not None:
-            # the event's text as the aggregator reads it: a member a repeated key replaces
-            # is read too
-            text = every if self._event is None else resolve(every, self._event)
+        if huge:
+            # the event's text as the aggregator reads it: with a repeated key, every member
+            # (a replaced one is read too)
+            text = record if every is None else every
+            text = text if self._event is None else resolve(text, self._event)
             if _holds_too_large(text):
                 event = _Unreadable(text)
         return key_text(key), event, order
