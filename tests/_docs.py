@@ -3,8 +3,8 @@ hold every page to the truth: each example runs and prints what it shows, passes
 --strict``, and each link leads somewhere.
 
 An example is a ```python block followed directly by a ```text block holding its output.
-``docs/merge-rules.md`` and ``docs/edge-cases.md`` are copies of the shared spec, checked for
-equality instead (their blocks are rule text, not runnable examples)."""
+``docs/merge-rules.md``, ``docs/edge-cases.md`` and ``docs/wire-facts.md`` are copies of the shared
+spec, checked for equality instead (their blocks are rule text, not runnable examples)."""
 
 from __future__ import annotations
 
@@ -13,11 +13,16 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
-#: The spec's pages, kept byte-equal to ``../shared/spec`` (tests/docs/test_docstrings.py).
-RULES = ("merge-rules.md", "edge-cases.md")
+#: The spec's pages: their name in ``docs/`` -> their name in ``../shared/spec``, kept byte-equal
+#: (tests/docs/test_docstrings.py).
+SPEC_COPIES: dict[str, str] = {
+    "merge-rules.md": "merge-rules.md",
+    "edge-cases.md": "edge-cases.md",
+    "wire-facts.md": "providers.md",
+}
 #: Every page, README first, as its path relative to the root.
 PAGES: tuple[str, ...] = ("README.md",) + tuple(
-    f"docs/{p.name}" for p in sorted(DOCS.glob("*.md")) if p.name not in RULES
+    f"docs/{p.name}" for p in sorted(DOCS.glob("*.md")) if p.name not in SPEC_COPIES
 )
 TEXT: dict[str, str] = {page: (ROOT / page).read_text("utf-8") for page in PAGES}
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from _corpus import SHARED_CORPUS
-from _docs import PAGES, TEXT
+from _docs import PAGES, SPEC_COPIES, TEXT
 from conftest import EXTENSION_INSTALLED, assert_isolated_ok
 
 import fastmerge
@@ -24,7 +24,6 @@ import fastmerge
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 SHARED_SPEC = SHARED_CORPUS.parent / "spec"
-RULES = ("merge-rules.md", "edge-cases.md")
 
 
 def test_help_starts_with_an_example_that_runs(backend_name: str) -> None:
@@ -131,12 +130,16 @@ def test_the_readme_links_the_rules() -> None:
 
 @pytest.mark.single_run
 def test_the_rules_ship_in_docs_equal_to_the_shared_spec() -> None:
-    for name in RULES:
+    for name in SPEC_COPIES:
         assert (DOCS / name).is_file(), name
     if not SHARED_SPEC.is_dir():
         reason = f"no upstream spec at {SHARED_SPEC}: docs/ is not checked"
         if os.environ.get("FASTMERGE_REQUIRE_CORPUS"):
             pytest.fail(f"{reason}, and FASTMERGE_REQUIRE_CORPUS is set (.ci/run)")
         pytest.skip(reason)
-    differ = [n for n in RULES if (DOCS / n).read_bytes() != (SHARED_SPEC / n).read_bytes()]
+    differ = [
+        n
+        for n, spec in SPEC_COPIES.items()
+        if (DOCS / n).read_bytes() != (SHARED_SPEC / spec).read_bytes()
+    ]
     assert differ == [], "docs/ differs from ../shared/spec: copy the files again"
