@@ -432,8 +432,9 @@ def test_data_nested_deep(store: Any, kind: str, data: str, detail: str | None) 
 
 
 def test_a_message_row_is_read_when_needed_and_the_log_goes_on(store: Any) -> None:
-    """A corrupt message row does not stop appends (the log is append-only; nothing after it
-    depends on it) nor reads of a history that no longer holds it."""
+    """A corrupt message row no read has met does not stop appends (the log is append-only;
+    nothing after it depends on it), and once met, it stops them only while the history holds
+    it: after a ``clear`` the log goes on."""
     sid = new_id()
     session = Session(sid, store)
     session.append(USER)
@@ -449,6 +450,46 @@ def test_a_message_row_is_read_when_needed_and_the_log_goes_on(store: Any) -> No
     assert session.messages() == [{"role": "user", "content": "again"}]
     assert Session(sid, store).messages() == [{"role": "user", "content": "again"}]
     assert [e.kind for e in store.load(sid)] == ["user", "tool", "user", "clear", "user"]
+
+
+def test_a_session_that_met_a_row_it_cannot_read_appends_nothing_until_it_reads(
+    store: Any,
+) -> None:
+    """An assistant row whose data a read of the message met as corrupt (messages are read
+    lazily, after the refresh): append refuses, naming the row, for Session and AsyncSession,
+    and writes nothing; once the row is mended, append goes on and the history holds the
+    message as the row now reads."""
+    import fastmerge
+
+    sid = new_id()
+    message = fastmerge.aggregate(anthropic_events())
+    session = Session(sid, store)
+    session.append([USER, message])
+    good = store.load(sid)[1].data
+    with writer(store) as w:
+        w.sql("UPDATE fastmerge_events SET data = ? WHERE session_id = ? AND seq = 2", ("{", sid))
+    fresh = Session(sid, store)
+    with pytest.raises(errors.CorruptRowError, match="row seq=2: data is not JSON"):
+        fresh.messages()[1].content  # noqa: B018  (read when the message is read)
+    before = _rows(store, sid)
+    for _ in range(2):  # refused every time, not only once
+        with pytest.raises(errors.CorruptRowError, match="row seq=2: data is not JSON"):
+            fresh.append({"role": "user", "content": "next"})
+
+    async def refused() -> None:
+        opened = await AsyncSession.open(sid, store)
+        with pytest.raises(errors.CorruptRowError, match="row seq=2: data is not JSON"):
+            await opened.to_request("anthropic")
+        with pytest.raises(errors.CorruptRowError, match="row seq=2: data is not JSON"):
+            await opened.append({"role": "user", "content": "next"})
+
+    asyncio.run(refused())
+    assert _rows(store, sid) == before
+    with writer(store) as w:
+        w.sql("UPDATE fastmerge_events SET data = ? WHERE session_id = ? AND seq = 2", (good, sid))
+    assert fresh.append({"role": "user", "content": "next"}) == [3]
+    assert fresh.messages()[1] == message
+    assert [e.kind for e in store.load(sid)] == ["user", "assistant", "user"]
 
 
 @pytest.mark.parametrize(

@@ -78,7 +78,12 @@ class AsyncSession(_Core):
         items = _items(message)
         events = _log.encode(items)
         async with self._alock:
-            if self._unread:  # as Session.append: no read first unless the last one failed
+            # as Session.append: no read first unless a read met a row it could not read
+            if self._broken:
+                events = await self._call(self.store.load, self.session_id, 0)
+                with self._lock:
+                    self._recover(events)
+            if self._unread:
                 await self._refresh()
             if self.compaction is not None:
                 self._read_active()

@@ -7,8 +7,9 @@ import inspect
 import json
 import os
 import threading
+import weakref
 from types import ModuleType
-from typing import Any, NamedTuple, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
 from .. import errors
 from . import _log
@@ -63,6 +64,9 @@ class _Core:
         self._history = _log.History()
         self._lock = threading.RLock()
         self._unread = False
+        #: the seqs of message rows a read could not read (their data is read lazily, outside
+        #: any refresh): no append until each reads again (:meth:`_recover`)
+        self._broken: set[int] = set()
 
     def _module(self) -> Any:
         if self._classes is not None:
@@ -81,8 +85,8 @@ class _Core:
         seq, turn = self._history.last_seq, self._history.last_turn
         classes = self._module()
         deferred = {"assistant": classes.AssistantMessage, "tool": classes.ToolMessage}
-        read = functools.partial(_log.read_message, session_id, classes)
-        read_item = functools.partial(_log.read_item, session_id, classes)
+        read = self._noting(functools.partial(_log.read_message, session_id, classes))
+        read_item = self._noting(functools.partial(_log.read_item, session_id, classes))
         values: list[Any] = []
         for i, event in enumerate(events):
             new_seq, new_turn, kind = event.seq, event.turn, event.kind
@@ -117,6 +121,41 @@ class _Core:
         history = self._history
         for event, value in zip(events, values):
             history.apply(event, value)
+
+    def _noting(
+        self, reader: Callable[[int, str, object], Any]
+    ) -> Callable[[int, str, object], Any]:
+        """``reader``, noting the seq of a row it cannot read on this session (weakly: a
+        message read later, after the session is gone, notes nothing)."""
+        session = weakref.ref(self)
+
+        def read(seq: int, role: str, data: object) -> Any:
+            try:
+                return reader(seq, role, data)
+            except errors.SessionError:
+                noted = session()
+                if noted is not None:
+                    noted._broken.add(seq)
+                raise
+
+        return read
+
+    def _recover(self, events: Sequence[Event]) -> None:
+        """After a message row could not be read: fold ``events`` (the whole log as the store
+        holds it now) anew, and read each such row the history still replays; one that still
+        cannot be read raises as before (and is noted again). A row mended since is read as
+        it is now; one that a ``clear`` or a compaction took out of the history no longer
+        stops an append."""
+        history, self._history = self._history, _log.History()
+        try:
+            self._apply(events)
+        except BaseException:
+            self._history = history
+            raise
+        broken, self._broken = self._broken, set()
+        for entry in self._history.active():
+            if entry.seq in broken:
+                _log.read_now(entry.message)
 
     def _ours(self, stored: list[Event], items: list[Any]) -> bool:
         """Fold what this object just wrote, when nothing came between (else: reload)."""
@@ -297,7 +336,9 @@ class Session(_Core):
         events = _log.encode(items)
         with self._lock:
             # no read first (the store numbers the events, and _write reloads when another
-            # appender came between), unless the last read met a row it could not read
+            # appender came between), unless a read met a row it could not read
+            if self._broken:
+                self._recover(self.store.load(self.session_id, 0))
             if self._unread:
                 self._refresh()
             if self.compaction is not None:
