@@ -123,6 +123,12 @@ def _named(url: str, fs: Any, path: str) -> str:
     return f"{chain}::{found}" if chain else found
 
 
+def _marker(path: str) -> bool:
+    """Whether ``path`` is a folder marker: an object whose key ends with ``/`` (the empty
+    object an S3 console's "Create folder" stores), never a log (s3fs refuses to open it)."""
+    return path.endswith("/")
+
+
 def _hidden(path: str, top: str) -> bool:
     """Whether a name under ``top`` in ``path`` starts with ``.``."""
     rest = path[len(top.rstrip("/")) :].strip("/")
@@ -133,7 +139,8 @@ def expand(url: str, storage_options: dict[str, Any] | None = None) -> list[str]
     """The inputs of ``url``, as :func:`fastmerge.batch.expand_paths` gives a local path's: a
     pattern's matches (``*``, ``?``, ``[``; fsspec's glob, ``**`` crosses directories) sorted,
     names starting with ``.`` matched only by a pattern part starting with ``.``; a directory's
-    (a prefix's) objects, recursively, sorted, names starting with ``.`` left out; else
+    (a prefix's) objects, recursively, sorted, names starting with ``.`` and folder markers
+    (keys ending with ``/``) left out; else
     ``url`` as given (checked when the batch starts). A pattern without matches or an empty
     directory is a ``BatchError``."""
     fs, path = _filesystem(url, storage_options)
@@ -146,13 +153,15 @@ def expand(url: str, storage_options: dict[str, Any] | None = None) -> list[str]
             matches = sorted(
                 _named(url, fs, p)
                 for p, info in found.items()
-                if info.get("type") == "file" and (dotted or not _hidden(p, top))
+                if info.get("type") == "file" and not _marker(p) and (dotted or not _hidden(p, top))
             )
             if not matches:
                 raise _errors.batch_option(f"{url}: no file matches the pattern")
             return matches
         if _protocol(url) not in _WEB and fs.isdir(path):
-            files = sorted(_named(url, fs, p) for p in fs.find(path) if not _hidden(p, path))
+            files = sorted(
+                _named(url, fs, p) for p in fs.find(path) if not _marker(p) and not _hidden(p, path)
+            )
             if not files:
                 raise _errors.batch_option(f"{url}: the directory holds no file")
             return files

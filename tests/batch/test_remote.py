@@ -157,6 +157,26 @@ def test_corpus_files_under_a_prefix_and_a_glob_are_read_as_a_local_directory_an
     assert str(none.value) == f"s3://{BUCKET}/files/*/*.parquet: no file matches the pattern"
 
 
+def test_folder_markers_are_read_as_the_same_prefix_without_them(
+    s3: str, batch: ModuleType, tmp_path: Path
+) -> None:
+    """E108: the empty ``logs/`` object an S3 console's "Create folder" stores (and one for a
+    sub-folder) is no input: the prefix reads as the same prefix without them."""
+    data = lines(wrap(interleave(*[(f"s{i}", chat(f"s{i}", ["a", "b"])) for i in range(3)])))
+    put("marked/", b"")
+    put("marked/sub/", b"")
+    url = put("marked/sub/log.jsonl", data)
+    local = write(tmp_path / "log.jsonl", data)
+    for prefix in (f"s3://{BUCKET}/marked/", f"s3://{BUCKET}/marked", f"s3://{BUCKET}/marked/**"):
+        assert batch.expand_paths(prefix) == [url]
+    both(batch, [local], batch.expand_paths(f"s3://{BUCKET}/marked/"), **WRAPPED)
+    put("only-markers/", b"")
+    put("only-markers/empty/", b"")
+    with pytest.raises(errors.BatchError) as none:
+        batch.expand_paths(f"s3://{BUCKET}/only-markers/")
+    assert str(none.value) == f"s3://{BUCKET}/only-markers/: the directory holds no file"
+
+
 def test_a_damaged_object_stops_where_its_local_copy_stops(
     s3: str, batch: ModuleType, tmp_path: Path
 ) -> None:
