@@ -8,7 +8,7 @@
 //! one does, in order: the files taken at a time, then their index lines (in one write: the
 //! index is at most one such batch behind the files made).
 
-use std::fs::File;
+use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -33,6 +33,22 @@ struct Job {
     index_line: PyBackedBytes,
 }
 
+/// What a file of the directory that is a symbolic link fails with (the twin's `LINK`).
+const LINK: &str = "a symbolic link: no file is written through one";
+
+/// Opens `path` to be written, made or emptied; a symbolic link there (to a file outside, or
+/// dangling) is refused, never followed (E108; the twin's `_open`).
+fn create(path: &Path) -> std::io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW);
+    }
+    options.open(path)
+}
+
 /// The first write that failed: raised as Python's `OSError` for that path.
 struct Failure {
     errno: Option<i32>,
@@ -45,6 +61,8 @@ impl Failure {
         // Python's strerror text, not Rust's "... (os error N)"
         let text = error.to_string();
         let message = match text.rfind(" (os error ") {
+            #[cfg(unix)]
+            _ if error.raw_os_error() == Some(libc::ELOOP) => LINK.to_owned(),
             Some(at) => text[..at].to_owned(),
             None => text,
         };
@@ -134,7 +152,7 @@ fn write_all(directory: &Path, index: &mut File, index_path: &Path, shared: &Sha
         let mut failure = None;
         for job in batch.drain(..) {
             let path = directory.join(&*job.name);
-            match File::create(&path).and_then(|mut file| file.write_all(&job.data)) {
+            match create(&path).and_then(|mut file| file.write_all(&job.data)) {
                 Ok(()) => lines.extend_from_slice(&job.index_line),
                 Err(error) => {
                     failure = Some(Failure::new(&error, path));
@@ -162,7 +180,7 @@ impl DirectoryWriter {
     #[new]
     fn new(directory: PathBuf, index: &str) -> PyResult<Self> {
         let index_path = directory.join(index);
-        let mut index_file = File::create(&index_path)
+        let mut index_file = create(&index_path)
             .map_err(|error| Failure::new(&error, index_path.clone()).to_py())?;
         let shared = Arc::new(Shared::default());
         let theirs = shared.clone();

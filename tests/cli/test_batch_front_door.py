@@ -292,6 +292,38 @@ def test_output_is_a_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) ->
         assert [json.loads(line)["key"] for line in out.read_text().splitlines()] == ["b", "a"]
 
 
+@pytest.mark.parametrize("planted", ["a stream's file", "the index"])
+@pytest.mark.parametrize("target", ["a file outside", "nothing (dangling)"])
+def test_output_dir_writes_through_no_link(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, planted: str, target: str
+) -> None:
+    """E108: a symbolic link already in the output directory, where a stream's file or the
+    index goes, is never written through: the run names the file and exits 1, and the file
+    the link points to is left as it was (or never made)."""
+    source = log(tmp_path)
+    first = tmp_path / "first"
+    assert run(capsys, "batch", source, *WRAPPED, "--output-dir", str(first))[0] == 0
+    name = "index.jsonl" if planted == "the index" else sorted(os.listdir(first))[0]
+    assert name.endswith((".json", ".jsonl"))
+    victim = tmp_path / "victim.txt"
+    if target == "a file outside":
+        victim.write_text("keep me\n")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / name).symlink_to(victim)
+    status, stdout, err = run(capsys, "batch", source, *WRAPPED, "--output-dir", str(out))
+    assert (status, stdout) == (1, "")
+    assert err == (
+        f"fastmerge: error: cannot write the output {out / name}: "
+        "a symbolic link: no file is written through one\n"
+    )
+    assert (out / name).is_symlink()
+    if target == "a file outside":
+        assert victim.read_text() == "keep me\n"
+    else:
+        assert not victim.exists()
+
+
 def test_output_naming_a_directory_is_refused(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

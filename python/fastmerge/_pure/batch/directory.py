@@ -5,10 +5,31 @@ same."""
 
 from __future__ import annotations
 
+import errno
 import os
 
-#: How a file is opened: made or emptied, written as bytes.
-_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0)
+#: How a file is opened: made or emptied, written as bytes, and never through a symbolic link
+#: (E108: a link planted in the directory, to a file outside or dangling, is refused).
+_FLAGS = (
+    os.O_WRONLY
+    | os.O_CREAT
+    | os.O_TRUNC
+    | getattr(os, "O_BINARY", 0)
+    | getattr(os, "O_NOFOLLOW", 0)
+)
+#: What a file of the directory that is a symbolic link fails with (the engine's ``LINK``).
+LINK = "a symbolic link: no file is written through one"
+
+
+def _open(path: str) -> int:
+    """``path`` opened to be written (made or emptied); a symbolic link there raises
+    ``OSError`` naming it, as the engine's ``create`` does."""
+    try:
+        return os.open(path, _FLAGS, 0o666)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise OSError(error.errno, LINK, path) from None
+        raise
 
 
 class DirectoryWriter:
@@ -19,7 +40,7 @@ class DirectoryWriter:
     def __init__(self, directory: str, index: str) -> None:
         self._directory = directory
         self._index_path = os.path.join(directory, index)
-        self._index: int | None = os.open(self._index_path, _FLAGS, 0o666)
+        self._index: int | None = _open(self._index_path)
         self._failure: OSError | None = None
 
     def put(self, name: str, data: bytes, index_line: bytes) -> None:
@@ -32,7 +53,7 @@ class DirectoryWriter:
         path = os.path.join(self._directory, name)
         try:
             # a file is one write: open, write and close it without a file object
-            fd = os.open(path, _FLAGS, 0o666)
+            fd = _open(path)
             try:
                 _write_all(fd, data, path)
             finally:
