@@ -117,16 +117,37 @@ def test_the_edge_of_the_limit(
     monkeypatch: pytest.MonkeyPatch,
     ending: bytes,
 ) -> None:
-    # the limit counts a line's bytes without its `\n` (a CR is one of them), and a byte
-    # order mark opening the input is not part of its first line
+    """E108: the limit counts a line's bytes without its ``\n`` or ``\r\n``, and a byte order
+    mark opening the input is not part of its first line."""
     rust, python = both
     line = b"\xef\xbb\xbf" + record_of(500) + ending
-    for limit, bad in ((500 + len(ending.rstrip(b"\n")), False), (499, True)):
+    for limit, bad in ((500, False), (499, True)):
         monkeypatch.setenv(VARIABLE, str(limit))
         path = write(tmp_path / f"log-{limit}.jsonl", line)
         expected = items(python, [path], **OPTIONS)
         assert (expected[-1][0] == "raise") is bad, expected
         assert items(rust, [path], **OPTIONS) == expected
+
+
+@pytest.mark.parametrize("limit", [1000, 2 << 20])
+def test_crlf_lines_at_the_limit_across_reads(
+    both: tuple[ModuleType, ModuleType],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    limit: int,
+) -> None:
+    """E108: a log of CRLF lines, one of them exactly ``limit`` bytes before its ``\r\n``
+    (past the engine's block at 2 MiB: carried over reads), is read whole; one byte more
+    ends the input there."""
+    rust, python = both
+    monkeypatch.setenv(VARIABLE, str(limit))
+    for size, bad in ((limit, False), (limit + 1, True)):
+        data = log_with(record_of(size), at=2).replace(b"\n", b"\r\n")
+        path = write(tmp_path / f"crlf-{size}.jsonl", data)
+        expected = items(python, [path], **OPTIONS)
+        assert (expected[-1] == ("raise", "BatchError", message(path, 2, limit))) is bad
+        assert items(rust, [path], jobs=1, **OPTIONS) == expected
+        assert items(rust, [path], jobs=2, **OPTIONS) == expected
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "abc", "1e3", " 5", "5 ", "+5", "\u0661", str(2**64)])

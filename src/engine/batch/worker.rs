@@ -373,7 +373,10 @@ fn long_line(data: &[u8], limit: usize) -> Option<(usize, u64)> {
     let mut start = 0;
     let ends = memchr::memchr_iter(b'\n', data).chain(std::iter::once(data.len()));
     for (before, end) in ends.enumerate() {
-        if end - start > limit {
+        // a line's bytes without its end: the `\r` of a `\r\n` is not counted (nor a last
+        // `\r` the block ends with, which may be the start of one)
+        let cr = usize::from(end > start && data[end - 1] == b'\r');
+        if end - start - cr > limit {
             return Some((start, before as u64));
         }
         start = end + 1;

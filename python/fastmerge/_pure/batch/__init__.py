@@ -334,7 +334,7 @@ class BatchCore:
             if end < 0:
                 pending.append(chunk)
                 held += len(chunk)
-                if held > limit:
+                if held - chunk.endswith(b"\r") > limit:
                     # a line past the limit ends the input; it is never held whole
                     raise errors.long_line(path, number + 1, limit)
                 continue
@@ -349,11 +349,11 @@ class BatchCore:
             lines.pop()  # empty: the data ends with a line end
             for line in lines:
                 number += 1
-                if len(line) > limit:
+                if len(line) - line.endswith(b"\r") > limit:  # without the \r of a \r\n
                     raise errors.long_line(path, number, limit)
                 if line.strip(_BLANK):
                     yield number, line
-            if held > limit:
+            if pending and held - pending[-1].endswith(b"\r") > limit:
                 raise errors.long_line(path, number + 1, limit)
         self._lines_read = number + 1
         rest = b"".join(pending)
