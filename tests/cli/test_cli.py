@@ -63,9 +63,21 @@ def assert_ok(proc: subprocess.CompletedProcess[bytes]) -> bytes:
 
 
 @pytest.mark.parametrize("path", [CHAT, TOOL_CALL], ids=["chat", "tool_call"])
-def test_default_policy_is_openjiuwen_reduce(backend_name: str, path: Path) -> None:
+def test_the_openjiuwen_policy_is_openjiuwen_reduce(backend_name: str, path: Path) -> None:
     expected = openjiuwen_reduce(read_jsonl(path))
-    assert assert_ok(fastmerge_cli(backend_name, "merge", path)) == compact(expected)
+    got = fastmerge_cli(backend_name, "merge", "--policy", "openjiuwen", path)
+    assert assert_ok(got) == compact(expected)
+
+
+def test_lines_of_no_provider_merge_with_the_openjiuwen_policy(
+    backend_name: str, tmp_path: Path
+) -> None:
+    lines = [{"id": "x", "text": "a", "n": [1]}, {"id": "x", "text": "b", "n": [2]}]
+    path = tmp_path / "values.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert assert_ok(fastmerge_cli(backend_name, "merge", path)) == compact(
+        openjiuwen_reduce(lines)
+    )
 
 
 @pytest.mark.parametrize("path", [CHAT, TOOL_CALL], ids=["chat", "tool_call"])
@@ -236,7 +248,7 @@ def test_nesting_beyond_max_depth(backend_name: str) -> None:
     ("args", "message"),
     [
         (("--list-merge", "by_index"), "--list-merge by_index requires --policy delta"),
-        (("--strict",), "--strict requires --policy delta"),
+        (("--policy", "openjiuwen", "--strict"), "--strict requires --policy delta"),
         (("--policy", "nope"), "argument --policy: invalid choice: 'nope'"),
         (("--indent", "-1"), "argument --indent: must be 0 or more: -1"),
     ],
@@ -244,6 +256,12 @@ def test_nesting_beyond_max_depth(backend_name: str) -> None:
 def test_usage_errors(backend_name: str, args: tuple[str, ...], message: str) -> None:
     err = assert_fails(fastmerge_cli(backend_name, "merge", *args, CHAT), status=64)
     assert message in err
+
+
+def test_strict_alone_is_the_streams_strict(backend_name: str) -> None:
+    """Without --policy, a detected stream takes ``--strict`` as ``--provider auto`` does."""
+    strict = assert_ok(fastmerge_cli(backend_name, "merge", "--strict", CHAT))
+    assert strict == assert_ok(fastmerge_cli(backend_name, "merge", "--provider", "auto", CHAT))
 
 
 def test_no_command(backend_name: str) -> None:
@@ -283,56 +301,49 @@ def test_reads_lazily(backend_name: str) -> None:
 
 ANTHROPIC_SSE = "examples/anthropic_tool_use.sse"
 ANTHROPIC_LINES = "tests/corpus/anthropic_messages/sonnet45-text.jsonl"
-HINT = "read it with --provider auto"
-
-
-def test_sse_capture_names_provider_auto(backend_name: str) -> None:
-    err = assert_fails(fastmerge_cli(backend_name, "merge", ANTHROPIC_SSE))
-    assert err == (
-        f"fastmerge: error: {ANTHROPIC_SSE}:1: invalid JSON: Expecting value (column 1); "
-        f"the input looks like a recorded anthropic stream: {HINT}\n"
-    )
-    # and --provider auto reads it
-    merged = json.loads(
-        assert_ok(fastmerge_cli(backend_name, "merge", "--provider", "auto", ANTHROPIC_SSE))
-    )
-    assert merged["response_id"] == "msg_01K2JbSUMYhez5RHoK9ZCj9U"
-    assert (merged["status"], merged["finish_reason"]) == ("complete", "tool_use")
-
-
-def test_openai_chat_sse_on_stdin_names_provider_auto(backend_name: str) -> None:
-    sse = b"".join(b"data: " + line + b"\n\n" for line in CHAT.read_bytes().splitlines())
-    err = assert_fails(fastmerge_cli(backend_name, "merge", "-", stdin=sse + b"data: [DONE]\n\n"))
-    assert err == (
-        "fastmerge: error: <stdin>:1: invalid JSON: Expecting value (column 1); "
-        f"the input looks like a recorded openai-chat stream: {HINT}\n"
-    )
 
 
 @pytest.mark.parametrize(
-    ("path", "provider"),
+    "path",
     [
-        (ANTHROPIC_LINES, "anthropic"),
-        ("tests/corpus/gemini/gemini20-flash-plain-text.jsonl", "gemini"),
-        ("tests/corpus/ollama/generate-deepseek-v31-turbo-text.jsonl", "ollama"),
+        ANTHROPIC_SSE,
+        ANTHROPIC_LINES,
+        CHAT,
+        TOOL_CALL,
+        "tests/corpus/gemini/gemini20-flash-plain-text.jsonl",
+        "tests/corpus/ollama/generate-deepseek-v31-turbo-text.jsonl",
     ],
 )
-def test_json_lines_of_provider_events_are_refused(
-    backend_name: str, path: str, provider: str
-) -> None:
-    """Merged as JSON values, the events' types and ids would be concatenated, exit 0."""
+def test_a_provider_stream_is_detected_without_provider(backend_name: str, path: str) -> None:
+    """A recorded stream, SSE or JSON lines, is aggregated as ``--provider auto`` does (merged
+    as JSON values, its ids and types would be concatenated, exit 0)."""
+    auto = assert_ok(fastmerge_cli(backend_name, "merge", "--provider", "auto", path))
+    assert assert_ok(fastmerge_cli(backend_name, "merge", path)) == auto
+    assert json.loads(auto)["status"] == "complete"
+    to = ("--to", "openai-chat", "--indent", "2")
+    expected = assert_ok(fastmerge_cli(backend_name, "merge", "--provider", "auto", *to, path))
+    assert assert_ok(fastmerge_cli(backend_name, "merge", *to, path)) == expected
+
+
+def test_an_openai_chat_sse_capture_on_stdin_is_detected(backend_name: str) -> None:
+    sse = b"".join(b"data: " + line + b"\n\n" for line in CHAT.read_bytes().splitlines())
+    got = assert_ok(fastmerge_cli(backend_name, "merge", "-", stdin=sse + b"data: [DONE]\n\n"))
+    assert got == assert_ok(fastmerge_cli(backend_name, "merge", "--provider", "auto", CHAT))
+
+
+def test_records_that_hold_events_name_fastmerge_batch(backend_name: str, tmp_path: Path) -> None:
+    records = [{"stream_id": "s1", "seq": i, "event": e} for i, e in enumerate(read_jsonl(CHAT))]
+    path = tmp_path / "gateway.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
     err = assert_fails(fastmerge_cli(backend_name, "merge", path))
     assert err == (
-        f"fastmerge: error: {path}: the lines are {provider} stream events: read them with "
-        "--provider auto (without it, merge merges JSON values field by field)\n"
+        f"fastmerge: error: {path}: the lines are records that hold provider events: its "
+        "'event' is an event of openai-chat: read a log of such records with fastmerge batch "
+        "--group-by KEY --event event (--policy merges them as JSON values)\n"
     )
-
-
-def test_openai_chat_chunks_are_still_merged_as_values(backend_name: str) -> None:
-    """The generic merge is made for OpenAI Chat deltas: their JSON lines are no hint."""
-    assert assert_ok(fastmerge_cli(backend_name, "merge", CHAT)) == compact(
-        openjiuwen_reduce(read_jsonl(CHAT))
-    )
+    # asked, they are merged as JSON values
+    got = assert_ok(fastmerge_cli(backend_name, "merge", "--policy", "openjiuwen", path))
+    assert got == compact(openjiuwen_reduce(records))
 
 
 @pytest.mark.parametrize("provider", [None, "auto"])

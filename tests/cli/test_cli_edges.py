@@ -134,8 +134,14 @@ def test_strict_cut_stream_exits_2_in_flag_terms(backend_name: str, tmp_path: Pa
     [
         (("--list-merge", "by_index"), "--list-merge by_index requires --policy delta"),
         (("--strict",), "--strict requires --policy delta"),
-        (("--allow-incomplete",), "--allow-incomplete needs --provider"),
-        (("--to", "anthropic"), "--to needs --provider"),
+        (
+            ("--list-merge", "concat", "--allow-incomplete"),
+            "--allow-incomplete needs a provider stream, not --policy or --list-merge",
+        ),
+        (
+            ("--policy", "delta", "--to", "anthropic"),
+            "--to needs a provider stream, not --policy or --list-merge",
+        ),
         (
             ("--policy", "nope"),
             "argument --policy: invalid choice: 'nope' "

@@ -1,12 +1,13 @@
-"""``fastmerge merge``: one recorded provider stream (``--provider``) or the values of a JSON Lines
-file merged into one, printed as JSON. No merge rule lives here: the aggregator and
-``merge_all`` do the merging.
+"""``fastmerge merge``: one recorded provider stream, or the values of a JSON Lines file merged
+into one, printed as JSON. No merge rule lives here: the aggregator and ``merge_all`` do the
+merging.
 
-Without ``--provider``, the input's first block is shown to an ``Aggregator("auto")`` first, so
-that what it takes for a provider's stream is never merged as JSON values: events of a wire
-format other than OpenAI Chat (whose chunks are the generic merge's own input), or an input
-whose first line is not JSON but holds provider events (SSE), fail with a line naming
-``--provider auto``; a compressed input fails with the aggregator's own wording."""
+The input's first block is shown to an ``Aggregator("auto")`` first, and what it reads as a
+provider's stream is aggregated as ``--provider auto`` would (a stream is never merged field by
+field by mistake); the lines are merged as JSON values when they are events of no provider, or
+when asked (``--policy`` / ``--list-merge``). Records that hold provider events (a gateway's
+log) are refused with a line naming ``fastmerge batch``; a compressed input fails with the
+aggregator's own wording."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import codecs
 import contextlib
 import json
 import sys
-from typing import IO, Any, Iterable, Iterator, NamedTuple, Sequence
+from typing import IO, Any, Iterable, Iterator, Literal, NamedTuple, Sequence
 
 from .. import (
     LIST_MERGES,
@@ -28,6 +29,7 @@ from .. import (
     merge_all,
     to_provider,
 )
+from .._types import Provider
 from ._common import (
     EXIT_DATA,
     EXIT_INCOMPLETE,
@@ -109,17 +111,18 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     merge: argparse.ArgumentParser = commands.add_parser(
         "merge",
         help="merge a recorded provider stream (SSE, JSON lines or a JSON array of events; "
-        "--provider) into its message, or the values of a JSON Lines file into one JSON value",
+        "its provider detected, or --provider) into its message, or the values of a JSON Lines "
+        "file into one JSON value",
         description=(
-            "With --provider, read FILE as a recorded provider stream (SSE, JSON lines or a "
-            "JSON array of events) and print the aggregated message. Without it, read JSON "
-            "Lines (one JSON value a line; blank lines are skipped) and print "
-            "fastmerge.merge_all of the values as JSON; an input that looks like provider "
-            "events (SSE, or JSON lines of events other than OpenAI Chat chunks) is refused "
-            "with a hint to use --provider auto. Exit status 1 if the input cannot be read, "
-            "holds no value, a line is not JSON (reported as FILE:LINE), the input is "
-            "compressed or provider events, or the merge fails; 2 for an incomplete or failed "
-            "provider stream."
+            "Read FILE as a recorded provider stream (SSE, JSON lines or a JSON array of "
+            "events) when its first events are a provider's (or --provider names one), and "
+            "print the aggregated message. Otherwise, or with --policy or --list-merge, read "
+            "JSON Lines (one JSON value a line; blank lines are skipped) and print "
+            "fastmerge.merge_all of the values as JSON; records that hold provider events are "
+            "refused with a hint to use fastmerge batch. Exit status 1 if the input cannot be "
+            "read, holds no value, a line is not JSON (reported as FILE:LINE), the input is "
+            "compressed or records of events, or the merge fails; 2 for an incomplete or "
+            "failed provider stream."
         ),
     )
     merge.add_argument(
@@ -130,17 +133,19 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     merge.add_argument(
         "--policy",
         choices=POLICIES,
-        default="openjiuwen",
-        help="openjiuwen: drop-in for openJiuwen's merge_parser_content (default); "
-        "delta: keeps values against null, never concatenates ids, roles and other "
-        "atomic keys",
+        default=None,
+        help="merge the lines as JSON values, even provider events, with this policy: "
+        "openjiuwen: drop-in for openJiuwen's merge_parser_content (the default for lines "
+        "of no provider); delta: keeps values against null, never concatenates ids, roles "
+        "and other atomic keys",
     )
     merge.add_argument(
         "--list-merge",
         choices=LIST_MERGES,
-        default="concat",
-        help="concat: lists concatenate (default); by_index: list elements that are "
-        "objects with the same integer 'index' merge (needs --policy delta)",
+        default=None,
+        help="merge the lines as JSON values: concat: lists concatenate (the default); "
+        "by_index: list elements that are objects with the same integer 'index' merge "
+        "(needs --policy delta)",
     )
     merge.add_argument(
         "--strict",
@@ -161,21 +166,23 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         default=None,
         metavar="NAME",
         help="read FILE as a recorded provider stream of this wire format "
-        f"(auto, {', '.join(PROVIDERS)}) and print the aggregated message",
+        f"(auto, {', '.join(PROVIDERS)}) and print the aggregated message (without it, "
+        "a stream is detected as with auto)",
     )
     merge.add_argument(
         "--to",
         choices=PROVIDERS,
         default=None,
         metavar="PROVIDER",
-        help="with --provider: print the provider's non-streaming response shape instead "
-        "of the message's fields (a cut tool call keeps its raw arguments, marked as cut)",
+        help="for a provider stream: print the provider's non-streaming response shape "
+        "instead of the message's fields (a cut tool call keeps its raw arguments, marked as "
+        "cut)",
     )
     merge.add_argument(
         "--allow-incomplete",
         action="store_true",
-        help="with --provider: exit 0 for a stream that is incomplete or failed (default: "
-        "print it, and exit 2 with one line on stderr)",
+        help="for a provider stream: exit 0 for a stream that is incomplete or failed "
+        "(default: print it, and exit 2 with one line on stderr)",
     )
     merge.set_defaults(parser=merge)
     return merge
@@ -190,17 +197,33 @@ _BLOCK = 1 << 16
 
 
 def _stream_command(args: argparse.Namespace) -> int:
-    if args.policy != "openjiuwen" or args.list_merge != "concat":
+    """``--provider NAME``: the input read as that provider's stream."""
+    if args.policy is not None or args.list_merge is not None:
         args.parser.error("--policy and --list-merge apply to JSON value merges, not --provider")
     source = STDIN_NAME if args.file == STDIN else args.file
-    aggregator = Aggregator(args.provider, strict=args.strict)
     try:
         with _open_input(args.file) as stream:
-            while block := stream.read(_BLOCK):
-                aggregator.feed(block)
-        messages = aggregator.finish_choices()
+            return _aggregate(args, args.provider, source, b"", stream)
     except InputError as exc:
         return _fail(str(exc))
+
+
+def _aggregate(
+    args: argparse.Namespace,
+    provider: Provider | Literal["auto"],
+    source: str,
+    head: bytes,
+    stream: IO[bytes],
+) -> int:
+    """``head`` and the rest of ``stream`` fed to an ``Aggregator(provider)``; the message
+    printed (or its provider's response, ``--to``), and the exit status."""
+    aggregator = Aggregator(provider, strict=args.strict)
+    try:
+        if head:
+            aggregator.feed(head)
+        while block := stream.read(_BLOCK):
+            aggregator.feed(block)
+        messages = aggregator.finish_choices()
     except OSError as exc:
         return _fail(f"{source}: cannot read: {_os_reason(exc)}")
     except AnomalyError as exc:
@@ -246,11 +269,11 @@ class _Sniffed(NamedTuple):
 
     provider: str | None  # the wire format ``provider="auto"`` read it as
     compressed: str | None  # the aggregator's "...-compressed input: decompress it first"
+    wrapped: str | None = None  # records holding events: the aggregator's hint (batch)
 
 
-# The wire format whose chunks the generic merge is made for (openJiuwen's
-# merge_parser_content merges OpenAI Chat deltas): its JSON lines are merged, not refused.
-_GENERIC_PROVIDER = "openai-chat"
+#: How the aggregator's hint about records that hold provider events begins.
+_WRAPPED = "its "
 
 
 def _sniff(head: bytes) -> _Sniffed:
@@ -267,6 +290,9 @@ def _sniff(head: bytes) -> _Sniffed:
         # no event in it: the aggregator says what the input was
         if not exc.event and exc.detail.endswith("-compressed input: decompress it first"):
             return _Sniffed(None, exc.detail)
+        _, _, hint = exc.detail.rpartition("; ")
+        if hint.startswith(_WRAPPED) and "fastmerge batch --group-by" in hint:
+            return _Sniffed(None, None, hint)
     except MergeError:
         pass
     return _Sniffed(None, None)
@@ -298,19 +324,32 @@ def _lines(head: bytes, stream: IO[bytes]) -> Iterator[bytes]:
 _STATES = {"complete": "", "incomplete": "is incomplete", "failed": "failed"}
 
 
-def _merge_command(args: argparse.Namespace) -> int:
-    if args.provider is not None:
-        return _stream_command(args)
-    if args.to is not None:
-        args.parser.error("--to needs --provider")
-    if args.allow_incomplete:
-        args.parser.error("--allow-incomplete needs --provider")
-    options = {"policy": args.policy, "list_merge": args.list_merge, "strict": args.strict}
+def _check_options(args: argparse.Namespace, options: dict[str, Any]) -> None:
+    """A usage error for options the JSON value merge does not take together, in the
+    library's own words (an empty merge checks them)."""
     try:
-        # An empty merge checks the combination of options, with the library's own message.
         merge_all((), **options)
     except (TypeError, ValueError) as exc:
         args.parser.error(str(exc))
+
+
+def _merge_command(args: argparse.Namespace) -> int:
+    if args.provider is not None:
+        return _stream_command(args)
+    asked = args.policy is not None or args.list_merge is not None
+    if asked and args.to is not None:
+        args.parser.error("--to needs a provider stream, not --policy or --list-merge")
+    if asked and args.allow_incomplete:
+        args.parser.error(
+            "--allow-incomplete needs a provider stream, not --policy or --list-merge"
+        )
+    options = {
+        "policy": args.policy or "openjiuwen",
+        "list_merge": args.list_merge or "concat",
+        "strict": args.strict,
+    }
+    if asked:
+        _check_options(args, options)
     source = STDIN_NAME if args.file == STDIN else args.file
     read = 0
 
@@ -325,23 +364,22 @@ def _merge_command(args: argparse.Namespace) -> int:
         with _open_input(args.file) as stream:
             head = _read_head(stream, source)
             sniffed = _sniff(head)
-            values = counted(read_json_lines(_lines(head, stream), source))
-            if sniffed.provider not in (None, _GENERIC_PROVIDER):
-                # JSON lines of events; a first line that is not JSON (SSE) fails here
-                next(values, None)
+            if not asked and (
+                sniffed.provider is not None or args.to is not None or args.allow_incomplete
+            ):
+                # a provider's stream: aggregated, as --provider auto does
+                return _aggregate(args, "auto", source, head, stream)
+            if not asked and sniffed.wrapped is not None:
                 return _fail(
-                    f"{source}: the lines are {sniffed.provider} stream events: read them "
-                    "with --provider auto (without it, merge merges JSON values field by field)"
+                    f"{source}: the lines are records that hold provider events: "
+                    f"{sniffed.wrapped} (--policy merges them as JSON values)"
                 )
-            result = merge_all(values, **options)
+            if not asked:
+                _check_options(args, options)  # --strict, say, is the stream's option too
+            result = merge_all(counted(read_json_lines(_lines(head, stream), source)), **options)
     except InputError as exc:
         if not read and exc.line is not None and sniffed.compressed is not None:
             return _fail(f"{source}: {sniffed.compressed}")
-        if not read and exc.line is not None and sniffed.provider is not None:
-            return _fail(
-                f"{exc}; the input looks like a recorded {sniffed.provider} stream: read it "
-                "with --provider auto"
-            )
         return _fail(str(exc))
     except MergeError as exc:
         return _fail(f"{source}: cannot merge: {exc}")
