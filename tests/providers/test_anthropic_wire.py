@@ -6,6 +6,7 @@ SDK's event objects). Every test runs on both backends.
 
 from __future__ import annotations
 
+import json
 import typing
 from typing import Any
 
@@ -229,3 +230,48 @@ def test_every_beta_block_is_kept() -> None:
         message = fastmerge.aggregate(events, P)
         assert len(message.parts) == 1, kind
         assert rendered(events)[0]["type"] == kind
+
+
+def _without_nulls(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_without_nulls(v) for v in value]
+    return value
+
+
+def _sse(events: list[dict[str, Any]]) -> bytes:
+    return "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events).encode()
+
+
+def _in_form(events: list[dict[str, Any]], form: str) -> Any:
+    if form == "sdk":
+        return fastmerge.aggregate(sdk_events(events), P)
+    if form == "nulls":
+        return fastmerge.aggregate(events, P)
+    if form == "no-nulls":
+        return fastmerge.aggregate(_without_nulls(events), P)
+    aggregator = fastmerge.Aggregator(P)
+    data = _sse(events)
+    step = len(data) if form == "sse" else 13
+    for at in range(0, len(data), step):
+        aggregator.feed(data[at : at + step])
+    return aggregator.finish()
+
+
+@pytest.mark.parametrize("form", ["sdk", "nulls", "no-nulls", "sse", "sse-13"])
+@pytest.mark.parametrize(
+    ("events", "want"),
+    [
+        (COMPACTION, {"type": "compaction", "content": "Part one. Part two."}),
+        (EMPTY_CITATIONS, {"type": "text", "text": "hi", "citations": []}),
+    ],
+    ids=["E101", "E102"],
+)
+def test_every_input_form_gives_the_same_block(
+    events: list[dict[str, Any]], want: dict[str, Any], form: str
+) -> None:
+    """E101, E102: SDK objects, dicts with and without their nulls, SSE bytes whole and fed
+    13 at a time give the same block."""
+    (block_,) = to_provider(_in_form(events, form), P)["content"]
+    assert {k: v for k, v in block_.items() if k != "encrypted_content"} == want
