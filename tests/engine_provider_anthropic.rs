@@ -246,3 +246,47 @@ fn recorded_stream() {
     assert_eq!(message["usage"]["output_tokens"], 124);
     assert_eq!(message["usage"]["input_tokens"], 450);
 }
+
+/// E101: each `compaction_delta` holds the block's whole content so far: its fields replace
+/// the block's (the SDK's rule), never appended.
+#[test]
+fn compaction_delta_replaces() {
+    let mut a = adapter();
+    leaves(
+        a.as_mut(),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "compaction", "content": null}}),
+    );
+    for content in ["Part one.", "Part one. Part two."] {
+        assert_eq!(
+            leaves(
+                a.as_mut(),
+                json!({"type": "content_block_delta", "index": 0, "delta": {"type": "compaction_delta", "content": content}})
+            ),
+            "[]"
+        );
+    }
+    assert_eq!(
+        leaves(
+            a.as_mut(),
+            json!({"type": "content_block_stop", "index": 0})
+        ),
+        text(
+            json!([[0, {"parts": [{"part": "unknown", "provider": "anthropic", "kind": "compaction", "raw": {"type": "compaction", "content": "Part one. Part two."}, "index": 0}]}]])
+        )
+    );
+}
+
+/// E102: a text block started with `citations: []` keeps the empty list in its part.
+#[test]
+fn empty_citations_are_kept() {
+    let mut a = adapter();
+    assert_eq!(
+        leaves(
+            a.as_mut(),
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": "", "citations": []}})
+        ),
+        text(
+            json!([[0, {"parts": [{"part": "text", "text": "", "citations": [], "index": 0, "opened": true}]}]])
+        )
+    );
+}

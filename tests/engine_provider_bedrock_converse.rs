@@ -149,3 +149,52 @@ fn recorded_stream() {
     assert_eq!(message["parts"][1]["arguments"], "{\"city\":\"Paris\"}");
     assert_eq!(message["usage"]["total_tokens"], 562);
 }
+
+/// E104: an image block's start (its format) and delta (its source) make one part, emitted at
+/// the block's stop; a second bytes piece joins the base64 text when the join is exact.
+#[test]
+fn an_image_is_one_block() {
+    let mut a = adapter();
+    assert_eq!(
+        leaves(
+            a.as_mut(),
+            json!({"contentBlockStart": {"contentBlockIndex": 0, "start": {"image": {"format": "png"}}}})
+        ),
+        "[]"
+    );
+    for piece in ["YWJj", "ZGU="] {
+        assert_eq!(
+            leaves(
+                a.as_mut(),
+                json!({"contentBlockDelta": {"contentBlockIndex": 0, "delta": {"image": {"source": {"bytes": piece}}}}})
+            ),
+            "[]"
+        );
+    }
+    assert_eq!(
+        leaves(
+            a.as_mut(),
+            json!({"contentBlockStop": {"contentBlockIndex": 0}})
+        ),
+        text(
+            json!([[0, {"parts": [{"part": "unknown", "provider": "bedrock-converse", "kind": "image", "raw": {"image": {"format": "png", "source": {"bytes": "YWJjZGU="}}}, "index": 0}]}]])
+        )
+    );
+    assert!(a.end().is_empty());
+}
+
+/// E104: an image block still open when the stream ends is emitted as it came, flagged.
+#[test]
+fn a_cut_image_is_kept() {
+    let mut a = adapter();
+    leaves(
+        a.as_mut(),
+        json!({"contentBlockStart": {"contentBlockIndex": 2, "start": {"image": {"format": "jpeg"}}}}),
+    );
+    assert_eq!(
+        show_leaves(&a.end()),
+        text(
+            json!([[0, {"parts": [{"part": "unknown", "provider": "bedrock-converse", "kind": "image", "raw": {"image": {"format": "jpeg"}}, "index": 2}], "anomalies": [{"code": "truncated", "detail": "the stream ended inside content block 2 (image)"}]}]])
+        )
+    );
+}

@@ -10,7 +10,7 @@ use crate::engine::value::Map;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple, PyType};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple, PyType};
 
 use crate::engine::events::{EventDataError, MAX_JSON_DEPTH};
 use crate::engine::value::Value;
@@ -35,7 +35,7 @@ fn data_error(text: String) -> ConvError {
 pub(crate) const LONE_SURROGATE: &str = "a string with a lone surrogate is not JSON text";
 
 /// The twin's `json_value`: `obj` as an engine value, in the same order and with the same
-/// errors.
+/// errors (`bytes`, a blob as boto3 yields it, as its base64 text).
 pub(crate) fn to_value(obj: &Bound<'_, PyAny>, depth: usize) -> Result<Value, ConvError> {
     if obj.is_none() {
         return Ok(Value::Null);
@@ -64,6 +64,11 @@ pub(crate) fn to_value(obj: &Bound<'_, PyAny>, depth: usize) -> Result<Value, Co
     }
     if let Ok(number) = obj.cast::<PyFloat>() {
         return Ok(Value::Float(number.value()));
+    }
+    if let Ok(blob) = obj.cast::<PyBytes>() {
+        // a blob as an SDK yields it (boto3's redactedContent, image bytes): the base64 text
+        // the HTTP API carries [E103]
+        return Ok(Value::Str(base64(blob.as_bytes())));
     }
     let is_dict = obj.is_instance_of::<PyDict>();
     if is_dict || obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
@@ -109,6 +114,28 @@ pub(crate) fn to_value(obj: &Bound<'_, PyAny>, depth: usize) -> Result<Value, Co
         "{} is not a JSON value",
         obj.get_type().name()?
     )))
+}
+
+/// Standard base64 with padding (RFC 4648 §4), the text of a blob in a JSON API.
+pub(crate) fn base64(data: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
+    for chunk in data.chunks(3) {
+        let b = [
+            chunk.first().copied().unwrap_or(0),
+            chunk.get(1).copied().unwrap_or(0),
+            chunk.get(2).copied().unwrap_or(0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for (i, shift) in [18u32, 12, 6, 0].into_iter().enumerate() {
+            if i <= chunk.len() {
+                out.push(char::from(ALPHABET[((n >> shift) & 63) as usize]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
 }
 
 /// The twin's `kind_name` of a Python object.

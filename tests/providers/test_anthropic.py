@@ -277,7 +277,7 @@ def test_server_tool_blocks_kept_verbatim_with_their_deltas() -> None:
         stop(1),
         block(2, type="compaction", content=None),
         delta(2, type="compaction_delta", content="sum"),
-        delta(2, type="compaction_delta", content="mary"),
+        delta(2, type="compaction_delta", content="summary"),  # the whole so far (E101)
         stop(2),
         *end(),
     ]

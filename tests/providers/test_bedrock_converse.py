@@ -183,19 +183,32 @@ def test_citation_delta() -> None:
 
 
 def test_unknown_start_and_delta_kept_verbatim() -> None:
-    image = {"image": {"format": "png", "source": {"bytes": "AAAA"}}}
+    video = {"video": {"format": "mp4", "source": {"bytes": "AAAA"}}}
     message = fastmerge.aggregate(
-        [MSG_START, start(0, image={"format": "png"}), delta(0, **image), stop(0)], P
+        [MSG_START, start(0, video={"format": "mp4"}), delta(0, **video), stop(0)], P
     )
     first, second = parts(message)
     assert first == {
         "part": "unknown",
         "provider": P,
-        "kind": "image",
-        "raw": {"image": {"format": "png"}},
+        "kind": "video",
+        "raw": {"video": {"format": "mp4"}},
         "index": 0,
     }
-    assert second["kind"] == "image" and second["raw"] == image and second["index"] is None
+    assert second["kind"] == "video" and second["raw"] == video and second["index"] is None
+    assert message.anomalies == []
+
+
+def test_an_image_start_and_delta_are_one_part() -> None:
+    """E104: the image block's start and delta are one part at the block's index."""
+    image = {"image": {"format": "png", "source": {"bytes": "AAAA"}}}
+    message = fastmerge.aggregate(
+        [MSG_START, start(0, image={"format": "png"}), delta(0, image=image["image"]), stop(0)],
+        P,
+    )
+    assert parts(message) == [
+        {"part": "unknown", "provider": P, "kind": "image", "raw": image, "index": 0}
+    ]
     assert message.anomalies == []
 
 

@@ -14,6 +14,7 @@ int, float, bool, None. Both backends read events the same way, so they agree on
 
 from __future__ import annotations
 
+import base64
 import json
 import math
 from typing import Any
@@ -139,8 +140,9 @@ def kind_name(value: Any) -> str:
 
 
 def json_value(value: Any, depth: int = 1) -> Any:
-    """``value`` as a JSON value (a copy); :class:`EventDataError` for what is not one. The walk
-    is depth first, in dict order, so both backends report the same first error."""
+    """``value`` as a JSON value (a copy); :class:`EventDataError` for what is not one. ``bytes``
+    (a blob as boto3 yields it) is its base64 text, as the HTTP API carries it. The walk is
+    depth first, in dict order, so both backends report the same first error."""
     if value is None or value is True or value is False:
         return value
     if isinstance(value, str):
@@ -160,6 +162,10 @@ def json_value(value: Any, depth: int = 1) -> Any:
             raise EventDataError("an integer too large for a float is not a JSON number") from None
     if isinstance(value, float):
         return float(value)
+    if isinstance(value, bytes):
+        # a blob as an SDK yields it (boto3's redactedContent, image bytes): the base64 text
+        # the HTTP API carries [E103]
+        return base64.b64encode(value).decode("ascii")
     if isinstance(value, (dict, list, tuple)):
         if depth > MAX_JSON_DEPTH:
             raise EventDataError(f"nested deeper than {MAX_JSON_DEPTH} levels")

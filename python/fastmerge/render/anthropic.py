@@ -2,7 +2,8 @@
 ``{id, type: "message", role, model, content: [blocks in order], stop_reason, stop_sequence,
 stop_details, container, usage, ...}``.
 
-Blocks: ``text`` (with ``citations``, null when there are none, as the SDK's ``TextBlock``),
+Blocks: ``text`` (with ``citations`` as sent, ``[]`` included; null when none were sent, as
+the SDK's ``TextBlock``),
 ``thinking`` (with its ``signature``), ``redacted_thinking`` (``data``), ``tool_use`` (``input``
 parsed from the raw arguments; ``{}`` when empty; a call that was cut (a ``truncated``
 anomaly names it: the stream ended, or ``max_tokens`` stopped it, before its
@@ -75,8 +76,8 @@ def _block(part: dict[str, Any], ours: bool, cut: bool) -> dict[str, Any] | None
     kind = part.get("part")
     if kind == "text":
         block: dict[str, Any] = {"type": "text", "text": part.get("text") or ""}
-        citations = part.get("citations")
-        block["citations"] = citations if citations else None
+        # as sent: [] stays [] (E102); none sent is the SDK's null
+        block["citations"] = part.get("citations")
         attributes = part.get("attributes")
         if ours and attributes:
             for key, value in attributes.items():

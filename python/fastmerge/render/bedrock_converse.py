@@ -16,8 +16,14 @@ Content blocks, in part order:
 - tool result -> ``{"toolResult": {"toolUseId", "content"}}``;
 - an unknown part Bedrock sent -> its JSON verbatim; a server tool's ``toolResult`` start and the
   ``toolResult`` delta parts after it become one ``toolResult`` block whose ``content`` is the
-  deltas' items in order (what the non-streaming response holds). Other providers' unknown
-  parts are left out.
+  deltas' items in order (what the non-streaming response holds); an image block (its start
+  and deltas, joined by the adapter: E104) is ``{"image": {"format", "source"}}``. Other
+  providers' unknown parts are left out.
+
+Blobs (``redactedContent``, image and document ``bytes``) are base64 text here, as the HTTP API
+carries them (an event from boto3 holding ``bytes`` is read as that text, E103);
+:func:`to_boto3` gives ``bytes`` back wherever botocore's service model says blob, for a
+boto3 client's ``converse(**request)`` (or to compare with what ``converse()`` returned).
 
 ``usage`` gives Bedrock's names back (``input_tokens`` -> ``inputTokens``, ...) with every other
 key as the stream sent it (counts the stream did not report are not made up); ``metrics``,
@@ -30,7 +36,10 @@ only the usage counts Bedrock has.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+import base64
+import binascii
+from functools import lru_cache
+from typing import Any, Literal, Sequence
 
 from ..parts import arguments_text
 from ._common import CUT_MARKER, arguments_object, cut_calls, is_cut
@@ -176,3 +185,45 @@ def render(messages: Sequence[Any]) -> dict[str, Any]:
             if key in metadata:
                 out[key] = metadata[key]
     return out
+
+
+@lru_cache(maxsize=None)  # noqa: UP033
+def _shape(kind: str) -> Any:
+    import botocore.session  # type: ignore[import-untyped]  # optional: boto3 brings it
+
+    service = botocore.session.get_session().get_service_model("bedrock-runtime")
+    operation = service.operation_model("Converse")
+    return operation.input_shape if kind == "request" else operation.output_shape
+
+
+def _blobs(value: Any, shape: Any) -> Any:
+    """``value`` with the base64 text at each blob of ``shape`` as ``bytes`` (a copy)."""
+    kind = shape.type_name
+    if kind == "blob":
+        if isinstance(value, str):
+            try:
+                return base64.b64decode(value, validate=True)
+            except (binascii.Error, ValueError):
+                return value  # not base64: left as sent (botocore takes a str blob too)
+        return value
+    if kind == "structure" and isinstance(value, dict):
+        if shape.is_document_type:
+            return value
+        members = shape.members
+        return {k: _blobs(v, members[k]) if k in members else v for k, v in value.items()}
+    if kind == "list" and isinstance(value, list):
+        return [_blobs(v, shape.member) for v in value]
+    if kind == "map" and isinstance(value, dict):
+        return {k: _blobs(v, shape.value) for k, v in value.items()}
+    return value
+
+
+def to_boto3(data: dict[str, Any], kind: Literal["request", "response"] = "request") -> Any:
+    """``data`` (a Converse request, as ``to_request(history, "bedrock-converse")`` gives, or
+    a Converse response, as this module renders it) for boto3: the base64 text of every field
+    botocore's ``bedrock-runtime`` service model types as a blob becomes ``bytes``, as
+    ``client.converse(modelId=..., **to_boto3(request))`` takes them (E103). The rest is
+    ``data`` as it is. Needs botocore."""
+    if kind not in ("request", "response"):
+        raise ValueError(f"kind must be 'request' or 'response', not {kind!r}")
+    return _blobs(data, _shape(kind))

@@ -408,7 +408,11 @@ fn parse_part<H: Host>(host: &H, part: &H::Obj) -> Parsed<PartOp<H::Obj, H::Err>
                 None => None,
             };
             let has_attributes = truthy_opt(host, &attributes)?;
-            let extras = if has_extras || payload.is_some() {
+            // an empty list of citations is kept as sent [E102] (it alone makes no part)
+            let listed = citations
+                .as_ref()
+                .is_some_and(|c| host.class(c).is(Kind::List));
+            let extras = if has_extras || payload.is_some() || listed {
                 let mut extras = TextExtras {
                     citations: None,
                     summary: None,
@@ -466,7 +470,7 @@ fn fill_extras<H: Host>(
     attributes: Option<H::Obj>,
 ) -> Result<(), H::Err> {
     if let Some(citations) = citations {
-        if host.truthy(&citations)? {
+        if host.truthy(&citations)? || host.class(&citations).is(Kind::List) {
             extras.citations = Some(host.iterate(&citations)?);
         }
     }

@@ -40,6 +40,10 @@ const MESSAGE_FIELDS: &[&str] = &[
     "usage",
 ];
 
+/// Deltas of a verbatim block whose fields replace the block's (the SDK's rule), where the
+/// string fields of another delta append.
+const REPLACING: &[&str] = &["compaction_delta"];
+
 /// What a block is: one of the four mapped types, or kept verbatim.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Kind {
@@ -636,9 +640,8 @@ fn start_part(block: &mut Block, raw: &Value) -> Result<Option<Value>, String> {
             };
             part.put("part", s("text")).put("text", text);
             if let Some(Value::List(citations)) = map.get("citations") {
-                if !citations.is_empty() {
-                    part.put("citations", Value::List(citations.clone()));
-                }
+                // [] too: kept as sent (E102)
+                part.put("citations", Value::List(citations.clone()));
             }
             let mut attributes = Obj::new();
             for (key, value) in map.iter() {
@@ -709,8 +712,8 @@ fn start_part(block: &mut Block, raw: &Value) -> Result<Option<Value>, String> {
     Ok(Some(part.build()))
 }
 
-/// A delta of an unknown block: JSON input pieces kept, string fields appended, other fields
-/// set.
+/// A delta of an unknown block: JSON input pieces kept, the fields of a `REPLACING` delta set,
+/// string fields appended, other fields set.
 fn apply(block: &mut Block, delta: &Value, type_: &str) -> Result<(), String> {
     let Some(map) = dict(Some(delta)) else {
         return Ok(());
@@ -727,6 +730,11 @@ fn apply(block: &mut Block, delta: &Value, type_: &str) -> Result<(), String> {
         let Some(raw) = block.raw.as_mut() else {
             return Ok(());
         };
+        if REPLACING.contains(&type_) {
+            // the delta holds the block's whole field so far (E101)
+            raw.insert(key.clone(), value.clone());
+            continue;
+        }
         let joined = match (raw.get(key), value) {
             (None | Some(Value::Null), Value::Str(_)) => None,
             (Some(Value::Str(current)), Value::Str(text)) => Some(format!("{current}{text}")),

@@ -136,6 +136,8 @@ pub struct Adapter {
     open: IndexMap<i64, String>,
     /// block index -> toolUseId of its toolUse start
     call_ids: IndexMap<i64, Value>,
+    /// block index -> its image block (start and deltas joined), emitted at its stop (E104)
+    images: IndexMap<i64, Map>,
     /// messageStop or an exception was seen
     done: bool,
     /// messageStop was seen
@@ -159,10 +161,17 @@ impl Adapter {
             ));
         }
         let mut parts = Vec::new();
+        // an image block started again: the first as it came
+        if let Some(image) = self.image_part(index) {
+            parts.push(image);
+        }
         let mut kind = "start".to_owned();
         for (key, value) in start.iter() {
             kind.clone_from(key);
-            if key == "toolUse" {
+            if let (true, Value::Dict(image)) = (key == "image" && start.len() == 1, value) {
+                // its deltas complete it (E104)
+                self.images.insert(index, (**image).clone());
+            } else if key == "toolUse" {
                 let tool = object("contentBlockStart", "start.toolUse", Some(value))?;
                 let mut call = Obj::new();
                 call.put("part", s("tool_call"));
@@ -243,6 +252,8 @@ impl Adapter {
                         .put("index", Value::Int(index));
                     parts.push(part.build());
                 }
+                // joined into the image block its start opened (E104)
+                "image" if delta.len() == 1 && self.join_image(index, value) => {}
                 _ => {
                     // the delta object is kept whole
                     let raw = delta_value.cloned().unwrap_or(Value::Null);
@@ -252,6 +263,64 @@ impl Adapter {
             }
         }
         Ok(parts_leaf(parts, anomalies))
+    }
+
+    /// An image delta's fields into the image block at `index` (the twin's `_join_image`):
+    /// `source` (or `error`) set; a second `bytes` piece appended to the base64 text when the
+    /// text so far is whole groups of three bytes (no padding), where the join is exact. False
+    /// (the delta is kept as a part of its own) when there is no such block or the join would
+    /// not be exact.
+    fn join_image(&mut self, index: i64, piece: &Value) -> bool {
+        let (Some(image), Value::Dict(piece)) = (self.images.get_mut(&index), piece) else {
+            return false;
+        };
+        let mut piece = (**piece).clone();
+        let joined = if let (Some(Value::Dict(source)), Some(Value::Dict(known))) =
+            (piece.get("source"), image.get("source"))
+        {
+            let mut joined = (**known).clone();
+            for (key, value) in source.iter() {
+                match (key.as_str(), joined.get(key), value) {
+                    ("bytes", Some(Value::Str(current)), Value::Str(more)) => {
+                        if current.chars().count() % 4 != 0 || current.ends_with('=') {
+                            return false;
+                        }
+                        let text = format!("{current}{more}");
+                        joined.insert(key.clone(), Value::Str(text));
+                    }
+                    ("bytes", Some(Value::Str(_)), _) => return false,
+                    _ => {
+                        joined.insert(key.clone(), value.clone());
+                    }
+                }
+            }
+            Some(joined)
+        } else {
+            None
+        };
+        if let Some(joined) = joined {
+            piece.insert("source".to_owned(), Value::Dict(Arc::new(joined)));
+        }
+        for (key, value) in piece {
+            image.insert(key, value);
+        }
+        true
+    }
+
+    /// The image block at `index` as one part, once (None when there is none).
+    fn image_part(&mut self, index: i64) -> Option<Value> {
+        let image = self.images.shift_remove(&index)?;
+        let raw = single("image", Value::Dict(Arc::new(image)));
+        Some(unknown("image", &raw, Some(index)))
+    }
+
+    /// The image blocks still open, each as one part, in the order they started.
+    fn open_images(&mut self) -> Vec<Value> {
+        let indexes: Vec<i64> = self.images.keys().copied().collect();
+        indexes
+            .into_iter()
+            .filter_map(|i| self.image_part(i))
+            .collect()
     }
 
     /// A delta against what its block is: a tool delta needs its block's start, a block a
@@ -289,6 +358,10 @@ impl Adapter {
         let reason = text_field(payload.get("stopReason"), "messageStop.stopReason")?;
         leaf.put_opt("finish_reason", reason.cloned());
         leaf.put("status", s("complete"));
+        let images = self.open_images();
+        if !images.is_empty() {
+            leaf.put("parts", list(images));
+        }
         let metadata: Map = payload
             .iter()
             .filter(|(k, _)| k.as_str() != "stopReason" && k.as_str() != "p")
@@ -393,7 +466,10 @@ impl common::Adapter for Adapter {
             "contentBlockStop" => {
                 let index = block_index(kind, payload_value)?;
                 self.open.shift_remove(&index);
-                Ok(Vec::new())
+                Ok(match self.image_part(index) {
+                    Some(image) => vec![(0, single("parts", list(vec![image])))],
+                    None => Vec::new(),
+                })
             }
             "messageStart" => Ok(
                 match text_field(payload_map.get("role"), "messageStart.role")? {
@@ -457,8 +533,12 @@ impl common::Adapter for Adapter {
     }
 
     fn end(&mut self) -> Leaves {
+        let images = self.open_images();
         if self.done || self.open.is_empty() {
-            return Vec::new();
+            if images.is_empty() {
+                return Vec::new();
+            }
+            return vec![(0, single("parts", list(images)))];
         }
         let anomalies: Vec<Value> = self
             .open
@@ -478,6 +558,11 @@ impl common::Adapter for Adapter {
                 }
             })
             .collect();
-        vec![(0, single("anomalies", list(anomalies)))]
+        let mut leaf = Obj::new();
+        if !images.is_empty() {
+            leaf.put("parts", list(images));
+        }
+        leaf.put("anomalies", list(anomalies));
+        vec![(0, leaf.build())]
     }
 }

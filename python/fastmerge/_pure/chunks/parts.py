@@ -79,11 +79,12 @@ def _empty_extras(part: dict[str, Any]) -> bool:
 
 
 def _fill_text_fields(state: _State, last: _Part, part: dict[str, Any]) -> None:
-    """Text and reasoning fields beside the text: citations append [E68], summary appends,
-    payload replaces (or concatenates) [E65], attributes fill if absent, redacted sticks."""
+    """Text and reasoning fields beside the text: citations append [E68] (an empty list sent is
+    kept as ``[]`` [E102]), summary appends, payload replaces (or concatenates) [E65],
+    attributes fill if absent, redacted sticks."""
     fields = last.fields
     citations = part.get("citations")
-    if citations:
+    if citations or isinstance(citations, list):
         fields.setdefault("citations", []).extend(_own(citations))
     summary = part.get("summary")
     if summary:

@@ -11,7 +11,8 @@ Blocks become parts whose part ``index`` is the block index, so the fold continu
 part:
 
 - ``text`` -> a text part, made at the block start (``opened``: kept even when empty, E79;
-  ``text_delta`` appends, ``citations_delta`` appends a citation; other keys of the block are
+  ``citations`` of the start kept as sent, ``[]`` included, E102; ``text_delta`` appends,
+  ``citations_delta`` appends a citation; other keys of the block are
   kept as ``attributes``);
 - ``thinking`` -> a reasoning part (``thinking_delta`` appends; ``signature_delta`` is the
   payload ``{"provider": "anthropic", "kind": "signature", "data": ...}``, which replaces);
@@ -22,8 +23,9 @@ part:
   raw arguments; other keys of the block (``caller``) go to the call's ``extra``;
 - any other block (``server_tool_use``, ``*_tool_result``, ``mcp_tool_use``, ``compaction``,
   ...) -> an ``unknown`` part holding the block verbatim with its deltas applied
-  (``input_json_delta`` strings parsed into ``input``; the string fields of another delta
-  appended to the block's field of that name). It is emitted whole at its
+  (``input_json_delta`` strings parsed into ``input``; a ``compaction_delta``'s fields
+  replace the block's, as each holds the whole content so far (E101); the string fields of
+  another delta appended to the block's field of that name). It is emitted whole at its
   ``content_block_stop`` (or when the stream ends without one). A ``fallback`` block's
   ``to.model`` (the model that served the reply from there on) is the message's model.
 
@@ -61,6 +63,56 @@ EVENT_TYPES = frozenset(
     }
 )
 
+#: the rule of every member of the SDK's stream unions (``RawMessageStreamEvent`` and its beta
+#: twin, their delta unions, the blocks ``content_block_start`` carries), and of the wire's
+#: ``ping`` and ``error`` events, in words a user can read (rules §10.1)
+WIRE_RULES: dict[str, str] = {
+    "event:message_start": "sets the message's id, model and role, and its usage (the output "
+    "count a placeholder); other message keys go to provider_metadata",
+    "event:message_delta": "sets stop_reason (stop_sequence, stop_details and other keys to "
+    "provider_metadata); its usage is cumulative: its counts replace",
+    "event:message_stop": "status only: the message is complete; blocks still open are "
+    "flagged truncated",
+    "event:content_block_start": "starts the block at its index (a used index is an "
+    "index_collision, kept apart)",
+    "event:content_block_delta": "applies its delta to the block at its index (no block there: "
+    "delta_before_start, the block opened from the delta's kind)",
+    "event:content_block_stop": "closes the block at its index; a verbatim block is emitted whole",
+    "event:ping": "ignored (keep-alive)",
+    "event:error": "status only: the message failed; the error goes to provider_metadata",
+    "delta:text_delta": "appends to the text block's text",
+    "delta:citations_delta": "appends its citation to the text block's citations",
+    "delta:thinking_delta": "appends to the thinking block's text",
+    "delta:signature_delta": "replaces the thinking block's signature (the last is the whole)",
+    "delta:input_json_delta": "appends to the tool call's raw arguments (a server or MCP tool "
+    "use: to its input, parsed at the end)",
+    "delta:compaction_delta": "replaces the compaction block's content and encrypted_content "
+    "(the last is the whole)",
+    "block:text": "a text part; citations kept as sent ([] included), other keys kept",
+    "block:thinking": "a reasoning part with its signature",
+    "block:redacted_thinking": "a redacted reasoning part holding data verbatim",
+    "block:tool_use": "a tool call (id, name; input or the input_json_delta pieces); other "
+    "keys (caller) kept",
+    "block:fallback": "kept verbatim; its to.model sets the message's model",
+}
+for _kind in (
+    "server_tool_use",
+    "mcp_tool_use",
+    "web_search_tool_result",
+    "web_fetch_tool_result",
+    "advisor_tool_result",
+    "code_execution_tool_result",
+    "bash_code_execution_tool_result",
+    "text_editor_code_execution_tool_result",
+    "tool_search_tool_result",
+    "mcp_tool_result",
+    "mcp_tool_listing",
+    "container_upload",
+    "compaction",
+):
+    WIRE_RULES[f"block:{_kind}"] = "kept verbatim, its deltas applied, emitted at its stop"
+del _kind
+
 # message keys read into message fields; the others go to provider_metadata
 _MESSAGE_FIELDS = ("id", "type", "role", "model", "content", "stop_reason", "usage")
 # content_block_delta type -> the block kind it belongs to
@@ -71,6 +123,9 @@ _DELTA_KINDS = {
     "signature_delta": "thinking",
     "input_json_delta": "tool_use",
 }
+# deltas of a verbatim block whose fields replace the block's (the SDK's rule), where the
+# string fields of another delta append
+_REPLACING = frozenset({"compaction_delta"})
 _KNOWN_BLOCKS = ("text", "thinking", "redacted_thinking", "tool_use")
 
 
@@ -325,7 +380,7 @@ class Adapter:
                 "text": "" if text is None else _string(text, "content_block_start", "text"),
             }
             citations = raw.get("citations")
-            if isinstance(citations, list) and citations:
+            if isinstance(citations, list):  # [] too: kept as sent (E102)
                 part["citations"] = citations
             attributes = {k: v for k, v in raw.items() if k not in ("type", "text", "citations")}
             if attributes:
@@ -427,7 +482,9 @@ class Adapter:
                 block.json.append(_string(value, type_, key))
                 continue
             current = raw.get(key)
-            if isinstance(value, str) and (current is None or isinstance(current, str)):
+            if type_ in _REPLACING:
+                raw[key] = value  # the delta holds the block's whole field so far (E101)
+            elif isinstance(value, str) and (current is None or isinstance(current, str)):
                 raw[key] = value if current is None else current + value
             else:
                 raw[key] = value

@@ -6,17 +6,21 @@ Amazon Bedrock ConverseStream, one event per line, each wrapped as ``{"<eventTyp
 - ``messageStart{role}`` -> ``role``;
 - ``contentBlockStart{contentBlockIndex, start}``: ``start.toolUse{toolUseId, name, ...}``
   opens a tool call (``provider_index`` = the block index; keys besides ``toolUseId`` and
-  ``name``, e.g. ``type: "server_tool_use"``, go to the call's ``extra`` verbatim); any other
-  start kind (``toolResult`` of a server tool, ...) is an ``unknown`` part holding the
-  ``start`` object verbatim at the block's index;
+  ``name``, e.g. ``type: "server_tool_use"``, go to the call's ``extra`` verbatim);
+  ``start.image{format}`` opens an image block that its ``image`` deltas complete
+  (``source``, or ``error``, set; a second ``bytes`` piece appended to the base64 text when
+  that join is exact, else kept as a part of its own), emitted as one ``unknown`` part
+  ``{"image": {...}}`` at the block's index at its ``contentBlockStop`` (or ``messageStop``,
+  or the end of the stream), E104; any other start kind (``toolResult`` of a server tool,
+  ...) is an ``unknown`` part holding the ``start`` object verbatim at the block's index;
 - ``contentBlockDelta{contentBlockIndex, delta}``, the part index is the block index:
   ``text`` -> a text delta (an empty one adds nothing); ``toolUse.input`` -> the call's
   arguments (a string piece); ``reasoningContent.text`` -> a reasoning delta;
   ``reasoningContent.signature`` -> the reasoning part's payload (kind ``"signature"``);
   ``reasoningContent.redactedContent`` -> a redacted reasoning part with the blob as payload
   (kind ``"redacted_content"``); ``citation`` -> a citation of the text part; any other delta
-  kind (``toolResult`` pieces of a server tool, ...) -> an ``unknown`` part of its own (no
-  index: an unknown part cannot grow) holding the ``delta`` object verbatim;
+  kind (``toolResult`` pieces of a server tool, ``image`` source, ...) -> an ``unknown`` part
+  of its own (no index: an unknown part cannot grow) holding the ``delta`` object verbatim;
 - ``contentBlockStop`` closes the block;
 - ``messageStop{stopReason, additionalModelResponseFields?}`` -> ``finish_reason`` and
   ``status: "complete"``; the other keys to ``provider_metadata``;
@@ -29,6 +33,10 @@ Amazon Bedrock ConverseStream, one event per line, each wrapped as ``{"<eventTyp
 - another event type -> ``provider_metadata[<event type>]``, verbatim.
 
 A ``messageStart`` after ``messageStop`` starts another response (``new_response``, spec §6).
+
+Blobs: boto3's ``converse_stream()`` yields blob fields (``redactedContent``, image and
+document ``bytes``) as Python ``bytes``; they are read as the base64 text the HTTP API carries
+(``events.json_value``), so both forms give one message (E103).
 
 The ``p`` field of every payload is padding: it is never kept. Quirks are anomalies: a tool
 delta before its ``contentBlockStart`` (``delta_before_start``), a delta of another kind than
@@ -63,6 +71,44 @@ EVENT_TYPES = frozenset(
         "serviceUnavailableException",
     }
 )
+
+#: the rule of every member of botocore's ``ConverseStreamOutput`` shape (``event:``) and of
+#: the ``ContentBlockStart`` (``start:``) and ``ContentBlockDelta`` (``delta:``) unions in the
+#: ``bedrock-runtime`` service model, in words a user can read (rules §10.1)
+WIRE_RULES: dict[str, str] = {
+    "event:messageStart": "sets the message's role",
+    "event:contentBlockStart": "starts the block at contentBlockIndex (a block started twice "
+    "is an index_collision)",
+    "event:contentBlockDelta": "applies its delta to the block at contentBlockIndex",
+    "event:contentBlockStop": "closes the block at contentBlockIndex",
+    "event:messageStop": "sets stopReason and status complete; additionalModelResponseFields "
+    "and other keys go to provider_metadata",
+    "event:metadata": "sets usage (Bedrock's names normalized); metrics, trace and other keys "
+    "go to provider_metadata",
+    "event:internalServerException": "status only: the message failed; the error goes to "
+    "provider_metadata",
+    "event:modelStreamErrorException": "status only: the message failed; the error goes to "
+    "provider_metadata",
+    "event:validationException": "status only: the message failed; the error goes to "
+    "provider_metadata",
+    "event:throttlingException": "status only: the message failed; the error goes to "
+    "provider_metadata",
+    "event:serviceUnavailableException": "status only: the message failed; the error goes to "
+    "provider_metadata",
+    "start:toolUse": "opens a tool call (toolUseId, name; type and other keys kept)",
+    "start:toolResult": "opens a server tool's result block (toolUseId, type, status), kept "
+    "verbatim; its toolResult deltas fill its content",
+    "start:image": "opens an image block (its format), kept verbatim; its image delta gives "
+    "the source: one block",
+    "delta:text": "appends to the text block's text",
+    "delta:toolUse": "appends its input to the tool call's raw arguments",
+    "delta:toolResult": "appends its items (text, json) to the result block's content",
+    "delta:reasoningContent": "text appends to the reasoning text; signature replaces the "
+    "signature; redactedContent (a blob: base64 text, bytes from boto3) sets a redacted "
+    "reasoning part",
+    "delta:citation": "appends the citation to the text block's citations",
+    "delta:image": "sets the image block's source (bytes as base64 text) or error",
+}
 
 # Bedrock's usage keys and the normalized names the fold reads (spec §5)
 _USAGE_KEYS = {
@@ -121,6 +167,8 @@ class Adapter:
         # blocks with a start or a delta and no stop yet, in the order they opened: their kind
         self.open: dict[int, str] = {}
         self.call_ids: dict[int, Any] = {}  # block index -> toolUseId of its toolUse start
+        # block index -> its image block (start and deltas joined), emitted at its stop (E104)
+        self.images: dict[int, dict[str, Any]] = {}
         self.done = False  # messageStop or an exception was seen
         self.stopped = False  # messageStop was seen
 
@@ -160,7 +208,8 @@ class Adapter:
         if kind == "contentBlockStop":
             index = _block_index(kind, payload)
             self.open.pop(index, None)
-            return []
+            image = self._image_part(index)
+            return [(0, {"parts": [image]})] if image is not None else []
         if kind == "messageStart":
             role = text_field(payload.get("role"), "messageStart.role")
             return [(0, {"role": role})] if role is not None else []
@@ -184,10 +233,15 @@ class Adapter:
                 _anomaly("index_collision", f"content block {index} started a second time")
             )
         parts: list[dict[str, Any]] = []
+        image = self._image_part(index)  # an image block started again: the first as it came
+        if image is not None:
+            parts.append(image)
         kind = "start"
         for key, value in start.items():
             kind = key
-            if key == "toolUse":
+            if key == "image" and isinstance(value, dict) and len(start) == 1:
+                self.images[index] = dict(value)  # its deltas complete it (E104)
+            elif key == "toolUse":
                 tool = _object("contentBlockStart", "start.toolUse", value)
                 call: dict[str, Any] = {"part": "tool_call"}
                 call_id = text_field(
@@ -243,6 +297,8 @@ class Adapter:
                 self._reasoning(index, value, parts)
             elif key == "citation":
                 parts.append({"part": "text", "text": "", "citations": [value], "index": index})
+            elif key == "image" and len(delta) == 1 and self._join_image(index, value):
+                pass  # joined into the image block its start opened (E104)
             else:
                 parts.append({"part": "unknown", "provider": NAME, "kind": key, "raw": delta})
                 break  # the delta object is kept whole
@@ -252,6 +308,42 @@ class Adapter:
         if anomalies:
             leaf["anomalies"] = anomalies
         return [(0, leaf)] if leaf else []
+
+    def _join_image(self, index: int, piece: Any) -> bool:
+        """An image delta's fields into the image block at ``index``: ``source`` (or ``error``)
+        set; a second ``bytes`` piece appended to the base64 text when the text so far is whole
+        groups of three bytes (no padding), where the join is exact. False (the delta is kept
+        as a part of its own) when there is no such block or the join would not be exact."""
+        image = self.images.get(index)
+        if image is None or not isinstance(piece, dict):
+            return False
+        source = piece.get("source")
+        known = image.get("source")
+        if isinstance(source, dict) and isinstance(known, dict):
+            joined = dict(known)
+            for key, value in source.items():
+                current = joined.get(key)
+                if key == "bytes" and isinstance(current, str):
+                    if not isinstance(value, str) or len(current) % 4 or current.endswith("="):
+                        return False
+                    joined[key] = current + value
+                else:
+                    joined[key] = value
+            piece = {**piece, "source": joined}
+        image.update(piece)
+        return True
+
+    def _image_part(self, index: int) -> dict[str, Any] | None:
+        """The image block at ``index`` as one part, once (None when there is none)."""
+        image = self.images.pop(index, None)
+        if image is None:
+            return None
+        raw = {"image": image}
+        return {"part": "unknown", "provider": NAME, "kind": "image", "raw": raw, "index": index}
+
+    def _open_images(self) -> list[dict[str, Any]]:
+        """The image blocks still open, each as one part, in the order they started."""
+        return [part for i in list(self.images) if (part := self._image_part(i)) is not None]
 
     def _check_kind(self, index: int, kind: str, anomalies: list[dict[str, str]]) -> None:
         """A delta against what its block is: a tool delta needs its block's start, a block a
@@ -312,6 +404,9 @@ class Adapter:
         if reason is not None:
             leaf["finish_reason"] = reason
         leaf["status"] = "complete"
+        images = self._open_images()
+        if images:
+            leaf["parts"] = images
         metadata = {k: v for k, v in payload.items() if k not in ("stopReason", "p")}
         if metadata:
             leaf["provider_metadata"] = metadata
@@ -333,8 +428,9 @@ class Adapter:
     # -- end of stream
 
     def end(self) -> Leaves:
+        images = self._open_images()
         if self.done or not self.open:
-            return []
+            return [(0, {"parts": images})] if images else []
         anomalies = []
         for index, kind in self.open.items():
             if kind == "toolUse":
@@ -347,4 +443,6 @@ class Adapter:
             else:
                 detail = f"the stream ended inside content block {index} ({kind})"
                 anomalies.append(_anomaly("truncated", detail))
-        return [(0, {"anomalies": anomalies})]
+        leaf: dict[str, Any] = {"parts": images} if images else {}
+        leaf["anomalies"] = anomalies
+        return [(0, leaf)]

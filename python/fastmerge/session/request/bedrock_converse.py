@@ -7,15 +7,19 @@ blocks (Bedrock refuses them); a message left with no block is left out. ``stopR
 ``usage``, ``metrics`` and the other top-level fields describe the response. A tool result is
 a ``toolResult {toolUseId, content: [{"text"}] | blocks}`` block in a user message;
 consecutive user messages are joined (Converse requires alternating roles).
+
+Blobs travel as base64 text (the HTTP API's form); :func:`to_boto3` turns a request into the
+form boto3's ``converse()`` takes, with ``bytes`` wherever botocore's model says blob.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from ...render.bedrock_converse import to_boto3
 from ._common import join_roles
 
-__all__ = ["NAME", "assistant", "request", "system", "tool", "user"]
+__all__ = ["NAME", "assistant", "request", "system", "to_boto3", "tool", "user"]
 NAME = "bedrock-converse"
 
 
