@@ -38,7 +38,7 @@ def test_the_page_lists_every_rule_of_every_table() -> None:
 
 def test_the_section_is_replaced_between_its_markers() -> None:
     tool = _tool()
-    text = f"before\n{tool.START}\nold\n{tool.END}\nafter\n"
+    text = f"before\n{tool.START}\nSTALE ROW\n{tool.END}\nafter\n"
     made = tool.rewrite(text)
     assert made.startswith("before\n" + tool.START) and made.endswith(tool.END + "\nafter\n")
-    assert "old" not in made
+    assert "STALE ROW" not in made
