@@ -517,3 +517,97 @@ def test_agrees_with_the_sdk_accumulator() -> None:
     msg = fastmerge.aggregate(sdk, P)
     got = msg.to_provider(P)["output"]
     assert [{k: v for k, v in item.items() if v is not None} for item in got] == expected
+
+
+def test_numbers_with_gaps_lose_nothing() -> None:
+    """Deltas numbered with gaps (a hole never filled) wait only until the next event that is
+    no delta: the text is whole, in order, with no anomaly; the snapshot shows it after."""
+    message = {"type": "message", "id": "msg_1", "role": "assistant", "content": []}
+    deltas = [
+        {
+            "type": "response.output_text.delta",
+            "sequence_number": n,
+            "output_index": 0,
+            "content_index": 0,
+            "delta": piece,
+        }
+        for n, piece in ((3, "a"), (5, "b"), (9, "c"))
+    ]
+    aggregator = fastmerge.Aggregator(P)
+    for event in [dict(created(), sequence_number=1), dict(added(0, message), sequence_number=2)]:
+        aggregator.add(event)
+    for event in deltas:
+        aggregator.add(event)
+    assert aggregator.snapshot().content == "a"
+    aggregator.add(
+        {
+            "type": "response.output_text.done",
+            "sequence_number": 10,
+            "output_index": 0,
+            "content_index": 0,
+            "text": "abc",
+        }
+    )
+    assert aggregator.snapshot().content == "abc"
+    msg = aggregator.finish()
+    assert msg.content == "abc"
+    assert codes(msg) == ["truncated"]  # the message item never finished
+
+
+def test_a_held_delta_that_cannot_be_read() -> None:
+    """A delta held after a gap that turns out unreadable is an ``unrecognized_event``
+    anomaly at the end (the end of a stream raises nothing)."""
+    events = [
+        dict(created(), sequence_number=1),
+        dict(added(0, {"type": "message", "id": "m", "content": []}), sequence_number=2),
+        {"type": "response.output_text.delta", "sequence_number": 4, "output_index": 0, "delta": 7},
+    ]
+    msg = fastmerge.aggregate(events, P)
+    assert msg.anomalies[0] == {
+        "code": "unrecognized_event",
+        "detail": "response.output_text.delta: 'delta' must be a str, not int",
+    }
+
+
+def test_tool_stream_fed_13_bytes_at_a_time() -> None:
+    """E99: the cut stream's items are the same from SSE bytes fed 13 at a time."""
+    events = [
+        created(),
+        added(0, {"type": "mcp_call", "id": "mcp_1", "arguments": ""}),
+        ev("mcp_call_arguments.delta", item_id="mcp_1", delta='{"q":"é'),
+        ev("mcp_call_arguments.delta", item_id="mcp_1", delta='😀"'),
+        {"type": "response.audio.delta", "delta": "UklG"},
+    ]
+    whole = fastmerge.aggregate(events, P).to_dict()
+    data = _sse(events)
+    feeder = fastmerge.Aggregator(P)
+    for at in range(0, len(data), 13):
+        feeder.feed(data[at : at + 13])
+    assert feeder.finish().to_dict() == whole
+    assert whole["parts"][0]["raw"]["arguments"] == '{"q":"é😀"'
+    assert whole["parts"][1]["raw"] == {"data": "UklG"}
+    with pytest.raises(fastmerge.AnomalyError):
+        fastmerge.aggregate(events, P, strict=True)
+
+
+def test_unknown_status_and_mismatched_family() -> None:
+    """A status event of a family on an item of another kind is ``mismatched_delta``; a
+    delta for an item already done changes nothing (the done item is authoritative)."""
+    ws = {"type": "web_search_call", "id": "ws_1", "status": "completed"}
+    events = [
+        created(),
+        added(0, {"type": "message", "id": "m", "content": []}),
+        ev("mcp_call.in_progress", 0, item_id="m"),
+        added(1, dict(ws, status="in_progress")),
+        done(1, ws),
+        ev("web_search_call.searching", 1, item_id="ws_1"),
+        completed(),
+    ]
+    msg = fastmerge.aggregate(events, P)
+    assert msg.anomalies == [
+        {
+            "code": "mismatched_delta",
+            "detail": "response.mcp_call.in_progress on a message item at output_index 0 ignored",
+        }
+    ]
+    assert [p["raw"] for p in msg.to_dict()["parts"]] == [ws]

@@ -229,23 +229,23 @@ impl Adapter {
         let value = string(event, if what == "delta" { "delta" } else { field }, kind)?;
         let mut anomalies = Vec::new();
         if let Some(index) = self.tool_at(event, kind, implied, &mut anomalies)? {
-            let base = match self.items.get(&index).and_then(|item| item.raw.as_ref()) {
-                Some(raw) => match get(raw, field) {
-                    Some(Value::Str(text)) => text.clone(),
-                    _ => String::new(),
-                },
-                None => String::new(),
-            };
-            if let Some(tool) = self.tool_mut(index) {
-                if what == "delta" {
-                    if !value.is_empty() {
-                        tool.fields
-                            .entry(field.to_owned())
-                            .or_insert(base)
-                            .push_str(value);
+            if let Some(item) = self.items.get_mut(&index) {
+                let raw = &item.raw;
+                if let Some(tool) = item.tool.as_deref_mut() {
+                    if what == "delta" {
+                        if !value.is_empty() {
+                            // the first delta continues the field as added
+                            tool.fields
+                                .entry(field.to_owned())
+                                .or_insert_with(|| match raw.as_ref().and_then(|r| get(r, field)) {
+                                    Some(Value::Str(text)) => text.clone(),
+                                    _ => String::new(),
+                                })
+                                .push_str(value);
+                        }
+                    } else {
+                        tool.fields.insert(field.to_owned(), value.to_owned());
                     }
-                } else {
-                    tool.fields.insert(field.to_owned(), value.to_owned());
                 }
             }
         }
