@@ -611,3 +611,17 @@ def test_unknown_status_and_mismatched_family() -> None:
         }
     ]
     assert [p["raw"] for p in msg.to_dict()["parts"]] == [ws]
+
+
+def test_a_delta_after_its_done_item_is_not_merged() -> None:
+    """E97: a delta that comes after its item's ``output_item.done`` (a lower sequence number)
+    leaves the done text as it is, with ``out_of_order``."""
+    stream = _text_stream(False)
+    late = stream.pop(3)  # "Hel", number 5, now after the done item (7)
+    stream.insert(5, late)
+    msg = fastmerge.aggregate(stream, P)
+    assert msg.content == "Hello"
+    assert [a["detail"] for a in msg.anomalies if a["code"] == "out_of_order"] == [
+        "response.output_text.delta: sequence_number 5 after 7; its item is done, the delta "
+        "is not merged"
+    ]

@@ -582,7 +582,36 @@ impl Adapter {
         Ok(())
     }
 
-    /// The held deltas, in the order of their numbers.
+    /// Whether the event's item (by `output_index`, else `item_id`) is done.
+    fn done_item(&self, event: &Value) -> bool {
+        let index = match get(event, "output_index") {
+            Some(Value::Int(index)) => Some(*index),
+            _ => get_str(event, "item_id").and_then(|id| self.ids.get(id).copied()),
+        };
+        index
+            .and_then(|index| self.items.get(&index))
+            .is_some_and(|item| item.done)
+    }
+
+    /// The event with the held deltas: after them, but after a done item (or the terminal
+    /// response's items), which is authoritative over the held deltas of its item.
+    fn read(&mut self, event: &Value, kind: &str, leaves: &mut Leaves) -> Res {
+        if matches!(
+            kind,
+            "response.output_item.done"
+                | "response.completed"
+                | "response.incomplete"
+                | "response.failed"
+        ) {
+            self.one(event, kind, leaves)?;
+            self.drain(leaves)
+        } else {
+            self.drain(leaves)?;
+            self.one(event, kind, leaves)
+        }
+    }
+
+    /// The held deltas, in the order of their numbers, but those of a done item.
     fn drain(&mut self, leaves: &mut Leaves) -> Res {
         if self.held.is_empty() {
             return Ok(());
@@ -590,8 +619,10 @@ impl Adapter {
         let mut held = std::mem::take(&mut self.held);
         held.sort_by_key(|(seq, _)| *seq);
         for (_, event) in &held {
-            let kind = get_str(event, "type").unwrap_or_default().to_owned();
-            self.one(event, &kind, leaves)?;
+            if !self.done_item(event) {
+                let kind = get_str(event, "type").unwrap_or_default().to_owned();
+                self.one(event, &kind, leaves)?;
+            }
         }
         Ok(())
     }
@@ -614,11 +645,18 @@ impl common::Adapter for Adapter {
                 let seq = *seq;
                 match self.top {
                     Some(top) if seq < top => {
-                        let detail = format!("{kind}: sequence_number {seq} after {top}");
+                        let late = kind.ends_with(".delta") && self.done_item(event);
+                        let mut detail = format!("{kind}: sequence_number {seq} after {top}");
+                        if late {
+                            detail.push_str("; its item is done, the delta is not merged");
+                        }
                         let mut leaf = Obj::new();
                         leaf.put("anomalies", list(vec![anomaly("out_of_order", detail)]));
                         leaves.push((0, leaf.build()));
-                        self.one(event, kind, &mut leaves)?;
+                        if !late {
+                            // the done item is authoritative over a late delta (spec §6.1)
+                            self.one(event, kind, &mut leaves)?;
+                        }
                         self.drain(&mut leaves)?;
                     }
                     top => {
@@ -628,16 +666,12 @@ impl common::Adapter for Adapter {
                             // a delta after a gap waits for the events before it (spec §6.1)
                             self.held.push((seq, event.clone()));
                         } else {
-                            self.drain(&mut leaves)?;
-                            self.one(event, kind, &mut leaves)?;
+                            self.read(event, kind, &mut leaves)?;
                         }
                     }
                 }
             }
-            _ => {
-                self.drain(&mut leaves)?;
-                self.one(event, kind, &mut leaves)?;
-            }
+            _ => self.read(event, kind, &mut leaves)?,
         }
         if !self.started && !leaves.is_empty() {
             self.started = true;

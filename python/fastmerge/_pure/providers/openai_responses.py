@@ -80,6 +80,13 @@ _CALLS = {"function_call": "arguments", "custom_tool_call": "input"}
 # a completed response with one of these items finished for tool calls (spec §10.7)
 _TOOL_CALLS = ("function_call", "custom_tool_call", "mcp_call")
 _INCOMPLETE = {"max_output_tokens": "length", "content_filter": "content_filter"}
+# events whose items are authoritative over held deltas (spec §6.1)
+_AUTHORITATIVE = (
+    "response.output_item.done",
+    "response.completed",
+    "response.incomplete",
+    "response.failed",
+)
 # envelope placeholders of the content an item's parts hold
 _PLACEHOLDERS: dict[str, dict[str, Any]] = {
     "message": {"content": []},
@@ -168,9 +175,13 @@ class Adapter:
         if type(seq) is int:
             top = self.top
             if top is not None and seq < top:
+                late = kind.endswith(".delta") and self._done_item(event)
                 detail = f"{kind}: sequence_number {seq} after {top}"
+                if late:
+                    detail += "; its item is done, the delta is not merged"
                 leaves.append((0, {"anomalies": [_anomaly("out_of_order", detail)]}))
-                self._one(event, kind, leaves)
+                if not late:  # the done item is authoritative over a late delta (spec §6.1)
+                    self._one(event, kind, leaves)
                 self._drain(leaves)
             else:
                 self.top = seq
@@ -178,23 +189,41 @@ class Adapter:
                     # a delta after a gap waits for the events before it (spec §6.1)
                     self.held.append((seq, event))
                 else:
-                    self._drain(leaves)
-                    self._one(event, kind, leaves)
+                    self._read(event, kind, leaves)
         else:
-            self._drain(leaves)
-            self._one(event, kind, leaves)
+            self._read(event, kind, leaves)
         if not self.started and leaves:
             self.started = True
             leaves[0] = (0, {"role": "assistant", **leaves[0][1]})
         return leaves
 
+    def _done_item(self, event: dict[str, Any]) -> bool:
+        """Whether the event's item (by ``output_index``, else ``item_id``) is done."""
+        index = event.get("output_index")
+        if type(index) is not int:
+            item_id = event.get("item_id")
+            index = self.ids.get(item_id) if type(item_id) is str else None
+        item = self.items.get(index) if type(index) is int else None
+        return item is not None and item.done
+
+    def _read(self, event: dict[str, Any], kind: str, leaves: Leaves) -> None:
+        """The event with the held deltas: after them, but after a done item (or the terminal
+        response's items), which is authoritative over the held deltas of its item."""
+        if kind in _AUTHORITATIVE:
+            self._one(event, kind, leaves)
+            self._drain(leaves)
+        else:
+            self._drain(leaves)
+            self._one(event, kind, leaves)
+
     def _drain(self, leaves: Leaves) -> None:
-        """The held deltas, in the order of their numbers."""
+        """The held deltas, in the order of their numbers, but those of a done item."""
         if self.held:
             held = sorted(self.held, key=lambda pair: pair[0])
             self.held = []
             for _, event in held:
-                self._one(event, event["type"], leaves)
+                if not self._done_item(event):
+                    self._one(event, event["type"], leaves)
 
     def _one(self, event: dict[str, Any], kind: str, leaves: Leaves) -> None:
         if kind.startswith("response."):
