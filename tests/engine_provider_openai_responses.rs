@@ -129,7 +129,7 @@ fn status_leaves() {
             json!({"type": "error", "sequence_number": 1, "code": "E", "message": "m"})
         ),
         text(
-            json!([[0, {"role": "assistant", "provider_metadata": {"error": {"code": "E", "message": "m"}}, "status": "failed"}]])
+            json!([[0, {"role": "assistant", "finish_reason_normalized": "error", "provider_metadata": {"error": {"code": "E", "message": "m"}}, "status": "failed"}]])
         )
     );
     let mut a = adapter();
@@ -141,7 +141,7 @@ fn status_leaves() {
         ),
         text(
             json!([[0, {"role": "assistant", "usage": {"input_tokens": 1, "output_tokens": 2, "input_tokens_details": {"cached_tokens": 1}, "cache_read_tokens": 1},
-            "finish_reason": "max_output_tokens", "response_id": "r",
+            "finish_reason": "max_output_tokens", "finish_reason_normalized": "length", "response_id": "r",
             "provider_metadata": {"response": {"id": "r", "incomplete_details": {"reason": "max_output_tokens"}, "usage": null}}}]])
         )
     );
@@ -197,5 +197,82 @@ fn recorded_stream() {
     assert_eq!(
         message["provider_metadata"]["output_items"]["1"]["phase"],
         "commentary"
+    );
+}
+
+#[test]
+fn cut_tool_items_keep_their_deltas() {
+    // E99: a cut MCP call keeps its arguments, with its status, flagged truncated
+    let mut a = adapter();
+    for event in [
+        json!({"type": "response.output_item.added", "output_index": 0, "item": {"type": "mcp_call", "id": "mc", "arguments": ""}}),
+        json!({"type": "response.mcp_call.in_progress", "output_index": 0, "item_id": "mc"}),
+        json!({"type": "response.mcp_call_arguments.delta", "output_index": 0, "item_id": "mc", "delta": "{\"q\":\"is:open"}),
+        json!({"type": "response.mcp_call_arguments.delta", "item_id": "mc", "delta": " label:bug"}),
+        json!({"type": "response.shell_call_command.delta", "output_index": 1, "command_index": 0, "delta": "ls"}),
+    ] {
+        a.event(&convert(event)).unwrap();
+    }
+    assert_eq!(
+        show_leaves(&a.end()),
+        text(json!([[0, {"parts": [
+            {"part": "unknown", "provider": "openai-responses", "kind": "mcp_call",
+             "raw": {"type": "mcp_call", "id": "mc", "arguments": "{\"q\":\"is:open label:bug", "status": "in_progress"}, "index": 999},
+            {"part": "unknown", "provider": "openai-responses", "kind": "shell_call",
+             "raw": {"type": "shell_call", "action": {"commands": ["ls"]}}, "index": 1999}],
+          "anomalies": [
+            {"code": "truncated", "detail": "output_index 0: mcp_call 'mc' ended before its output_item.done"},
+            {"code": "truncated", "detail": "output_index 1: shell_call None ended before its output_item.done"}]}]]))
+    );
+}
+
+#[test]
+fn swapped_deltas_wait_for_the_gap() {
+    // E97: sequence numbers 6 then 5: the deltas are read in their order, out_of_order
+    let mut a = adapter();
+    a.event(&convert(
+        json!({"type": "response.output_item.added", "sequence_number": 4, "output_index": 0,
+        "item": {"type": "message", "id": "m", "content": []}}),
+    ))
+    .unwrap();
+    assert_eq!(
+        leaves(
+            a.as_mut(),
+            json!({"type": "response.output_text.delta", "sequence_number": 6, "output_index": 0, "delta": "lo"})
+        ),
+        "[]"
+    );
+    assert_eq!(
+        leaves(
+            a.as_mut(),
+            json!({"type": "response.output_text.delta", "sequence_number": 5, "output_index": 0, "delta": "Hel"})
+        ),
+        text(json!([
+            [0, {"anomalies": [{"code": "out_of_order", "detail": "response.output_text.delta: sequence_number 5 after 6"}]}],
+            [0, {"parts": [{"part": "text", "text": "Hel", "index": 0}]}],
+            [0, {"parts": [{"part": "text", "text": "lo", "index": 0}]}]]))
+    );
+}
+
+#[test]
+fn audio_joins_at_the_end() {
+    // E100: the transcript and the base64 pieces joined, one part
+    let mut a = adapter();
+    for event in [
+        json!({"type": "response.audio.transcript.delta", "delta": "Hi "}),
+        json!({"type": "response.audio.delta", "delta": "UklG"}),
+        json!({"type": "response.audio.transcript.delta", "delta": "there"}),
+        json!({"type": "response.audio.delta", "delta": "RiQA"}),
+        json!({"type": "response.audio.done"}),
+    ] {
+        assert!(a.event(&convert(event)).unwrap().is_empty());
+    }
+    assert_eq!(
+        show_leaves(&a.end()),
+        text(
+            json!([[0, {"parts": [{"part": "unknown", "provider": "openai-responses", "kind": "audio",
+            "raw": {"data": "UklGRiQA", "transcript": "Hi there"}}],
+          "anomalies": [{"code": "truncated", "detail": "audio transcript ended before its response.audio.transcript.done"}]}]])
+        )
     );
 }

@@ -7,7 +7,10 @@ text, reasoning and unknown parts as the adapter numbers them, a tool call's
 provider fields; the response fields it kept (``provider_metadata["response"]``) give the
 rest of the object. Encrypted reasoning content is replayed only when it came from
 ``"openai-responses"``. A call the stream cut keeps its raw ``arguments`` (as always here), has
-``status: "incomplete"`` and ``"truncated": true``.
+``status: "incomplete"`` and ``"truncated": true``. An item field the stream sent as null
+(a reasoning item's ``content`` or ``status``) stays null: no ``"completed"`` or ``[]`` is
+invented for it. The response's audio (an ``unknown`` part of kind ``audio``) is no output item
+and is not rendered here (the Responses object has no place for it).
 """
 
 from __future__ import annotations
@@ -161,7 +164,8 @@ def _output(
         if not isinstance(envelope, dict):
             envelope = None
         if slot.kind == "unknown":
-            items.append(slot.parts[0].get("raw"))
+            if slot.parts[0].get("kind") != "audio":  # audio is no output item
+                items.append(slot.parts[0].get("raw"))
         elif slot.kind == "message":
             items.append(
                 _message(slot, envelope, refusal if slot is refusal_slot else None, status)
@@ -173,8 +177,10 @@ def _output(
     return items
 
 
-def _item_status(envelope: dict[str, Any] | None, status: str) -> str:
+def _item_status(envelope: dict[str, Any] | None, status: str) -> Any:
     current = envelope.get("status") if envelope is not None else None
+    if current is None and envelope is not None and "status" in envelope:
+        return None  # sent as null: nothing is invented [E98]
     if current is None or current == "in_progress":
         return "completed" if status == "completed" else "incomplete"
     return str(current)
@@ -232,12 +238,12 @@ def _reasoning(slot: _Slot, envelope: dict[str, Any] | None, status: str) -> dic
         dict(envelope) if envelope is not None else {"type": "reasoning", "id": None}
     )
     item["summary"] = summary
-    if content or "content" in item:
-        item["content"] = content
+    if content or ("content" in item and item["content"] is not None):
+        item["content"] = content  # a content sent as null stays null [E98]
     if encrypted is not None:
         item["encrypted_content"] = encrypted
-    else:
-        item.pop("encrypted_content", None)
+    elif item.get("encrypted_content") is not None:
+        item.pop("encrypted_content")
     if "status" in item:
         item["status"] = _item_status(envelope, status)
     return item

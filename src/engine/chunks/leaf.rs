@@ -80,6 +80,8 @@ pub(crate) enum Field<O, E> {
     Usage(O, bool),
     /// A non-absent `finish_reason`.
     FinishReason(O),
+    /// A `str` `finish_reason_normalized` (where the provider sends no raw reason).
+    FinishNormalized(String),
     /// A non-None `parser_content`.
     ParserContent(O),
     /// A non-None `provider_content`.
@@ -341,6 +343,12 @@ fn parse_field<H: Host>(
         "usage" => class.is(Kind::Dict).then_some(Field::Usage(value, false)),
         "final_usage" => class.is(Kind::Dict).then_some(Field::Usage(value, true)),
         "finish_reason" => (!absent(host, &value)).then_some(Field::FinishReason(value)),
+        "finish_reason_normalized" => match host.class(&value).kind {
+            Kind::Str => host
+                .str_text(&value)
+                .map(|text| Field::FinishNormalized(text.to_string())),
+            _ => None,
+        },
         "parser_content" => (!is_none).then_some(Field::ParserContent(value)),
         "provider_content" => (!is_none).then_some(Field::ProviderContent(value)),
         "prompt_token_ids" => {

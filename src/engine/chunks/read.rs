@@ -241,23 +241,24 @@ pub fn materialize<H: Host>(
     };
     data.put("usage", usage);
     data.put("finish_reason", or_none(host, &state.finish_reason));
+    let normalized = match &state.finish_reason {
+        None => None,
+        Some(reason) => match host.class(reason).kind {
+            Kind::Str => host
+                .str_text(reason)
+                .and_then(|text| normalized_finish_reason(&text)),
+            _ => {
+                host.key_hash(reason)?; // `FINISH_REASONS.get(x)` hashes x
+                None
+            }
+        },
+    };
     data.put(
         "finish_reason_normalized",
-        match &state.finish_reason {
-            None => host.none(),
-            Some(reason) => match host.class(reason).kind {
-                Kind::Str => match host.str_text(reason) {
-                    Some(text) => match normalized_finish_reason(&text) {
-                        Some(normal) => host.str_obj(normal),
-                        None => host.none(),
-                    },
-                    None => host.none(),
-                },
-                _ => {
-                    host.key_hash(reason)?; // `FINISH_REASONS.get(x)` hashes x
-                    host.none()
-                }
-            },
+        match (normalized, &state.finish_normalized) {
+            (Some(normal), _) => host.str_obj(normal),
+            (None, Some(given)) => host.str_obj(given),
+            (None, None) => host.none(),
         },
     );
     data.put("parser_content", or_none(host, &state.parser_content));

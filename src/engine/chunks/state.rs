@@ -117,6 +117,8 @@ pub struct State<O> {
     /// The kept total agreed with its own chunk's counts: recomputed at the finish (spec §5).
     pub(crate) per_chunk_total: bool,
     pub(crate) finish_reason: Option<O>,
+    /// A normalized finish reason the adapter gave (a Responses status, spec §10.7).
+    pub(crate) finish_normalized: Option<String>,
     pub(crate) parser_content: Option<O>,
     /// The value and its truthiness (None: testing it raises).
     pub(crate) prompt_token_ids: Option<(O, Option<bool>)>,
@@ -166,6 +168,7 @@ impl<O: Clone> State<O> {
             usage: None,
             per_chunk_total: false,
             finish_reason: None,
+            finish_normalized: None,
             parser_content: None,
             prompt_token_ids: None,
             completion_token_ids: None,

@@ -13,6 +13,7 @@ use crate::engine::value::{py_repr, Map, Value};
 
 mod deltas;
 mod items;
+mod tools;
 
 const NAME: &str = "openai-responses";
 /// Part indexes are ints: `output_index * 1000 + content_index` for a content entry,
@@ -71,6 +72,8 @@ struct Item {
     first_part: Option<i64>,
     raw: Option<Value>,
     reported: bool,
+    /// The deltas and statuses of an unmodeled item.
+    tool: Option<Box<tools::Tool>>,
 }
 
 impl Item {
@@ -84,6 +87,7 @@ impl Item {
             first_part: None,
             raw: None,
             reported: false,
+            tool: None,
         }
     }
 }
@@ -99,6 +103,20 @@ pub struct Adapter {
     started: bool,
     /// response.created seen
     created: bool,
+    /// The audio's base64 data and transcript pieces, joined.
+    audio: (Option<String>, Option<String>),
+    /// Their done events seen.
+    audio_done: (bool, bool),
+    audio_emitted: bool,
+    /// The highest `sequence_number` seen.
+    top: Option<i64>,
+    /// Deltas after a gap in the numbers, waiting for the events before them.
+    held: Vec<(i64, Value)>,
+}
+
+/// A completed response with one of these items finished for tool calls (spec §10.7).
+fn is_tool_call(kind: &str) -> bool {
+    matches!(kind, "function_call" | "custom_tool_call" | "mcp_call")
 }
 
 type Res = Result<(), String>;
@@ -191,7 +209,12 @@ fn envelope(item: &Map) -> Option<Value> {
     }
     let mut out = Obj::new();
     for (key, value) in item {
-        out.put(key, placeholder(key).unwrap_or_else(|| value.clone()));
+        // a field sent as null stays null [E98]
+        let kept = match value {
+            Value::Null => None,
+            _ => placeholder(key),
+        };
+        out.put(key, kept.unwrap_or_else(|| value.clone()));
     }
     Some(out.build())
 }
@@ -415,6 +438,11 @@ impl Adapter {
             self.terminal = true;
         }
         let mut leaf = Obj::new();
+        if terminal {
+            if let Some(audio) = self.audio_part() {
+                leaf.put("parts", list(vec![audio]));
+            }
+        }
         if let Some(Value::Dict(usage)) = fields.get("usage") {
             leaf.put("usage", usage_of(usage));
         }
@@ -424,8 +452,24 @@ impl Adapter {
                     get(details, "reason"),
                     format_args!("{kind}.response.incomplete_details.reason"),
                 )?;
-                leaf.put_opt("finish_reason", reason.cloned());
+                if let Some(reason) = reason {
+                    leaf.put("finish_reason", reason.clone());
+                    let normalized = match reason {
+                        Value::Str(text) if text == "max_output_tokens" => Some("length"),
+                        Value::Str(text) if text == "content_filter" => Some("content_filter"),
+                        _ => None,
+                    };
+                    leaf.put_opt("finish_reason_normalized", normalized.map(s));
+                }
             }
+        } else if kind == "response.completed" {
+            let calls = self.items.values().any(|item| is_tool_call(&item.kind));
+            leaf.put(
+                "finish_reason_normalized",
+                s(if calls { "tool_calls" } else { "stop" }),
+            );
+        } else if kind == "response.failed" {
+            leaf.put("finish_reason_normalized", s("error"));
         }
         let rid = text_field(fields.get("id"), format_args!("{kind}.response.id"))?;
         leaf.put_opt("response_id", rid.cloned());
@@ -476,9 +520,110 @@ impl Adapter {
         let mut errors = Obj::new();
         errors.put("error", error);
         let mut leaf = Obj::new();
-        leaf.put("provider_metadata", errors.build())
+        if let Some(audio) = self.audio_part() {
+            leaf.put("parts", list(vec![audio]));
+        }
+        leaf.put("finish_reason_normalized", s("error"))
+            .put("provider_metadata", errors.build())
             .put("status", s("failed"));
         leaves.push((0, leaf.build()));
+        Ok(())
+    }
+
+    /// The sequence-number-free reading of one event.
+    fn one(&mut self, event: &Value, kind: &str, leaves: &mut Leaves) -> Res {
+        if let Some(name) = kind.strip_prefix("response.") {
+            match name {
+                "created" | "in_progress" | "queued" | "completed" | "incomplete" | "failed" => {
+                    self.response(event, kind, leaves)?
+                }
+                "output_item.added" => self.added(event, kind, leaves)?,
+                "output_item.done" => self.item_done_event(event, kind, leaves)?,
+                "output_text.delta" => self.text_delta(event, kind, leaves)?,
+                "output_text.done"
+                | "content_part.done"
+                | "refusal.done"
+                | "reasoning_text.done" => self.text_done(event, kind, leaves)?,
+                "refusal.delta" => self.refusal_delta(event, kind, leaves)?,
+                "reasoning_text.delta" | "reasoning_summary_text.delta" => {
+                    self.reasoning_delta(event, kind, leaves)?
+                }
+                "reasoning_summary_text.done" | "reasoning_summary_part.done" => {
+                    self.summary_done(event, kind, leaves)?
+                }
+                "function_call_arguments.delta" | "custom_tool_call_input.delta" => {
+                    self.args_delta(event, kind, leaves)?
+                }
+                "function_call_arguments.done" | "custom_tool_call_input.done" => {
+                    self.args_done(event, kind, leaves)?
+                }
+                "output_text.annotation.added" => self.annotation(event, kind, leaves)?,
+                "mcp_call_arguments.delta"
+                | "mcp_call_arguments.done"
+                | "code_interpreter_call_code.delta"
+                | "code_interpreter_call_code.done" => self.field_delta(event, kind, leaves)?,
+                "shell_call_command.added"
+                | "shell_call_command.delta"
+                | "shell_call_command.done" => self.command(event, kind, leaves)?,
+                "shell_call_output_content.delta" | "shell_call_output_content.done" => {
+                    self.output_content(event, kind, leaves)?
+                }
+                "image_generation_call.partial_image" => self.partial_image(event, kind, leaves)?,
+                "audio.delta"
+                | "audio.done"
+                | "audio.transcript.delta"
+                | "audio.transcript.done" => self.audio(event, kind)?,
+                _ if tools::is_status(name) => self.status(event, kind, leaves)?,
+                _ => {}
+            }
+        } else if kind == "error" {
+            self.error(event, leaves)?;
+        }
+        Ok(())
+    }
+
+    /// Whether the event's item (by `output_index`, else `item_id`) is done.
+    fn done_item(&self, event: &Value) -> bool {
+        let index = match get(event, "output_index") {
+            Some(Value::Int(index)) => Some(*index),
+            _ => get_str(event, "item_id").and_then(|id| self.ids.get(id).copied()),
+        };
+        index
+            .and_then(|index| self.items.get(&index))
+            .is_some_and(|item| item.done)
+    }
+
+    /// The event with the held deltas: after them, but after a done item (or the terminal
+    /// response's items), which is authoritative over the held deltas of its item.
+    fn read(&mut self, event: &Value, kind: &str, leaves: &mut Leaves) -> Res {
+        if matches!(
+            kind,
+            "response.output_item.done"
+                | "response.completed"
+                | "response.incomplete"
+                | "response.failed"
+        ) {
+            self.one(event, kind, leaves)?;
+            self.drain(leaves)
+        } else {
+            self.drain(leaves)?;
+            self.one(event, kind, leaves)
+        }
+    }
+
+    /// The held deltas, in the order of their numbers, but those of a done item.
+    fn drain(&mut self, leaves: &mut Leaves) -> Res {
+        if self.held.is_empty() {
+            return Ok(());
+        }
+        let mut held = std::mem::take(&mut self.held);
+        held.sort_by_key(|(seq, _)| *seq);
+        for (_, event) in &held {
+            if !self.done_item(event) {
+                let kind = get_str(event, "type").unwrap_or_default().to_owned();
+                self.one(event, &kind, leaves)?;
+            }
+        }
         Ok(())
     }
 }
@@ -495,36 +640,38 @@ impl common::Adapter for Adapter {
             }
         };
         let mut leaves: Leaves = Vec::new();
-        if let Some(name) = kind.strip_prefix("response.") {
-            match name {
-                "created" | "in_progress" | "queued" | "completed" | "incomplete" | "failed" => {
-                    self.response(event, kind, &mut leaves)?
+        match get(event, "sequence_number") {
+            Some(Value::Int(seq)) => {
+                let seq = *seq;
+                match self.top {
+                    Some(top) if seq < top => {
+                        let late = kind.ends_with(".delta") && self.done_item(event);
+                        let mut detail = format!("{kind}: sequence_number {seq} after {top}");
+                        if late {
+                            detail.push_str("; its item is done, the delta is not merged");
+                        }
+                        let mut leaf = Obj::new();
+                        leaf.put("anomalies", list(vec![anomaly("out_of_order", detail)]));
+                        leaves.push((0, leaf.build()));
+                        if !late {
+                            // the done item is authoritative over a late delta (spec §6.1)
+                            self.one(event, kind, &mut leaves)?;
+                        }
+                        self.drain(&mut leaves)?;
+                    }
+                    top => {
+                        self.top = Some(seq);
+                        let gap = top.is_some_and(|top| seq > top.saturating_add(1));
+                        if kind.ends_with(".delta") && (!self.held.is_empty() || gap) {
+                            // a delta after a gap waits for the events before it (spec §6.1)
+                            self.held.push((seq, event.clone()));
+                        } else {
+                            self.read(event, kind, &mut leaves)?;
+                        }
+                    }
                 }
-                "output_item.added" => self.added(event, kind, &mut leaves)?,
-                "output_item.done" => self.item_done_event(event, kind, &mut leaves)?,
-                "output_text.delta" => self.text_delta(event, kind, &mut leaves)?,
-                "output_text.done"
-                | "content_part.done"
-                | "refusal.done"
-                | "reasoning_text.done" => self.text_done(event, kind, &mut leaves)?,
-                "refusal.delta" => self.refusal_delta(event, kind, &mut leaves)?,
-                "reasoning_text.delta" | "reasoning_summary_text.delta" => {
-                    self.reasoning_delta(event, kind, &mut leaves)?
-                }
-                "reasoning_summary_text.done" | "reasoning_summary_part.done" => {
-                    self.summary_done(event, kind, &mut leaves)?
-                }
-                "function_call_arguments.delta" | "custom_tool_call_input.delta" => {
-                    self.args_delta(event, kind, &mut leaves)?
-                }
-                "function_call_arguments.done" | "custom_tool_call_input.done" => {
-                    self.args_done(event, kind, &mut leaves)?
-                }
-                "output_text.annotation.added" => self.annotation(event, kind, &mut leaves)?,
-                _ => {}
             }
-        } else if kind == "error" {
-            self.error(event, &mut leaves)?;
+            _ => self.read(event, kind, &mut leaves)?,
         }
         if !self.started && !leaves.is_empty() {
             self.started = true;
@@ -568,8 +715,18 @@ impl common::Adapter for Adapter {
     }
 
     fn end(&mut self) -> Leaves {
+        let mut leaves = Vec::new();
+        if let Err(detail) = self.drain(&mut leaves) {
+            // a held delta the adapter cannot map
+            let mut leaf = Obj::new();
+            leaf.put(
+                "anomalies",
+                list(vec![anomaly("unrecognized_event", detail)]),
+            );
+            leaves.push((0, leaf.build()));
+        }
         if self.terminal {
-            return Vec::new();
+            return leaves;
         }
         let mut parts = Vec::new();
         let mut anomalies = Vec::new();
@@ -577,10 +734,16 @@ impl common::Adapter for Adapter {
             if item.done {
                 continue;
             }
-            if !is_modeled(&item.kind) {
-                if let Some(raw @ Value::Dict(_)) = &item.raw {
-                    parts.push(unknown(raw, s(&item.kind), index * STRIDE + ITEM));
-                }
+            if !is_modeled(&item.kind)
+                && (matches!(item.raw, Some(Value::Dict(_))) || item.tool.is_some())
+            {
+                let raw = tools::build(
+                    item.raw.as_ref(),
+                    &item.kind,
+                    &item.item_id,
+                    item.tool.as_deref(),
+                );
+                parts.push(unknown(&raw, s(&item.kind), index * STRIDE + ITEM));
             }
             let ident = if call_key(&item.kind).is_some() {
                 &item.call_id
@@ -598,15 +761,18 @@ impl common::Adapter for Adapter {
                 anomaly("truncated", detail)
             });
         }
+        if let Some(audio) = self.audio_part() {
+            parts.push(audio);
+            self.audio_cut(&mut anomalies);
+        }
         let mut leaf = Obj::new();
         if !parts.is_empty() {
             leaf.put("parts", list(parts));
         }
         with_anomalies(&mut leaf, anomalies);
-        if leaf.is_empty() {
-            Vec::new()
-        } else {
-            vec![(0, leaf.build())]
+        if !leaf.is_empty() {
+            leaves.push((0, leaf.build()));
         }
+        leaves
     }
 }

@@ -54,6 +54,10 @@ def _fold(state: _State, leaf: dict[str, Any]) -> None:
             _fold_usage(state, value, True)
         elif key == "finish_reason":
             state.finish_reason = _last(state.finish_reason, value)
+        elif key == "finish_reason_normalized":
+            # where the provider sends no raw reason (a Responses status, spec §10.7)
+            if isinstance(value, str):
+                state.finish_normalized = value
         elif key == "parser_content":
             if value is not None:
                 state.parser_content = value

@@ -28,6 +28,7 @@ ANOMALY_CODES = (
     "index_collision",
     "unrecognized_event",
     "new_response",
+    "out_of_order",
 )
 # finish_reason_normalized (spec §3)
 FINISH_REASONS = {
@@ -143,6 +144,7 @@ class _State:
         "usage",
         "per_chunk_total",
         "finish_reason",
+        "finish_normalized",
         "parser_content",
         "prompt_token_ids",
         "completion_token_ids",
@@ -179,6 +181,7 @@ class _State:
         # the kept total agreed with its own chunk's counts: recomputed at the finish (spec §5)
         self.per_chunk_total = False
         self.finish_reason: Any = None
+        self.finish_normalized: str | None = None
         self.parser_content: Any = None
         self.prompt_token_ids: Any = None
         self.completion_token_ids: Any = None  # a private list, or another value

@@ -1,9 +1,10 @@
 """The twin's ``"openai-responses"`` adapter (``src/engine/providers/openai_responses.rs``).
 
-One file mirrors the engine's three: ``openai_responses.rs`` (event dispatch, the response's
-fields, the finish), ``openai_responses/items.rs`` (output items) and
-``openai_responses/deltas.rs`` (content deltas checked against their done events); together
-they stay under 1,000 lines here.
+This file mirrors three of the engine's: ``openai_responses.rs`` (event dispatch, sequence
+numbers, the response's fields, the finish), ``openai_responses/items.rs`` (output items) and
+``openai_responses/deltas.rs`` (content deltas checked against their done events);
+``openai_responses_tools.py`` mirrors ``openai_responses/tools.rs`` (the items kept whole, audio)
+and holds ``WIRE_RULES``, the rule of every event type of the SDK's union.
 
 OpenAI Responses API streaming events (and compatible servers: DeepSeek, OpenRouter, LM Studio,
 xAI). Items sit at ``output_index``; content at ``content_index``, reasoning summaries at
@@ -23,14 +24,25 @@ refused). The mapping:
   when it has no other part).
 - ``function_call`` / ``custom_tool_call`` items -> tool calls (``id`` = ``call_id``,
   ``response_item_id`` = the item id, ``provider_index`` = ``output_index``).
-- any other item (``web_search_call``, ``code_interpreter_call``, ...) -> an ``unknown`` part
-  (the item's own index) with the item's raw JSON from its ``output_item.done``.
+- any other item (``web_search_call``, ``code_interpreter_call``, ``mcp_call``, ...) -> an
+  ``unknown`` part (the item's own index) with the item's raw JSON from its
+  ``output_item.done``; on a stream cut before it, the item as added with every delta and
+  status received since (``openai_responses_tools``), flagged ``truncated``.
+- ``audio.delta`` / ``audio.transcript.delta`` -> one ``unknown`` part of kind ``audio``
+  (``{"data", "transcript"}``, joined) when the response ends.
 - every modeled item's envelope (its fields but its content, which placeholders stand for) ->
   ``provider_metadata["output_items"]["<oi>"]``; the response object's fields (with
   ``output: []`` and ``usage: None`` placeholders) -> ``provider_metadata["response"]``.
 - usage from the response; ``response.completed`` -> ``complete``; ``response.incomplete`` ->
   no status (``incomplete``) and ``finish_reason`` = ``incomplete_details.reason``;
-  ``response.failed`` / ``error`` -> ``failed`` with ``provider_metadata["error"]``.
+  ``response.failed`` / ``error`` -> ``failed`` with ``provider_metadata["error"]``; the
+  normalized finish reason from the status (spec §10.7: ``tool_calls`` for a completed
+  response with a function, custom or MCP call, else ``stop``; ``length``, ``content_filter``,
+  ``error``), with no raw ``finish_reason`` invented.
+- ``sequence_number``: one lower than a number seen is ``out_of_order``; a delta after a gap
+  in the numbers waits for the events before it (until the next event that is no delta), so
+  swapped deltas are read in their order (spec §6.1).
+- a field an item sent as null stays null in its envelope (no placeholder for it) [E98].
 
 An event is read when its ``type`` is ``response.*`` or ``error``; a second
 ``response.created`` starts another response (``new_response``, spec §6).
@@ -45,7 +57,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import openai_responses_tools as tools
 from ._common import AdapterError, cut_call_anomaly, text_field
+from .openai_responses_tools import WIRE_RULES
+
+__all__ = ["NAME", "WIRE_RULES", "Adapter"]
 
 NAME = "openai-responses"
 Leaves = list[tuple[int, dict[str, Any]]]
@@ -61,6 +77,16 @@ SUMMARY_LIMIT = ITEM - SUMMARY  # summary indexes 0..498
 
 _MODELED = ("message", "reasoning", "function_call", "custom_tool_call")
 _CALLS = {"function_call": "arguments", "custom_tool_call": "input"}
+# a completed response with one of these items finished for tool calls (spec §10.7)
+_TOOL_CALLS = ("function_call", "custom_tool_call", "mcp_call")
+_INCOMPLETE = {"max_output_tokens": "length", "content_filter": "content_filter"}
+# events whose items are authoritative over held deltas (spec §6.1)
+_AUTHORITATIVE = (
+    "response.output_item.done",
+    "response.completed",
+    "response.incomplete",
+    "response.failed",
+)
 # envelope placeholders of the content an item's parts hold
 _PLACEHOLDERS: dict[str, dict[str, Any]] = {
     "message": {"content": []},
@@ -77,7 +103,17 @@ def _type_name(value: Any) -> str:
 class _Item:
     """What the adapter knows of the item at one output index."""
 
-    __slots__ = ("kind", "item_id", "call_id", "added", "done", "first_part", "raw", "reported")
+    __slots__ = (
+        "kind",
+        "item_id",
+        "call_id",
+        "added",
+        "done",
+        "first_part",
+        "raw",
+        "reported",
+        "tool",
+    )
 
     def __init__(self, kind: str | None) -> None:
         self.kind = kind
@@ -88,6 +124,7 @@ class _Item:
         self.first_part: int | None = None  # a reasoning item's first part index (payload)
         self.raw: Any = None  # an unmodeled item as added (kept if the stream is cut)
         self.reported = False  # delta_before_start recorded
+        self.tool: tools.Tool | None = None  # deltas and statuses of an unmodeled item
 
 
 class Adapter:
@@ -103,6 +140,11 @@ class Adapter:
         self.terminal = False
         self.started = False
         self.created = False  # response.created seen
+        self.audio: dict[str, list[str]] = {}  # "data" / "transcript" -> pieces
+        self.audio_done: set[str] = set()
+        self.audio_emitted = False
+        self.top: int | None = None  # the highest sequence_number seen
+        self.held: list[tuple[int, dict[str, Any]]] = []  # deltas after a gap in the numbers
 
     # -- entry points
 
@@ -129,6 +171,61 @@ class Adapter:
         if type(kind) is not str:
             raise AdapterError(f"an event's 'type' must be a str, not {_type_name(kind)}")
         leaves: Leaves = []
+        seq = event.get("sequence_number")
+        if type(seq) is int:
+            top = self.top
+            if top is not None and seq < top:
+                late = kind.endswith(".delta") and self._done_item(event)
+                detail = f"{kind}: sequence_number {seq} after {top}"
+                if late:
+                    detail += "; its item is done, the delta is not merged"
+                leaves.append((0, {"anomalies": [_anomaly("out_of_order", detail)]}))
+                if not late:  # the done item is authoritative over a late delta (spec §6.1)
+                    self._one(event, kind, leaves)
+                self._drain(leaves)
+            else:
+                self.top = seq
+                if kind.endswith(".delta") and (self.held or (top is not None and seq > top + 1)):
+                    # a delta after a gap waits for the events before it (spec §6.1)
+                    self.held.append((seq, event))
+                else:
+                    self._read(event, kind, leaves)
+        else:
+            self._read(event, kind, leaves)
+        if not self.started and leaves:
+            self.started = True
+            leaves[0] = (0, {"role": "assistant", **leaves[0][1]})
+        return leaves
+
+    def _done_item(self, event: dict[str, Any]) -> bool:
+        """Whether the event's item (by ``output_index``, else ``item_id``) is done."""
+        index = event.get("output_index")
+        if type(index) is not int:
+            item_id = event.get("item_id")
+            index = self.ids.get(item_id) if type(item_id) is str else None
+        item = self.items.get(index) if type(index) is int else None
+        return item is not None and item.done
+
+    def _read(self, event: dict[str, Any], kind: str, leaves: Leaves) -> None:
+        """The event with the held deltas: after them, but after a done item (or the terminal
+        response's items), which is authoritative over the held deltas of its item."""
+        if kind in _AUTHORITATIVE:
+            self._one(event, kind, leaves)
+            self._drain(leaves)
+        else:
+            self._drain(leaves)
+            self._one(event, kind, leaves)
+
+    def _drain(self, leaves: Leaves) -> None:
+        """The held deltas, in the order of their numbers, but those of a done item."""
+        if self.held:
+            held = sorted(self.held, key=lambda pair: pair[0])
+            self.held = []
+            for _, event in held:
+                if not self._done_item(event):
+                    self._one(event, event["type"], leaves)
+
+    def _one(self, event: dict[str, Any], kind: str, leaves: Leaves) -> None:
         if kind.startswith("response."):
             name = kind[9:]
             handler = _HANDLERS.get(name)
@@ -136,21 +233,23 @@ class Adapter:
                 handler(self, event, kind, leaves)
         elif kind == "error":
             self._error(event, kind, leaves)
-        if not self.started and leaves:
-            self.started = True
-            leaves[0] = (0, {"role": "assistant", **leaves[0][1]})
-        return leaves
 
     def end(self) -> Leaves:
+        leaves: Leaves = []
+        try:
+            self._drain(leaves)
+        except AdapterError as error:  # a held delta the adapter cannot map
+            leaves.append((0, {"anomalies": [_anomaly("unrecognized_event", error.detail)]}))
         if self.terminal:
-            return []
+            return leaves
         parts: list[dict[str, Any]] = []
         anomalies: list[dict[str, Any]] = []
         for index, item in self.items.items():
             if item.done:
                 continue
-            if item.kind not in _MODELED and isinstance(item.raw, dict):
-                parts.append(_unknown(item.raw, item.kind, index * STRIDE + ITEM))
+            if item.kind not in _MODELED and (isinstance(item.raw, dict) or item.tool):
+                raw = tools.build(item.raw, item.kind or "", item.item_id, item.tool)
+                parts.append(_unknown(raw, item.kind, index * STRIDE + ITEM))
             ident = item.call_id if item.kind in _CALLS else item.item_id
             detail = (
                 f"output_index {index}: {item.kind} {ident!r} ended before its output_item.done"
@@ -160,12 +259,18 @@ class Adapter:
                 if item.kind in _CALLS
                 else _anomaly("truncated", detail)
             )
+        audio = tools.audio_part(self)
+        if audio is not None:
+            parts.append(audio)
+            tools.audio_cut(self, anomalies)
         leaf: dict[str, Any] = {}
         if parts:
             leaf["parts"] = parts
         if anomalies:
             leaf["anomalies"] = anomalies
-        return [(0, leaf)] if leaf else []
+        if leaf:
+            leaves.append((0, leaf))
+        return leaves
 
     # -- reading events
 
@@ -275,6 +380,10 @@ class Adapter:
                 self._item_done(index, item, kind, leaves)
             self.terminal = True
         leaf: dict[str, Any] = {}
+        if terminal:
+            audio = tools.audio_part(self)
+            if audio is not None:
+                leaf["parts"] = [audio]
         usage = response.get("usage")
         if isinstance(usage, dict):
             leaf["usage"] = _usage(usage)
@@ -286,6 +395,14 @@ class Adapter:
                 )
                 if reason is not None:
                     leaf["finish_reason"] = reason
+                    normalized = _INCOMPLETE.get(reason)
+                    if normalized is not None:
+                        leaf["finish_reason_normalized"] = normalized
+        elif kind == "response.completed":
+            calls = any(item.kind in _TOOL_CALLS for item in self.items.values())
+            leaf["finish_reason_normalized"] = "tool_calls" if calls else "stop"
+        elif kind == "response.failed":
+            leaf["finish_reason_normalized"] = "error"
         rid = text_field(response.get("id"), f"{kind}.response.id")
         if rid is not None:
             leaf["response_id"] = rid
@@ -317,7 +434,14 @@ class Adapter:
         if not isinstance(error, dict):
             error = {k: v for k, v in event.items() if k not in ("type", "sequence_number")}
         self.terminal = True
-        leaves.append((0, {"provider_metadata": {"error": error}, "status": "failed"}))
+        leaf: dict[str, Any] = {}
+        audio = tools.audio_part(self)
+        if audio is not None:
+            leaf["parts"] = [audio]
+        leaf["finish_reason_normalized"] = "error"
+        leaf["provider_metadata"] = {"error": error}
+        leaf["status"] = "failed"
+        leaves.append((0, leaf))
 
     # -- items
 
@@ -771,10 +895,13 @@ def _envelope(item: dict[str, Any]) -> dict[str, Any] | None:
     placeholders = _PLACEHOLDERS.get(item.get("type"))  # type: ignore[arg-type]
     if placeholders is None:
         return None
-    return {k: (_fresh(placeholders[k]) if k in placeholders else v) for k, v in item.items()}
+    return {k: (_fresh(placeholders[k], v) if k in placeholders else v) for k, v in item.items()}
 
 
-def _fresh(placeholder: Any) -> Any:
+def _fresh(placeholder: Any, value: Any) -> Any:
+    """The placeholder of a field the provider sent; a null stays null [E98]."""
+    if value is None:
+        return None
     return [] if isinstance(placeholder, list) else placeholder
 
 
@@ -850,4 +977,5 @@ _HANDLERS: dict[str, Any] = {
     "custom_tool_call_input.delta": Adapter._args_delta,
     "custom_tool_call_input.done": Adapter._args_done,
     "output_text.annotation.added": Adapter._annotation,
+    **tools.handlers(),
 }
