@@ -95,6 +95,38 @@ fn is_true(value: Option<&Value>) -> bool {
     matches!(value, Some(Value::Bool(true)))
 }
 
+/// `value` without its null members at every depth, or None when it holds none. The API never
+/// sends a null (its JSON omits unset fields); a null in a part is an SDK's unset field
+/// (`model_dump()`), read as absent: a part with and without them is the same part.
+fn without_nulls(value: &Value) -> Option<Value> {
+    if !has_null(value) {
+        return None;
+    }
+    Some(match value {
+        Value::Dict(map) => dict(
+            map.iter()
+                .filter(|(_, v)| !matches!(v, Value::Null))
+                .map(|(k, v)| (k.clone(), without_nulls(v).unwrap_or_else(|| v.clone())))
+                .collect(),
+        ),
+        Value::List(items) => Value::List(Arc::new(
+            items
+                .iter()
+                .map(|v| without_nulls(v).unwrap_or_else(|| v.clone()))
+                .collect(),
+        )),
+        other => other.clone(),
+    })
+}
+
+fn has_null(value: &Value) -> bool {
+    match value {
+        Value::Dict(map) => map.values().any(|v| matches!(v, Value::Null) || has_null(v)),
+        Value::List(items) => items.iter().any(has_null),
+        _ => false,
+    }
+}
+
 fn payload(data: &Value) -> Value {
     let mut p = Obj::new();
     p.put("provider", s(NAME))
@@ -241,6 +273,8 @@ impl Candidate {
         out: &mut Vec<Value>,
         anomalies: &mut Vec<Value>,
     ) -> R<()> {
+        let stripped = without_nulls(part);
+        let part = stripped.as_ref().unwrap_or(part);
         let signature = field(part, "thoughtSignature");
         if let Some(call) = field(part, "functionCall") {
             expect(Some(call), "object", || at.call())?;

@@ -83,6 +83,42 @@ from ._common import AdapterError, FinishedId, cut_call_anomaly
 
 NAME = "gemini"
 
+# a Part field that rides beside the part's content: kept with it, verbatim
+_BESIDE = (
+    "set beside the part's content, verbatim: a text part's attributes, a reasoning or "
+    "call part's part_fields, or inside an unknown part"
+)
+#: The rule of every field google-genai's ``Part`` and ``FunctionCall`` define (keys: the
+#: camelCase names the API sends): a test enumerates them from the installed SDK and fails for
+#: a field without a rule here, or a rule for none.
+WIRE_RULES: dict[str, str] = {
+    "part:text": "appends to the text part (thought: the reasoning part) it continues",
+    "part:thought": "true makes the text a reasoning part",
+    "part:thoughtSignature": "sets its part's payload (kind 'thought_signature'), verbatim",
+    "part:functionCall": "a tool call (the function_call: rules)",
+    "part:inlineData": "kept verbatim as an unknown part (kind 'inlineData')",
+    "part:fileData": "kept verbatim as an unknown part (kind 'fileData')",
+    "part:executableCode": "kept verbatim as an unknown part (kind 'executableCode')",
+    "part:codeExecutionResult": "kept verbatim as an unknown part (kind 'codeExecutionResult')",
+    "part:functionResponse": "kept verbatim as an unknown part (kind 'functionResponse')",
+    "part:toolCall": "kept verbatim as an unknown part (kind 'toolCall')",
+    "part:toolResponse": "kept verbatim as an unknown part (kind 'toolResponse')",
+    "part:videoMetadata": _BESIDE,
+    "part:mediaResolution": _BESIDE,
+    "part:mediaProcessing": _BESIDE,
+    "part:partMetadata": _BESIDE,
+    "part:audioTranscription": _BESIDE,
+    "part:speechMetadata": _BESIDE,
+    "part:documentMetadata": _BESIDE,
+    "part:spreadsheetMetadata": _BESIDE,
+    "part:audioMetadata": _BESIDE,
+    "function_call:name": "sets the call's name (a call starts)",
+    "function_call:id": "sets the call's id",
+    "function_call:args": "sets the call's arguments (an object, kept as sent)",
+    "function_call:partialArgs": "appends to the call's arguments, written as JSON text",
+    "function_call:willContinue": "true keeps the streamed call open for the next part",
+}
+
 # the candidate keys read into message fields; the others go to provider_metadata["candidate"]
 _CANDIDATE_FIELDS = ("content", "index", "finishReason", "logprobsResult")
 # the chunk keys read into message fields; the others go to provider_metadata
@@ -494,6 +530,7 @@ class Adapter:
         out: list[dict[str, Any]],
         anomalies: list[dict[str, Any]],
     ) -> None:
+        part = _without_nulls(part)
         signature = part.get("thoughtSignature")
         call = part.get("functionCall")
         if call is not None:
@@ -692,6 +729,27 @@ class Adapter:
         text = streamed.close()
         if text:
             out.append({"part": "tool_call", "provider_index": streamed.number, "arguments": text})
+
+
+def _without_nulls(value: Any) -> Any:
+    """``value`` without its null members, at every depth. The API never sends a null (its
+    JSON omits unset fields); a null in a part is an SDK's unset field (``model_dump()``), so
+    it is read as absent: a part with and without them is the same part."""
+    if isinstance(value, dict):
+        if not _has_null(value):
+            return value
+        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list) and _has_null(value):
+        return [_without_nulls(v) for v in value]
+    return value
+
+
+def _has_null(value: Any) -> bool:
+    if isinstance(value, dict):
+        return any(v is None or _has_null(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_null(v) for v in value)
+    return False
 
 
 def _cut(streamed: _Streamed) -> dict[str, Any]:

@@ -101,6 +101,39 @@ _DELTA_KNOWN = frozenset(
         "audio",
     }
 )
+#: The rule of every field the openai SDK's chunk types define (``ChatCompletionChunk``,
+#: ``Choice``, ``ChoiceDelta``, ``ChoiceDeltaToolCall`` and its function): a test enumerates
+#: them from the installed SDK and fails for a field without a rule here, or a rule for none.
+WIRE_RULES: dict[str, str] = {
+    "chunk:id": "sets response_id (the first kept); a new id after the finish is new_response",
+    "chunk:choices": "each entry folds into the choice of its index; [] speaks for every choice",
+    "chunk:created": "sets provider_metadata['created']",
+    "chunk:model": "sets response_model (the last kept)",
+    "chunk:object": "sets provider_metadata['object']",
+    "chunk:moderation": "sets provider_metadata['response']['moderation'] (deep-merged)",
+    "chunk:obfuscation": "per-chunk padding: dropped (it carries no content)",
+    "chunk:service_tier": "sets provider_metadata['service_tier']",
+    "chunk:system_fingerprint": "sets provider_metadata['system_fingerprint']",
+    "chunk:usage": "sets usage (normalized keys, then every key verbatim; the last replaces)",
+    "choice:delta": "its fields fold into the choice's message (the delta: rules)",
+    "choice:index": "selects the choice (its choice_index)",
+    "choice:finish_reason": "sets finish_reason and status 'complete'",
+    "choice:logprobs": "appends to logprobs (its content and refusal lists)",
+    "delta:role": "sets role",
+    "delta:content": "appends to the text part (a list: each typed item in order)",
+    "delta:refusal": "appends to refusal",
+    "delta:tool_calls": "each entry is a tool-call fragment, resolved by its index",
+    "delta:function_call": "the deprecated call: a tool-call fragment at provider_index -1 "
+    "(name sets, arguments append)",
+    "delta:audio": "kept verbatim as an unknown part (kind 'audio'), piece by piece",
+    "tool_call:index": "selects the call (provider_index)",
+    "tool_call:id": "sets the call's id (the first fragment's)",
+    "tool_call:type": "sets the call's type",
+    "tool_call:function": "its name and arguments (the tool_call:function. rules)",
+    "tool_call:function.name": "sets the call's name",
+    "tool_call:function.arguments": "appends to the call's arguments, as streamed",
+}
+
 # keys that make an event a chat chunk (not ``model``, which Ollama's objects have, nor
 # ``usage``, which Anthropic's message_delta has)
 _RECOGNIZED = (
