@@ -121,7 +121,9 @@ fn without_nulls(value: &Value) -> Option<Value> {
 
 fn has_null(value: &Value) -> bool {
     match value {
-        Value::Dict(map) => map.values().any(|v| matches!(v, Value::Null) || has_null(v)),
+        Value::Dict(map) => map
+            .values()
+            .any(|v| matches!(v, Value::Null) || has_null(v)),
         Value::List(items) => items.iter().any(has_null),
         _ => false,
     }
