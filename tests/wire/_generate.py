@@ -445,7 +445,7 @@ def _chat_cases() -> list[Case]:
             ],
             {"delta:audio"},
             lambda m: (
-                [p.raw for p in m.parts if p.part == "unknown"]
+                [p.raw for p in m.parts if type(p).__name__ == "UnknownPart"]
                 == [
                     {"id": "audio_1", "data": "M000q", "transcript": "M001q"},
                     {"data": "M002q", "transcript": "M003q"},

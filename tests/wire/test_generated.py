@@ -20,12 +20,11 @@ CASES = _generate.all_cases()
 _RESPONSES = "the Responses rules (helper responses): "
 _ANTHROPIC = "the Anthropic rules (helper anthropic-bedrock): "
 _BEDROCK = "the Bedrock bytes and image rules (helper anthropic-bedrock): "
-_CHAT = "undone here: chat nulls (logprobs refusal, audio pieces) read as absent: "
 _GEMINI = "undone here: Gemini Part fields beside a thought or a call have no place yet: "
 
 #: The only place a generated case is expected to fail: cases whose rules other adapters' work
-#: brings (not on this branch; empty those once they land), and the chat and Gemini cases still
-#: undone here (_CHAT, _GEMINI).
+#: brings (not on this branch; empty those once they land), and the Gemini cases still
+#: undone here (_GEMINI).
 AWAITING: dict[str, str] = {
     "responses-code_interpreter_call": _RESPONSES + "forms differ from sdk: nulls",
     "responses-code_interpreter_call-cut": _RESPONSES + "forms differ from sdk: nulls",
@@ -73,12 +72,6 @@ AWAITING: dict[str, str] = {
     "anthropic-web_fetch_tool_result-cut": _ANTHROPIC + "forms differ from sdk: nulls",
     "anthropic-web_search_tool_result": _ANTHROPIC + "forms differ from sdk: nulls",
     "anthropic-web_search_tool_result-cut": _ANTHROPIC + "forms differ from sdk: nulls",
-    "chat-content": _CHAT + "forms differ from sdk: nulls",
-    "chat-refusal": _CHAT + "forms differ from sdk: nulls",
-    "chat-tool_calls": _CHAT + "forms differ from sdk: nulls",
-    "chat-function_call": _CHAT + "forms differ from sdk: nulls",
-    "chat-audio": _CHAT + "forms differ from sdk: nulls",
-    "chat-audio-cut": _CHAT + "forms differ from sdk: nulls",
     "gemini-beside-videoMetadata": _GEMINI + "rendered differs from the SDK's",
     "gemini-beside-mediaResolution": _GEMINI + "rendered differs from the SDK's",
     "gemini-beside-mediaProcessing": _GEMINI + "rendered differs from the SDK's",

@@ -32,10 +32,11 @@ What a choice entry maps to:
   the fold's resolver matches them); keys beside ``index/id/type/function/custom`` are kept
   in the call's ``extra`` (Gemini-compatible ``extra_content``);
 - the deprecated ``delta.function_call`` -> a tool-call fragment at ``provider_index`` -1;
-  ``delta.audio`` pieces -> unknown parts (kind ``audio``), verbatim;
+  ``delta.audio`` pieces -> unknown parts (kind ``audio``), verbatim but for null members;
 - ``delta.executed_tools[]`` (Groq compound) -> unknown parts, each entry verbatim;
-- ``logprobs`` -> ``logprobs``; ``token_ids`` (vLLM) and ``delta.token_id`` (Together) ->
-  ``completion_token_ids``; ``finish_reason`` -> ``finish_reason`` and ``status: complete``;
+- ``logprobs`` -> ``logprobs`` (null members read as absent); ``token_ids`` (vLLM) and
+  ``delta.token_id`` (Together) -> ``completion_token_ids``; ``finish_reason`` ->
+  ``finish_reason`` and ``status: complete``;
 - other keys of the choice (``stop_reason``, ``native_finish_reason``, ``seed``,
   ``content_filter_results``) -> ``provider_metadata["choice"]``, other keys of the delta ->
   ``provider_metadata["message"]``. Together's ``choices[].text`` repeats ``delta.content``
@@ -157,6 +158,16 @@ def _absent(value: Any) -> bool:
     if isinstance(value, str):
         return value == "null" or not value or value.isspace()
     return False
+
+
+def _without_null_members(value: Any) -> Any:
+    """An object without its null members (any other value as it is). The API's ``logprobs``
+    and audio pieces spell an absent list or field as null, as does an SDK's ``model_dump()``
+    for every unset field: read as absent, so a chunk with and without them gives one
+    message."""
+    if isinstance(value, dict) and any(v is None for v in value.values()):
+        return {k: v for k, v in value.items() if v is not None}
+    return value
 
 
 def _is_int(value: Any) -> bool:
@@ -461,7 +472,8 @@ class Adapter:
             parts.append(self._call(f"{where}.delta", index, state, call, anomalies))
         audio = delta.get("audio")  # audio output: pieces of data and transcript, verbatim
         if audio is not None:
-            parts.append({"part": "unknown", "provider": NAME, "kind": "audio", "raw": audio})
+            raw = _without_null_members(audio)
+            parts.append({"part": "unknown", "provider": NAME, "kind": "audio", "raw": raw})
 
         tools = delta.get("executed_tools")
         if tools is not None:
@@ -481,7 +493,7 @@ class Adapter:
             leaf["refusal"] = refusal
         logprobs = choice.get("logprobs")
         if logprobs is not None:
-            leaf["logprobs"] = logprobs
+            leaf["logprobs"] = _without_null_members(logprobs)
         ids = choice.get("token_ids")
         if ids is not None and not isinstance(ids, list):
             raise AdapterError(f"{where}.token_ids is not a list")
