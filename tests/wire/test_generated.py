@@ -20,11 +20,9 @@ CASES = _generate.all_cases()
 _RESPONSES = "the Responses rules (helper responses): "
 _ANTHROPIC = "the Anthropic rules (helper anthropic-bedrock): "
 _BEDROCK = "the Bedrock bytes and image rules (helper anthropic-bedrock): "
-_GEMINI = "undone here: Gemini Part fields beside a thought or a call have no place yet: "
 
 #: The only place a generated case is expected to fail: cases whose rules other adapters' work
-#: brings (not on this branch; empty those once they land), and the Gemini cases still
-#: undone here (_GEMINI).
+#: brings (not on this branch). Empty it once they land.
 AWAITING: dict[str, str] = {
     "responses-code_interpreter_call": _RESPONSES + "forms differ from sdk: nulls",
     "responses-code_interpreter_call-cut": _RESPONSES + "forms differ from sdk: nulls",
@@ -72,15 +70,6 @@ AWAITING: dict[str, str] = {
     "anthropic-web_fetch_tool_result-cut": _ANTHROPIC + "forms differ from sdk: nulls",
     "anthropic-web_search_tool_result": _ANTHROPIC + "forms differ from sdk: nulls",
     "anthropic-web_search_tool_result-cut": _ANTHROPIC + "forms differ from sdk: nulls",
-    "gemini-beside-videoMetadata": _GEMINI + "rendered differs from the SDK's",
-    "gemini-beside-mediaResolution": _GEMINI + "rendered differs from the SDK's",
-    "gemini-beside-mediaProcessing": _GEMINI + "rendered differs from the SDK's",
-    "gemini-beside-partMetadata": _GEMINI + "rendered differs from the SDK's",
-    "gemini-beside-audioTranscription": _GEMINI + "rendered differs from the SDK's",
-    "gemini-beside-speechMetadata": _GEMINI + "rendered differs from the SDK's",
-    "gemini-beside-documentMetadata": _GEMINI + "rendered differs from the SDK's",
-    "gemini-beside-spreadsheetMetadata": _GEMINI + "rendered differs from the SDK's",
-    "gemini-beside-audioMetadata": _GEMINI + "rendered differs from the SDK's",
     "bedrock-start-image": _BEDROCK + "forms differ from sdk",
     "bedrock-start-image-cut": _BEDROCK + "forms differ from sdk",
     "bedrock-delta-reasoningContent": _BEDROCK + "forms differ from sdk",
