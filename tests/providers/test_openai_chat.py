@@ -202,7 +202,8 @@ def test_refusal_logprobs_and_token_ids() -> None:
     d = m.to_dict()
     assert d["refusal"] == "Nope!"
     assert kinds(m) == []
-    assert d["logprobs"] == {"content": None, "refusal": lp + lp}
+    # a null list reads as absent: the same message as chunks without it (rules §10.4)
+    assert d["logprobs"] == {"refusal": lp + lp}
     assert d["completion_token_ids"] == [5, 6]
     assert d["prompt_token_ids"] == [1, 2]
     assert d["provider_metadata"]["choice"] == {"stop_reason": 128008}

@@ -214,9 +214,14 @@ def _part(
         if cut:
             call["args"] = arguments_text(arguments)
             call[CUT_MARKER] = True
+        beside: Any = None
         if ours and isinstance(part.get("extra"), dict):
-            call.update(part["extra"])
+            extra = dict(part["extra"])
+            beside = extra.pop("@part", None)  # the part's own fields beside the call
+            call.update(extra)
         out = {"functionCall": call}
+        if isinstance(beside, dict):
+            out.update(beside)
         signature = _signature(part.get("payload"))
         if signature is None:
             signature = _compat_signature(part.get("extra"))

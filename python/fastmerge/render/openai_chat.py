@@ -63,13 +63,21 @@ def _own_metadata(d: dict[str, Any]) -> dict[str, Any]:
     return pm if pm.get("provider") == NAME else {}
 
 
+def _logprobs(logprobs: Any) -> Any:
+    """The choice's ``logprobs`` as the API spells them: ``content`` and ``refusal`` are always
+    there, null when none came (the adapter reads a null list as absent)."""
+    if not isinstance(logprobs, dict):
+        return logprobs
+    return {"content": logprobs.get("content"), "refusal": logprobs.get("refusal"), **logprobs}
+
+
 def _choice(d: dict[str, Any], position: int) -> dict[str, Any]:
     pm = _own_metadata(d)
     index = d["choice_index"]
     choice: dict[str, Any] = {
         "index": index if index is not None else position,
         "message": _message(d, pm),
-        "logprobs": d["logprobs"],
+        "logprobs": _logprobs(d["logprobs"]),
         # another provider's reason in OpenAI's words (stop, length, tool_calls, ...)
         "finish_reason": d["finish_reason"] if pm else d["finish_reason_normalized"],
     }

@@ -29,6 +29,9 @@ const RECOGNIZED: &[&str] = &[
     "createTime",
     "error",
 ];
+/// The key of a call's `extra` holding the fields of its part beside `functionCall`
+/// (`partMetadata`, ...): not a name the API can send (its names are identifiers).
+const PART_FIELDS: &str = "@part";
 const VALUE_KEYS: &[&str] = &["stringValue", "numberValue", "boolValue", "nullValue"];
 
 type R<T> = Result<T, String>;
@@ -93,6 +96,40 @@ fn absent(value: Option<&Value>) -> bool {
 
 fn is_true(value: Option<&Value>) -> bool {
     matches!(value, Some(Value::Bool(true)))
+}
+
+/// `value` without its null members at every depth, or None when it holds none. The API never
+/// sends a null (its JSON omits unset fields); a null in a part is an SDK's unset field
+/// (`model_dump()`), read as absent: a part with and without them is the same part.
+fn without_nulls(value: &Value) -> Option<Value> {
+    if !has_null(value) {
+        return None;
+    }
+    Some(match value {
+        Value::Dict(map) => dict(
+            map.iter()
+                .filter(|(_, v)| !matches!(v, Value::Null))
+                .map(|(k, v)| (k.clone(), without_nulls(v).unwrap_or_else(|| v.clone())))
+                .collect(),
+        ),
+        Value::List(items) => Value::List(Arc::new(
+            items
+                .iter()
+                .map(|v| without_nulls(v).unwrap_or_else(|| v.clone()))
+                .collect(),
+        )),
+        other => other.clone(),
+    })
+}
+
+fn has_null(value: &Value) -> bool {
+    match value {
+        Value::Dict(map) => map
+            .values()
+            .any(|v| matches!(v, Value::Null) || has_null(v)),
+        Value::List(items) => items.iter().any(has_null),
+        _ => false,
+    }
 }
 
 fn payload(data: &Value) -> Value {
@@ -241,10 +278,25 @@ impl Candidate {
         out: &mut Vec<Value>,
         anomalies: &mut Vec<Value>,
     ) -> R<()> {
+        let stripped = without_nulls(part);
+        let part = stripped.as_ref().unwrap_or(part);
         let signature = field(part, "thoughtSignature");
         if let Some(call) = field(part, "functionCall") {
             expect(Some(call), "object", || at.call())?;
-            return self.call(call, signature, at, out, anomalies);
+            // the part's own fields beside the call (partMetadata, ...), kept with it
+            let beside: Option<Value> = match part {
+                Value::Dict(map) => {
+                    let mut rest = Obj::new();
+                    for (k, v) in map.iter() {
+                        if k != "functionCall" && k != "thoughtSignature" {
+                            rest.put(k, v.clone());
+                        }
+                    }
+                    (!rest.is_empty()).then(|| rest.build())
+                }
+                _ => None,
+            };
+            return self.call(call, signature, beside, at, out, anomalies);
         }
         let Value::Dict(map) = part else {
             return Ok(());
@@ -284,6 +336,19 @@ impl Candidate {
             if k != "text" && k != "thought" && k != "thoughtSignature" {
                 attributes.insert(k.clone(), v.clone());
             }
+        }
+        if reasoning && !attributes.is_empty() {
+            // a reasoning part has no place for fields beside its text: kept whole
+            self.close_streamed(out);
+            let index = self.new_index(Last::Other, signature.is_some());
+            let mut f = Obj::new();
+            f.put("part", s("unknown"))
+                .put("provider", s(NAME))
+                .put("kind", s("thought"))
+                .put("raw", part.clone())
+                .put("index", Value::Int(index));
+            out.push(f.build());
+            return Ok(());
         }
         if text_str.is_empty() && attributes.is_empty() {
             if let Some(sig) = signature {
@@ -330,6 +395,7 @@ impl Candidate {
         &mut self,
         call: &Value,
         signature: Option<&Value>,
+        beside: Option<Value>,
         at: At,
         out: &mut Vec<Value>,
         anomalies: &mut Vec<Value>,
@@ -451,6 +517,9 @@ impl Candidate {
                 if !CALL_FIELDS.contains(&k.as_str()) && !matches!(v, Value::Null) {
                     extra.put(k, v.clone());
                 }
+            }
+            if let Some(beside) = beside {
+                extra.put(PART_FIELDS, beside);
             }
             if !extra.is_empty() {
                 fragment.put("extra", extra.build());

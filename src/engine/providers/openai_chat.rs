@@ -74,6 +74,23 @@ const DETAIL_OPAQUE: &[&str] = &["text", "summary", "signature", "data", "index"
 const DETAIL_TYPES: &[&str] = &["reasoning.text", "reasoning.summary", "reasoning.encrypted"];
 
 /// `value` when present and not null.
+/// An object without its null members (any other value as it is). The API's `logprobs` and
+/// audio pieces spell an absent list or field as null, as does an SDK's `model_dump()` for
+/// every unset field: read as absent, so a chunk with and without them gives one message.
+pub(super) fn without_null_members(value: &Value) -> Value {
+    match value {
+        Value::Dict(map) if map.values().any(|v| matches!(v, Value::Null)) => {
+            Value::Dict(Arc::new(
+                map.iter()
+                    .filter(|(_, v)| !matches!(v, Value::Null))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect(),
+            ))
+        }
+        other => other.clone(),
+    }
+}
+
 fn present(value: Option<&Value>) -> Option<&Value> {
     value.filter(|v| !matches!(v, Value::Null))
 }
@@ -541,7 +558,7 @@ impl Adapter {
         }
         // audio output: pieces of data and transcript, verbatim
         if let Some(audio) = present(delta_map.get("audio")) {
-            parts.push(unknown("audio", audio));
+            parts.push(unknown("audio", &without_null_members(audio)));
         }
 
         match present(delta_map.get("executed_tools")) {
@@ -566,7 +583,7 @@ impl Adapter {
             Some(_) => return Err(format!("{at}.delta.refusal is not a string")),
         }
         if let Some(logprobs) = present(choice.get("logprobs")) {
-            leaf.put("logprobs", logprobs.clone());
+            leaf.put("logprobs", without_null_members(logprobs));
         }
         let ids: &[Value] = match present(choice.get("token_ids")) {
             None => &[],

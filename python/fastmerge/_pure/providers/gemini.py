@@ -14,10 +14,12 @@ choice; its leaf holds, in this order:
     text anywhere, so a text part continues the previous part of the candidate when that is
     text too (a thought continues a thought); the adapter numbers parts itself (part
     ``index`` 0, 1, ...) so the fold continues exactly that part. Other keys of a text part
-    are kept as ``attributes`` (a reasoning part has no such field: they are not kept);
+    are kept as ``attributes``; a thought with other keys (``partMetadata``, ...) has no
+    such field, and is kept whole as an ``unknown`` part (kind ``thought``);
   - ``functionCall {name, args?, id?}`` -> a tool call with ``provider_index`` = the call's
     number in the candidate (Gemini sends none) and the ``args`` object as dict arguments;
-    another key of the call goes to the call's ``extra``. Vertex streamed arguments
+    another key of the call goes to the call's ``extra``, and the part's keys beside
+    ``functionCall`` (``partMetadata``, ...) to ``extra["@part"]``. Vertex streamed arguments
     (``{name, willContinue: true}``, then ``partialArgs[{jsonPath, stringValue |
     numberValue | boolValue | nullValue, willContinue}]``, then an empty ``functionCall`` or
     one without ``willContinue``) are written out as the JSON text of the arguments object,
@@ -26,6 +28,9 @@ choice; its leaf holds, in this order:
   - any other part (``executableCode``, ``codeExecutionResult``, ``inlineData``,
     ``fileData``, ``functionResponse``, ...) -> an ``unknown`` part holding the part verbatim
     (with its ``thoughtSignature``).
+
+  A null member of a part, at any depth, is read as absent: the API never sends one, and an
+  SDK's ``model_dump()`` spells every unset field so.
 
   ``thoughtSignature`` is the payload ``{"provider": "gemini", "kind": "thought_signature",
   "data": <verbatim>}`` of its part: a reasoning part's ``payload``, a tool call's ``payload``,
@@ -83,6 +88,42 @@ from ._common import AdapterError, FinishedId, cut_call_anomaly
 
 NAME = "gemini"
 
+# a Part field that rides beside the part's content: kept with it, verbatim
+_BESIDE = (
+    "set beside the part's content, verbatim: in a text part's attributes, a call's "
+    "extra['@part'], or the part kept whole (a thought: unknown part, kind 'thought')"
+)
+#: The rule of every field google-genai's ``Part`` and ``FunctionCall`` define (keys: the
+#: camelCase names the API sends): a test enumerates them from the installed SDK and fails for
+#: a field without a rule here, or a rule for none.
+WIRE_RULES: dict[str, str] = {
+    "part:text": "appends to the text part (thought: the reasoning part) it continues",
+    "part:thought": "true makes the text a reasoning part",
+    "part:thoughtSignature": "sets its part's payload (kind 'thought_signature'), verbatim",
+    "part:functionCall": "a tool call (the function_call: rules)",
+    "part:inlineData": "kept verbatim as an unknown part (kind 'inlineData')",
+    "part:fileData": "kept verbatim as an unknown part (kind 'fileData')",
+    "part:executableCode": "kept verbatim as an unknown part (kind 'executableCode')",
+    "part:codeExecutionResult": "kept verbatim as an unknown part (kind 'codeExecutionResult')",
+    "part:functionResponse": "kept verbatim as an unknown part (kind 'functionResponse')",
+    "part:toolCall": "kept verbatim as an unknown part (kind 'toolCall')",
+    "part:toolResponse": "kept verbatim as an unknown part (kind 'toolResponse')",
+    "part:videoMetadata": _BESIDE,
+    "part:mediaResolution": _BESIDE,
+    "part:mediaProcessing": _BESIDE,
+    "part:partMetadata": _BESIDE,
+    "part:audioTranscription": _BESIDE,
+    "part:speechMetadata": _BESIDE,
+    "part:documentMetadata": _BESIDE,
+    "part:spreadsheetMetadata": _BESIDE,
+    "part:audioMetadata": _BESIDE,
+    "function_call:name": "sets the call's name (a call starts)",
+    "function_call:id": "sets the call's id",
+    "function_call:args": "sets the call's arguments (an object, kept as sent)",
+    "function_call:partialArgs": "appends to the call's arguments, written as JSON text",
+    "function_call:willContinue": "true keeps the streamed call open for the next part",
+}
+
 # the candidate keys read into message fields; the others go to provider_metadata["candidate"]
 _CANDIDATE_FIELDS = ("content", "index", "finishReason", "logprobsResult")
 # the chunk keys read into message fields; the others go to provider_metadata
@@ -98,6 +139,9 @@ _RECOGNIZED = (
     "createTime",
     "error",
 )
+# the key of a call's ``extra`` holding the fields of its part beside ``functionCall``
+# (``partMetadata``, ...): not a name the API can send (its names are identifiers)
+_PART_FIELDS = "@part"
 _VALUE_KEYS = ("stringValue", "numberValue", "boolValue", "nullValue")
 
 
@@ -494,11 +538,16 @@ class Adapter:
         out: list[dict[str, Any]],
         anomalies: list[dict[str, Any]],
     ) -> None:
+        part = _without_nulls(part)
         signature = part.get("thoughtSignature")
         call = part.get("functionCall")
         if call is not None:
             _expect(call, "object", f"{path}.functionCall")
-            self._call(state, call, signature, f"{path}.functionCall", out, anomalies)
+            # the part's own fields beside the call (partMetadata, ...), kept with it
+            beside = {
+                k: v for k, v in part.items() if k not in ("functionCall", "thoughtSignature")
+            }
+            self._call(state, call, signature, beside, f"{path}.functionCall", out, anomalies)
             return
         text = part.get("text")
         if text is None:
@@ -521,6 +570,20 @@ class Adapter:
         attributes = {
             k: v for k, v in part.items() if k not in ("text", "thought", "thoughtSignature")
         }
+        if kind == "reasoning" and attributes:
+            # a reasoning part has no place for fields beside its text: kept whole
+            self._close_streamed(state, out)
+            index = self._new_index(state, "other", signature is not None)
+            out.append(
+                {
+                    "part": "unknown",
+                    "provider": NAME,
+                    "kind": "thought",
+                    "raw": part,
+                    "index": index,
+                }
+            )
+            return
         if not text and not attributes:
             if signature is not None:
                 self._close_streamed(state, out)
@@ -604,6 +667,7 @@ class Adapter:
         state: _Candidate,
         call: dict[str, Any],
         signature: Any,
+        beside: dict[str, Any],
         path: str,
         out: list[dict[str, Any]],
         anomalies: list[dict[str, Any]],
@@ -678,6 +742,8 @@ class Adapter:
         if signature is not None:
             fragment["payload"] = _payload(signature)
         extra = {k: v for k, v in call.items() if k not in _CALL_FIELDS and v is not None}
+        if beside:
+            extra[_PART_FIELDS] = beside
         if extra:
             fragment["extra"] = extra
         if len(fragment) > 2:
@@ -692,6 +758,27 @@ class Adapter:
         text = streamed.close()
         if text:
             out.append({"part": "tool_call", "provider_index": streamed.number, "arguments": text})
+
+
+def _without_nulls(value: Any) -> Any:
+    """``value`` without its null members, at every depth. The API never sends a null (its
+    JSON omits unset fields); a null in a part is an SDK's unset field (``model_dump()``), so
+    it is read as absent: a part with and without them is the same part."""
+    if isinstance(value, dict):
+        if not _has_null(value):
+            return value
+        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list) and _has_null(value):
+        return [_without_nulls(v) for v in value]
+    return value
+
+
+def _has_null(value: Any) -> bool:
+    if isinstance(value, dict):
+        return any(v is None or _has_null(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_null(v) for v in value)
+    return False
 
 
 def _cut(streamed: _Streamed) -> dict[str, Any]:

@@ -32,10 +32,11 @@ What a choice entry maps to:
   the fold's resolver matches them); keys beside ``index/id/type/function/custom`` are kept
   in the call's ``extra`` (Gemini-compatible ``extra_content``);
 - the deprecated ``delta.function_call`` -> a tool-call fragment at ``provider_index`` -1;
-  ``delta.audio`` pieces -> unknown parts (kind ``audio``), verbatim;
+  ``delta.audio`` pieces -> unknown parts (kind ``audio``), verbatim but for null members;
 - ``delta.executed_tools[]`` (Groq compound) -> unknown parts, each entry verbatim;
-- ``logprobs`` -> ``logprobs``; ``token_ids`` (vLLM) and ``delta.token_id`` (Together) ->
-  ``completion_token_ids``; ``finish_reason`` -> ``finish_reason`` and ``status: complete``;
+- ``logprobs`` -> ``logprobs`` (null members read as absent); ``token_ids`` (vLLM) and
+  ``delta.token_id`` (Together) -> ``completion_token_ids``; ``finish_reason`` ->
+  ``finish_reason`` and ``status: complete``;
 - other keys of the choice (``stop_reason``, ``native_finish_reason``, ``seed``,
   ``content_filter_results``) -> ``provider_metadata["choice"]``, other keys of the delta ->
   ``provider_metadata["message"]``. Together's ``choices[].text`` repeats ``delta.content``
@@ -101,6 +102,39 @@ _DELTA_KNOWN = frozenset(
         "audio",
     }
 )
+#: The rule of every field the openai SDK's chunk types define (``ChatCompletionChunk``,
+#: ``Choice``, ``ChoiceDelta``, ``ChoiceDeltaToolCall`` and its function): a test enumerates
+#: them from the installed SDK and fails for a field without a rule here, or a rule for none.
+WIRE_RULES: dict[str, str] = {
+    "chunk:id": "sets response_id (the first kept); a new id after the finish is new_response",
+    "chunk:choices": "each entry folds into the choice of its index; [] speaks for every choice",
+    "chunk:created": "sets provider_metadata['created']",
+    "chunk:model": "sets response_model (the last kept)",
+    "chunk:object": "sets provider_metadata['object']",
+    "chunk:moderation": "sets provider_metadata['response']['moderation'] (deep-merged)",
+    "chunk:obfuscation": "per-chunk padding: dropped (it carries no content)",
+    "chunk:service_tier": "sets provider_metadata['service_tier']",
+    "chunk:system_fingerprint": "sets provider_metadata['system_fingerprint']",
+    "chunk:usage": "sets usage (normalized keys, then every key verbatim; the last replaces)",
+    "choice:delta": "its fields fold into the choice's message (the delta: rules)",
+    "choice:index": "selects the choice (its choice_index)",
+    "choice:finish_reason": "sets finish_reason and status 'complete'",
+    "choice:logprobs": "appends to logprobs (its content and refusal lists)",
+    "delta:role": "sets role",
+    "delta:content": "appends to the text part (a list: each typed item in order)",
+    "delta:refusal": "appends to refusal",
+    "delta:tool_calls": "each entry is a tool-call fragment, resolved by its index",
+    "delta:function_call": "the deprecated call: a tool-call fragment at provider_index -1 "
+    "(name sets, arguments append)",
+    "delta:audio": "kept verbatim as an unknown part (kind 'audio'), piece by piece",
+    "tool_call:index": "selects the call (provider_index)",
+    "tool_call:id": "sets the call's id (the first fragment's)",
+    "tool_call:type": "sets the call's type",
+    "tool_call:function": "its name and arguments (the tool_call:function. rules)",
+    "tool_call:function.name": "sets the call's name",
+    "tool_call:function.arguments": "appends to the call's arguments, as streamed",
+}
+
 # keys that make an event a chat chunk (not ``model``, which Ollama's objects have, nor
 # ``usage``, which Anthropic's message_delta has)
 _RECOGNIZED = (
@@ -124,6 +158,16 @@ def _absent(value: Any) -> bool:
     if isinstance(value, str):
         return value == "null" or not value or value.isspace()
     return False
+
+
+def _without_null_members(value: Any) -> Any:
+    """An object without its null members (any other value as it is). The API's ``logprobs``
+    and audio pieces spell an absent list or field as null, as does an SDK's ``model_dump()``
+    for every unset field: read as absent, so a chunk with and without them gives one
+    message."""
+    if isinstance(value, dict) and any(v is None for v in value.values()):
+        return {k: v for k, v in value.items() if v is not None}
+    return value
 
 
 def _is_int(value: Any) -> bool:
@@ -428,7 +472,8 @@ class Adapter:
             parts.append(self._call(f"{where}.delta", index, state, call, anomalies))
         audio = delta.get("audio")  # audio output: pieces of data and transcript, verbatim
         if audio is not None:
-            parts.append({"part": "unknown", "provider": NAME, "kind": "audio", "raw": audio})
+            raw = _without_null_members(audio)
+            parts.append({"part": "unknown", "provider": NAME, "kind": "audio", "raw": raw})
 
         tools = delta.get("executed_tools")
         if tools is not None:
@@ -448,7 +493,7 @@ class Adapter:
             leaf["refusal"] = refusal
         logprobs = choice.get("logprobs")
         if logprobs is not None:
-            leaf["logprobs"] = logprobs
+            leaf["logprobs"] = _without_null_members(logprobs)
         ids = choice.get("token_ids")
         if ids is not None and not isinstance(ids, list):
             raise AdapterError(f"{where}.token_ids is not a list")

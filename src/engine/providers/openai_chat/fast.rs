@@ -144,12 +144,16 @@ struct Function<'a> {
 /// by serde, [`KeptItems`]), and where they end; None where the typed path declines (a
 /// negative zero outside the entries, too deep, not JSON).
 fn logprobs_at(raw: &[u8], pos: usize) -> Option<(Value, usize)> {
-    if let Some(read) = kept_items_at(raw, pos, 4) {
-        return Some(read);
+    // null members read as absent, as the generic path reads them
+    if let Some((value, end)) = kept_items_at(raw, pos, 4) {
+        return Some((super::without_null_members(&value), end));
     }
     let mut values = serde_json::Deserializer::from_slice(raw.get(pos..)?).into_iter();
     let KeptItems::<4>(value) = values.next()?.ok()?;
-    Some((value, pos + values.byte_offset()))
+    Some((
+        super::without_null_members(&value),
+        pos + values.byte_offset(),
+    ))
 }
 
 /// A text of the event, borrowed from its bytes where it lies there (no escape in it).
