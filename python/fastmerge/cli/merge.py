@@ -28,6 +28,7 @@ from .. import (
     merge_all,
     to_provider,
 )
+from ..errors import MergeConflictError
 from ._common import (
     EXIT_DATA,
     EXIT_INCOMPLETE,
@@ -343,7 +344,7 @@ def _merge_command(args: argparse.Namespace) -> int:
                 "with --provider auto"
             )
         return _fail(str(exc))
-    except MergeError as exc:
+    except (MergeError, MergeConflictError) as exc:  # --policy langchain: LangChain's class
         return _fail(f"{source}: cannot merge: {exc}")
     if not read:
         # merge_all of nothing is None; printed, `null` would pass for a merged empty input
