@@ -17,6 +17,8 @@ __all__ = [
     "CycleError",
     "MergeTypeError",
     "MergeConflictError",
+    "MergeConflictTypeError",
+    "MergeConflictValueError",
     "AnomalyError",
     "EventError",
     "BatchError",
@@ -77,11 +79,16 @@ class MergeTypeError(MergeError):
         return (type(self), (self.keys, self.left_kind, self.right_kind))
 
 
-class MergeConflictError(MergeError, TypeError):
+class MergeConflictError(Exception):
     """``policy="langchain"``: two values that LangChain's merge cannot combine. The message
-    is LangChain's own; the class is both a ``TypeError`` (what LangChain's ``merge_dicts``
-    raises) and a ``ValueError`` (what its ``merge_obj`` and ``add_usage`` raise), so code
-    written for either keeps catching it. ``code`` says which rule refused."""
+    is LangChain's own, and so is the class: a :class:`MergeConflictTypeError` (a
+    ``TypeError`` only) where LangChain raises ``TypeError`` (``merge_dicts``: a key's values
+    of two types or of a type it cannot add; ``merge_obj``: two values of two types), a
+    :class:`MergeConflictValueError` (a ``ValueError`` only, and a :class:`MergeError`) where
+    it raises ``ValueError`` (``merge_obj``: two unequal values; ``add_usage``). Never both:
+    LangChain's stream aggregator catches ``TypeError`` around chunk ``+`` and keeps the last
+    chunk, so an error LangChain lets through must not be one. ``code`` says which rule
+    refused. ``except MergeConflictError`` catches either."""
 
     def __init__(self, code: str, message: str) -> None:
         self.code = code
@@ -91,8 +98,22 @@ class MergeConflictError(MergeError, TypeError):
         return (type(self), (self.code, self.args[0]))
 
 
+class MergeConflictTypeError(MergeConflictError, TypeError):
+    """A :class:`MergeConflictError` where LangChain raises ``TypeError``."""
+
+
+class MergeConflictValueError(MergeConflictError, MergeError):
+    """A :class:`MergeConflictError` where LangChain raises ``ValueError``."""
+
+
+# The rules whose refusal LangChain raises as TypeError (merge_dicts, merge_obj's types); the
+# others (merge_obj's unequal values, add_usage) raise ValueError.
+_TYPE_ERROR_CODES = frozenset({"kwargs_type", "kwargs_unsupported", "types"})
+
+
 def langchain_conflict(code: str, *values: Any) -> MergeConflictError:
-    """The error LangChain raises for ``code``, worded as LangChain words it."""
+    """The error LangChain raises for ``code``, of LangChain's class, worded as LangChain
+    words it."""
     if code == "kwargs_type":
         message = (
             f'additional_kwargs["{values[0]}"] already exists in this message,'
@@ -119,7 +140,9 @@ def langchain_conflict(code: str, *values: Any) -> MergeConflictError:
         message = f"Unknown value types: {types}. Only dict and int values are supported."
     else:  # usage_depth
         message = "max_depth=100 exceeded, unable to combine dicts."
-    return MergeConflictError(code, message)
+    if code in _TYPE_ERROR_CODES:
+        return MergeConflictTypeError(code, message)
+    return MergeConflictValueError(code, message)
 
 
 class AnomalyError(MergeError):

@@ -67,8 +67,9 @@ def merge_chunks(chunks: Iterable[AIMessageChunk]) -> AIMessageChunk:
     (content, ``additional_kwargs``, ``response_metadata``, ``tool_call_chunks`` and the
     ``tool_calls`` parsed from them, ``usage_metadata`` added up, ``id``, ``chunk_position``),
     and the same error where LangChain raises one (a
-    :class:`fastmerge.errors.MergeConflictError`, which is both a ``TypeError`` and a
-    ``ValueError``), in time linear in the total size.
+    :class:`fastmerge.errors.MergeConflictError` of LangChain's class only: a ``TypeError``
+    where LangChain raises ``TypeError``, a ``ValueError`` where it raises ``ValueError``), in
+    time linear in the total size.
 
     One chunk is returned as it is, as ``reduce`` does; no chunk raises ``TypeError``.
     """

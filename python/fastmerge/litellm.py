@@ -37,7 +37,7 @@ from litellm.types.utils import (
 
 import fastmerge
 
-from .parts import TextPart
+from .parts import ReasoningPart, TextPart
 
 if TYPE_CHECKING:
     from .messages import AssistantMessage
@@ -54,6 +54,7 @@ _MESSAGE_FIELDS = frozenset(
 _REASONING_FIELDS = frozenset({"reasoning_content", "reasoning"})
 # LiteLLM delta fields whose fragments the engine does not rebuild: its metadata merge keeps the
 # last chunk's list only, which would be a wrong value here (see docs/litellm.md).
+# (``thinking_blocks`` are rebuilt from the reasoning parts, see _thinking.)
 _NOT_REBUILT = frozenset({"thinking_blocks", "images", "reasoning_items"})
 # Response keys of the rendered ``chat.completion`` set by name below, and the chunk's LiteLLM
 # bookkeeping (the request's stream options) that is no part of a response.
@@ -61,6 +62,11 @@ _RESPONSE_FIELDS = frozenset(
     {"id", "object", "created", "model", "choices", "usage", "system_fingerprint", "service_tier"}
 )
 _NOT_RESPONSE = frozenset({"stream_options"})
+# The type of the annotation a LiteLLM citation (``provider_specific_fields["citation"]`` of a
+# delta) travels in through the adapter: the engine appends a text part's citations in order,
+# one object each; the builder takes them back out by this type.
+_CITATION = "fastmerge.litellm.citation"
+_CITATION_KEY = "citation"
 
 
 def stream_chunk_builder(
@@ -118,12 +124,14 @@ def stream_chunk_builder(
             "text-completion chunks (choices[].text) are not chat chunks: "
             "fastmerge.litellm.stream_chunk_builder builds chat completions only"
         )
-    merged = _aggregate(items, strict)
+    events, thinking = _with_blocks_as_fields(items)
+    merged = _aggregate(events, strict)
     rendered = fastmerge.to_provider(merged, "openai-chat")
-    response = _response(rendered, merged, hidden)
+    response = _response(rendered, merged, hidden, thinking)
     usage = _usage(rendered.get("usage"), response, merged, messages, count_prompt_tokens)
     setattr(response, "usage", usage)  # noqa: B010 (a field LiteLLM's stubs do not declare)
     _set_response_cost(response, hidden)
+    _set_provider_metadata(response, items)
     return response
 
 
@@ -172,6 +180,132 @@ def _is_text_completion(items: list[Any]) -> bool:
     return False
 
 
+def _field(value: Any, name: str) -> Any:
+    """A key of a dict, or an attribute of a LiteLLM object."""
+    return value.get(name) if isinstance(value, Mapping) else getattr(value, name, None)
+
+
+def _carries_blocks(chunk: Any) -> bool:
+    """Whether a delta of the chunk has LiteLLM's ``thinking_blocks`` or a citation."""
+    choices = _field(chunk, "choices")
+    if not isinstance(choices, list):
+        return False
+    for choice in choices:
+        delta = _field(choice, "delta")
+        if delta is None:
+            continue
+        if _field(delta, "thinking_blocks"):
+            return True
+        fields = _field(delta, "provider_specific_fields")
+        if isinstance(fields, Mapping) and fields.get(_CITATION_KEY) is not None:
+            return True
+    return False
+
+
+def _plain(value: Any) -> Any:
+    """A LiteLLM object as the dict its JSON is (a dict as it is)."""
+    if isinstance(value, dict):
+        return value
+    return pydantic_core.to_jsonable_python(value, exclude_none=True, fallback=_unknown)
+
+
+def _with_blocks_as_fields(items: list[Any]) -> tuple[list[Any], bool]:
+    """The chunks with LiteLLM's own delta fields written as the ``openai-chat`` adapter's:
+    each ``thinking_blocks`` entry as the ``reasoning_details`` entry it is (text and
+    signature, or redacted data, at the block's index), each citation as an annotation of the
+    text. Copies of the chunks that have them; the others as given. True when a thinking
+    block was written so (the response then has ``thinking_blocks``)."""
+    out: list[Any] = []
+    thinking = False
+    unnumbered: dict[Any, _Unnumbered] = {}
+    for chunk in items:
+        if not _carries_blocks(chunk):
+            out.append(chunk)
+            continue
+        data = {k: v for k, v in _plain(chunk).items() if k != _HIDDEN}
+        choices: list[Any] = []
+        for choice in data.get("choices") or ():
+            choice = _plain(choice)
+            delta = choice.get("delta") if isinstance(choice, dict) else None
+            if delta is not None:
+                numbers = unnumbered.setdefault(choice.get("index"), _Unnumbered())
+                delta, blocks = _delta_with_blocks_as_fields(_plain(delta), numbers)
+                thinking = thinking or blocks
+                choice = {**choice, "delta": delta}
+            choices.append(choice)
+        data["choices"] = choices
+        out.append(data)
+    return out, thinking
+
+
+class _Unnumbered:
+    """Where a choice's thinking blocks without an ``index`` (LiteLLM's transformers for
+    Anthropic and Bedrock number them; hand-made chunks may not) begin and end, as LiteLLM
+    reads them: a signature ends a block, redacted data is a block of its own. They are given
+    numbers below zero, apart from the numbers providers give."""
+
+    __slots__ = ("current", "used")
+
+    def __init__(self) -> None:
+        self.current = -1
+        self.used = False
+
+    def number(self, block: Mapping[str, Any]) -> int:
+        if block.get("type") == "redacted_thinking":
+            if self.used:
+                self.current -= 1
+            number = self.current
+            self.current -= 1
+            self.used = False
+            return number
+        number = self.current
+        self.used = True
+        if block.get("signature"):
+            self.current -= 1
+            self.used = False
+        return number
+
+
+def _delta_with_blocks_as_fields(
+    delta: dict[str, Any], numbers: _Unnumbered
+) -> tuple[dict[str, Any], bool]:
+    out = dict(delta)
+    blocks = out.get("thinking_blocks")
+    # a delta that has the adapter's field itself keeps LiteLLM's as it is (never both mixed)
+    written = isinstance(blocks, list) and bool(blocks) and out.get("reasoning_details") is None
+    if written and isinstance(blocks, list):
+        del out["thinking_blocks"]
+        out["reasoning_details"] = [_detail(b, numbers) for b in blocks if isinstance(b, Mapping)]
+    fields = out.get("provider_specific_fields")
+    if isinstance(fields, Mapping) and fields.get(_CITATION_KEY) is not None:
+        rest = {k: v for k, v in fields.items() if k != _CITATION_KEY}
+        if rest:
+            out["provider_specific_fields"] = rest
+        else:
+            del out["provider_specific_fields"]
+        annotations = out.get("annotations")
+        cited = {"type": _CITATION, "citation": fields[_CITATION_KEY]}
+        out["annotations"] = [*annotations, cited] if isinstance(annotations, list) else [cited]
+    return out, written
+
+
+def _detail(block: Mapping[str, Any], numbers: _Unnumbered) -> dict[str, Any]:
+    """A LiteLLM thinking block as a ``reasoning_details`` entry: ``redacted_thinking`` data as
+    ``reasoning.encrypted``, a thinking block's text and signature as ``reasoning.text``."""
+    if block.get("type") == "redacted_thinking":
+        entry = {"type": "reasoning.encrypted", "data": block.get("data")}
+    else:
+        entry = {
+            "type": "reasoning.text",
+            "text": block.get("thinking"),
+            "signature": block.get("signature"),
+        }
+    index = block.get("index")
+    numbered = isinstance(index, int) and not isinstance(index, bool) and index >= 0
+    entry["index"] = index if numbered else numbers.number(block)
+    return {k: v for k, v in entry.items() if v is not None}
+
+
 def _without_hidden(chunk: Any) -> Any:
     """A dict chunk without LiteLLM's ``_hidden_params`` (a copy; the input stays as it is)."""
     return {k: v for k, v in chunk.items() if k != _HIDDEN}
@@ -215,7 +349,10 @@ def _aggregate(items: list[Any], strict: bool) -> list[AssistantMessage]:
 
 
 def _response(
-    rendered: dict[str, Any], merged: list[AssistantMessage], hidden: dict[str, Any]
+    rendered: dict[str, Any],
+    merged: list[AssistantMessage],
+    hidden: dict[str, Any],
+    thinking: bool,
 ) -> ModelResponse:
     extras = {
         k: v
@@ -230,7 +367,10 @@ def _response(
         created=rendered.get("created"),
         model=rendered.get("model"),
         system_fingerprint=rendered.get("system_fingerprint"),
-        choices=[_choice(choice, message) for choice, message in zip(rendered["choices"], merged)],
+        choices=[
+            _choice(choice, message, thinking)
+            for choice, message in zip(rendered["choices"], merged)
+        ],
         **extras,
     )
     anomalies = [
@@ -245,7 +385,7 @@ def _response(
     return response
 
 
-def _choice(choice: dict[str, Any], message: AssistantMessage) -> Choices:
+def _choice(choice: dict[str, Any], message: AssistantMessage, thinking: bool) -> Choices:
     extras = {
         k: v
         for k, v in choice.items()
@@ -257,7 +397,7 @@ def _choice(choice: dict[str, Any], message: AssistantMessage) -> Choices:
     return Choices(
         finish_reason=choice.get("finish_reason"),  # None reads "stop" (LiteLLM's Choices)
         index=choice["index"],
-        message=_message(choice["message"], message),
+        message=_message(choice["message"], message, thinking),
         # the message's read-only logprobs are dict and list subclasses: LiteLLM's
         # ChoiceLogprobs validates them as the plain data they equal
         **({"logprobs": logprobs} if logprobs is not None else {}),
@@ -265,7 +405,7 @@ def _choice(choice: dict[str, Any], message: AssistantMessage) -> Choices:
     )
 
 
-def _message(rendered: dict[str, Any], message: AssistantMessage) -> Message:
+def _message(rendered: dict[str, Any], message: AssistantMessage, thinking: bool) -> Message:
     calls = rendered.get("tool_calls")
     function_call = rendered.get("function_call")
     # LiteLLM's message content: the text; "" when there is none, None for a call-only turn
@@ -278,20 +418,80 @@ def _message(rendered: dict[str, Any], message: AssistantMessage) -> Message:
         "tool_calls": [_tool_call(call) for call in calls] if calls else None,
         "function_call": function_call,
     }
-    if message.reasoning_content is not None:
+    blocks = _thinking_blocks(message) if thinking else None
+    if message.reasoning_content is not None and (
+        # redacted blocks alone carry no reasoning text: LiteLLM's message has none
+        message.reasoning_content or not blocks or _has_thinking(blocks)
+    ):
         fields["reasoning_content"] = message.reasoning_content
+    if thinking:  # the reasoning_details written from thinking_blocks are thinking_blocks again
+        fields["thinking_blocks"] = blocks
     if rendered.get("refusal"):
         fields["refusal"] = rendered["refusal"]
-    if rendered.get("annotations"):
-        fields["annotations"] = rendered["annotations"]
+    annotations = [a for a in rendered.get("annotations") or () if not _is_citation(a)]
+    if annotations:
+        fields["annotations"] = annotations
     if rendered.get("audio"):
         fields["audio"] = rendered["audio"]
     for key, value in rendered.items():
         if key in _MESSAGE_FIELDS or key in _REASONING_FIELDS or key in _NOT_REBUILT:
             continue
+        if thinking and key == "reasoning_details":
+            continue
         if value is not None:
             fields[key] = value
+    citations = _citations(message)
+    if citations:
+        fields["provider_specific_fields"] = {
+            "citations": citations,
+            **(rendered.get("provider_specific_fields") or {}),
+        }
     return Message(**fields)
+
+
+def _has_thinking(blocks: list[dict[str, Any]]) -> bool:
+    return any(block["type"] == "thinking" for block in blocks)
+
+
+def _is_citation(annotation: Any) -> bool:
+    return isinstance(annotation, Mapping) and annotation.get("type") == _CITATION
+
+
+def _citations(message: AssistantMessage) -> list[Any]:
+    """The citations the deltas sent, in order, packed as LiteLLM's builder packs them: a list
+    of the lists when every citation is a list, else one list of them all."""
+    cited = [
+        c["citation"]
+        for part in message.parts
+        if isinstance(part, TextPart)
+        for c in part.citations or ()
+        if _is_citation(c)
+    ]
+    if not cited:
+        return []
+    return cited if all(isinstance(c, list) for c in cited) else [cited]
+
+
+def _thinking_blocks(message: AssistantMessage) -> list[dict[str, Any]] | None:
+    """LiteLLM's ``thinking_blocks``: one per reasoning part a thinking block made (every such
+    part has the block's number as its index), in order: ``redacted_thinking`` with its data, else
+    ``thinking`` with its text and whole signature (a block cut before its signature keeps its
+    text). None when there is none, as LiteLLM's builder gives."""
+    blocks: list[dict[str, Any]] = []
+    for part in message.parts:
+        if not isinstance(part, ReasoningPart):
+            continue
+        payload = part.payload
+        if part.index is None:
+            continue  # reasoning text sent only as reasoning_content: no block
+        if payload is not None and payload.kind == "reasoning.encrypted":
+            blocks.append({"type": "redacted_thinking", "data": payload.data})
+            continue
+        block: dict[str, Any] = {"type": "thinking", "thinking": part.text}
+        if payload is not None:
+            block["signature"] = payload.data
+        blocks.append(block)
+    return blocks or None
 
 
 def _tool_call(call: dict[str, Any]) -> Any:
@@ -375,6 +575,17 @@ def _reasoning_tokens(merged: list[AssistantMessage]) -> int | None:
         return sum(litellm.token_counter(text=t, count_response_tokens=True) for t in texts)
     text_only = all(all(part.PART == "text" for part in m.parts) and not m.refusal for m in merged)
     return 0 if text_only else None
+
+
+def _set_provider_metadata(response: ModelResponse, items: list[Any]) -> None:
+    """What LiteLLM's builder gathers from the chunks beside the merge, by its own function
+    (the provider's config, named by the response's model): for Vertex AI and Gemini, each
+    chunk's ``vertex_ai_grounding_metadata`` (and the URL-context, safety and citation
+    metadata), a field of an object or of ``_hidden_params`` of a dict, joined into a list on
+    the response and in its ``_hidden_params``."""
+    from litellm.litellm_core_utils.streaming_chunk_builder_utils import ChunkProcessor
+
+    ChunkProcessor.apply_provider_assembled_streaming_metadata(response, items)
 
 
 def _set_response_cost(response: ModelResponse, hidden: dict[str, Any]) -> None:

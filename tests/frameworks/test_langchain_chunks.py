@@ -333,6 +333,7 @@ def test_merge_chunks_edges() -> None:
     with pytest.raises(MergeConflictError) as ours:
         merge_chunks(bad)
     assert str(ours.value) == str(theirs.value)
+    assert outcome(merge_chunks, bad) == outcome(reduce_add, bad)
     usage_bad = [
         AIMessageChunk(
             content="",
@@ -348,7 +349,8 @@ def test_merge_chunks_edges() -> None:
             usage_metadata={"input_tokens": 1, "output_tokens": 0, "total_tokens": 1, "extra": "x"},
         ),  # type: ignore[typeddict-unknown-key]
     ]
-    assert outcome(merge_chunks, usage_bad)[2] == outcome(reduce_add, usage_bad)[2]
+    assert outcome(merge_chunks, usage_bad) == outcome(reduce_add, usage_bad)
+    assert outcome(reduce_add, usage_bad)[1] == ("ValueError",)
 
 
 def test_inputs_unchanged() -> None:

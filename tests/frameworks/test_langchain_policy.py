@@ -26,7 +26,7 @@ from langchain_core.messages import (  # noqa: E402
 from langchain_core.messages.tool import tool_call_chunk as create_tool_call_chunk  # noqa: E402
 from langchain_core.utils._merge import merge_dicts, merge_lists, merge_obj  # noqa: E402
 
-from fastmerge.errors import MergeConflictError  # noqa: E402
+from fastmerge.errors import MergeConflictError, MergeConflictTypeError  # noqa: E402
 
 # ---------------------------------------------------------------------------------------------
 # langchain-core utils/test_utils.py: merge_dicts
@@ -142,9 +142,11 @@ def test_merge_dicts_errors(left: dict[str, Any], right: dict[str, Any], message
         lambda: lc_merge(left, right),
         lambda: fastmerge.merge_all([left, right], policy="langchain"),
     ):
-        with pytest.raises(MergeConflictError) as ours:
+        with pytest.raises(MergeConflictTypeError) as ours:
             call()
-        assert isinstance(ours.value, TypeError) and isinstance(ours.value, fastmerge.MergeError)
+        # LangChain's class only: a ValueError would not be what LangChain raises here
+        assert isinstance(ours.value, MergeConflictError)
+        assert not isinstance(ours.value, ValueError)
         assert str(ours.value) == message
 
 
@@ -286,6 +288,10 @@ def test_merge_obj_errors(left: Any, right: Any, kind: type) -> None:
     with pytest.raises(MergeConflictError) as ours:
         lc_merge(left, right)
     assert isinstance(ours.value, kind)
+    # of LangChain's class only: LangChain's stream aggregator swallows a TypeError
+    other = ValueError if kind is TypeError else TypeError
+    assert not isinstance(ours.value, other)
+    assert isinstance(ours.value, fastmerge.MergeError) == (kind is ValueError)
     assert str(ours.value) == str(theirs.value)
 
 

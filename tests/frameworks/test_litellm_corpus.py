@@ -328,9 +328,9 @@ def test_call_without_an_id_is_kept() -> None:
     assert litellm_build(chunks).choices[0].message.tool_calls == []
 
 
-def test_streamed_citations_are_not_collected() -> None:
+def test_streamed_citations_are_collected() -> None:
     # LiteLLM collects delta.provider_specific_fields["citation"] of every chunk into
-    # "citations"; the engine's metadata merge keeps the last value of a key (documented gap)
+    # "citations" (one list of them, as none is a list); the other keys, the last value
     chunks = [
         dict_chunk(
             [
@@ -355,7 +355,13 @@ def test_streamed_citations_are_not_collected() -> None:
     ]
     reference = litellm_build(chunks).choices[0].message.provider_specific_fields
     assert reference == {"citations": [["c1", "c2"]], "x": 1}
-    assert build(chunks).choices[0].message.provider_specific_fields == {"citation": "c2", "x": 1}
+    assert build(chunks).choices[0].message.provider_specific_fields == reference
+    # citations that are lists stay one list each
+    for chunk, cited in zip(chunks, (["c1"], ["c2", "c3"])):
+        chunk["choices"][0]["delta"]["provider_specific_fields"]["citation"] = cited
+    reference = litellm_build(chunks).choices[0].message.provider_specific_fields
+    assert reference == {"citations": [["c1"], ["c2", "c3"]], "x": 1}
+    assert build(chunks).choices[0].message.provider_specific_fields == reference
 
 
 def test_logging_obj_is_refused() -> None:

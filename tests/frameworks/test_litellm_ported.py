@@ -223,10 +223,10 @@ def test_usage_estimated_from_messages_without_a_usage_chunk() -> None:
     assert build(events, count_prompt_tokens=lambda: 77).usage.prompt_tokens == 77
 
 
-def test_thinking_blocks_are_not_rebuilt() -> None:
+def test_thinking_blocks_are_rebuilt() -> None:
     # test_get_combined_thinking_content_preserves_interleaved_blocks: LiteLLM rebuilds three
-    # blocks from the fragments. The engine lacks that rule (delta.thinking_blocks is not read
-    # by the openai-chat adapter): fastmerge gives no thinking_blocks rather than a wrong list
+    # blocks from the fragments (blocks without an index: a signature ends one, redacted data
+    # is one of its own); fastmerge rebuilds the same three
     def block(**fields: Any) -> Any:
         return stream_chunk({"thinking_blocks": [fields]}, model="claude-sonnet-4-20250514")
 
@@ -239,9 +239,16 @@ def test_thinking_blocks_are_not_rebuilt() -> None:
         block(type="thinking", thinking=None, signature="sig_block2"),
     ]
     reference = litellm_build(chunks).choices[0].message.thinking_blocks
-    assert [b["type"] for b in reference] == ["thinking", "redacted_thinking", "thinking"]
-    assert [b.get("signature") for b in reference] == ["sig_block1", None, "sig_block2"]
-    assert getattr(build(chunks).choices[0].message, "thinking_blocks", None) is None
+    assert reference == [
+        {"type": "thinking", "thinking": "Step 1 analysis...", "signature": "sig_block1"},
+        {"type": "redacted_thinking", "data": "EuoBCoYBGAIi...encrypted..."},
+        {"type": "thinking", "thinking": "Step 2 analysis...", "signature": "sig_block2"},
+    ]
+    message = build(chunks).choices[0].message
+    assert message.thinking_blocks == reference
+    # the blocks' text is the reasoning text (these chunks sent no reasoning_content; LiteLLM's
+    # transformers send both)
+    assert message.reasoning_content == "Step 1 analysis...Step 2 analysis..."
 
 
 def _claude_usage_chunk(usage: Any, finish: str | None, content: str | None) -> Any:

@@ -30,6 +30,7 @@ from .. import (
     to_provider,
 )
 from .._types import Provider
+from ..errors import MergeConflictError
 from ._common import (
     EXIT_DATA,
     EXIT_INCOMPLETE,
@@ -381,7 +382,7 @@ def _merge_command(args: argparse.Namespace) -> int:
         if not read and exc.line is not None and sniffed.compressed is not None:
             return _fail(f"{source}: {sniffed.compressed}")
         return _fail(str(exc))
-    except MergeError as exc:
+    except (MergeError, MergeConflictError) as exc:  # --policy langchain: LangChain's class
         return _fail(f"{source}: cannot merge: {exc}")
     if not read:
         # merge_all of nothing is None; printed, `null` would pass for a merged empty input

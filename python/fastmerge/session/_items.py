@@ -9,6 +9,13 @@ message dict (its text; images and files as given); a ``function_call_output`` /
 :class:`fastmerge.AssistantMessage` the ``"openai-responses"`` adapter makes of it. Each
 message keeps its item in its ``metadata`` (``{ITEM_KEY: item}``). This module only converts:
 the adapter makes the messages.
+
+An item that is no Responses input item fastmerge reads (an ``EncryptedSession``'s envelope,
+a message whose content is neither str nor list, a tool output without a str ``call_id``, an
+item the adapter refuses) is kept verbatim all the same, as the SDK's ``SQLiteSession`` keeps
+it: its row is an ``assistant_item`` and its message an assistant message whose one part is
+an :class:`fastmerge.UnknownPart` of provider :data:`OPAQUE` holding the item, which no
+rendering replays (a message with nothing replayable is left out).
 """
 
 from __future__ import annotations
@@ -29,6 +36,10 @@ ITEM_KINDS = {
 }
 _KIND_OF = {role: kind for kind, role in ITEM_KINDS.items()}
 
+#: The provider of the part that holds an item fastmerge does not read (kept verbatim; no
+#: renderer replays it).
+OPAQUE = "openai-agents"
+
 _TOOL_OUTPUTS = ("function_call_output", "custom_tool_call_output")
 _TEXT_TYPES = ("input_text", "output_text", "text")
 
@@ -48,43 +59,33 @@ def portable(content: Any) -> Any:
 def row_kind(position: int, item: Any) -> str:
     """The kind of the row that stores ``item``: ``"user"`` / ``"system"`` for a plain
     ``{"role", "content": str}`` message (the message itself), else one of
-    :data:`ITEM_KINDS`. Checks what can be checked without converting it (a dict; a user,
-    system or developer message's content a str or list; a tool output's str ``call_id`` and
-    str or list ``output``; a str ``type`` or a known role); else
+    :data:`ITEM_KINDS`: a user, system or developer message whose content is a str or list
+    a ``user_item`` / ``system_item``, a tool output with a str ``call_id`` and a str or list
+    ``output`` a ``tool_item``, any other dict an ``assistant_item`` (an item fastmerge does
+    not read among them, kept verbatim). What is not a dict raises
     :class:`fastmerge.errors.SessionTypeError`."""
     if type(item) is not dict:
         detail = f"{type(item).__name__} is not a Responses input item (a dict)"
         raise errors.SessionTypeError(position, detail)
     kind = item.get("type")
-    role = item.get("role")
     if kind is None or kind == "message":
+        role = item.get("role")
         if role == "user" or role == "system" or role == "developer":
             content = item.get("content")
             if type(content) is str:
                 if kind is None and role != "developer" and len(item) == 2:
                     return "user" if role == "user" else "system"  # the message itself
-            elif not isinstance(content, (str, list)):
-                detail = f"a {role} message's content is {type(content).__name__}, not str or list"
-                raise errors.SessionTypeError(position, detail)
+            elif not isinstance(content, list):
+                return "assistant_item"  # no message fastmerge reads: kept verbatim
             return "user_item" if role == "user" else "system_item"
-        if role == "assistant":
-            return "assistant_item"
-        if kind is None and role is None and isinstance(item.get("id"), str):
-            return "assistant_item"  # an item reference, which may leave its type out
-        if kind is None:
-            detail = "a dict without a str type or a user, system, developer or assistant role"
-            raise errors.SessionTypeError(position, f"{detail} is not a Responses input item")
         return "assistant_item"
-    if kind in _TOOL_OUTPUTS:
-        call_id, output = item.get("call_id"), item.get("output")
-        if type(call_id) is not str or not isinstance(output, (str, list)):
-            detail = f"a {kind} needs a str call_id and a str or list output"
-            raise errors.SessionTypeError(position, detail)
+    if kind in _TOOL_OUTPUTS and _is_tool_output(item):
         return "tool_item"
-    if type(kind) is not str:
-        detail = "a dict without a str type or a user, system, developer or assistant role"
-        raise errors.SessionTypeError(position, f"{detail} is not a Responses input item")
     return "assistant_item"
+
+
+def _is_tool_output(item: dict[str, Any]) -> bool:
+    return type(item.get("call_id")) is str and isinstance(item.get("output"), (str, list))
 
 
 def message(item: dict[str, Any], classes: Any, kind: str) -> Any:
@@ -126,23 +127,34 @@ def message_data(item: dict[str, Any], classes: Any, kind: str | None = None) ->
 
 
 def _assistant(item: dict[str, Any], classes: Any) -> Any:
-    """The assistant message of ``item`` (without its metadata): the adapter's."""
+    """The assistant message of ``item`` (without its metadata): the adapter's, or for an
+    item fastmerge does not read, the item verbatim in a part no rendering replays."""
     item_type, item_role = item.get("type"), item.get("role")
     if item_type in (None, "message") and item_role == "assistant":
         if isinstance(item.get("content"), str):
             return classes.AssistantMessage(content=item["content"])
         item_for_adapter = {**item, "type": "message"} if item_type is None else item
     elif item_type is None:
+        if not isinstance(item.get("id"), str):
+            return _opaque(item, classes)  # neither an item nor a reference: an envelope
         item_for_adapter = {**item, "type": "item_reference"}  # the type it may leave out
+    elif type(item_type) is not str or item_type == "message" or item_type in _TOOL_OUTPUTS:
+        return _opaque(item, classes)  # a message or tool output row_kind could not read
     else:
         item_for_adapter = item
     # a finished item as the Responses adapter reads it (the terminal response's output)
     event = {"type": "response.completed", "response": {"output": [item_for_adapter]}}
     try:
         return _aggregate(classes)([event], "openai-responses")
-    except (ValueError, TypeError) as exc:
-        detail = f"a {item_for_adapter['type']} item the Responses adapter refuses: {exc}"
-        raise errors.SessionTypeError(0, detail) from None
+    except (ValueError, TypeError):
+        return _opaque(item, classes)  # what the adapter refuses is kept verbatim
+
+
+def _opaque(item: dict[str, Any], classes: Any) -> Any:
+    """The message of an item fastmerge does not read: the item in an unknown part of
+    provider :data:`OPAQUE`."""
+    part = {"part": "unknown", "provider": OPAQUE, "kind": "item", "raw": item}
+    return classes.AssistantMessage.from_dict({"role": "assistant", "parts": [part]})
 
 
 def _aggregate(classes: Any) -> Any:

@@ -231,7 +231,7 @@ def read_item(session_id: str, classes: Any, seq: int, role: str, data: object) 
         detail = f"not a Responses input item: {exc.detail}"
         raise errors.corrupt_row(session_id, seq, detail) from None
     if ROLES[kind] != role:
-        detail = f"a {role}_item row holds a {ROLES[kind]} item"
+        detail = f"a {role}_item row holds {_A[ROLES[kind]]} item"
         raise errors.corrupt_row(session_id, seq, detail)
     try:
         if role == "assistant" or role == "tool":

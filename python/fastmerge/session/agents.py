@@ -32,14 +32,15 @@ message itself): ``get_items`` reads each item straight from its row, and the me
 :meth:`to_request`, a :class:`fastmerge.session.Session`'s reads and compaction); an assistant
 or tool message once per row and session object. Rows of the earlier format (the message's
 ``to_dict()`` with the item in its metadata, in a ``user`` / ``system`` / ``assistant`` /
-``tool`` row) read as before. An append refuses what is no item
-(:class:`fastmerge.errors.SessionTypeError`: not a dict, no known role or str ``type``, a
-message's content, a tool output's ``call_id`` or ``output``, not JSON-storable, and what
-the Responses adapter refuses: it runs on each assistant item, about 10 us, its message not
-kept); a row another writer stored with an item the adapter refuses is read back by
-``get_items``, and its message raises :class:`fastmerge.errors.CorruptRowError` naming the
-row and the adapter's reason. ``pop_item`` and ``clear_session`` write ``pop`` and ``clear``
-events: the log keeps what they take out. A row the session cannot read raises
+``tool`` row) read as before. Any dict is stored and read back equal, as the SDK's
+``SQLiteSession`` stores it, so the SDK's session wrappers (``EncryptedSession``'s envelopes,
+the compaction session's items) work over this session: an item fastmerge does not read as a
+message (no str ``type`` nor known role, a message's content neither str nor list, a tool
+output without a str ``call_id`` and str or list ``output``, what the Responses adapter
+refuses) is kept verbatim, its message an assistant message holding it in an unknown part
+that no rendering replays. An append refuses only what is not a dict or not JSON-storable
+(:class:`fastmerge.errors.SessionTypeError`). ``pop_item`` and ``clear_session`` write
+``pop`` and ``clear`` events: the log keeps what they take out. A row the session cannot read raises
 :class:`fastmerge.errors.CorruptRowError` (the Agents SDK's ``SQLiteSession`` skips rows that
 are not JSON and ``pop_item`` deletes them; this session drops nothing it cannot read).
 """
@@ -65,7 +66,7 @@ except ImportError as exc:  # pragma: no cover - SDKs before 0.8
 from jiter import from_json as _jiter
 
 from .. import errors
-from . import _items, _log
+from . import _log
 from ._items import ITEM_KEY, ITEM_KINDS, row_kind
 from .request import to_request as _to_request
 from .sqlite import SQLiteStore
@@ -116,10 +117,9 @@ class _Row:
         self.message: Any = None
 
 
-def _events(items: Sequence[Any], classes: Any) -> list[NewEvent]:
+def _events(items: Sequence[Any]) -> list[NewEvent]:
     """The log events of ``items``, all checked before anything is written: each item's
-    row, the item verbatim (its message made only when one is read; an assistant item goes
-    through the adapter of ``classes``' backend here only to be refused if it refuses it)."""
+    row, the item verbatim (its message made only when one is read)."""
     events = []
     unstorable, dumps = _log._unstorable, _log._dumps
     for position, item in enumerate(items):
@@ -129,11 +129,6 @@ def _events(items: Sequence[Any], classes: Any) -> list[NewEvent]:
         if reason is not None:
             raise errors.SessionTypeError(position, f"cannot be stored as JSON: it holds {reason}")
         kind = row_kind(position, item)
-        if kind == "assistant_item":
-            try:  # what the adapter refuses is refused here (its message is not kept)
-                _items._assistant(item, classes)
-            except errors.SessionTypeError as exc:
-                raise errors.SessionTypeError(position, exc.detail) from None
         events.append(NewEvent(kind, kind == "user" or kind == "user_item", dumps(item)))
     return events
 
@@ -412,18 +407,18 @@ class AgentsSession:
         return items[max(0, len(items) - limit) :]
 
     async def add_items(self, items: list[Any]) -> None:
-        """Append ``items`` (Responses input items) in one transaction: all or none. What is
-        no item raises :class:`fastmerge.errors.SessionTypeError` and appends nothing; the
-        items are never changed (each is stored as JSON)."""
+        """Append ``items`` (Responses input items, or any dict the SDK's session wrappers
+        store) in one transaction: all or none. What is not a dict or not JSON-storable
+        raises :class:`fastmerge.errors.SessionTypeError` and appends nothing; the items are
+        never changed (each is stored as JSON)."""
         if self._closed:
             raise RuntimeError(f"AgentsSession {self.session_id!r} is closed")
         if not isinstance(items, (list, tuple)):
             raise errors.wrong_type("items", "a list of Responses input items", items)
         if not items:
             return
-        import fastmerge  # the selected backend's adapter, looked up when used
 
-        await self._write(_events(items, fastmerge))
+        await self._write(_events(items))
 
     async def pop_item(self) -> Any | None:
         """Take the last item out of the history (a ``pop`` event: the log keeps it) and
