@@ -52,6 +52,7 @@ pub const ANOMALY_CODES: &[&str] = &[
     "index_collision",
     "unrecognized_event",
     "new_response",
+    "delta_after_finish",
 ];
 /// `finish_reason_normalized` (spec §3).
 pub const FINISH_REASONS: &[(&str, &str)] = &[

@@ -28,6 +28,7 @@ ANOMALY_CODES = (
     "index_collision",
     "unrecognized_event",
     "new_response",
+    "delta_after_finish",
 )
 # finish_reason_normalized (spec §3)
 FINISH_REASONS = {
