@@ -171,6 +171,26 @@ def test_bedrock_a_second_message_start_is_another_response() -> None:
     assert data == once.to_dict()
 
 
+def test_a_stream_with_an_id_per_chunk_logged_twice_is_its_first_copy() -> None:
+    """E97 where every chunk has its own id (Groq compound): the second copy's ids were all
+    seen before the finish, so they are this response's, and its content is refused."""
+    path = CORPUS / "openai_chat" / "groq-compound-web-search.jsonl"
+    ids = {event.get("id") for event in events_of(path)}
+    assert len(ids) > 100
+    once = fastmerge.aggregate(raw(path), "openai-chat")
+    twice = fastmerge.aggregate(raw(path) + raw(path), "openai-chat")
+    assert plain(twice) == once.to_dict()
+    assert refused(twice)
+
+
+def test_a_chunk_of_a_new_id_after_the_finish_is_still_another_response() -> None:
+    """E87 stays: an id never seen in this response, after its finish, starts another."""
+    events = chat("a", ["x"]) + chat("b", ["y"])
+    message = fastmerge.aggregate(events, "openai-chat")
+    assert message.content == "x"
+    assert [a["code"] for a in message.anomalies] == ["new_response"]
+
+
 # -- metadata after the finish
 
 
