@@ -39,10 +39,13 @@ fn a_second_start_is_a_new_response() {
     let start = convert(json!({"type": "message_start", "message": {"id": "m"}}));
     assert_eq!(anthropic.new_response(&start), None);
     anthropic.event(&start).expect("maps");
+    let other = convert(json!({"type": "message_start", "message": {"id": "n"}}));
     assert_eq!(
-        anthropic.new_response(&start).as_deref(),
+        anthropic.new_response(&other).as_deref(),
         Some("a second message_start")
     );
+    // the same message again (a stream logged twice) is the same response (spec §6.1)
+    assert_eq!(anthropic.new_response(&start), None);
 
     let mut chat = adapter_for("openai-chat");
     let chunk = |id: &str, finish: serde_json::Value| {
@@ -57,6 +60,8 @@ fn a_second_start_is_a_new_response() {
         chat.new_response(&chunk("c", json!(null))).as_deref(),
         Some("id 'c' after a choice finished with id 'b'")
     );
+    // an id seen before the finish is this response's (a stream logged twice, spec §6.1)
+    assert_eq!(chat.new_response(&chunk("a", json!(null))), None);
 }
 
 #[test]
@@ -75,6 +80,52 @@ fn the_aggregator_keeps_where_another_response_started() {
             "detail": "event 2 starts another response (an object after done: true): it and \
                        the events after it are not merged into this message"
         }])
+    );
+}
+
+#[test]
+fn content_after_the_finish_is_not_merged() {
+    // E97 (spec §6.1): a chat stream logged twice is its first copy, with the anomaly
+    let stream = b"{\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"}}]}\n\
+{\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n";
+    let mut core = AggregatorCore::new(Some("openai-chat"), Options::DEFAULT);
+    core.feed(stream).expect("feed");
+    core.feed(stream).expect("feed");
+    assert_eq!(core.new_response_at(), None);
+    let messages: Vec<serde_json::Value> =
+        core.finish().expect("finish").iter().map(to_json).collect();
+    assert_eq!(messages[0]["parts"][0]["text"], "a");
+    assert_eq!(messages[0]["status"], "complete");
+    assert_eq!(
+        messages[0]["anomalies"],
+        json!([{
+            "code": "delta_after_finish",
+            "detail": "event 3 carries content for choice 0, which had finished: its content \
+                       was not merged"
+        }])
+    );
+    // strict: the anomaly is raised
+    let options = Options::parse(true, "replace", "merge").expect("options");
+    let mut core = AggregatorCore::new(Some("openai-chat"), options);
+    core.feed(stream).expect("feed");
+    assert!(matches!(
+        core.feed(stream),
+        Err(AggError::Anomaly { code, .. }) if code == "delta_after_finish"
+    ));
+}
+
+#[test]
+fn an_ollama_object_read_again_after_done_is_the_same_response() {
+    let mut ollama = adapter_for("ollama");
+    let first = convert(json!({"created_at": "t1", "response": "a", "done": false}));
+    let done = convert(json!({"created_at": "t2", "response": "", "done": true}));
+    ollama.event(&first).expect("maps");
+    ollama.event(&done).expect("maps");
+    assert_eq!(ollama.new_response(&first), None);
+    let later = convert(json!({"created_at": "t3", "response": "b", "done": false}));
+    assert_eq!(
+        ollama.new_response(&later).as_deref(),
+        Some("an object after done: true")
     );
 }
 

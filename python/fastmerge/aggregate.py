@@ -87,8 +87,14 @@ class Aggregator:
     An event with no key the provider's format has is an ``unrecognized_event`` anomaly, and
     a stream with no event of that provider raises ``EventError`` at :meth:`finish`, naming
     the provider the events look like. One stream is one response: an event that starts
-    another (a second ``message_start``, a new chunk id after the finish, ...) is a
+    another (a ``message_start`` of another id, a new chunk id after the finish, ...) is a
     ``new_response`` anomaly, and neither it nor the events after it are merged.
+
+    A choice that has finished takes no more content (rules §6.1): an event of the same
+    response that carries text, reasoning, a refusal, tool-call fragments or logprobs for it
+    (a stream logged twice, events out of order) is a ``delta_after_finish`` anomaly naming
+    the event, and its content is not merged (``strict=True`` raises); metadata after the
+    finish (usage, moderation, ids) is merged.
 
     One aggregator reads one stream. Calls from several threads are serialized (one lock per
     aggregator), so events fed concurrently are each read once, whole, in the order the calls

@@ -135,20 +135,29 @@ def test_string_events_are_event_text_and_done_ends_the_stream(
 
 
 def test_each_provider_ends_its_stream_at_its_last_event(batch: ModuleType, tmp_path: Path) -> None:
-    # two Anthropic responses under one key: message_stop ends the first
-    anthropic = [
-        {"type": "message_start", "message": {"id": "msg_1", "role": "assistant", "content": []}},
-        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
-        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "hi"}},
-        {"type": "content_block_stop", "index": 0},
-        {"type": "message_delta", "delta": {"stop_reason": "end_turn"}},
-        {"type": "message_stop"},
-    ]
+    # two Anthropic responses under one key: message_stop ends the first (the second has
+    # another id: the same one again would be the same response logged twice, rules §6.1)
+    def anthropic(message_id: str) -> list[dict[str, Any]]:
+        start = {"id": message_id, "role": "assistant", "content": []}
+        text = {"type": "text_delta", "text": "hi"}
+        return [
+            {"type": "message_start", "message": start},
+            {
+                "type": "content_block_start",
+                "index": 0,
+                "content_block": {"type": "text", "text": ""},
+            },
+            {"type": "content_block_delta", "index": 0, "delta": text},
+            {"type": "content_block_stop", "index": 0},
+            {"type": "message_delta", "delta": {"stop_reason": "end_turn"}},
+            {"type": "message_stop"},
+        ]
+
     ollama = [
         {"model": "m", "response": "o", "done": False},
         {"model": "m", "response": "k", "done": True, "done_reason": "stop"},
     ]
-    records = wrap([("k", e) for e in anthropic * 2 + ollama * 2])
+    records = wrap([("k", e) for e in anthropic("msg_1") + anthropic("msg_2") + ollama * 2])
     path = write(tmp_path / "log.jsonl", lines(records))
     assert run(batch, path) == [
         ("k", "anthropic", "complete", "hi"),

@@ -268,7 +268,7 @@ class AggregatorCore:
         for detail in getattr(self.adapter, "unread", list)():
             self._unreadable(f"{self.provider}: {detail}")
         self.read += 1
-        self._fold_all(leaves)
+        self._fold_all(self._after_finish(leaves))
 
     def _unrecognized(self, event: dict[str, Any]) -> None:
         """An event with no key the adapter knows: an anomaly, and not read (spec §8)."""
@@ -294,6 +294,49 @@ class AggregatorCore:
         """One anomaly for every choice seen so far (choice 0 if none)."""
         anomaly = {"anomalies": [{"code": code, "detail": detail}]}
         self._fold_all([(choice, anomaly) for choice, _ in self._choices()])
+
+    def _finished(self, choice: int) -> bool:
+        """Whether choice ``choice`` has finished (spec §6.1): its finish reason came, or its
+        terminal status (``message_stop``, ``response.completed``, ``done``, ``messageStop``)."""
+        state = self.states.get(choice)
+        return state is not None and (state.finish_reason is not None or state.status == "complete")
+
+    def _after_finish(
+        self, leaves: list[tuple[int, dict[str, Any]]]
+    ) -> list[tuple[int, dict[str, Any]]]:
+        """An event's leaves without the content it carries for a choice that had finished
+        before it (spec §6.1: a stream logged twice, events out of order). Such a choice gets
+        one ``delta_after_finish`` anomaly and the event's metadata (usage, ids, status:
+        merged after the finish as always), not its content, nor the anomalies its content
+        raised: the finished message's content stays as it was."""
+        refused = {
+            choice for choice, leaf in leaves if _carries_content(leaf) and self._finished(choice)
+        }
+        if not refused:
+            return leaves
+        out: list[tuple[int, dict[str, Any]]] = []
+        told: set[int] = set()
+        for choice, leaf in leaves:
+            if choice not in refused:
+                out.append((choice, leaf))
+                continue
+            if choice not in told:
+                told.add(choice)
+                detail = (
+                    f"event {self.count} carries content for choice {choice}, which had "
+                    "finished: its content was not merged"
+                )
+                out.append(
+                    (choice, {"anomalies": [{"code": "delta_after_finish", "detail": detail}]})
+                )
+            rest = {
+                key: value
+                for key, value in leaf.items()
+                if key not in _CONTENT_KEYS and key != "anomalies"
+            }
+            if rest:
+                out.append((choice, rest))
+        return out
 
     def _fold_all(self, leaves: list[tuple[int, dict[str, Any]]]) -> None:
         for choice, leaf in leaves:
@@ -345,6 +388,54 @@ def _beyond_64(usage: Any) -> bool:
     if isinstance(usage, dict):
         return any(_beyond_64(value) for value in usage.values())
     return type(usage) is int and not -(2**63) <= usage < 2**63
+
+
+#: The keys of a leaf that hold content (spec §6.1); ``_carries_content`` reads their values.
+_CONTENT_KEYS = ("parts", "content", "completion_token_ids", "refusal", "logprobs")
+
+
+#: The anomalies an adapter raises reading an event's content (a block started at an index
+#: in use, a delta before its start, a done text other than the deltas): after the finish
+#: they are part of the content that is not merged (a stream logged twice raises them).
+_CONTENT_ANOMALIES = ("index_collision", "delta_before_start", "mismatched_delta")
+
+
+def _carries_content(leaf: dict[str, Any]) -> bool:
+    """Whether a leaf carries content (spec §6.1): text, reasoning, a refusal, tool-call
+    fragments, logprobs, token ids, or an anomaly of reading them; an empty text part is
+    none. Everything else of a leaf (usage, ids, finish reason, status, metadata, other
+    anomalies) is metadata."""
+    for key, value in leaf.items():
+        if key == "parts":
+            if isinstance(value, list) and any(_content_part(p) for p in value):
+                return True
+        elif key in ("content", "completion_token_ids"):
+            if value is not None and (not isinstance(value, (str, list)) or value):
+                return True
+        elif key == "refusal":
+            if isinstance(value, str) and value:
+                return True
+        elif key == "logprobs" and value is not None:
+            return True
+        elif key == "anomalies" and isinstance(value, list):
+            if any(isinstance(a, dict) and a.get("code") in _CONTENT_ANOMALIES for a in value):
+                return True
+    return False
+
+
+def _content_part(part: Any) -> bool:
+    """Whether a part of a leaf is content: any part but a text or reasoning part with
+    nothing but an empty text and no index (the empty delta of a chunk that carries only
+    metadata; an index is a block opened)."""
+    if not isinstance(part, dict):
+        return True
+    empty = (
+        part.get("part") in ("text", "reasoning")
+        and part.get("text") == ""
+        and type(part.get("text")) is str
+        and all(key in ("part", "text") for key in part)
+    )
+    return not empty
 
 
 def _wrapper_hint(event: dict[str, Any]) -> str | None:

@@ -53,6 +53,7 @@ pub const ANOMALY_CODES: &[&str] = &[
     "unrecognized_event",
     "new_response",
     "out_of_order",
+    "delta_after_finish",
 ];
 /// `finish_reason_normalized` (spec §3).
 pub const FINISH_REASONS: &[(&str, &str)] = &[

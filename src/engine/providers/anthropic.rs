@@ -125,6 +125,9 @@ pub struct Adapter {
     terminal: bool,
     /// message_start seen
     started: bool,
+    /// the first message_start's message id: a message_start with it again is the same
+    /// response (a stream logged twice, spec §6.1), not another one
+    start_id: Option<String>,
 }
 
 fn dict(value: Option<&Value>) -> Option<&Arc<Map>> {
@@ -301,6 +304,9 @@ impl Adapter {
                 ))
             }
         };
+        if !self.started {
+            self.start_id = common::get_str(message, "id").map(str::to_owned);
+        }
         self.started = true;
         let mut leaf = Obj::new();
         for (field, key) in [
@@ -820,7 +826,9 @@ impl common::Adapter for Adapter {
 
     fn new_response(&self, event: &Value) -> Option<String> {
         let start = matches!(get(event, "type"), Some(Value::Str(kind)) if kind == "message_start");
-        (self.started && start).then(|| "a second message_start".to_owned())
+        let id = get(event, "message").and_then(|message| common::get_str(message, "id"));
+        let same = id.is_some() && id == self.start_id.as_deref();
+        (self.started && start && !same).then(|| "a second message_start".to_owned())
     }
 
     fn may_start_response(&self, raw: &[u8]) -> bool {

@@ -326,12 +326,15 @@ pub fn cut_call_anomaly(
 
 /// The id a response finished with (OpenAI chunk ids, Gemini `responseId`s; the twin's
 /// `FinishedId`): a later chunk with another id starts another response (spec §6). Ids before
-/// the finish say nothing (Groq compound sends a new id on every chunk).
+/// the finish say nothing (Groq compound sends a new id on every chunk), except that a chunk
+/// with one of them is this response's (a stream logged twice, spec §6.1).
 #[derive(Debug, Default)]
 pub struct FinishedId {
     /// the last id before the finish
     last: Option<String>,
     finished: Option<String>,
+    /// every id before the finish
+    seen: foldhash::HashSet<String>,
 }
 
 impl FinishedId {
@@ -344,6 +347,7 @@ impl FinishedId {
         if let Some(Value::Str(id)) = value {
             if !is_absent_text(id) && self.last.as_deref() != Some(id.as_str()) {
                 self.last = Some(id.clone());
+                self.seen.insert(id.clone());
             }
         }
         if finished() {
@@ -359,6 +363,7 @@ impl FinishedId {
         if let Some(id) = id {
             if !is_absent_text(id) && self.last.as_deref() != Some(id) {
                 self.last = Some(id.to_owned());
+                self.seen.insert(id.to_owned());
             }
         }
         if finished {
@@ -379,11 +384,16 @@ pub fn may_hold(raw: &[u8], word: &[u8]) -> bool {
 }
 
 impl FinishedId {
-    /// `value` if it is an id other than the finished one, with the finished one.
+    /// `value` if it is an id other than the finished one and every one before it, with the
+    /// finished one.
     pub fn other<'a>(&'a self, value: Option<&'a Value>) -> Option<(&'a str, &'a str)> {
         let finished = self.finished.as_deref()?;
         match value {
-            Some(Value::Str(id)) if !is_absent_text(id) && id != finished => Some((id, finished)),
+            Some(Value::Str(id))
+                if !is_absent_text(id) && id != finished && !self.seen.contains(id.as_str()) =>
+            {
+                Some((id, finished))
+            }
             _ => None,
         }
     }

@@ -63,6 +63,9 @@ pub struct Adapter {
     calls: i64,
     /// the final object (done: true) was read
     done: bool,
+    /// every `created_at` read: an object after `done` with one of them is the same
+    /// response's (a stream logged twice, spec §6.1), not the start of another
+    seen_at: foldhash::HashSet<String>,
 }
 
 impl Default for Adapter {
@@ -73,6 +76,7 @@ impl Default for Adapter {
             first: true,
             calls: 0,
             done: false,
+            seen_at: foldhash::HashSet::default(),
         }
     }
 }
@@ -182,6 +186,11 @@ impl common::Adapter for Adapter {
                 kind_name(event)
             ));
         };
+        if let Some(Value::Str(at)) = map.get("created_at") {
+            if !self.seen_at.contains(at.as_str()) {
+                self.seen_at.insert(at.clone());
+            }
+        }
         let done = match present(map.get("done")) {
             None => false,
             Some(Value::Bool(done)) => *done,
@@ -297,9 +306,12 @@ impl common::Adapter for Adapter {
             .any(|k| READ.contains(&k.as_str()) && !SHARED.contains(&k.as_str()))
     }
 
-    /// A response ends with its `done: true` object: any object after it is another's.
-    fn new_response(&self, _event: &Value) -> Option<String> {
-        self.done.then(|| "an object after done: true".to_owned())
+    /// A response ends with its `done: true` object: any object after it is another's,
+    /// unless its `created_at` is one this response's objects had (the same object again).
+    fn new_response(&self, event: &Value) -> Option<String> {
+        let again =
+            common::get_str(event, "created_at").is_some_and(|at| self.seen_at.contains(at));
+        (self.done && !again).then(|| "an object after done: true".to_owned())
     }
 
     fn may_start_response(&self, _raw: &[u8]) -> bool {

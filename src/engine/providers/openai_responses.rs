@@ -112,6 +112,9 @@ pub struct Adapter {
     top: Option<i64>,
     /// Deltas after a gap in the numbers, waiting for the events before them.
     held: Vec<(i64, Value)>,
+    /// the first response.created's response id: a response.created with it again is the
+    /// same response (a stream logged twice, spec §6.1), not another one
+    created_id: Option<String>,
 }
 
 /// A completed response with one of these items finished for tool calls (spec §10.7).
@@ -409,6 +412,9 @@ impl Adapter {
             return Ok(());
         };
         if kind == "response.created" {
+            if !self.created {
+                self.created_id = common::get_str(response, "id").map(str::to_owned);
+            }
             self.created = true;
         }
         let terminal = matches!(
@@ -707,7 +713,9 @@ impl common::Adapter for Adapter {
     fn new_response(&self, event: &Value) -> Option<String> {
         let created =
             matches!(get(event, "type"), Some(Value::Str(kind)) if kind == "response.created");
-        (self.created && created).then(|| "a second response.created".to_owned())
+        let id = get(event, "response").and_then(|response| common::get_str(response, "id"));
+        let same = id.is_some() && id == self.created_id.as_deref();
+        (self.created && created && !same).then(|| "a second response.created".to_owned())
     }
 
     fn may_start_response(&self, raw: &[u8]) -> bool {

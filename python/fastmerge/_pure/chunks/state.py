@@ -29,6 +29,7 @@ ANOMALY_CODES = (
     "unrecognized_event",
     "new_response",
     "out_of_order",
+    "delta_after_finish",
 )
 # finish_reason_normalized (spec §3)
 FINISH_REASONS = {

@@ -46,24 +46,28 @@ def text_field(value: Any, where: str) -> Any:
 class FinishedId:
     """The id a response finished with (OpenAI chunk ids, Gemini ``responseId``s): a later
     chunk with another id starts another response (spec §6). Ids before the finish say nothing
-    (Groq compound sends a new id on every chunk)."""
+    (Groq compound sends a new id on every chunk), except that a chunk with one of them is
+    this response's (a stream logged twice, spec §6.1)."""
 
-    __slots__ = ("last", "finished")
+    __slots__ = ("last", "finished", "seen")
 
     def __init__(self) -> None:
         self.last: str | None = None  # the last id before the finish
         self.finished: str | None = None
+        self.seen: set[str] = set()  # every id before the finish
 
     def track(self, value: Any, finished: Callable[[], bool]) -> None:
         """After a chunk: its id, and whether a choice has finished by now."""
         if self.finished is None:
             if isinstance(value, str) and not absent(value):
                 self.last = value
+                self.seen.add(value)
             if finished():
                 self.finished = self.last
 
     def other(self, value: Any) -> str | None:
-        """``value`` if it is an id other than the finished one, else None."""
+        """``value`` if it is an id other than the finished one and every one before it,
+        else None."""
         if self.finished is None or not isinstance(value, str) or absent(value):
             return None
-        return None if value == self.finished else value
+        return None if value == self.finished or value in self.seen else value

@@ -201,6 +201,9 @@ class Adapter:
         self.side: dict[tuple[int, str], int] = {}  # (part index, delta kind) -> its own part
         self.terminal = False  # message_stop or error seen
         self.started = False  # message_start seen
+        # the first message_start's message id: a message_start with it again is the same
+        # response (a stream logged twice, spec §6.1), not another one
+        self.start_id: str | None = None
 
     # -- events
 
@@ -212,7 +215,10 @@ class Adapter:
     def new_response(self, event: dict[str, Any]) -> str | None:
         """Why the event starts another response, or None (spec §6)."""
         if self.started and event.get("type") == "message_start":
-            return "a second message_start"
+            message = event.get("message")
+            start_id = message.get("id") if isinstance(message, dict) else None
+            if start_id is None or start_id != self.start_id:
+                return "a second message_start"
         return None
 
     def ends_stream(self, event: dict[str, Any]) -> bool:
@@ -256,6 +262,9 @@ class Adapter:
             raise AdapterError(
                 f"message_start: 'message' must be an object, not {events.kind_name(message)}"
             )
+        if not self.started:
+            start_id = message.get("id")
+            self.start_id = start_id if isinstance(start_id, str) else None
         self.started = True
         leaf: dict[str, Any] = {}
         role = text_field(message.get("role"), "message_start.message.role")

@@ -22,7 +22,8 @@ Ollama's native streams, one JSON object per line, from ``/api/generate`` or ``/
 - ``error`` -> ``status: "failed"`` and ``provider_metadata["error"]``.
 
 A response ends with its ``done: true`` object: any object after it starts another response
-(``new_response``, spec §6).
+(``new_response``, spec §6), unless its ``created_at`` is one the response's objects had: that
+is the same object again (a stream logged twice), whose content is not merged (spec §6.1).
 
 ``provider_metadata["api"]`` records which endpoint the stream came from (``"generate"`` or
 ``"chat"``) so the renderer gives that endpoint's final object. Ollama streams have no blocks,
@@ -79,6 +80,9 @@ class Adapter:
         self.first = True  # no object read yet
         self.calls = 0  # tool calls so far (their provider_index)
         self.done = False  # the final object (done: true) was read
+        # every created_at read: an object after done with one of them is the same
+        # response's (a stream logged twice, spec §6.1), not the start of another
+        self.seen_at: set[str] = set()
 
     def knows(self, event: dict[str, Any]) -> bool:
         """Whether the event has a key of an Ollama object (spec §8)."""
@@ -86,8 +90,11 @@ class Adapter:
 
     def new_response(self, event: dict[str, Any]) -> str | None:
         """Why the object starts another response, or None (spec §6): a response ends with
-        its ``done: true`` object, so any object after it is another response's."""
-        return "an object after done: true" if self.done else None
+        its ``done: true`` object, so any object after it is another response's, unless its
+        ``created_at`` is one this response's objects had (the same object again)."""
+        at = event.get("created_at")
+        again = isinstance(at, str) and at in self.seen_at
+        return "an object after done: true" if self.done and not again else None
 
     def ends_stream(self, event: dict[str, Any]) -> bool:
         """Whether the object is the stream's last (the batch reader ends the stream there):
@@ -95,6 +102,9 @@ class Adapter:
         return event.get("done") is True
 
     def event(self, event: dict[str, Any]) -> Leaves:
+        at = event.get("created_at")
+        if isinstance(at, str):
+            self.seen_at.add(at)
         done = event.get("done")
         if done is not None and not isinstance(done, bool):
             raise AdapterError(f"done must be a boolean, got {kind_name(done)}")

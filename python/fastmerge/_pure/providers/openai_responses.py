@@ -145,6 +145,9 @@ class Adapter:
         self.audio_emitted = False
         self.top: int | None = None  # the highest sequence_number seen
         self.held: list[tuple[int, dict[str, Any]]] = []  # deltas after a gap in the numbers
+        # the first response.created's response id: a response.created with it again is the
+        # same response (a stream logged twice, spec §6.1), not another one
+        self.created_id: str | None = None
 
     # -- entry points
 
@@ -158,7 +161,10 @@ class Adapter:
     def new_response(self, event: dict[str, Any]) -> str | None:
         """Why the event starts another response, or None (spec §6)."""
         if self.created and event.get("type") == "response.created":
-            return "a second response.created"
+            response = event.get("response")
+            created_id = response.get("id") if isinstance(response, dict) else None
+            if created_id is None or created_id != self.created_id:
+                return "a second response.created"
         return None
 
     def ends_stream(self, event: dict[str, Any]) -> bool:
@@ -364,6 +370,9 @@ class Adapter:
         if not isinstance(response, dict):
             raise AdapterError(f"{kind}: 'response' must be a dict, not {_type_name(response)}")
         if kind == "response.created":
+            if not self.created:
+                created_id = response.get("id")
+                self.created_id = created_id if isinstance(created_id, str) else None
             self.created = True
         terminal = kind in ("response.completed", "response.incomplete", "response.failed")
         if terminal:
