@@ -24,6 +24,12 @@ nothing else went wrong; 1 when a stream could not be merged (status ``error``),
 (an empty log), or the input cannot be read;
 64 for a usage error (options that cannot be used together, a path option that is not a
 path); 130 on Ctrl-C; 141 when the reader of the output went away.
+
+``-o FILE`` is written under a temporary name beside it and renamed to ``FILE`` when the run
+ends without an error, so that ``FILE`` is never left half written (a special file, such as a
+FIFO or ``/dev/null``, is written directly). Ctrl-C says on standard error what was written
+and where: nothing to ``FILE`` (its temporary file removed), or the files ``--output-dir``
+holds, or the records already on standard output.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ import contextlib
 import os
 import re
 import sys
+import tempfile
 import time
 from typing import IO, TYPE_CHECKING, Any, Iterator, Literal
 
@@ -232,11 +239,21 @@ def run(args: argparse.Namespace) -> int:
         failed: list[batch.Written] = []
         row = args.format == "parquet" and args.out_dir is None
         bar = _Bar(run_) if progress else None
+        landing = _Landing(args.out)
+        stack.callback(landing.discard)  # a run that did not land leaves no temporary file
+        count = [0]  # the records written
         try:
             if row and isinstance(run_, batch.Batch):
-                written = _write_rows(args, run_, bar, failed)
+                written = _write_rows(args, landing.path, run_, bar, failed, count)
             else:
-                written = _write(args, _watched(_records(run_, bar, args.to, row), failed))
+                records = _counted(_watched(_records(run_, bar, args.to, row), failed), count)
+                written = _write(args, landing.path, records)
+            if written is None:
+                landing.land()
+        except KeyboardInterrupt:
+            _clear(progress)
+            _interrupted(args, count[0])
+            raise
         except MergeError as exc:
             _clear(progress)
             return _fail(_with_hint(str(exc)), EXIT_DATA)
@@ -448,14 +465,20 @@ def _records(run_: batch.Batch, bar: _Bar | None, to: Any, row: bool) -> Iterato
 
 
 def _write_rows(
-    args: argparse.Namespace, run_: batch.Batch, bar: _Bar | None, failed: list[batch.Written]
+    args: argparse.Namespace,
+    path: str,
+    run_: batch.Batch,
+    bar: _Bar | None,
+    failed: list[batch.Written],
+    count: list[int],
 ) -> int | None:
-    """``--format parquet``: the rows as the core makes them (Arrow columns, when it writes
-    records itself), the first failed record kept in ``failed``; None, or an exit status."""
+    """``--format parquet`` to ``path``: the rows as the core makes them (Arrow columns, when
+    it writes records itself), the first failed record kept in ``failed``, the rows counted
+    in ``count``; None, or an exit status."""
     from .. import batch
 
     try:
-        out = batch.ParquetOut(args.out)
+        out = batch.ParquetOut(path)
     except ImportError as exc:
         return _fail(str(exc), EXIT_DATA)
     with out:
@@ -466,32 +489,95 @@ def _write_rows(
                 continue
             _note_failed(piece.failed if isinstance(piece, batch.Rows) else piece, failed)
             out.add(piece)
+            count[0] += piece.added if isinstance(piece, batch.Rows) else 1
     return None
 
 
-def _write(args: argparse.Namespace, records: Iterator[batch.Written]) -> int | None:
-    """Write the records; None, or an exit status that ends the run."""
+def _write(
+    args: argparse.Namespace, path: str | None, records: Iterator[batch.Written]
+) -> int | None:
+    """Write the records (to ``path``, or standard output when None); None, or an exit
+    status that ends the run."""
     from .. import batch
 
     if args.out_dir is not None:
         batch.write_directory(records, args.out_dir)
         return None
     if args.format == "parquet":
+        assert path is not None  # --format parquet without --output-dir needs -o (checked)
         try:
-            batch.write_parquet(records, args.out)
+            batch.write_parquet(records, path)
         except ImportError as exc:
             return _fail(str(exc), EXIT_DATA)
         return None
-    if args.out is None:
+    if path is None:
         for record in records:
             # a record is written (and flushed) when its stream ends
             status = _write_stdout(record.line)
             if status != EXIT_OK:
                 return status
         return None
-    with open(args.out, "wb") as out:
+    with open(path, "wb") as out:
         batch.write_jsonl(records, out)
     return None
+
+
+def _counted(records: Iterator[batch.Written], count: list[int]) -> Iterator[batch.Written]:
+    """``records``, counted in ``count`` as each is handed on."""
+    for record in records:
+        count[0] += 1
+        yield record
+
+
+class _Landing:
+    """Where ``-o FILE`` is written: a temporary file beside it (``path``), renamed to
+    ``FILE`` by :meth:`land`, removed by :meth:`discard` (which a run that did not land ends
+    with); ``FILE`` itself when it is a special file (a FIFO, ``/dev/null``) or no temporary
+    file can be made beside it; None for standard output."""
+
+    def __init__(self, target: str | None) -> None:
+        self.target = target
+        self.path: Any = target
+        self.temporary: str | None = None
+        if target is None or (os.path.exists(target) and not os.path.isfile(target)):
+            return
+        directory, name = os.path.split(os.path.abspath(target))
+        try:
+            fd, self.temporary = tempfile.mkstemp(
+                prefix=f".{name}.", suffix=".partial", dir=directory
+            )
+        except OSError:
+            return  # a directory this user cannot add to: FILE is written as it is
+        os.close(fd)
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(self.temporary, 0o666 & ~mask)  # as open() would make FILE
+        self.path = self.temporary
+
+    def land(self) -> None:
+        if self.temporary is not None and self.target is not None:
+            os.replace(self.temporary, self.target)
+            self.temporary = None
+
+    def discard(self) -> None:
+        if self.temporary is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(self.temporary)
+            self.temporary = None
+
+
+def _interrupted(args: argparse.Namespace, count: int) -> None:
+    """What an interrupt leaves, said on standard error."""
+    what = f"{count} record{'s' if count != 1 else ''}"
+    if args.out_dir is not None:
+        index = os.path.join(args.out_dir, "index.jsonl")
+        line = f"interrupted: {what} written to {args.out_dir} (listed in {index})"
+    elif args.out is not None:
+        line = f"interrupted after {what}: nothing written to {args.out}"
+    else:
+        line = f"interrupted: {what} written to standard output"
+    with contextlib.suppress(OSError):
+        sys.stderr.write(f"fastmerge: {line}\n")
 
 
 class _Bar:
