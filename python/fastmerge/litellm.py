@@ -124,7 +124,7 @@ def stream_chunk_builder(
             "text-completion chunks (choices[].text) are not chat chunks: "
             "fastmerge.litellm.stream_chunk_builder builds chat completions only"
         )
-    events, thinking = _with_blocks_as_fields(items)
+    events, thinking = _with_blocks_as_fields(_without_default_finishes(items))
     merged = _aggregate(events, strict)
     rendered = fastmerge.to_provider(merged, "openai-chat")
     response = _response(rendered, merged, hidden, thinking)
@@ -200,6 +200,40 @@ def _carries_blocks(chunk: Any) -> bool:
         if isinstance(fields, Mapping) and fields.get(_CITATION_KEY) is not None:
             return True
     return False
+
+
+def _without_default_finishes(items: list[Any]) -> list[Any]:
+    """The chunks with the finish reason left out of a streamed choice that is LiteLLM's
+    non-streaming ``Choices`` (``ModelResponse(stream=True, choices=[dict])`` makes one, whose
+    ``finish_reason`` defaults to ``"stop"``) on every chunk but that choice's last: a
+    constructor's default, not a finish the stream sent (the merge refuses content after a
+    finish, rules §6.1). LiteLLM's builder reads the last chunk's; so does the merge."""
+    from litellm.types.utils import Choices
+
+    last: dict[Any, int] = {}
+    for at, chunk in enumerate(items):
+        for choice in _field(chunk, "choices") or ():
+            last[_field(choice, "index")] = at
+    out: list[Any] = []
+    for at, chunk in enumerate(items):
+        choices = _field(chunk, "choices") or ()
+        if not any(
+            isinstance(choice, Choices)
+            and choice.finish_reason is not None
+            and last.get(choice.index) != at
+            for choice in choices
+        ):
+            out.append(chunk)
+            continue
+        data = dict(_plain(chunk))
+        data["choices"] = [
+            {k: v for k, v in _plain(choice).items() if k != "finish_reason"}
+            if isinstance(choice, Choices) and last.get(choice.index) != at
+            else _plain(choice)
+            for choice in choices
+        ]
+        out.append(data)
+    return out
 
 
 def _plain(value: Any) -> Any:
