@@ -371,7 +371,7 @@ def _anthropic_reference(events: list[Any]) -> Any:
         snapshot = accumulate_event(
             event=event, current_snapshot=snapshot, json_bufs=buffers, request_headers=Headers()
         )
-    return snapshot.model_dump(mode="json", exclude_none=True)["content"]
+    return snapshot.model_dump(mode="json", by_alias=True, exclude_none=True)["content"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -770,8 +770,8 @@ def dump(case: Case, event: Any, nulls: bool) -> dict[str, Any]:
     """One event as a dict: with the SDK's explicit nulls, or without them."""
     if case.provider == "bedrock-converse":
         return typing.cast("dict[str, Any]", _bedrock_json(event))  # botocore sends no nulls
-    by_alias = case.provider == "gemini"
-    data = event.model_dump(mode="json", by_alias=by_alias, exclude_none=not nulls)
+    # the API's own names (Anthropic's ``from``, Gemini's camelCase), as a log holds them
+    data = event.model_dump(mode="json", by_alias=True, exclude_none=not nulls)
     return typing.cast("dict[str, Any]", data)
 
 
