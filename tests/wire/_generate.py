@@ -174,8 +174,12 @@ def _responses_case(
         )
     )
     kept: list[str] = []
-    # deltas first, then the status events and the dones (the order the API sends)
-    ordered = sorted(event_types, key=lambda t: (not t.endswith(".delta"), t.endswith(".done"), t))
+    # the order the API sends: what opens a part (``*.added``), its deltas, then the status
+    # events and the dones
+    ordered = sorted(
+        event_types,
+        key=lambda t: (not t.endswith(".added"), not t.endswith(".delta"), t.endswith(".done"), t),
+    )
     for event_type in ordered:
         model = members[event_type]
         values: dict[str, Any] = {"sequence_number": next(seq)}

@@ -22,15 +22,9 @@ CASES = _generate.all_cases()
 _ONE_PAYLOAD = "a Bedrock reasoning block with a signature and redactedContent keeps one payload"
 
 #: §6.1 makes ``output_item.done`` authoritative over deltas that disagree with it; the adapters
-#: still keep the streamed text (with ``mismatched_delta``), where the SDK's accumulator takes
-#: the done item's (the generated done items do not repeat the deltas).
+#: still keep the streamed text (with ``mismatched_delta``) and the status they derive, where
+#: the SDK's accumulator takes the done item's (the generated done items repeat no delta).
 _DONE_WINS = "a done item that disagrees with its deltas does not replace them yet"
-#: The generated stream has no ``content_part.added`` before its text delta, which the SDK's
-#: accumulator needs (it raises IndexError): a gap in the generator, not in the merge.
-_NO_PART_ADDED = "the generated message stream lacks content_part.added for the SDK"
-#: The generated cut stream sends a command's delta before its ``shell_call_command.added``,
-#: whose command then replaces it (a real stream sends the added first).
-_ADDED_AFTER = "the generated cut shell call sends its delta before its command's .added"
 #: A cut tool call renders with its raw arguments and ``truncated`` (never as an executable
 #: call); the SDK's accumulator gives the partial parse.
 _CUT_CALL = "a cut tool call renders raw and marked truncated, not partially parsed"
@@ -41,8 +35,7 @@ AWAITING: dict[str, str] = {
     "responses-custom_tool_call": _DONE_WINS,
     "responses-function_call": _DONE_WINS,
     "responses-reasoning": _DONE_WINS,
-    "responses-message": _NO_PART_ADDED,
-    "responses-shell_call-cut": _ADDED_AFTER,
+    "responses-message": _DONE_WINS,
     "anthropic-tool_use-cut": _CUT_CALL,
     "bedrock-delta-reasoningContent": _ONE_PAYLOAD,
     "bedrock-delta-reasoningContent-cut": _ONE_PAYLOAD,
