@@ -764,10 +764,6 @@ fn bare_arguments(leaf: &Value) -> Option<(&Value, &Value)> {
 /// they are part of the content that is not merged (a stream logged twice raises them).
 const CONTENT_ANOMALIES: &[&str] = &["index_collision", "delta_before_start", "mismatched_delta"];
 
-/// Whether a leaf carries content (spec §6.1): text, reasoning, a refusal, tool-call
-/// fragments, logprobs, token ids, or an anomaly of reading them; an empty text part is
-/// none. Everything else of a leaf (usage, ids, finish reason, status, metadata, other
-/// anomalies) is metadata.
 /// The keys of a leaf that hold content (spec §6.1); [`carries_content`] reads their values.
 const CONTENT_KEYS: &[&str] = &[
     "parts",
@@ -777,6 +773,10 @@ const CONTENT_KEYS: &[&str] = &[
     "logprobs",
 ];
 
+/// Whether a leaf carries content (spec §6.1): text, reasoning, a refusal, tool-call
+/// fragments, logprobs, token ids, or an anomaly of reading them; an empty text part is
+/// none. Everything else of a leaf (usage, ids, finish reason, status, metadata, other
+/// anomalies) is metadata.
 fn carries_content(leaf: &Value) -> bool {
     let Value::Dict(map) = leaf else {
         return false;
