@@ -628,14 +628,89 @@ def test_done_text_differs_from_deltas() -> None:
             done(0, message(0, "Hello")),
         ]
     )
-    assert msg.content == "Hxx"  # cannot be taken back: kept, and flagged
+    assert msg.content == "Hello"  # the done item is authoritative (spec §6.1)
     assert msg.anomalies == [
         {
             "code": "mismatched_delta",
-            "detail": "output_text 0:0: the done text differs from the streamed deltas; the "
-            "streamed text is kept",
+            "detail": "output_text 0:0: the done text differs from the 3 streamed characters; "
+            "the done text replaces them",
         }
     ]
+
+
+def test_deltas_swapped_without_sequence_numbers_give_the_done_texts() -> None:
+    """E97 (second half) where the events carry no ``sequence_number``: the deltas cannot be
+    put back in order, and the done events win over them, for every text they settle."""
+    reasoning_added = {"type": "reasoning", "id": "rs_1", "summary": []}
+    summary_delta = {
+        "type": "response.reasoning_summary_text.delta",
+        "output_index": 0,
+        "summary_index": 0,
+        "delta": "ba",
+    }
+    refusal_delta = {
+        "type": "response.refusal.delta",
+        "output_index": 1,
+        "content_index": 0,
+        "delta": "no, I ca",
+    }
+    args_delta = {
+        "type": "response.function_call_arguments.delta",
+        "output_index": 2,
+        "delta": '1}{"a":',
+    }
+    reasoning_done = reasoning_added | {"summary": [{"type": "summary_text", "text": "ab"}]}
+    refused = message(1) | {"content": [{"type": "refusal", "refusal": "I can't"}]}
+    events = [
+        created(),
+        added(0, reasoning_added),
+        summary_delta,
+        added(1, message(1, status="in_progress") | {"content": []}),
+        refusal_delta,
+        added(2, call(2, "c1", "f", "", status="in_progress")),
+        args_delta,
+        done(0, reasoning_done),
+        done(1, refused),
+        done(2, call(2, "c1", "f", '{"a":1}')),
+    ]
+    for strict in (False, True):
+        if strict:
+            with pytest.raises(fastmerge.AnomalyError, match="the done text replaces them"):
+                agg(events, strict=True)
+            continue
+        msg = agg(events)
+        assert [p["summary"] for p in msg.to_dict()["parts"] if p["part"] == "reasoning"] == ["ab"]
+        assert msg.refusal == "I can't"
+        assert [(c.id, c.arguments) for c in msg.tool_calls] == [("c1", '{"a":1}')]
+        assert [a["detail"] for a in msg.anomalies] == [
+            "reasoning summary 0:summary:0: the done text differs from the 2 streamed "
+            "characters; the done text replaces them",
+            "refusal 1:0: the done text differs from the 8 streamed characters; the done text "
+            "replaces them",
+            "function_call 'c1' arguments: the done text differs from the 7 streamed "
+            "characters; the done text replaces them",
+        ]
+        # the done items as they came, rendered back
+        assert msg.to_provider(P)["output"][2]["arguments"] == '{"a":1}'
+
+
+def test_a_done_event_before_the_item_done_settles_its_text() -> None:
+    """``output_text.done`` disagreeing with its deltas replaces them, and the item's done
+    that repeats it changes nothing more."""
+    events = [
+        added(0, message(0, status="in_progress") | {"content": []}),
+        text_delta(0, "wrold"),
+        {
+            "type": "response.output_text.done",
+            "output_index": 0,
+            "content_index": 0,
+            "text": "world",
+        },
+        done(0, message(0, "world")),
+    ]
+    msg = agg(events)
+    assert msg.content == "world"
+    assert len(msg.anomalies) == 1
 
 
 def test_index_collision_and_mismatched_delta() -> None:

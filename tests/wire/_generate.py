@@ -140,6 +140,10 @@ def _responses_cases() -> list[Case]:
             continue
         for cut in (False, True):
             cases.append(_responses_case(kind, item_model, sorted(event_types), members, cut))
+        if any(t in _RESPONSES_DELTAS for t in event_types):
+            cases.append(
+                _responses_case(kind, item_model, sorted(event_types), members, False, True)
+            )
     cases.append(_responses_status_case(members))
     return cases
 
@@ -152,11 +156,57 @@ def _response(status: str, output: list[Any]) -> dict[str, Any]:
     return data
 
 
+#: Where each text delta goes in its item, as the API builds the item it sends done: the list
+#: the delta's part sits in (``None``: the item itself), the part's index field, the text field.
+_RESPONSES_DELTAS: dict[str, tuple[str | None, str, str]] = {
+    "response.output_text.delta": ("content", "content_index", "text"),
+    "response.refusal.delta": ("content", "content_index", "refusal"),
+    "response.reasoning_text.delta": ("content", "content_index", "text"),
+    "response.reasoning_summary_text.delta": ("summary", "summary_index", "text"),
+    "response.function_call_arguments.delta": (None, "", "arguments"),
+    "response.custom_tool_call_input.delta": (None, "", "input"),
+}
+#: The part each of those deltas fills, when the item has none yet.
+_RESPONSES_PARTS: dict[str, dict[str, Any]] = {
+    "response.output_text.delta": {"type": "output_text", "text": "", "annotations": []},
+    "response.refusal.delta": {"type": "refusal", "refusal": ""},
+    "response.reasoning_text.delta": {"type": "reasoning_text", "text": ""},
+    "response.reasoning_summary_text.delta": {"type": "summary_text", "text": ""},
+}
+#: The ``.done`` events that repeat a whole text, and the delta event whose text they repeat.
+_RESPONSES_DONES: dict[str, tuple[str, str]] = {
+    "response.output_text.done": ("response.output_text.delta", "text"),
+    "response.refusal.done": ("response.refusal.delta", "refusal"),
+    "response.reasoning_text.done": ("response.reasoning_text.delta", "text"),
+    "response.reasoning_summary_text.done": ("response.reasoning_summary_text.delta", "text"),
+    "response.function_call_arguments.done": (
+        "response.function_call_arguments.delta",
+        "arguments",
+    ),
+    "response.custom_tool_call_input.done": ("response.custom_tool_call_input.delta", "input"),
+}
+
+
 def _responses_case(
-    kind: str, item_model: Any, event_types: list[str], members: dict[str, Any], cut: bool
+    kind: str,
+    item_model: Any,
+    event_types: list[str],
+    members: dict[str, Any],
+    cut: bool,
+    disagree: bool = False,
 ) -> Case:
+    """A stream of one item of ``kind``; ``disagree``: its done events carry other texts than
+    its deltas (``D…`` for ``M…``), which win (spec §6.1), as the SDK's accumulator has it."""
     item: dict[str, Any] = minimal(item_model)
     item["id"] = "item_1"
+    # the item as added holds no text yet; the deltas build it, and the done events repeat
+    # what they built (the API's order and values, so that the done item agrees with them)
+    streamed = [t for t in event_types if t in _RESPONSES_DELTAS]
+    for event_type in streamed:
+        holder, _, text_field = _RESPONSES_DELTAS[event_type]
+        if holder is None:
+            item[text_field] = ""
+    done_item = json.loads(json.dumps(item))
     seq = iter(range(1000))
     events: list[Any] = [
         build(
@@ -174,6 +224,8 @@ def _responses_case(
         )
     )
     kept: list[str] = []
+    placed: list[str] = []  # the markers the done item repeats
+    texts: dict[str, str] = {}
     # the order the API sends: what opens a part (``*.added``), its deltas, then the status
     # events and the dones
     ordered = sorted(
@@ -192,34 +244,86 @@ def _responses_case(
             marker = _marker(len(kept))
             kept.append(marker)
             values["delta"] = marker
+            texts[event_type] = marker
+            if event_type in _RESPONSES_DELTAS:
+                final = marker.replace("M", "D") if disagree else marker
+                texts[event_type] = final
+                values.update(_responses_place(done_item, event_type, final))
+                placed.append(final)
+        if event_type in _RESPONSES_DONES:
+            delta_type, text_field = _RESPONSES_DONES[event_type]
+            values[text_field] = texts.get(delta_type, "")
+            values.update(_responses_done_place(done_item, delta_type))
+        if "part" in fields and event_type.endswith("part.added"):
+            part = dict(minimal(fields["part"].annotation))
+            part.update({k: "" for k in ("text", "refusal") if k in part})
+            values["part"] = part
         if cut and event_type.endswith(".done"):
             continue
         events.append(build(model, **values))
+    if "status" in done_item:
+        done_item["status"] = "completed"
     covers = set(event_types) | {"response.created", "response.output_item.added"}
     if not cut:
         done = build(
             members["response.output_item.done"],
-            item=item,
+            item=done_item,
             output_index=0,
             sequence_number=next(seq),
         )
         completed = build(
             members["response.completed"],
-            response=_response("completed", [item]),
+            response=_response("completed", [done_item]),
             sequence_number=next(seq),
         )
         events += [done, completed]
         covers |= {"response.output_item.done", "response.completed"}
-        kept = []  # the done events are authoritative: the item as done gives it
+        kept = placed  # the done events are authoritative: the item as done gives it
     return Case(
-        id=f"responses-{kind}{'-cut' if cut else ''}",
+        id=f"responses-{kind}{'-cut' if cut else ''}{'-disagree' if disagree else ''}",
         provider="openai-responses",
         events=events,
         covers=covers,
         kept=kept,
         reference=None if cut else (lambda: _responses_reference(events)),
         rendered=lambda out: out.get("output"),
+        expect=_replaced if disagree else None,
     )
+
+
+def _replaced(message: Any) -> bool:
+    """The done texts replaced the deltas, and the message says so."""
+    anomalies = message.to_dict()["anomalies"]
+    return any(
+        a["code"] == "mismatched_delta" and "the done text replaces them" in a["detail"]
+        for a in anomalies
+    )
+
+
+def _responses_place(item: dict[str, Any], event_type: str, text: str) -> dict[str, Any]:
+    """Appends ``text`` where ``event_type``'s deltas go in ``item`` (its done form); the
+    indexes the delta event carries."""
+    holder, index_field, text_field = _RESPONSES_DELTAS[event_type]
+    if holder is None:
+        item[text_field] = item.get(text_field, "") + text
+        return {}
+    parts = item.setdefault(holder, [])
+    if not isinstance(parts, list):
+        parts = item[holder] = []
+    parts.append(dict(_RESPONSES_PARTS[event_type]))
+    parts[-1][text_field] += text
+    return {index_field: len(parts) - 1}
+
+
+def _responses_done_place(item: dict[str, Any], delta_type: str) -> dict[str, Any]:
+    """The indexes a ``.done`` event carries: those of its delta's part in ``item``."""
+    holder, index_field, _ = _RESPONSES_DELTAS[delta_type]
+    if holder is None:
+        return {}
+    kind = _RESPONSES_PARTS[delta_type]["type"]
+    parts = item.get(holder) or []
+    at = next((i for i, p in enumerate(parts) if p.get("type") == kind), 0)
+    return {index_field: at}
 
 
 def _responses_reference(events: list[Any]) -> Any:

@@ -21,10 +21,6 @@ CASES = _generate.all_cases()
 #: the signature of the same block (one payload a part); a real block carries one or the other.
 _ONE_PAYLOAD = "a Bedrock reasoning block with a signature and redactedContent keeps one payload"
 
-#: §6.1 makes ``output_item.done`` authoritative over deltas that disagree with it; the adapters
-#: still keep the streamed text (with ``mismatched_delta``) and the status they derive, where
-#: the SDK's accumulator takes the done item's (the generated done items repeat no delta).
-_DONE_WINS = "a done item that disagrees with its deltas does not replace them yet"
 #: A cut tool call renders with its raw arguments and ``truncated`` (never as an executable
 #: call); the SDK's accumulator gives the partial parse.
 _CUT_CALL = "a cut tool call renders raw and marked truncated, not partially parsed"
@@ -32,10 +28,6 @@ _CUT_CALL = "a cut tool call renders raw and marked truncated, not partially par
 #: The only place a generated case is expected to fail (strictly: a case that starts passing
 #: fails until it is taken out), each with the rule it waits for.
 AWAITING: dict[str, str] = {
-    "responses-custom_tool_call": _DONE_WINS,
-    "responses-function_call": _DONE_WINS,
-    "responses-reasoning": _DONE_WINS,
-    "responses-message": _DONE_WINS,
     "anthropic-tool_use-cut": _CUT_CALL,
     "bedrock-delta-reasoningContent": _ONE_PAYLOAD,
     "bedrock-delta-reasoningContent-cut": _ONE_PAYLOAD,

@@ -200,6 +200,11 @@ fn merge_into<H: Host>(
         Args::Text(text) => {
             if state.calls[c].args_dict.is_some() {
                 mismatched_arguments(host, state, c, ": text arguments after object ones")?;
+            } else if fragment.settled {
+                // a done event's arguments, authoritative over the deltas (spec §6.1)
+                let pieces = &mut state.parts[part].pieces;
+                pieces.clear();
+                pieces.push(text.clone());
             } else {
                 state.parts[part].pieces.push(text.clone());
             }

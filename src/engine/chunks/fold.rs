@@ -94,10 +94,13 @@ pub fn fold<H: Host>(
                 }
             }
             Field::ResponseModel(value) => state.response_model = Some(value.clone()), // [E73]
-            Field::Refusal(value) => state
-                .refusal
-                .get_or_insert_with(Vec::new)
-                .push(value.clone()), // [E71]
+            Field::Refusal(value) => {
+                let refusal = state.refusal.get_or_insert_with(Vec::new);
+                if leaf.settled {
+                    refusal.clear(); // a done refusal replaces the streamed one (spec §6.1)
+                }
+                refusal.push(value.clone()); // [E71]
+            }
             Field::Status(value) => state.status = Some(value.clone()),
             Field::Anomalies(copies) => state
                 .anomalies

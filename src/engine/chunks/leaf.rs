@@ -25,6 +25,9 @@ pub struct Leaf<O, E> {
     /// `leaf.get("described") is True`: the leaf a `to_dict()` describes (`from_dict`), whose
     /// parts are rebuilt as they are when it is folded first [E91].
     pub(crate) described: bool,
+    /// `leaf.get("settled") is True`: its refusal is a done event's, which replaces the
+    /// streamed one (spec §6.1).
+    pub(crate) settled: bool,
 }
 
 impl<O, E> Leaf<O, E> {
@@ -134,6 +137,8 @@ pub(crate) struct TextPart<O, E> {
     pub(crate) text: Option<O>,
     /// `bool(part.get("attributes"))`.
     pub(crate) has_attributes: bool,
+    /// A truthy `settled`: a done event's text (and summary), which replace the streamed ones.
+    pub(crate) settled: bool,
     /// Citations, summary, payload, redacted, attributes: rare, boxed.
     pub(crate) extras: Option<Box<TextExtras<O, E>>>,
 }
@@ -188,6 +193,8 @@ pub(crate) struct Fragment<O, E> {
     pub(crate) given_extra: Option<O>,
     /// A non-None `call_index`.
     pub(crate) call_index: Option<O>,
+    /// A truthy `settled`: a done event's arguments, which replace the streamed ones.
+    pub(crate) settled: bool,
     /// What `_merge_into` raises reading the payload.
     pub(crate) late: Option<E>,
 }
@@ -250,13 +257,17 @@ impl<O: Clone, E> Leaf<O, E> {
     /// while folding is kept for the fold.
     pub fn parse<H: Host<Obj = O, Err = E>>(host: &H, family: Family, obj: O) -> Self {
         // read apart from the fields: a field that fails stops their reading, not this one
-        let described = host.class(&obj).is(Kind::Dict)
-            && match host.dict_get_str(&obj, "described") {
-                Ok(Some(value)) => {
-                    host.class(&value).is(Kind::Bool) && host.truthy(&value).unwrap_or(false)
+        let flag = |name: &str| {
+            host.class(&obj).is(Kind::Dict)
+                && match host.dict_get_str(&obj, name) {
+                    Ok(Some(value)) => {
+                        host.class(&value).is(Kind::Bool) && host.truthy(&value).unwrap_or(false)
+                    }
+                    _ => false,
                 }
-                _ => false,
-            };
+        };
+        let described = flag("described");
+        let settled = flag("settled");
         let mut fields = Vec::new();
         match host.dict_items(&obj) {
             Ok(items) => {
@@ -280,6 +291,7 @@ impl<O: Clone, E> Leaf<O, E> {
             obj,
             fields,
             described,
+            settled,
         }
     }
 }
@@ -402,7 +414,9 @@ fn parse_part<H: Host>(host: &H, part: &H::Obj) -> Parsed<PartOp<H::Obj, H::Err>
             let redacted = get(host, part, "redacted")?;
             let attributes = get(host, part, "attributes")?;
             let opened = get(host, part, "opened")?; // a block the provider opened [E79]
+            let settled = truthy_opt(host, &get(host, part, "settled")?)?;
             let has_extras = truthy_opt(host, &opened)?
+                || settled
                 || truthy_opt(host, &payload)?
                 || truthy_opt(host, &citations)?
                 || truthy_opt(host, &summary)?
@@ -444,6 +458,7 @@ fn parse_part<H: Host>(host: &H, part: &H::Obj) -> Parsed<PartOp<H::Obj, H::Err>
                 index,
                 text,
                 has_attributes,
+                settled,
                 extras,
             })))
         }
@@ -577,6 +592,7 @@ fn parse_fragment<H: Host>(host: &H, part: &H::Obj) -> Result<Fragment<H::Obj, H
         extra,
         given_extra,
         call_index: get(host, part, "call_index")?,
+        settled: truthy_opt(host, &get(host, part, "settled")?)?,
         late: None,
     };
     if let Some(payload) = payload {

@@ -90,6 +90,13 @@ pub(super) fn fold_text<H: Host>(
         None => new_part(host, state, text_kind(part), part.index.as_ref())?,
     };
     let target = &mut state.parts[i];
+    if part.settled {
+        // a done event's text, authoritative over the deltas (spec §6.1)
+        target.pieces.clear();
+        if part.extras.as_ref().is_some_and(|e| e.summary.is_some()) {
+            target.summary = None;
+        }
+    }
     if let Some(text) = &part.text {
         target.pieces.push(text.clone());
     }

@@ -98,6 +98,8 @@ pub struct Adapter {
     items: IndexMap<i64, Item>,
     ids: HashMap<String, i64>,
     texts: HashMap<String, String>,
+    /// the keys of refusal parts, in the order first seen
+    refusals: Vec<String>,
     cited: HashSet<String>,
     terminal: bool,
     started: bool,
@@ -157,6 +159,17 @@ fn summary_part(summary: String, index: i64) -> Value {
         .put("summary", Value::Str(summary))
         .put("index", Value::Int(index));
     part.build()
+}
+
+/// `part` marked `settled`: a done text that replaces the streamed one (spec §6.1).
+fn settled(part: Value, settled: bool) -> Value {
+    match part {
+        Value::Dict(mut map) if settled => {
+            std::sync::Arc::make_mut(&mut map).insert("settled".to_owned(), Value::Bool(true));
+            Value::Dict(map)
+        }
+        other => other,
+    }
 }
 
 fn args_part(index: i64, arguments: String) -> Value {
@@ -360,20 +373,38 @@ impl Adapter {
         self.texts.entry(key).or_default().push_str(delta);
     }
 
-    /// The text a done event still adds to what was streamed for `key`.
+    fn refusal_key(&mut self, key: String) {
+        if !self.refusals.contains(&key) {
+            self.refusals.push(key);
+        }
+    }
+
+    /// The whole refusal as now known: each refusal part's text, in the order first seen.
+    fn whole_refusal(&self) -> String {
+        let mut out = String::new();
+        for key in &self.refusals {
+            if let Some(text) = self.texts.get(key) {
+                out.push_str(text);
+            }
+        }
+        out
+    }
+
+    /// What a done event does to the text streamed for `key`: the text it still adds
+    /// (`false`), or, when the two disagree, the text that replaces it (`true`).
     fn settle(
         &mut self,
         key: String,
         text: &str,
         what: &str,
         anomalies: &mut Vec<Value>,
-    ) -> String {
+    ) -> (String, bool) {
         let streamed = self.texts.insert(key, text.to_owned()).unwrap_or_default();
         if streamed.is_empty() {
-            return text.to_owned();
+            return (text.to_owned(), false);
         }
         if streamed == text {
-            return String::new();
+            return (String::new(), false);
         }
         if let Some(rest) = text.strip_prefix(streamed.as_str()) {
             anomalies.push(anomaly(
@@ -385,15 +416,17 @@ impl Adapter {
                     text.chars().count()
                 ),
             ));
-            return rest.to_owned();
+            return (rest.to_owned(), false);
         }
         anomalies.push(anomaly(
             "mismatched_delta",
             format!(
-                "{what}: the done text differs from the streamed deltas; the streamed text is kept"
+                "{what}: the done text differs from the {} streamed characters; \
+                 the done text replaces them",
+                streamed.chars().count()
             ),
         ));
-        String::new()
+        (text.to_owned(), true)
     }
 
     // -- response events

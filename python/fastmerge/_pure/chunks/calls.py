@@ -98,7 +98,8 @@ def _new_call(state: _State, index: Any) -> _Call:
 def _merge_into(
     state: _State, call: _Call, fragment: dict[str, Any], call_id: Any, name: Any
 ) -> None:
-    """id, type and name are set once; arguments append; other fields deep-merge (spec §4)."""
+    """id, type and name are set once; arguments append (a ``settled`` fragment's replace
+    them); other fields deep-merge (spec §4)."""
     if call_id is not None and call.id is None:
         call.id = call_id
         state.calls_by_id.setdefault(call_id, call)
@@ -117,7 +118,11 @@ def _merge_into(
         call.provider_index = index
         state.calls_by_index[index] = call
     arguments = fragment.get("arguments")
-    if isinstance(arguments, str):
+    settled = fragment.get("settled") and call.args_dict is None
+    if isinstance(arguments, str) and arguments and settled:
+        # a done event's arguments, authoritative over the deltas (spec §6.1)
+        call.part.pieces[:] = [arguments]
+    elif isinstance(arguments, str):
         if arguments:
             if call.args_dict is not None:
                 state.anomaly(

@@ -76,7 +76,9 @@ def _fold(state: _State, leaf: dict[str, Any]) -> None:
         elif key == "response_model":
             state.response_model = _last(state.response_model, value)  # [E73]
         elif key == "refusal":
-            if isinstance(value, str) and value:
+            if isinstance(value, str) and value and leaf.get("settled") is True:
+                state.refusal = [value]  # a done refusal replaces the streamed one (spec §6.1)
+            elif isinstance(value, str) and value:
                 if state.refusal is None:
                     state.refusal = []
                 state.refusal.append(value)  # [E71]

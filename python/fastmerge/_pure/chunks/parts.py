@@ -46,7 +46,12 @@ def _fold_part(state: _State, part: dict[str, Any]) -> None:
                 last = None
         if last is None:
             last = _new_part(state, kind, index, {})
-        if text:
+        if part.get("settled"):
+            # a done event's text, authoritative over the deltas (spec §6.1)
+            last.pieces[:] = [text] if text else []
+            if part.get("summary"):
+                last.summary = None
+        elif text:
             last.pieces.append(text)
         _fill_text_fields(state, last, part)
         return
@@ -70,6 +75,7 @@ def _fold_part(state: _State, part: dict[str, Any]) -> None:
 def _empty_extras(part: dict[str, Any]) -> bool:
     return not (
         part.get("opened")  # a block the provider opened: kept even when empty [E79]
+        or part.get("settled")  # a done text replaces, even with nothing [§6.1]
         or part.get("payload")
         or part.get("citations")
         or part.get("summary")

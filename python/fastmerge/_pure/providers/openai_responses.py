@@ -47,10 +47,10 @@ refused). The mapping:
 An event is read when its ``type`` is ``response.*`` or ``error``; a second
 ``response.created`` starts another response (``new_response``, spec §6).
 
-The ``*.done`` events (and the terminal response's ``output``) are authoritative: a done text
-is emitted when no delta was seen for its part, its missing tail when the deltas were a prefix
-(``mismatched_delta``), and a ``mismatched_delta`` anomaly (the streamed text is kept) when
-they disagree otherwise.
+The ``*.done`` events (and the terminal response's ``output``) are authoritative (spec §6.1):
+a done text is emitted when no delta was seen for its part, its missing tail when the deltas
+were a prefix (``mismatched_delta``), and when they disagree otherwise it replaces the
+streamed text (a ``settled`` part, call or refusal; ``mismatched_delta``).
 """
 
 from __future__ import annotations
@@ -136,6 +136,7 @@ class Adapter:
         self.items: dict[int, _Item] = {}
         self.ids: dict[str, int] = {}  # item id -> output index
         self.texts: dict[str, list[str]] = {}  # "<oi>:<ci>" ... -> streamed pieces
+        self.refusals: list[str] = []  # the keys of refusal parts, in the order first seen
         self.cited: set[str] = set()  # text parts that got annotation events
         self.terminal = False
         self.started = False
@@ -338,13 +339,18 @@ class Adapter:
         else:
             pieces.append(delta)
 
-    def _settle(self, key: str, text: str, what: str, anomalies: list[Any]) -> str:
-        """The text a done event still adds to what was streamed for ``key``."""
+    def _refusal_key(self, key: str) -> None:
+        if key not in self.refusals:
+            self.refusals.append(key)
+
+    def _settle(self, key: str, text: str, what: str, anomalies: list[Any]) -> tuple[str, bool]:
+        """What a done event does to the text streamed for ``key``: the text it still adds
+        (``False``), or, when the two disagree, the text that replaces it (``True``)."""
         pieces = self.texts.get(key)
         streamed = "".join(pieces) if pieces is not None else ""
         self.texts[key] = [text]
         if not streamed or streamed == text:
-            return text if not streamed else ""
+            return (text if not streamed else ""), False
         if text.startswith(streamed):
             anomalies.append(
                 _anomaly(
@@ -353,15 +359,15 @@ class Adapter:
                     f"({len(streamed)} of {len(text)} characters); the rest was added",
                 )
             )
-            return text[len(streamed) :]
+            return text[len(streamed) :], False
         anomalies.append(
             _anomaly(
                 "mismatched_delta",
-                f"{what}: the done text differs from the streamed deltas; the streamed "
-                "text is kept",
+                f"{what}: the done text differs from the {len(streamed)} streamed characters; "
+                "the done text replaces them",
             )
         )
-        return ""
+        return text, True
 
     # -- response events
 
@@ -525,14 +531,17 @@ class Adapter:
         if arguments is not None and type(arguments) is not str:
             raise AdapterError(f"{kind}: 'item.{key}' must be a str, not {_type_name(arguments)}")
         if arguments:
+            settled = False
             if done:
-                arguments = self._settle(
+                arguments, settled = self._settle(
                     str(index), arguments, f"{item_kind} {state.call_id!r} {key}", anomalies
                 )
             else:
                 self._track(str(index), arguments)
             if arguments:
                 part["arguments"] = arguments
+            if settled:
+                part["settled"] = True
         part["provider_index"] = index
         item_id = item.get("id")
         if type(item_id) is str:
@@ -571,8 +580,9 @@ class Adapter:
             self.ids[item_id] = index
         parts: list[dict[str, Any]] = []
         refusal: list[str] = []
+        settled_refusal = False
         if item_kind == "message":
-            self._message_done(index, item, kind, parts, refusal, anomalies)
+            settled_refusal = self._message_done(index, item, kind, parts, refusal, anomalies)
         elif item_kind == "reasoning":
             self._reasoning_done(state, index, item, kind, parts, anomalies)
         elif item_kind in _CALLS:
@@ -582,7 +592,11 @@ class Adapter:
         leaf: dict[str, Any] = {}
         if parts:
             leaf["parts"] = parts
-        if refusal:
+        if settled_refusal:
+            # the done refusal replaces the streamed one: the whole refusal, as now known
+            leaf["refusal"] = "".join("".join(self.texts[k]) for k in self.refusals)
+            leaf["settled"] = True
+        elif refusal:
             leaf["refusal"] = "".join(refusal)
         envelope = _envelope(item)
         if envelope is not None:
@@ -597,7 +611,9 @@ class Adapter:
         parts: list[dict[str, Any]],
         refusal: list[str],
         anomalies: list[Any],
-    ) -> None:
+    ) -> bool:
+        """A done message's parts and refusal; whether its refusal replaces the streamed one."""
+        replaced = False
         for ci, entry in enumerate(_list(item, "content", kind, CONTENT_LIMIT)):
             key = f"{index}:{ci}"
             entry_kind = entry.get("type") if isinstance(entry, dict) else None
@@ -607,7 +623,7 @@ class Adapter:
                     raise AdapterError(
                         f"{kind}: 'item.content[{ci}].text' must be a str, not {_type_name(text)}"
                     )
-                rest = self._settle(key, text, f"output_text {key}", anomalies)
+                rest, settled = self._settle(key, text, f"output_text {key}", anomalies)
                 part: dict[str, Any] = {"part": "text", "text": rest}
                 annotations = entry.get("annotations")
                 if annotations and isinstance(annotations, list) and key not in self.cited:
@@ -615,6 +631,8 @@ class Adapter:
                     part["citations"] = annotations
                 part["attributes"] = {k: v for k, v in entry.items() if k != "text"}
                 part["index"] = index * STRIDE + ci
+                if settled:
+                    part["settled"] = True
                 parts.append(part)
             elif entry_kind == "refusal":
                 text = entry.get("refusal")
@@ -623,8 +641,11 @@ class Adapter:
                         f"{kind}: 'item.content[{ci}].refusal' must be a str, "
                         f"not {_type_name(text)}"
                     )
-                rest = self._settle(key, text, f"refusal {key}", anomalies)
-                if rest:
+                self._refusal_key(key)
+                rest, settled = self._settle(key, text, f"refusal {key}", anomalies)
+                if settled:
+                    replaced = True
+                elif rest:
                     refusal.append(rest)
             elif isinstance(entry, dict):
                 parts.append(_unknown(entry, entry_kind, index * STRIDE + ci))
@@ -632,6 +653,7 @@ class Adapter:
                 raise AdapterError(
                     f"{kind}: 'item.content[{ci}]' must be a dict, not {_type_name(entry)}"
                 )
+        return replaced
 
     def _reasoning_done(
         self,
@@ -653,12 +675,15 @@ class Adapter:
                     f"{kind}: 'item.summary[{si}].text' must be a str, not {_type_name(text)}"
                 )
             key = f"{index}:summary:{si}"
-            rest = self._settle(key, text, f"reasoning summary {key}", anomalies)
-            if rest:
+            rest, settled = self._settle(key, text, f"reasoning summary {key}", anomalies)
+            if rest or settled:
                 at = index * STRIDE + SUMMARY + si
                 if state.first_part is None:
                     state.first_part = at
-                parts.append({"part": "reasoning", "text": "", "summary": rest, "index": at})
+                part = {"part": "reasoning", "text": "", "summary": rest, "index": at}
+                if settled:
+                    part["settled"] = True
+                parts.append(part)
         for ci, entry in enumerate(_list(item, "content", kind, CONTENT_LIMIT)):
             if not isinstance(entry, dict):
                 raise AdapterError(
@@ -673,12 +698,15 @@ class Adapter:
                 raise AdapterError(
                     f"{kind}: 'item.content[{ci}].text' must be a str, not {_type_name(text)}"
                 )
-            rest = self._settle(key, text, f"reasoning_text {key}", anomalies)
-            if rest:
+            rest, settled = self._settle(key, text, f"reasoning_text {key}", anomalies)
+            if rest or settled:
                 at = index * STRIDE + ci
                 if state.first_part is None:
                     state.first_part = at
-                parts.append({"part": "reasoning", "text": rest, "index": at})
+                part = {"part": "reasoning", "text": rest, "index": at}
+                if settled:
+                    part["settled"] = True
+                parts.append(part)
         encrypted = item.get("encrypted_content")
         if encrypted is not None and type(encrypted) is not str:
             raise AdapterError(
@@ -745,21 +773,26 @@ class Adapter:
             return  # the item's done (or another kind) settles it
         key = f"{index}:{ci}"
         anomalies: list[dict[str, Any]] = []
-        rest = self._settle(key, text, f"{part_kind} {key}", anomalies)
+        if part_kind == "refusal":
+            self._refusal_key(key)
+        rest, settled = self._settle(key, text, f"{part_kind} {key}", anomalies)
         leaf: dict[str, Any] = {}
-        if rest:
-            if part_kind == "refusal":
-                leaf["refusal"] = rest
-            else:
-                if wanted == "reasoning" and item.first_part is None:
-                    item.first_part = index * STRIDE + ci
-                leaf["parts"] = [
-                    {
-                        "part": "text" if wanted == "message" else "reasoning",
-                        "text": rest,
-                        "index": index * STRIDE + ci,
-                    }
-                ]
+        if part_kind == "refusal" and settled:
+            leaf["refusal"] = "".join("".join(self.texts[k]) for k in self.refusals)
+            leaf["settled"] = True
+        elif part_kind == "refusal" and rest:
+            leaf["refusal"] = rest
+        elif rest or settled:
+            if wanted == "reasoning" and item.first_part is None:
+                item.first_part = index * STRIDE + ci
+            part = {
+                "part": "text" if wanted == "message" else "reasoning",
+                "text": rest,
+                "index": index * STRIDE + ci,
+            }
+            if settled:
+                part["settled"] = True
+            leaf["parts"] = [part]
         _emit(leaves, leaf, anomalies)
 
     def _refusal_delta(self, event: dict[str, Any], kind: str, leaves: Leaves) -> None:
@@ -770,6 +803,7 @@ class Adapter:
         item = self._item_at(index, kind, "message", anomalies)
         leaf: dict[str, Any] = {}
         if item.kind == "message":
+            self._refusal_key(f"{index}:{ci}")
             self._track(f"{index}:{ci}", delta)
             if delta:
                 leaf["refusal"] = delta
@@ -823,13 +857,16 @@ class Adapter:
             return
         key = f"{index}:summary:{si}"
         anomalies: list[dict[str, Any]] = []
-        rest = self._settle(key, text, f"reasoning summary {key}", anomalies)
+        rest, settled = self._settle(key, text, f"reasoning summary {key}", anomalies)
         leaf: dict[str, Any] = {}
-        if rest:
+        if rest or settled:
             at = index * STRIDE + SUMMARY + si
             if item.first_part is None:
                 item.first_part = at
-            leaf["parts"] = [{"part": "reasoning", "text": "", "summary": rest, "index": at}]
+            part = {"part": "reasoning", "text": "", "summary": rest, "index": at}
+            if settled:
+                part["settled"] = True
+            leaf["parts"] = [part]
         _emit(leaves, leaf, anomalies)
 
     def _args_delta(self, event: dict[str, Any], kind: str, leaves: Leaves) -> None:
@@ -860,10 +897,15 @@ class Adapter:
         if item is None or item.done or item.kind != wanted:
             return
         anomalies: list[dict[str, Any]] = []
-        rest = self._settle(str(index), arguments, f"{wanted} {item.call_id!r} {key}", anomalies)
+        rest, settled = self._settle(
+            str(index), arguments, f"{wanted} {item.call_id!r} {key}", anomalies
+        )
         leaf: dict[str, Any] = {}
         if rest:
-            leaf["parts"] = [{"part": "tool_call", "provider_index": index, "arguments": rest}]
+            part = {"part": "tool_call", "provider_index": index, "arguments": rest}
+            if settled:
+                part["settled"] = True
+            leaf["parts"] = [part]
         _emit(leaves, leaf, anomalies)
 
     def _annotation(self, event: dict[str, Any], kind: str, leaves: Leaves) -> None:

@@ -102,30 +102,34 @@ impl Adapter {
         }
         let key = format!("{index}:{ci}");
         let mut anomalies = Vec::new();
-        let rest = self.settle(
+        if part_kind == "refusal" {
+            self.refusal_key(key.clone());
+        }
+        let (rest, replaces) = self.settle(
             key.clone(),
             text,
             &format!("{part_kind} {key}"),
             &mut anomalies,
         );
         let mut leaf = Obj::new();
-        if !rest.is_empty() {
-            if part_kind == "refusal" {
+        if part_kind == "refusal" && replaces {
+            leaf.put("refusal", Value::Str(self.whole_refusal()))
+                .put("settled", Value::Bool(true));
+        } else if part_kind == "refusal" {
+            if !rest.is_empty() {
                 leaf.put("refusal", Value::Str(rest));
-            } else {
-                if wanted == "reasoning" {
-                    self.set_first_part(index, index * STRIDE + ci);
-                }
-                let part_name = if wanted == "message" {
-                    "text"
-                } else {
-                    "reasoning"
-                };
-                leaf.put(
-                    "parts",
-                    list(vec![text_part(part_name, rest, index * STRIDE + ci)]),
-                );
             }
+        } else if !rest.is_empty() || replaces {
+            if wanted == "reasoning" {
+                self.set_first_part(index, index * STRIDE + ci);
+            }
+            let part_name = if wanted == "message" {
+                "text"
+            } else {
+                "reasoning"
+            };
+            let part = text_part(part_name, rest, index * STRIDE + ci);
+            leaf.put("parts", list(vec![settled(part, replaces)]));
         }
         emit(leaves, leaf, anomalies);
         Ok(())
@@ -142,6 +146,7 @@ impl Adapter {
             .clone();
         let mut leaf = Obj::new();
         if item_kind == "message" {
+            self.refusal_key(format!("{index}:{ci}"));
             self.track(format!("{index}:{ci}"), delta);
             if !delta.is_empty() {
                 leaf.put("refusal", s(delta));
@@ -230,17 +235,17 @@ impl Adapter {
         }
         let key = format!("{index}:summary:{si}");
         let mut anomalies = Vec::new();
-        let rest = self.settle(
+        let (rest, replaces) = self.settle(
             key.clone(),
             text,
             &format!("reasoning summary {key}"),
             &mut anomalies,
         );
         let mut leaf = Obj::new();
-        if !rest.is_empty() {
+        if !rest.is_empty() || replaces {
             let at = index * STRIDE + SUMMARY + si;
             self.set_first_part(index, at);
-            leaf.put("parts", list(vec![summary_part(rest, at)]));
+            leaf.put("parts", list(vec![settled(summary_part(rest, at), replaces)]));
         }
         emit(leaves, leaf, anomalies);
         Ok(())
@@ -290,10 +295,10 @@ impl Adapter {
         };
         let mut anomalies = Vec::new();
         let what = format!("{wanted} {} {key}", repr_opt(&call_id));
-        let rest = self.settle(index.to_string(), arguments, &what, &mut anomalies);
+        let (rest, replaces) = self.settle(index.to_string(), arguments, &what, &mut anomalies);
         let mut leaf = Obj::new();
         if !rest.is_empty() {
-            leaf.put("parts", list(vec![args_part(index, rest)]));
+            leaf.put("parts", list(vec![settled(args_part(index, rest), replaces)]));
         }
         emit(leaves, leaf, anomalies);
         Ok(())

@@ -130,15 +130,18 @@ impl Adapter {
             }
         };
         if !arguments.is_empty() {
-            let rest = if done {
+            let (rest, replaces) = if done {
                 let what = format!("{item_kind} {} {key}", repr_opt(&call_id));
                 self.settle(index.to_string(), arguments, &what, anomalies)
             } else {
                 self.track(index.to_string(), arguments);
-                arguments.to_owned()
+                (arguments.to_owned(), false)
             };
             if !rest.is_empty() {
                 part.put("arguments", Value::Str(rest));
+            }
+            if replaces {
+                part.put("settled", Value::Bool(true));
             }
         }
         part.put("provider_index", Value::Int(index));
@@ -205,9 +208,11 @@ impl Adapter {
         }
         let mut parts = Vec::new();
         let mut refusal = String::new();
+        let mut refusal_replaces = false;
         match item_kind {
             "message" => {
-                self.message_done(index, item, kind, &mut parts, &mut refusal, &mut anomalies)?
+                refusal_replaces =
+                    self.message_done(index, item, kind, &mut parts, &mut refusal, &mut anomalies)?
             }
             "reasoning" => self.reasoning_done(index, item, kind, &mut parts, &mut anomalies)?,
             _ if call_key(item_kind).is_some() => {
@@ -219,7 +224,11 @@ impl Adapter {
         if !parts.is_empty() {
             leaf.put("parts", list(parts));
         }
-        if !refusal.is_empty() {
+        if refusal_replaces {
+            // the done refusal replaces the streamed one: the whole refusal, as now known
+            leaf.put("refusal", Value::Str(self.whole_refusal()))
+                .put("settled", Value::Bool(true));
+        } else if !refusal.is_empty() {
             leaf.put("refusal", Value::Str(refusal));
         }
         if let Value::Dict(fields) = item {
@@ -239,7 +248,8 @@ impl Adapter {
         parts: &mut Vec<Value>,
         refusal: &mut String,
         anomalies: &mut Vec<Value>,
-    ) -> Res {
+    ) -> Result<bool, String> {
+        let mut replaced = false;
         for (ci, entry) in list_of(item, "content", kind, CONTENT_LIMIT)?
             .iter()
             .enumerate()
@@ -261,7 +271,7 @@ impl Adapter {
                             ))
                         }
                     };
-                    let rest =
+                    let (rest, replaces) =
                         self.settle(key.clone(), text, &format!("output_text {key}"), anomalies);
                     let mut part = Obj::new();
                     part.put("part", s("text")).put("text", Value::Str(rest));
@@ -281,7 +291,7 @@ impl Adapter {
                     }
                     part.put("attributes", attributes.build())
                         .put("index", Value::Int(at));
-                    parts.push(part.build());
+                    parts.push(settled(part.build(), replaces));
                 }
                 (Value::Dict(fields), Some(Value::Str(k))) if k == "refusal" => {
                     let text = match fields.get("refusal") {
@@ -293,8 +303,14 @@ impl Adapter {
                             ))
                         }
                     };
-                    let rest = self.settle(key.clone(), text, &format!("refusal {key}"), anomalies);
-                    refusal.push_str(&rest);
+                    self.refusal_key(key.clone());
+                    let (rest, replaces) =
+                        self.settle(key.clone(), text, &format!("refusal {key}"), anomalies);
+                    if replaces {
+                        replaced = true;
+                    } else {
+                        refusal.push_str(&rest);
+                    }
                 }
                 (Value::Dict(_), _) => {
                     parts.push(unknown(
@@ -311,7 +327,7 @@ impl Adapter {
                 }
             }
         }
-        Ok(())
+        Ok(replaced)
     }
 
     pub(super) fn set_first_part(&mut self, index: i64, at: i64) {
@@ -350,16 +366,16 @@ impl Adapter {
                 }
             };
             let key = format!("{index}:summary:{si}");
-            let rest = self.settle(
+            let (rest, replaces) = self.settle(
                 key.clone(),
                 text,
                 &format!("reasoning summary {key}"),
                 anomalies,
             );
-            if !rest.is_empty() {
+            if !rest.is_empty() || replaces {
                 let at = index * STRIDE + SUMMARY + si as i64;
                 self.set_first_part(index, at);
-                parts.push(summary_part(rest, at));
+                parts.push(settled(summary_part(rest, at), replaces));
             }
         }
         for (ci, entry) in list_of(item, "content", kind, CONTENT_LIMIT)?
@@ -392,15 +408,15 @@ impl Adapter {
                     ))
                 }
             };
-            let rest = self.settle(
+            let (rest, replaces) = self.settle(
                 key.clone(),
                 text,
                 &format!("reasoning_text {key}"),
                 anomalies,
             );
-            if !rest.is_empty() {
+            if !rest.is_empty() || replaces {
                 self.set_first_part(index, at);
-                parts.push(text_part("reasoning", rest, at));
+                parts.push(settled(text_part("reasoning", rest, at), replaces));
             }
         }
         let encrypted = match get(item, "encrypted_content") {
