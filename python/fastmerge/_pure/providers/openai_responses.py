@@ -1,10 +1,11 @@
 """The twin's ``"openai-responses"`` adapter (``src/engine/providers/openai_responses.rs``).
 
-This file mirrors three of the engine's: ``openai_responses.rs`` (event dispatch, sequence
-numbers, the response's fields, the finish), ``openai_responses/items.rs`` (output items) and
-``openai_responses/deltas.rs`` (content deltas checked against their done events);
-``openai_responses_tools.py`` mirrors ``openai_responses/tools.rs`` (the items kept whole, audio)
-and holds ``WIRE_RULES``, the rule of every event type of the SDK's union.
+This file mirrors two of the engine's: ``openai_responses.rs`` (event dispatch, sequence
+numbers, the response's fields, the finish) and ``openai_responses/items.rs`` (output items);
+``openai_responses_deltas.py`` mirrors ``openai_responses/deltas.rs`` (content deltas checked
+against their done events); ``openai_responses_tools.py`` mirrors ``openai_responses/tools.rs``
+(the items kept whole, audio) and holds ``WIRE_RULES``, the rule of every event type of the
+SDK's union.
 
 OpenAI Responses API streaming events (and compatible servers: DeepSeek, OpenRouter, LM Studio,
 xAI). Items sit at ``output_index``; content at ``content_index``, reasoning summaries at
@@ -57,23 +58,27 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import openai_responses_deltas as deltas
 from . import openai_responses_tools as tools
 from ._common import AdapterError, cut_call_anomaly, text_field
+from .openai_responses_deltas import (
+    CONTENT_LIMIT,
+    ITEM,
+    STRIDE,
+    SUMMARY,
+    SUMMARY_LIMIT,
+    Leaves,
+    _anomaly,
+    _emit,
+    _type_name,
+)
 from .openai_responses_tools import WIRE_RULES
 
 __all__ = ["NAME", "WIRE_RULES", "Adapter"]
 
 NAME = "openai-responses"
-Leaves = list[tuple[int, dict[str, Any]]]
 
-# Part indexes are ints (the message model's): output_index * 1000 + content_index for a content
-# entry, + 500 + summary_index for a reasoning summary, + 999 for the item itself.
-STRIDE = 1000
-SUMMARY = 500
-ITEM = 999
 MAX_OUTPUT_INDEX = 999_999_999_999
-CONTENT_LIMIT = SUMMARY  # content indexes 0..499
-SUMMARY_LIMIT = ITEM - SUMMARY  # summary indexes 0..498
 
 _MODELED = ("message", "reasoning", "function_call", "custom_tool_call")
 _CALLS = {"function_call": "arguments", "custom_tool_call": "input"}
@@ -94,10 +99,6 @@ _PLACEHOLDERS: dict[str, dict[str, Any]] = {
     "function_call": {"arguments": ""},
     "custom_tool_call": {"input": ""},
 }
-
-
-def _type_name(value: Any) -> str:
-    return type(value).__name__
 
 
 class _Item:
@@ -720,222 +721,6 @@ class Adapter:
                 {"part": "reasoning", "text": "", "payload": payload, "index": state.first_part}
             )
 
-    # -- deltas
-
-    def _text_delta(self, event: dict[str, Any], kind: str, leaves: Leaves) -> None:
-        index = self._index(event, kind)
-        ci = self._sub(event, "content_index", kind, CONTENT_LIMIT)
-        delta = self._str(event, "delta", kind)
-        logprobs = event.get("logprobs")
-        if logprobs is not None and not isinstance(logprobs, list):
-            raise AdapterError(f"{kind}: 'logprobs' must be a list, not {_type_name(logprobs)}")
-        anomalies: list[dict[str, Any]] = []
-        item = self._item_at(index, kind, "message", anomalies)
-        leaf: dict[str, Any] = {}
-        if item.kind == "message":
-            key = f"{index}:{ci}"
-            self._track(key, delta)
-            if delta:
-                leaf["parts"] = [{"part": "text", "text": delta, "index": index * STRIDE + ci}]
-            if logprobs:
-                leaf["logprobs"] = {"content": logprobs}
-        else:
-            anomalies.append(_mismatched(kind, index, item.kind))
-        _emit(leaves, leaf, anomalies)
-
-    def _text_done(self, event: dict[str, Any], kind: str, leaves: Leaves) -> None:
-        """``output_text.done``, ``content_part.done`` (of output_text, reasoning_text or
-        refusal), ``refusal.done``, ``reasoning_text.done``."""
-        index = self._index(event, kind)
-        ci = self._sub(event, "content_index", kind, CONTENT_LIMIT)
-        if kind == "response.content_part.done":
-            part = event.get("part")
-            if not isinstance(part, dict):
-                raise AdapterError(f"{kind}: 'part' must be a dict, not {_type_name(part)}")
-            part_kind = part.get("type")
-            field = "refusal" if part_kind == "refusal" else "text"
-            text = part.get(field)
-            if part_kind not in ("output_text", "reasoning_text", "refusal"):
-                return
-            if type(text) is not str:
-                raise AdapterError(f"{kind}: 'part.{field}' must be a str, not {_type_name(text)}")
-        else:
-            part_kind = {
-                "response.output_text.done": "output_text",
-                "response.refusal.done": "refusal",
-                "response.reasoning_text.done": "reasoning_text",
-            }[kind]
-            field = "refusal" if part_kind == "refusal" else "text"
-            text = self._str(event, field, kind)
-        item = self.items.get(index)
-        wanted = "reasoning" if part_kind == "reasoning_text" else "message"
-        if item is None or item.done or item.kind != wanted:
-            return  # the item's done (or another kind) settles it
-        key = f"{index}:{ci}"
-        anomalies: list[dict[str, Any]] = []
-        if part_kind == "refusal":
-            self._refusal_key(key)
-        rest, settled = self._settle(key, text, f"{part_kind} {key}", anomalies)
-        leaf: dict[str, Any] = {}
-        if part_kind == "refusal" and settled:
-            leaf["refusal"] = "".join("".join(self.texts[k]) for k in self.refusals)
-            leaf["settled"] = True
-        elif part_kind == "refusal" and rest:
-            leaf["refusal"] = rest
-        elif rest or settled:
-            if wanted == "reasoning" and item.first_part is None:
-                item.first_part = index * STRIDE + ci
-            part = {
-                "part": "text" if wanted == "message" else "reasoning",
-                "text": rest,
-                "index": index * STRIDE + ci,
-            }
-            if settled:
-                part["settled"] = True
-            leaf["parts"] = [part]
-        _emit(leaves, leaf, anomalies)
-
-    def _refusal_delta(self, event: dict[str, Any], kind: str, leaves: Leaves) -> None:
-        index = self._index(event, kind)
-        ci = self._sub(event, "content_index", kind, CONTENT_LIMIT)
-        delta = self._str(event, "delta", kind)
-        anomalies: list[dict[str, Any]] = []
-        item = self._item_at(index, kind, "message", anomalies)
-        leaf: dict[str, Any] = {}
-        if item.kind == "message":
-            self._refusal_key(f"{index}:{ci}")
-            self._track(f"{index}:{ci}", delta)
-            if delta:
-                leaf["refusal"] = delta
-        else:
-            anomalies.append(_mismatched(kind, index, item.kind))
-        _emit(leaves, leaf, anomalies)
-
-    def _reasoning_delta(self, event: dict[str, Any], kind: str, leaves: Leaves) -> None:
-        """``reasoning_text.delta`` (content) and ``reasoning_summary_text.delta``."""
-        index = self._index(event, kind)
-        summary = kind == "response.reasoning_summary_text.delta"
-        if summary:
-            sub = self._sub(event, "summary_index", kind, SUMMARY_LIMIT)
-        else:
-            sub = self._sub(event, "content_index", kind, CONTENT_LIMIT)
-        delta = self._str(event, "delta", kind)
-        anomalies: list[dict[str, Any]] = []
-        item = self._item_at(index, kind, "reasoning", anomalies)
-        leaf: dict[str, Any] = {}
-        if item.kind == "reasoning":
-            key = f"{index}:summary:{sub}" if summary else f"{index}:{sub}"
-            self._track(key, delta)
-            if delta:
-                at = index * STRIDE + (SUMMARY + sub if summary else sub)
-                if item.first_part is None:
-                    item.first_part = at
-                if summary:
-                    part = {"part": "reasoning", "text": "", "summary": delta, "index": at}
-                else:
-                    part = {"part": "reasoning", "text": delta, "index": at}
-                leaf["parts"] = [part]
-        else:
-            anomalies.append(_mismatched(kind, index, item.kind))
-        _emit(leaves, leaf, anomalies)
-
-    def _summary_done(self, event: dict[str, Any], kind: str, leaves: Leaves) -> None:
-        """``reasoning_summary_text.done`` and ``reasoning_summary_part.done``."""
-        index = self._index(event, kind)
-        si = self._sub(event, "summary_index", kind, SUMMARY_LIMIT)
-        if kind == "response.reasoning_summary_part.done":
-            part = event.get("part")
-            if not isinstance(part, dict):
-                raise AdapterError(f"{kind}: 'part' must be a dict, not {_type_name(part)}")
-            text = part.get("text")
-            if type(text) is not str:
-                raise AdapterError(f"{kind}: 'part.text' must be a str, not {_type_name(text)}")
-        else:
-            text = self._str(event, "text", kind)
-        item = self.items.get(index)
-        if item is None or item.done or item.kind != "reasoning":
-            return
-        key = f"{index}:summary:{si}"
-        anomalies: list[dict[str, Any]] = []
-        rest, settled = self._settle(key, text, f"reasoning summary {key}", anomalies)
-        leaf: dict[str, Any] = {}
-        if rest or settled:
-            at = index * STRIDE + SUMMARY + si
-            if item.first_part is None:
-                item.first_part = at
-            part = {"part": "reasoning", "text": "", "summary": rest, "index": at}
-            if settled:
-                part["settled"] = True
-            leaf["parts"] = [part]
-        _emit(leaves, leaf, anomalies)
-
-    def _args_delta(self, event: dict[str, Any], kind: str, leaves: Leaves) -> None:
-        """``function_call_arguments.delta`` and ``custom_tool_call_input.delta``."""
-        index = self._index(event, kind)
-        delta = self._str(event, "delta", kind)
-        custom = kind == "response.custom_tool_call_input.delta"
-        wanted = "custom_tool_call" if custom else "function_call"
-        anomalies: list[dict[str, Any]] = []
-        item = self._item_at(index, kind, wanted, anomalies)
-        leaf: dict[str, Any] = {}
-        if item.kind == wanted:
-            self._track(str(index), delta)
-            if delta:
-                leaf["parts"] = [{"part": "tool_call", "provider_index": index, "arguments": delta}]
-        else:
-            anomalies.append(_mismatched(kind, index, item.kind))
-        _emit(leaves, leaf, anomalies)
-
-    def _args_done(self, event: dict[str, Any], kind: str, leaves: Leaves) -> None:
-        """``function_call_arguments.done`` and ``custom_tool_call_input.done``."""
-        index = self._index(event, kind)
-        custom = kind == "response.custom_tool_call_input.done"
-        key = "input" if custom else "arguments"
-        arguments = self._str(event, key, kind)
-        item = self.items.get(index)
-        wanted = "custom_tool_call" if custom else "function_call"
-        if item is None or item.done or item.kind != wanted:
-            return
-        anomalies: list[dict[str, Any]] = []
-        rest, settled = self._settle(
-            str(index), arguments, f"{wanted} {item.call_id!r} {key}", anomalies
-        )
-        leaf: dict[str, Any] = {}
-        if rest:
-            part = {"part": "tool_call", "provider_index": index, "arguments": rest}
-            if settled:
-                part["settled"] = True
-            leaf["parts"] = [part]
-        _emit(leaves, leaf, anomalies)
-
-    def _annotation(self, event: dict[str, Any], kind: str, leaves: Leaves) -> None:
-        index = self._index(event, kind)
-        ci = self._sub(event, "content_index", kind, CONTENT_LIMIT)
-        annotation = event.get("annotation")
-        if annotation is None:
-            return
-        anomalies: list[dict[str, Any]] = []
-        item = self._item_at(index, kind, "message", anomalies)
-        leaf: dict[str, Any] = {}
-        if item.kind == "message":
-            key = f"{index}:{ci}"
-            self.cited.add(key)
-            at = index * STRIDE + ci
-            leaf["parts"] = [{"part": "text", "text": "", "citations": [annotation], "index": at}]
-        else:
-            anomalies.append(_mismatched(kind, index, item.kind))
-        if anomalies:
-            leaf["anomalies"] = anomalies
-        leaves.append((0, leaf))
-
-
-def _emit(leaves: list[Any], leaf: dict[str, Any], anomalies: list[Any]) -> None:
-    """The end of most handlers: the leaf with its anomalies, added unless it holds nothing."""
-    if anomalies:
-        leaf["anomalies"] = anomalies
-    if leaf:
-        leaves.append((0, leaf))
-
 
 def _envelope_at(index: int, envelope: dict[str, Any]) -> dict[str, Any]:
     return {str(index): envelope}
@@ -994,16 +779,6 @@ def _list(item: dict[str, Any], key: str, kind: str, limit: int) -> list[Any]:
     return value
 
 
-def _anomaly(code: str, detail: str) -> dict[str, Any]:
-    return {"code": code, "detail": detail}
-
-
-def _mismatched(kind: str, index: int, item_kind: str | None) -> dict[str, Any]:
-    return _anomaly(
-        "mismatched_delta", f"{kind} on a {item_kind} item at output_index {index} ignored"
-    )
-
-
 _HANDLERS: dict[str, Any] = {
     "created": Adapter._response,
     "in_progress": Adapter._response,
@@ -1013,20 +788,20 @@ _HANDLERS: dict[str, Any] = {
     "failed": Adapter._response,
     "output_item.added": Adapter._added,
     "output_item.done": Adapter._item_done_event,
-    "output_text.delta": Adapter._text_delta,
-    "output_text.done": Adapter._text_done,
-    "content_part.done": Adapter._text_done,
-    "refusal.delta": Adapter._refusal_delta,
-    "refusal.done": Adapter._text_done,
-    "reasoning_text.delta": Adapter._reasoning_delta,
-    "reasoning_text.done": Adapter._text_done,
-    "reasoning_summary_text.delta": Adapter._reasoning_delta,
-    "reasoning_summary_text.done": Adapter._summary_done,
-    "reasoning_summary_part.done": Adapter._summary_done,
-    "function_call_arguments.delta": Adapter._args_delta,
-    "function_call_arguments.done": Adapter._args_done,
-    "custom_tool_call_input.delta": Adapter._args_delta,
-    "custom_tool_call_input.done": Adapter._args_done,
-    "output_text.annotation.added": Adapter._annotation,
+    "output_text.delta": deltas.text_delta,
+    "output_text.done": deltas.text_done,
+    "content_part.done": deltas.text_done,
+    "refusal.delta": deltas.refusal_delta,
+    "refusal.done": deltas.text_done,
+    "reasoning_text.delta": deltas.reasoning_delta,
+    "reasoning_text.done": deltas.text_done,
+    "reasoning_summary_text.delta": deltas.reasoning_delta,
+    "reasoning_summary_text.done": deltas.summary_done,
+    "reasoning_summary_part.done": deltas.summary_done,
+    "function_call_arguments.delta": deltas.args_delta,
+    "function_call_arguments.done": deltas.args_done,
+    "custom_tool_call_input.delta": deltas.args_delta,
+    "custom_tool_call_input.done": deltas.args_done,
+    "output_text.annotation.added": deltas.annotation,
     **tools.handlers(),
 }
