@@ -457,6 +457,17 @@ def _anthropic_case(kind: str, model: Any, deltas: dict[str, Any], cut: bool) ->
             build(beta.BetaRawMessageStopEvent),
         ]
         covers |= {"event:content_block_stop", "event:message_delta", "event:message_stop"}
+    if cut and kind == "tool_use":
+        # a cut call is rendered raw and flagged, never parsed into an object (rules §6): the
+        # SDK's accumulator parses it partially, so compare with that parse of what we kept
+        return Case(
+            id=f"anthropic-{kind}-cut",
+            provider="anthropic",
+            events=events,
+            covers=covers,
+            kept=kept,
+            expect=lambda message: _cut_call_agrees(message, events),
+        )
     return Case(
         id=f"anthropic-{kind}{'-cut' if cut else ''}",
         provider="anthropic",
@@ -465,6 +476,26 @@ def _anthropic_case(kind: str, model: Any, deltas: dict[str, Any], cut: bool) ->
         kept=kept,
         reference=lambda: _anthropic_reference(events),
         rendered=lambda out: out.get("content"),
+    )
+
+
+def _cut_call_agrees(message: Any, events: list[Any]) -> bool:
+    """A cut tool call: flagged ``truncated``, rendered with its raw arguments, which parse
+    (partially, as the SDK's accumulator does, with ``jiter``) to the SDK's ``input``."""
+    import jiter
+
+    from fastmerge.render import to_provider
+
+    (block,) = _anthropic_reference(events)
+    (call,) = message.tool_calls
+    (rendered,) = to_provider(message, "anthropic")["content"]
+    partial = jiter.from_json(call.arguments.encode(), partial_mode="trailing-strings")
+    flagged = any(a["code"] == "truncated" for a in message.to_dict()["anomalies"])
+    return bool(
+        flagged
+        and rendered["input"] == call.arguments
+        and rendered.get("truncated") is True
+        and partial == block["input"]
     )
 
 

@@ -21,14 +21,10 @@ CASES = _generate.all_cases()
 #: the signature of the same block (one payload a part); a real block carries one or the other.
 _ONE_PAYLOAD = "a Bedrock reasoning block with a signature and redactedContent keeps one payload"
 
-#: A cut tool call renders with its raw arguments and ``truncated`` (never as an executable
-#: call); the SDK's accumulator gives the partial parse.
-_CUT_CALL = "a cut tool call renders raw and marked truncated, not partially parsed"
 
 #: The only place a generated case is expected to fail (strictly: a case that starts passing
 #: fails until it is taken out), each with the rule it waits for.
 AWAITING: dict[str, str] = {
-    "anthropic-tool_use-cut": _CUT_CALL,
     "bedrock-delta-reasoningContent": _ONE_PAYLOAD,
     "bedrock-delta-reasoningContent-cut": _ONE_PAYLOAD,
 }
