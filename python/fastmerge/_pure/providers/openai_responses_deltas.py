@@ -6,14 +6,30 @@ done text that disagrees with what was streamed replaces it (a ``settled`` part,
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ._common import AdapterError
 
-if TYPE_CHECKING:
-    from .openai_responses import Adapter
-
 Leaves = list[tuple[int, dict[str, Any]]]
+
+
+class Adapter(Protocol):
+    """What these handlers use of the adapter (``openai_responses.Adapter``): its items, the
+    texts streamed so far, and its readers of event fields."""
+
+    items: dict[int, Any]
+    texts: dict[str, list[str]]
+    refusals: list[str]
+    cited: set[str]
+
+    def _index(self, event: dict[str, Any], kind: str) -> int: ...
+    def _sub(self, event: dict[str, Any], key: str, kind: str, limit: int) -> int: ...
+    def _str(self, event: dict[str, Any], key: str, kind: str) -> str: ...
+    def _item_at(self, index: int, kind: str, implied: str, anomalies: list[Any]) -> Any: ...
+    def _track(self, key: str, delta: str) -> None: ...
+    def _refusal_key(self, key: str) -> None: ...
+    def _settle(self, key: str, text: str, what: str, anomalies: list[Any]) -> tuple[str, bool]: ...
+
 
 # Part indexes are ints (the message model's): output_index * 1000 + content_index for a content
 # entry, + 500 + summary_index for a reasoning summary, + 999 for the item itself.
