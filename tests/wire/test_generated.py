@@ -17,10 +17,6 @@ from fastmerge.render import to_provider
 
 CASES = _generate.all_cases()
 
-#: A synthetic block carrying every reasoning member at once: a redactedContent delta replaces
-#: the signature of the same block (one payload a part); a real block carries one or the other.
-_ONE_PAYLOAD = "a Bedrock reasoning block with a signature and redactedContent keeps one payload"
-
 #: §6.1 makes ``output_item.done`` authoritative over deltas that disagree with it; the adapters
 #: still keep the streamed text (with ``mismatched_delta``) and the status they derive, where
 #: the SDK's accumulator takes the done item's (the generated done items repeat no delta).
@@ -37,8 +33,6 @@ AWAITING: dict[str, str] = {
     "responses-reasoning": _DONE_WINS,
     "responses-message": _DONE_WINS,
     "anthropic-tool_use-cut": _CUT_CALL,
-    "bedrock-delta-reasoningContent": _ONE_PAYLOAD,
-    "bedrock-delta-reasoningContent-cut": _ONE_PAYLOAD,
 }
 
 
