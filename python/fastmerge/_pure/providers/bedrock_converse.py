@@ -20,9 +20,10 @@ Amazon Bedrock ConverseStream, one event per line, each wrapped as ``{"<eventTyp
   ``reasoningContent.redactedContent`` -> a redacted reasoning part with the blob as payload
   (kind ``"redacted_content"``; in a block that also carries text or a signature, the kind
   that came second is a part of its own at a spare index -1, -2, ...: one part holds one
-  payload, and Bedrock's response holds the two as two blocks); ``citation`` -> a citation of the text part; any other delta
-  kind (``toolResult`` pieces of a server tool, ``image`` source, ...) -> an ``unknown`` part
-  of its own (no index: an unknown part cannot grow) holding the ``delta`` object verbatim;
+  payload, and Bedrock's response holds the two as two blocks); ``citation`` -> a citation
+  of the text part; any other delta kind (``toolResult`` pieces of a server tool, ``image``
+  source, ...) -> an ``unknown`` part of its own (no index: an unknown part cannot grow)
+  holding the ``delta`` object verbatim;
 - ``contentBlockStop`` closes the block;
 - ``messageStop{stopReason, additionalModelResponseFields?}`` -> ``finish_reason`` and
   ``status: "complete"``; the other keys to ``provider_metadata``;
