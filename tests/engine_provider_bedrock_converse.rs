@@ -198,3 +198,61 @@ fn a_cut_image_is_kept() {
         )
     );
 }
+
+/// A block whose deltas carry signed reasoning and a redacted blob keeps both: the kind that
+/// came second is a part of its own at a spare index (one part holds one payload); a second
+/// piece of either kind goes where its kind went first.
+#[test]
+fn signed_and_redacted_reasoning_in_one_block_are_two_parts() {
+    let mut a = adapter();
+    let reasoning = |index: i64, content: serde_json::Value| json!({"contentBlockDelta": {"contentBlockIndex": index, "delta": {"reasoningContent": content}}});
+    assert_eq!(
+        leaves(a.as_mut(), reasoning(0, json!({"text": "why"}))),
+        text(json!([[0, {"parts": [{"part": "reasoning", "text": "why", "index": 0}]}]]))
+    );
+    assert_eq!(
+        leaves(a.as_mut(), reasoning(0, json!({"redactedContent": "AQ=="}))),
+        text(
+            json!([[0, {"parts": [{"part": "reasoning", "text": "", "redacted": true, "payload": {"provider": "bedrock-converse", "kind": "redacted_content", "data": "AQ=="}, "index": -1}]}]])
+        )
+    );
+    assert_eq!(
+        leaves(a.as_mut(), reasoning(0, json!({"signature": "S"}))),
+        text(
+            json!([[0, {"parts": [{"part": "reasoning", "text": "", "payload": {"provider": "bedrock-converse", "kind": "signature", "data": "S"}, "index": 0}]}]])
+        )
+    );
+    // another block, redacted first: its signed text is the next spare index
+    leaves(a.as_mut(), reasoning(1, json!({"redactedContent": "Ag=="})));
+    assert_eq!(
+        leaves(a.as_mut(), reasoning(1, json!({"text": "so"}))),
+        text(json!([[0, {"parts": [{"part": "reasoning", "text": "so", "index": -2}]}]]))
+    );
+    assert_eq!(
+        leaves(a.as_mut(), reasoning(0, json!({"redactedContent": "Aw=="}))),
+        text(
+            json!([[0, {"parts": [{"part": "reasoning", "text": "", "redacted": true, "payload": {"provider": "bedrock-converse", "kind": "redacted_content", "data": "Aw=="}, "index": -1}]}]])
+        )
+    );
+}
+
+/// Rules §6.1: after messageStop an image start is a part at once (the aggregator refuses it
+/// by its own event), never held to join the finished message at the stream's end.
+#[test]
+fn an_image_after_message_stop_is_not_held() {
+    let mut a = adapter();
+    leaves(
+        a.as_mut(),
+        json!({"messageStop": {"stopReason": "end_turn"}}),
+    );
+    assert_eq!(
+        leaves(
+            a.as_mut(),
+            json!({"contentBlockStart": {"contentBlockIndex": 3, "start": {"image": {"format": "png"}}}})
+        ),
+        text(
+            json!([[0, {"parts": [{"part": "unknown", "provider": "bedrock-converse", "kind": "image", "raw": {"image": {"format": "png"}}, "index": 3}]}]])
+        )
+    );
+    assert!(a.end().is_empty());
+}

@@ -183,6 +183,74 @@ def test_the_aggregator_takes_bytes() -> None:
     assert aggregator.finish().to_dict() == fastmerge.aggregate(REDACTED, P).to_dict()
 
 
+# -- a block carrying signed reasoning and a redacted blob ----------------------------------
+
+
+def _both(order: list[str]) -> list[dict[str, Any]]:
+    """A boto3 stream whose reasoning block 0 carries ``order``'s members, one delta each."""
+    members: dict[str, Any] = {
+        "text": "why",
+        "signature": "SIG",
+        "redactedContent": b"\x01opaque",
+    }
+    deltas = [
+        {"contentBlockDelta": {"contentBlockIndex": 0, "delta": {"reasoningContent": {k: v}}}}
+        for k, v in ((k, members[k]) for k in order)
+    ]
+    return [REDACTED[0], *deltas, *REDACTED[2:]]
+
+
+SIGNED = {"reasoningContent": {"reasoningText": {"text": "why", "signature": "SIG"}}}
+
+
+@pytest.mark.parametrize(
+    ("order", "first"),
+    [
+        (["text", "signature", "redactedContent"], "signed"),
+        (["redactedContent", "text", "signature"], "redacted"),
+        (["text", "redactedContent", "signature"], "signed"),
+    ],
+)
+def test_signed_reasoning_and_redacted_content_in_one_block_are_both_kept(
+    order: list[str], first: str
+) -> None:
+    """A reasoning block whose deltas carry text, a signature and ``redactedContent`` keeps all
+    three (one part holds one payload: the kind that came second is a part of its own), and
+    renders as the two blocks Bedrock's own response would hold, a ``reasoningText`` with its
+    signature and a ``redactedContent``, in a request botocore's ``ParamValidator`` accepts."""
+    message = fastmerge.aggregate(_both(order), P)
+    assert codes(message) == []
+    parts = [p.to_dict() for p in message.parts]
+    signed = {"kind": "signature", "provider": P, "data": "SIG"}
+    redacted = {"kind": "redacted_content", "provider": P, "data": OPAQUE}
+    reasoning = [(p["text"], p["payload"], p["redacted"], p["index"]) for p in parts[:2]]
+    pair = [("why", signed, False), ("", redacted, True)]
+    if first == "redacted":
+        pair.reverse()
+    # the kind that came first keeps the block's index, the other a spare one
+    assert reasoning == [(*pair[0], 0), (*pair[1], -1)]
+    assert message.content == "Hi"
+    blob = {"reasoningContent": {"redactedContent": OPAQUE}}
+    blocks = [SIGNED, blob] if first == "signed" else [blob, SIGNED]
+    assert to_provider(message, P)["output"]["message"]["content"] == [*blocks, {"text": "Hi"}]
+    request = to_boto3(to_request([USER, message], P))
+    assert converse_problems(request) == ""
+    assert [v for _, v in blob_paths(request)] == [b"\x01opaque"]
+    # the HTTP form of the same stream: the same message
+    http = json.loads(json.dumps(_both(order), default=lambda b: base64.b64encode(b).decode()))
+    assert fastmerge.aggregate(http, P).to_dict() == message.to_dict()
+
+
+def test_one_kind_of_reasoning_a_block_keeps_its_index() -> None:
+    """A block carrying signed reasoning only, or a redacted blob only (what Bedrock sends),
+    is one part at the block's index, as before: pieces of one kind join."""
+    for order in (["text", "signature"], ["redactedContent"], ["text", "text", "signature"]):
+        parts = [p.to_dict() for p in fastmerge.aggregate(_both(order), P).parts]
+        assert [p["index"] for p in parts] == [0, 1], order
+    parts = [p.to_dict() for p in fastmerge.aggregate(_both(["text", "text"]), P).parts]
+    assert parts[0]["text"] == "whywhy"
+
+
 # -- E104: an image ------------------------------------------------------------------------
 
 PNG = b"\x89PNG\r\n\x1a\n\x00"

@@ -171,6 +171,82 @@ def test_bedrock_a_second_message_start_is_another_response() -> None:
     assert data == once.to_dict()
 
 
+def bedrock_late(after_metadata: bool = False) -> tuple[list[dict[str, Any]], list[int]]:
+    """The Bedrock stream with its content events (``messageStart`` to ``messageStop``,
+    exclusive) sent again after its ``messageStop`` without a new ``messageStart``: before
+    the ``metadata`` event that follows it, or after; and the event numbers that carry
+    content (a ``contentBlockStop`` carries none)."""
+    events = events_of(BEDROCK)
+    stop = next(i for i, e in enumerate(events) if "messageStop" in e)
+    late = events[1:stop]
+    at = len(events) if after_metadata else stop + 1
+    numbers = [at + i + 1 for i, e in enumerate(late) if "contentBlockStop" not in e]
+    return [*events[:at], *late, *events[at:]], numbers
+
+
+@pytest.mark.parametrize("after_metadata", [False, True])
+def test_bedrock_content_after_message_stop_is_refused(after_metadata: bool) -> None:
+    """E97 on Bedrock, whose wire has no response id: content events (``contentBlockStart``,
+    ``contentBlockDelta``) after ``messageStop`` without a new ``messageStart`` are not
+    merged, one ``delta_after_finish`` naming each; the ``metadata`` event Bedrock sends after
+    ``messageStop`` (usage, metrics) is still merged, before or after them. As dicts and as
+    bytes."""
+    once = fastmerge.aggregate(raw(BEDROCK), "bedrock-converse")
+    assert once.status == "complete" and once.to_dict()["usage_metadata"]["total_tokens"] == 562
+    events, numbers = bedrock_late(after_metadata)
+    assert len(numbers) == 21
+    as_bytes = b"".join(json.dumps(e).encode() + b"\n" for e in events)
+    for stream in (events, as_bytes):
+        message = fastmerge.aggregate(stream, "bedrock-converse")
+        assert plain(message) == once.to_dict()
+        assert refused(message) == numbers
+        assert [a["code"] for a in message.anomalies] == [AFTER] * len(numbers)
+
+
+def test_bedrock_metadata_after_the_finish_is_merged() -> None:
+    """Rules §6.1 on Bedrock: a ``metadata`` event after ``messageStop`` is metadata, merged
+    with no anomaly, also after a refused content event (its usage is the last)."""
+    events = events_of(BEDROCK)
+    usage = {"inputTokens": 1, "outputTokens": 2, "totalTokens": 3}
+    again = {"metadata": {"usage": usage, "metrics": {"latencyMs": 9}}}
+    message = fastmerge.aggregate([*events, events[2], again], "bedrock-converse")
+    assert message.to_dict()["usage_metadata"] == {
+        "input_tokens": 1,
+        "output_tokens": 2,
+        "total_tokens": 3,
+    }
+    assert message.provider_metadata["metrics"] == {"latencyMs": 9}
+    assert refused(message) == [len(events) + 1]
+
+
+def test_bedrock_content_after_message_stop_raises_with_strict() -> None:
+    """E97 on Bedrock, strict: the first content event after ``messageStop`` raises
+    ``delta_after_finish`` naming it."""
+    events, numbers = bedrock_late()
+    with pytest.raises(AnomalyError) as caught:
+        fastmerge.aggregate(events, "bedrock-converse", strict=True)
+    assert caught.value.code == AFTER
+    assert caught.value.detail.startswith(f"event {numbers[0]} ")
+
+
+@pytest.mark.parametrize("stopped", [False, True])
+def test_bedrock_image_block_after_message_stop_is_refused_at_its_start(stopped: bool) -> None:
+    """Rules §6.1 on Bedrock: an image block (whose start and delta make one block, E104)
+    opened after ``messageStop`` is refused at its own events, not merged into the finished
+    message when its ``contentBlockStop`` or the stream's end would emit it."""
+    events = events_of(BEDROCK)
+    image: list[dict[str, Any]] = [
+        {"contentBlockStart": {"contentBlockIndex": 5, "start": {"image": {"format": "png"}}}},
+        {"contentBlockDelta": {"contentBlockIndex": 5, "delta": {"image": {"source": {}}}}},
+    ]
+    if stopped:
+        image.append({"contentBlockStop": {"contentBlockIndex": 5}})
+    once = fastmerge.aggregate(events, "bedrock-converse")
+    message = fastmerge.aggregate([*events, *image], "bedrock-converse")
+    assert plain(message) == once.to_dict()
+    assert refused(message) == [len(events) + 1, len(events) + 2]
+
+
 def test_a_stream_with_an_id_per_chunk_logged_twice_is_its_first_copy() -> None:
     """E97 where every chunk has its own id (Groq compound): the second copy's ids were all
     seen before the finish, so they are this response's, and its content is refused."""
@@ -364,6 +440,49 @@ def test_cli_batch_of_a_log_holding_a_stream_twice(backend_name: str, tmp_path: 
     message = fastmerge.aggregate(doubled).to_dict()
     assert records[0]["message"] == message
     assert records[0]["anomalies"] == message["anomalies"]
+
+
+@pytest.mark.parametrize("grouped", [False, True])
+def test_batch_of_bedrock_content_after_message_stop_is_one_stream(
+    grouped: bool, backend_name: str, tmp_path: Path
+) -> None:
+    """E97 on Bedrock in the batch API: content events after ``messageStop`` (no new
+    ``messageStart``) and after the ``metadata`` that ends the stream belong to it: one
+    stream, equal to ``aggregate`` of the same events, with the refusals."""
+    batch = batch_module(backend_name)
+    events, numbers = bedrock_late(after_metadata=True)
+    if grouped:
+        path = write(tmp_path / "log.jsonl", lines([{"k": "s", "event": e} for e in events]))
+        results = list(batch.merge_logs(path, group_by="k", event="event"))
+    else:
+        path = write(tmp_path / "log.jsonl", lines(events))
+        results = list(batch.merge_logs(path))
+    assert [r.status for r in results] == ["complete"]
+    expected = fastmerge.aggregate_choices(events, "bedrock-converse")
+    assert record_bytes(results[0].messages) == record_bytes(expected)
+    assert refused(results[0].messages[0]) == numbers
+
+
+def test_cli_of_bedrock_content_after_message_stop(backend_name: str, tmp_path: Path) -> None:
+    """E97 on Bedrock from the command line: ``fastmerge merge --provider auto`` and
+    ``fastmerge batch`` give the finished message with the refusals, exit 0; ``merge
+    --strict`` exits 1 naming the anomaly."""
+    events, numbers = bedrock_late()
+    data = lines(events)
+    expected = fastmerge.aggregate(events, "bedrock-converse").to_dict()
+    assert refused(fastmerge.aggregate(events, "bedrock-converse")) == numbers
+    done = fastmerge_cli(backend_name, "merge", "--provider", "auto", "-", stdin=data)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == expected
+    strict = fastmerge_cli(backend_name, "merge", "--provider", "auto", "--strict", "-", stdin=data)
+    assert strict.returncode == 1
+    assert f"delta_after_finish: event {numbers[0]} carries content".encode() in strict.stderr
+    path = write(tmp_path / "log.jsonl", data)
+    batched = fastmerge_cli(backend_name, "batch", path, "--quiet")
+    assert batched.returncode == 0, batched.stderr
+    records = [json.loads(line) for line in batched.stdout.splitlines()]
+    assert [(r["status"], r["provider"]) for r in records] == [("complete", "bedrock-converse")]
+    assert records[0]["message"] == expected
 
 
 def test_a_stream_logged_twice_reads_alike_however_it_is_split(

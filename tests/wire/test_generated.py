@@ -17,17 +17,10 @@ from fastmerge.render import to_provider
 
 CASES = _generate.all_cases()
 
-#: A synthetic block carrying every reasoning member at once: a redactedContent delta replaces
-#: the signature of the same block (one payload a part); a real block carries one or the other.
-_ONE_PAYLOAD = "a Bedrock reasoning block with a signature and redactedContent keeps one payload"
-
 
 #: The only place a generated case is expected to fail (strictly: a case that starts passing
 #: fails until it is taken out), each with the rule it waits for.
-AWAITING: dict[str, str] = {
-    "bedrock-delta-reasoningContent": _ONE_PAYLOAD,
-    "bedrock-delta-reasoningContent-cut": _ONE_PAYLOAD,
-}
+AWAITING: dict[str, str] = {}
 
 
 def _params() -> list[Any]:

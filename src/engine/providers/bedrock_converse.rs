@@ -138,6 +138,13 @@ pub struct Adapter {
     call_ids: IndexMap<i64, Value>,
     /// block index -> its image block (start and deltas joined), emitted at its stop (E104)
     images: IndexMap<i64, Map>,
+    /// block index -> which reasoning its own part holds: "signed" (text, signature) or
+    /// "redacted"; the other, when the block carries both, goes to a part of its own
+    reasoning: IndexMap<i64, &'static str>,
+    /// block index -> that other part's index
+    companions: IndexMap<i64, i64>,
+    /// the last part index given to such a part (-1, -2, ...: never a block's)
+    spare: i64,
     /// messageStop or an exception was seen
     done: bool,
     /// messageStop was seen
@@ -168,8 +175,10 @@ impl Adapter {
         let mut kind = "start".to_owned();
         for (key, value) in start.iter() {
             kind.clone_from(key);
-            if let (true, Value::Dict(image)) = (key == "image" && start.len() == 1, value) {
-                // its deltas complete it (E104)
+            let joins = key == "image" && start.len() == 1 && !self.stopped;
+            if let (true, Value::Dict(image)) = (joins, value) {
+                // its deltas complete it (E104); after messageStop each event is a part of its
+                // own, refused by its own number (rules §6.1), never held for a later event
                 self.images.insert(index, (**image).clone());
             } else if key == "toolUse" {
                 let tool = object("contentBlockStart", "start.toolUse", Some(value))?;
@@ -243,7 +252,7 @@ impl Adapter {
                         .put("arguments", arguments);
                     parts.push(part.build());
                 }
-                "reasoningContent" => reasoning(index, value, &mut parts)?,
+                "reasoningContent" => self.reasoning(index, value, &mut parts)?,
                 "citation" => {
                     let mut part = Obj::new();
                     part.put("part", s("text"))
@@ -263,6 +272,70 @@ impl Adapter {
             }
         }
         Ok(parts_leaf(parts, anomalies))
+    }
+
+    fn reasoning(
+        &mut self,
+        index: i64,
+        value: &Value,
+        parts: &mut Vec<Value>,
+    ) -> Result<(), String> {
+        let content = object("contentBlockDelta", "delta.reasoningContent", Some(value))?;
+        for (key, item) in content.iter() {
+            let mut part = Obj::new();
+            match key.as_str() {
+                "text" => {
+                    let text = string("contentBlockDelta", "delta.reasoningContent.text", item)?;
+                    if text.is_empty() {
+                        continue;
+                    }
+                    let at = self.reasoning_index(index, "signed");
+                    part.put("part", s("reasoning"))
+                        .put("text", item.clone())
+                        .put("index", Value::Int(at));
+                }
+                "signature" => {
+                    let at = self.reasoning_index(index, "signed");
+                    part.put("part", s("reasoning"))
+                        .put("text", s(""))
+                        .put("payload", payload("signature", item))
+                        .put("index", Value::Int(at));
+                }
+                "redactedContent" => {
+                    let at = self.reasoning_index(index, "redacted");
+                    part.put("part", s("reasoning"))
+                        .put("text", s(""))
+                        .put("redacted", Value::Bool(true))
+                        .put("payload", payload("redacted_content", item))
+                        .put("index", Value::Int(at));
+                }
+                _ => {
+                    let raw = single("reasoningContent", single(key, item.clone()));
+                    parts.push(unknown(key, &raw, None));
+                    continue;
+                }
+            }
+            parts.push(part.build());
+        }
+        Ok(())
+    }
+
+    /// The part index of a `kind` reasoning piece ("signed": text or signature; "redacted")
+    /// of block `index` (the twin's `_reasoning_index`): the block's own index for the kind
+    /// that came first; a spare index for the other, when a block carries both (its signed
+    /// text and a redacted blob are two parts, as Bedrock's own response gives them two
+    /// blocks: one part cannot hold two payloads).
+    fn reasoning_index(&mut self, index: i64, kind: &'static str) -> i64 {
+        let first = *self.reasoning.entry(index).or_insert(kind);
+        if first == kind {
+            return index;
+        }
+        if let Some(other) = self.companions.get(&index) {
+            return *other;
+        }
+        self.spare -= 1;
+        self.companions.insert(index, self.spare);
+        self.spare
     }
 
     /// An image delta's fields into the image block at `index` (the twin's `_join_image`):
@@ -397,44 +470,6 @@ impl Adapter {
             vec![(0, leaf.build())]
         })
     }
-}
-
-fn reasoning(index: i64, value: &Value, parts: &mut Vec<Value>) -> Result<(), String> {
-    let content = object("contentBlockDelta", "delta.reasoningContent", Some(value))?;
-    for (key, item) in content.iter() {
-        let mut part = Obj::new();
-        match key.as_str() {
-            "text" => {
-                let text = string("contentBlockDelta", "delta.reasoningContent.text", item)?;
-                if text.is_empty() {
-                    continue;
-                }
-                part.put("part", s("reasoning"))
-                    .put("text", item.clone())
-                    .put("index", Value::Int(index));
-            }
-            "signature" => {
-                part.put("part", s("reasoning"))
-                    .put("text", s(""))
-                    .put("payload", payload("signature", item))
-                    .put("index", Value::Int(index));
-            }
-            "redactedContent" => {
-                part.put("part", s("reasoning"))
-                    .put("text", s(""))
-                    .put("redacted", Value::Bool(true))
-                    .put("payload", payload("redacted_content", item))
-                    .put("index", Value::Int(index));
-            }
-            _ => {
-                let raw = single("reasoningContent", single(key, item.clone()));
-                parts.push(unknown(key, &raw, None));
-                continue;
-            }
-        }
-        parts.push(part.build());
-    }
-    Ok(())
 }
 
 impl common::Adapter for Adapter {

@@ -18,9 +18,12 @@ Amazon Bedrock ConverseStream, one event per line, each wrapped as ``{"<eventTyp
   arguments (a string piece); ``reasoningContent.text`` -> a reasoning delta;
   ``reasoningContent.signature`` -> the reasoning part's payload (kind ``"signature"``);
   ``reasoningContent.redactedContent`` -> a redacted reasoning part with the blob as payload
-  (kind ``"redacted_content"``); ``citation`` -> a citation of the text part; any other delta
-  kind (``toolResult`` pieces of a server tool, ``image`` source, ...) -> an ``unknown`` part
-  of its own (no index: an unknown part cannot grow) holding the ``delta`` object verbatim;
+  (kind ``"redacted_content"``; in a block that also carries text or a signature, the kind
+  that came second is a part of its own at a spare index -1, -2, ...: one part holds one
+  payload, and Bedrock's response holds the two as two blocks); ``citation`` -> a citation
+  of the text part; any other delta kind (``toolResult`` pieces of a server tool, ``image``
+  source, ...) -> an ``unknown`` part of its own (no index: an unknown part cannot grow)
+  holding the ``delta`` object verbatim;
 - ``contentBlockStop`` closes the block;
 - ``messageStop{stopReason, additionalModelResponseFields?}`` -> ``finish_reason`` and
   ``status: "complete"``; the other keys to ``provider_metadata``;
@@ -105,7 +108,7 @@ WIRE_RULES: dict[str, str] = {
     "delta:toolResult": "appends its items (text, json) to the result block's content",
     "delta:reasoningContent": "text appends to the reasoning text; signature replaces the "
     "signature; redactedContent (a blob: base64 text, bytes from boto3) sets a redacted "
-    "reasoning part",
+    "reasoning part, a part of its own beside the signed text when a block carries both",
     "delta:citation": "appends the citation to the text block's citations",
     "delta:image": "sets the image block's source (bytes as base64 text) or error",
 }
@@ -169,6 +172,11 @@ class Adapter:
         self.call_ids: dict[int, Any] = {}  # block index -> toolUseId of its toolUse start
         # block index -> its image block (start and deltas joined), emitted at its stop (E104)
         self.images: dict[int, dict[str, Any]] = {}
+        # block index -> which reasoning its own part holds: "signed" (text, signature) or
+        # "redacted"; the other, when the block carries both, goes to a part of its own
+        self.reasoning: dict[int, str] = {}
+        self.companions: dict[int, int] = {}  # block index -> that other part's index
+        self.spare = 0  # the last part index given to such a part (-1, -2, ...: never a block's)
         self.done = False  # messageStop or an exception was seen
         self.stopped = False  # messageStop was seen
 
@@ -239,8 +247,10 @@ class Adapter:
         kind = "start"
         for key, value in start.items():
             kind = key
-            if key == "image" and isinstance(value, dict) and len(start) == 1:
-                self.images[index] = dict(value)  # its deltas complete it (E104)
+            if key == "image" and isinstance(value, dict) and len(start) == 1 and not self.stopped:
+                # its deltas complete it (E104); after messageStop each event is a part of its
+                # own, refused by its own number (rules §6.1), never held for a later event
+                self.images[index] = dict(value)
             elif key == "toolUse":
                 tool = _object("contentBlockStart", "start.toolUse", value)
                 call: dict[str, Any] = {"part": "tool_call"}
@@ -372,14 +382,15 @@ class Adapter:
             if key == "text":
                 text = _string("contentBlockDelta", "delta.reasoningContent.text", item)
                 if text:
-                    parts.append({"part": "reasoning", "text": text, "index": index})
+                    at = self._reasoning_index(index, "signed")
+                    parts.append({"part": "reasoning", "text": text, "index": at})
             elif key == "signature":
                 parts.append(
                     {
                         "part": "reasoning",
                         "text": "",
                         "payload": _payload("signature", item),
-                        "index": index,
+                        "index": self._reasoning_index(index, "signed"),
                     }
                 )
             elif key == "redactedContent":
@@ -389,12 +400,27 @@ class Adapter:
                         "text": "",
                         "redacted": True,
                         "payload": _payload("redacted_content", item),
-                        "index": index,
+                        "index": self._reasoning_index(index, "redacted"),
                     }
                 )
             else:
                 raw = {"reasoningContent": {key: item}}
                 parts.append({"part": "unknown", "provider": NAME, "kind": key, "raw": raw})
+
+    def _reasoning_index(self, index: int, kind: str) -> int:
+        """The part index of a ``kind`` reasoning piece ("signed": text or signature;
+        "redacted") of block ``index``: the block's own index for the kind that came first; a
+        spare index for the other, when a block carries both (its signed text and a redacted
+        blob are two parts, as Bedrock's own response gives them two blocks: one part cannot
+        hold two payloads)."""
+        first = self.reasoning.setdefault(index, kind)
+        if first == kind:
+            return index
+        other = self.companions.get(index)
+        if other is None:
+            self.spare -= 1
+            other = self.companions[index] = self.spare
+        return other
 
     def _stop(self, payload: dict[str, Any]) -> Leaves:
         self.done = True
