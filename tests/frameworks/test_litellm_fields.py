@@ -29,7 +29,11 @@ pytestmark = pytest.mark.filterwarnings(
 
 
 def _image(index: int, data: str) -> dict[str, Any]:
-    return {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{data}"}, "index": index}
+    return {
+        "type": "image_url",
+        "image_url": {"url": f"data:image/png;base64,{data}"},
+        "index": index,
+    }
 
 
 def _reasoning_item(item_id: str, summary: str) -> dict[str, Any]:

@@ -56,8 +56,9 @@ STREAMS: dict[str, tuple[str, list[dict[str, Any]]]] = {
         "openai-chat",
         [
             _chunk(content="Let me check."),
-            _chunk([{"index": 0, "id": "call_1", "type": "function",
-                     "function": {"arguments": ARGS}}]),  # fmt: skip
+            _chunk(
+                [{"index": 0, "id": "call_1", "type": "function", "function": {"arguments": ARGS}}]
+            ),  # fmt: skip
             _chunk([NAMED]),
             _chunk(finish="tool_calls"),
         ],
@@ -123,9 +124,7 @@ def test_the_message_keeps_the_nameless_call_with_its_anomaly(name: str) -> None
     else:
         assert nameless[0].id is None
         assert "delta_before_start" in codes
-        assert message.tool_calls is None or [c.name for c in message.tool_calls] == [
-            "get_weather"
-        ]
+        assert message.tool_calls is None or [c.name for c in message.tool_calls] == ["get_weather"]
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
@@ -188,4 +187,3 @@ def test_a_session_request_leaves_the_nameless_call_out(
         (assistant,) = [m for m in again.messages() if isinstance(m, fastmerge.AssistantMessage)]
         parts = [p for p in assistant.parts if isinstance(p, fastmerge.ToolCallPart)]
         assert [p.arguments for p in parts if p.name is None] == [ARGS]
-

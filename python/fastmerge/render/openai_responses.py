@@ -46,7 +46,7 @@ def render(messages: Sequence[Any]) -> dict[str, Any]:
     ours = meta.get("provider") == NAME
     response = meta.get("response") if ours else None
     envelopes = meta.get("output_items") if ours else None
-    status = _STATUS.get(data.get("status"), "incomplete")
+    status = _STATUS.get(data.get("status") or "", "incomplete")
     output = _output(
         data.get("parts") or [],
         envelopes if isinstance(envelopes, dict) else {},

@@ -624,7 +624,8 @@ impl Adapter {
         let extra: Map = others(delta_map, DELTA_KNOWN)
             .into_iter()
             .filter(|(k, v)| {
-                !(LISTED.contains(&k.as_str()) && matches!(v, Value::List(items) if !items.is_empty()))
+                !(LISTED.contains(&k.as_str())
+                    && matches!(v, Value::List(items) if !items.is_empty()))
             })
             .collect();
         if !extra.is_empty() {
