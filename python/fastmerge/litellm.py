@@ -52,10 +52,10 @@ _MESSAGE_FIELDS = frozenset(
 # Renderer keys LiteLLM's message never has: the reasoning text goes in ``reasoning_content``
 # (LiteLLM's name) whichever field the server streamed it in.
 _REASONING_FIELDS = frozenset({"reasoning_content", "reasoning"})
-# LiteLLM delta fields whose fragments the engine does not rebuild: its metadata merge keeps the
-# last chunk's list only, which would be a wrong value here (see docs/litellm.md).
-# (``thinking_blocks`` are rebuilt from the reasoning parts, see _thinking.)
-_NOT_REBUILT = frozenset({"thinking_blocks", "images", "reasoning_items"})
+# LiteLLM delta fields the rendered message does not carry as LiteLLM's: ``thinking_blocks`` are
+# rebuilt from the reasoning parts (see _thinking_blocks). (``images`` and ``reasoning_items``
+# are the adapter's: every chunk's entries, in order, as LiteLLM's builder joins them.)
+_NOT_REBUILT = frozenset({"thinking_blocks"})
 # Response keys of the rendered ``chat.completion`` set by name below, and the chunk's LiteLLM
 # bookkeeping (the request's stream options) that is no part of a response.
 _RESPONSE_FIELDS = frozenset(

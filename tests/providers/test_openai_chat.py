@@ -306,6 +306,35 @@ def test_executed_tools_result_updates_its_call() -> None:
     assert to_provider(m, P)["choices"][0]["message"]["executed_tools"] == [result]
 
 
+def test_images_and_reasoning_items_of_every_chunk_are_kept_in_order() -> None:
+    """OpenRouter's and LiteLLM's ``delta.images``, LiteLLM's ``delta.reasoning_items``: each
+    chunk's entries are added (the metadata merge kept only the last chunk's list); a value
+    that is no list, or an empty one, stays a field of the message."""
+    first = {"type": "image_url", "image_url": {"url": "data:image/png;base64,AA"}, "index": 0}
+    second = {"type": "image_url", "image_url": {"url": "data:image/png;base64,BB"}, "index": 1}
+    item = {"type": "reasoning", "id": "rs_1", "summary": []}
+    events = [
+        chunk(ch(role="assistant", content="two", images=[first], reasoning_items=[item])),
+        chunk(ch(images=[second], reasoning_items=[])),
+        chunk(ch(content=" images", finish="stop")),
+    ]
+    m = fastmerge.aggregate(events, P)
+    assert kinds(m) == ["text", "unknown", "unknown", "unknown", "text"]
+    assert [p.kind for p in m.parts if isinstance(p, fastmerge.UnknownPart)] == [
+        "images",
+        "reasoning_items",
+        "images",
+    ]
+    message = to_provider(m, P)["choices"][0]["message"]
+    assert message["content"] == "two images"
+    assert message["images"] == [first, second]
+    assert message["reasoning_items"] == [item]
+    assert_round_trip(m)
+    odd = fastmerge.aggregate([chunk(ch(content="x", images="none", finish="stop"))], P)
+    assert kinds(odd) == ["text"]
+    assert to_provider(odd, P)["choices"][0]["message"]["images"] == "none"
+
+
 # ---------------------------------------------------------------------------------------------
 # tool calls
 

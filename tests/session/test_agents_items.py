@@ -300,6 +300,44 @@ def test_get_items_with_limit(kind: str, tmp_path: Path) -> None:
     run_on(kind, tmp_path, body)
 
 
+def test_a_negative_limit_reads_every_item_as_sqlite_session_does(
+    kind: str, tmp_path: Path
+) -> None:
+    """The SDK's SQLiteSession reads a limit below zero as none (SQLite's ``LIMIT -1``), given
+    to get_items or in the session settings; an explicit limit still wins over the settings,
+    and pop_item, which takes no limit, is unchanged by them."""
+    from agents import SQLiteSession
+
+    items = [{"role": "user" if n % 2 == 0 else "assistant", "content": f"m{n}"} for n in range(5)]
+
+    async def reference(limit: int | None, settings: int | None) -> list[Any]:
+        sdk = SQLiteSession(new_id(), session_settings=SessionSettings(limit=settings))
+        await sdk.add_items(copy.deepcopy(items))
+        try:
+            return await sdk.get_items(limit=limit)
+        finally:
+            sdk.close()
+
+    async def body(store: Any) -> None:
+        session = AgentsSession(new_id(), store)
+        await session.add_items(items)
+        for limit in (-1, -2, -100):
+            assert await session.get_items(limit=limit) == items
+            assert await reference(limit, None) == items
+        limited = AgentsSession(new_id(), store, session_settings=SessionSettings(limit=2))
+        await limited.add_items(items)
+        assert await limited.get_items() == items[-2:] == await reference(None, 2)
+        assert await limited.get_items(limit=-1) == items == await reference(-1, 2)
+        unlimited = AgentsSession(new_id(), store, session_settings={"limit": -1})
+        await unlimited.add_items(items)
+        assert await unlimited.get_items() == items == await reference(None, -1)
+        assert await unlimited.get_items(limit=0) == [] == await reference(0, -1)
+        assert await unlimited.pop_item() == items[-1]
+        assert await unlimited.get_items(limit=-1) == items[:-1]
+
+    run_on(kind, tmp_path, body)
+
+
 def test_unicode_special_characters_and_sql(kind: str, tmp_path: Path) -> None:
     texts = [
         "こんにちは",

@@ -1,6 +1,11 @@
 """What several renderers share: reading the messages, a tool call's arguments as an object,
 and which tool calls the stream cut.
 
+A tool call whose fragments never carried a name (a stream cut before the name came, arguments
+with nothing to attach to) is in no rendering (edge case E107): every provider refuses a call
+without a name, and the message keeps it in its parts with its anomaly (nothing lost). The
+renderers read a message through :func:`message_data`, which leaves such calls out.
+
 A cut tool call (rules §6: its stream ended before the call did) is never rendered as a
 complete, executable call: every renderer gives its raw arguments string where the provider's
 shape holds the arguments (``input``, ``args``, ``arguments``), unparsed, and sets
@@ -14,12 +19,40 @@ from typing import Any, Sequence
 from ..parts import parse_arguments
 
 
+def is_nameless(part: dict[str, Any]) -> bool:
+    """Whether ``part`` (of a ``to_dict()``) is a tool call without a name (None, or a blank
+    or ``"null"`` text, which the merge reads as absent)."""
+    if part.get("part") != "tool_call":
+        return False
+    name = part.get("name")
+    return not isinstance(name, str) or not name.strip() or name.strip() == "null"
+
+
+def message_data(message: Any) -> dict[str, Any]:
+    """The message's ``to_dict()`` as renderers read it: without its nameless tool calls
+    (:func:`is_nameless`), and without the ``truncated`` anomalies that name one of them (so
+    that no other call is read as the cut one). Its other anomalies stay."""
+    data: dict[str, Any] = message.to_dict()
+    parts = data.get("parts") or []
+    nameless = [part for part in parts if is_nameless(part)]
+    if not nameless:
+        return data
+    calls = [part for part in parts if part.get("part") == "tool_call"]
+    data["anomalies"] = [
+        anomaly
+        for anomaly in data.get("anomalies") or ()
+        if not any(_named_call(anomaly, calls) is part for part in nameless)
+    ]
+    data["parts"] = [part for part in parts if not any(part is n for n in nameless)]
+    return data
+
+
 def choice_data(messages: Sequence[Any]) -> list[dict[str, Any]]:
-    """Each message's ``to_dict()``, with its ``finish_reason_normalized`` (a view, not a
-    field), in order."""
+    """Each message's :func:`message_data`, with its ``finish_reason_normalized`` (a view,
+    not a field), in order."""
     datas = []
     for message in messages:
-        data: dict[str, Any] = message.to_dict()
+        data = message_data(message)
         data["finish_reason_normalized"] = message.finish_reason_normalized
         datas.append(data)
     return datas
@@ -44,20 +77,28 @@ def cut_calls(data: dict[str, Any]) -> list[dict[str, Any]]:
     calls = [part for part in data.get("parts") or () if part.get("part") == "tool_call"]
     cut: list[dict[str, Any]] = []
     for anomaly in data.get("anomalies") or ():
-        named_call = anomaly.get("tool_call")
-        if anomaly.get("code") != "truncated" or not isinstance(named_call, dict):
-            continue
-        index = named_call.get("provider_index")
-        pinned = type(index) is int
-        candidates = [c for c in calls if c.get("provider_index") == index] if pinned else calls
-        for key in ("id", "name"):
-            named = [call for call in candidates if _same(call.get(key), named_call.get(key))]
-            if named:
-                candidates, pinned = named, True
-                break
-        if pinned:
-            cut.extend(call for call in candidates[-1:] if not any(call is seen for seen in cut))
+        call = _named_call(anomaly, calls)
+        if call is not None and not any(call is seen for seen in cut):
+            cut.append(call)
     return cut
+
+
+def _named_call(anomaly: Any, calls: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The call of ``calls`` a ``truncated`` anomaly names (see :func:`cut_calls`), if any."""
+    if not isinstance(anomaly, dict) or anomaly.get("code") != "truncated":
+        return None
+    named_call = anomaly.get("tool_call")
+    if not isinstance(named_call, dict):
+        return None
+    index = named_call.get("provider_index")
+    pinned = type(index) is int
+    candidates = [c for c in calls if c.get("provider_index") == index] if pinned else calls
+    for key in ("id", "name"):
+        named = [call for call in candidates if _same(call.get(key), named_call.get(key))]
+        if named:
+            candidates, pinned = named, True
+            break
+    return candidates[-1] if pinned and candidates else None
 
 
 def _same(value: Any, named: Any) -> bool:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from ..parts import arguments_text
-from ._common import CUT_MARKER, arguments_object, cut_calls, is_cut
+from ._common import CUT_MARKER, arguments_object, cut_calls, is_cut, message_data
 
 PROVIDER = "anthropic"
 
@@ -41,7 +41,7 @@ def render(messages: Sequence[Any]) -> dict[str, Any]:
     if len(messages) != 1:
         raise ValueError(f"an Anthropic Message holds one choice, not {len(messages)}")
     message = messages[0]
-    data = message.to_dict()
+    data = message_data(message)
     metadata = data.get("provider_metadata") or {}
     ours = metadata.get("provider") == PROVIDER
     content: list[dict[str, Any]] = []

@@ -42,7 +42,7 @@ from functools import lru_cache
 from typing import Any, Literal, Sequence
 
 from ..parts import arguments_text
-from ._common import CUT_MARKER, arguments_object, cut_calls, is_cut
+from ._common import CUT_MARKER, arguments_object, cut_calls, is_cut, message_data
 
 NAME = "bedrock-converse"
 
@@ -164,7 +164,7 @@ def _usage(usage: dict[str, Any] | None, mine: bool) -> dict[str, Any]:
 def render(messages: Sequence[Any]) -> dict[str, Any]:
     """The Converse response of a message (Converse has one choice: the first message)."""
     message = messages[0]
-    data = message.to_dict()
+    data = message_data(message)
     metadata = data.get("provider_metadata") or {}
     mine = metadata.get("provider") == NAME
     reason = data.get("finish_reason")

@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from ..parts import arguments_text
-from ._common import CUT_MARKER, arguments_object, cut_calls, is_cut
+from ._common import CUT_MARKER, arguments_object, cut_calls, is_cut, message_data
 
 _DURATIONS = ("total_duration", "load_duration", "prompt_eval_duration", "eval_duration")
 # another provider's finish reason, normalized (rules §3), as a done_reason (Ollama says
@@ -59,7 +59,7 @@ def _call(part: dict[str, Any], cut: bool) -> dict[str, Any]:
 def render(messages: Sequence[Any]) -> dict[str, Any]:
     """The final object of an Ollama response holding the first message."""
     message0 = messages[0]
-    data = message0.to_dict()
+    data = message_data(message0)
     metadata = data.get("provider_metadata") or {}
     mine = metadata.get("provider") == "ollama"
     reason = data.get("finish_reason")

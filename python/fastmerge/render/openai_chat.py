@@ -9,7 +9,8 @@ messages that adapter produced): the choice's and the message's other keys, the 
 keys of the chunks (``x_groq``, OpenRouter's ``provider``, Azure's
 ``prompt_filter_results``), the usage keys verbatim, the reasoning text under the field name
 the server streamed it in, and OpenRouter ``reasoning_details`` rebuilt from the reasoning
-parts with their signatures / encrypted data. A message whose
+parts with their signatures / encrypted data, ``images`` and ``reasoning_items`` with every
+chunk's entries in order. A message whose
 content came as Mistral's typed chunks gets its content back as that list (thinking and text
 items in part order). Opaque payloads of other providers are not replayed. A tool call the
 stream cut keeps its raw ``arguments`` (as always here) and gets ``"truncated": true``.
@@ -23,6 +24,11 @@ from typing import Any, Sequence
 from ._common import CUT_MARKER, choice_data, cut_calls, is_cut
 
 NAME = "openai-chat"
+# the message lists whose entries the adapter keeps as unknown parts of that kind, one per entry
+# of every chunk (``images``, ``reasoning_items``): gathered back in order
+_LISTED = ("images", "reasoning_items")
+# unknown parts of this provider that are no item of a typed content list
+_NOT_CONTENT = frozenset({"executed_tools", "reasoning_details", "thinking", *_LISTED})
 # the normalized usage keys the adapter adds beside the provider's own
 _NORMALIZED = frozenset(
     {
@@ -121,7 +127,7 @@ def _message(d: dict[str, Any], pm: dict[str, Any]) -> dict[str, Any]:
         elif kind == "unknown" and part.get("provider") == NAME:
             if part.get("kind") == "audio" and pm and isinstance(part.get("raw"), dict):
                 _audio(audio, part["raw"])
-            elif part.get("kind") not in ("executed_tools", "reasoning_details", "thinking"):
+            elif part.get("kind") not in _NOT_CONTENT:
                 items.append(part.get("raw"))
     message: dict[str, Any] = {"role": d["role"] or "assistant"}
     if d["content_list"]:
@@ -145,6 +151,10 @@ def _message(d: dict[str, Any], pm: dict[str, Any]) -> dict[str, Any]:
     tools = _executed_tools(parts)
     if tools and pm:
         message["executed_tools"] = tools
+    for key in _LISTED:
+        entries = [p.get("raw") for p in parts if p["part"] == "unknown" and p.get("kind") == key]
+        if entries and pm:
+            message[key] = entries
     for key, value in (pm.get("message") or {}).items():
         if key not in message:
             message[key] = value

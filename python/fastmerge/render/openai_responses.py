@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from typing import Any, Sequence
 
-from ._common import CUT_MARKER, cut_calls, is_cut
+from ._common import CUT_MARKER, cut_calls, is_cut, message_data
 
 NAME = "openai-responses"
 STRIDE = 1000  # the adapter's part index: output_index * 1000 + ...
@@ -41,12 +41,12 @@ _NORMALIZED_USAGE = ("cache_read_tokens", "cache_write_tokens", "reasoning_token
 
 def render(messages: Sequence[Any]) -> dict[str, Any]:
     """The ``response`` object of the first message (the Responses API has no choices)."""
-    data = messages[0].to_dict()
+    data = message_data(messages[0])
     meta = data.get("provider_metadata") or {}
     ours = meta.get("provider") == NAME
     response = meta.get("response") if ours else None
     envelopes = meta.get("output_items") if ours else None
-    status = _STATUS.get(data.get("status"), "incomplete")
+    status = _STATUS.get(data.get("status") or "", "incomplete")
     output = _output(
         data.get("parts") or [],
         envelopes if isinstance(envelopes, dict) else {},

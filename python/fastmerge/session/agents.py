@@ -348,14 +348,15 @@ class AgentsSession:
 
     async def get_items(self, limit: int | None = None) -> list[Any]:
         """The history's items, oldest first: the last ``limit`` ones (``limit`` or, when it
-        is None, ``session_settings.limit``; None: all). ``limit`` is an int >= 0
-        (``TypeError`` / ``ValueError`` otherwise). Each call returns new objects."""
+        is None, ``session_settings.limit``). ``limit`` is an int or None (``TypeError``
+        otherwise), read as the SDK's ``SQLiteSession`` reads it: None or below zero, all
+        items (SQLite's ``LIMIT -1``); 0, none. Each call returns new objects."""
         if limit is None and self.session_settings is not None:
             limit = self.session_settings.limit
         if limit is not None and type(limit) is not int:
-            raise errors.wrong_type("limit", "an int >= 0 or None", limit)
+            raise errors.wrong_type("limit", "an int or None", limit)
         if limit is not None and limit < 0:
-            raise ValueError(f"limit must be an int >= 0 or None, not {limit}")
+            limit = None  # SQLiteSession's LIMIT of a negative value: no limit
         await self._refresh()
         with self._lock:
             sources = self._listing()

@@ -69,6 +69,9 @@ const RECOGNIZED: &[&str] = &[
     "prompt_token_ids",
     "error",
 ];
+/// Delta lists whose entries each chunk adds to the message (LiteLLM's and OpenRouter's
+/// `images`, LiteLLM's `reasoning_items`): every entry an unknown part of that kind, in order.
+const LISTED: &[&str] = &["images", "reasoning_items"];
 const CALL_KNOWN: &[&str] = &["index", "id", "type", "function", "custom"];
 const DETAIL_OPAQUE: &[&str] = &["text", "summary", "signature", "data", "index"];
 const DETAIL_TYPES: &[&str] = &["reasoning.text", "reasoning.summary", "reasoning.encrypted"];
@@ -570,6 +573,13 @@ impl Adapter {
             }
             Some(_) => return Err(format!("{at}.delta.executed_tools is not a list")),
         }
+        for key in LISTED {
+            if let Some(Value::List(entries)) = present(delta_map.get(*key)) {
+                for entry in entries.iter() {
+                    parts.push(unknown(key, entry));
+                }
+            }
+        }
 
         if !parts.is_empty() {
             leaf.put("parts", list(parts));
@@ -610,7 +620,14 @@ impl Adapter {
         if !extra.is_empty() {
             pm.insert("choice".to_owned(), dict(extra));
         }
-        let extra = others(delta_map, DELTA_KNOWN);
+        // (a listed field that is no list, or an empty one, stays a field of the message)
+        let extra: Map = others(delta_map, DELTA_KNOWN)
+            .into_iter()
+            .filter(|(k, v)| {
+                !(LISTED.contains(&k.as_str())
+                    && matches!(v, Value::List(items) if !items.is_empty()))
+            })
+            .collect();
         if !extra.is_empty() {
             pm.insert("message".to_owned(), dict(extra));
         }

@@ -34,6 +34,9 @@ What a choice entry maps to:
 - the deprecated ``delta.function_call`` -> a tool-call fragment at ``provider_index`` -1;
   ``delta.audio`` pieces -> unknown parts (kind ``audio``), verbatim but for null members;
 - ``delta.executed_tools[]`` (Groq compound) -> unknown parts, each entry verbatim;
+- ``delta.images[]`` (OpenRouter, LiteLLM) and ``delta.reasoning_items[]`` (LiteLLM) -> unknown
+  parts of that kind, each entry verbatim, so that every chunk's entries are kept in order (a
+  value that is no list, or an empty list, stays in ``provider_metadata["message"]``);
 - ``logprobs`` -> ``logprobs`` (null members read as absent); ``token_ids`` (vLLM) and
   ``delta.token_id`` (Together) -> ``completion_token_ids``; ``finish_reason`` ->
   ``finish_reason`` and ``status: complete``;
@@ -86,6 +89,8 @@ _TOP_KNOWN = frozenset(
     }
 )
 _CHOICE_KNOWN = frozenset({"index", "delta", "finish_reason", "logprobs", "token_ids", "text"})
+#: Delta lists whose entries each chunk adds to the message: each an unknown part of its kind.
+_LISTED = ("images", "reasoning_items")
 _DELTA_KNOWN = frozenset(
     {
         "role",
@@ -483,6 +488,11 @@ class Adapter:
                 parts.append(
                     {"part": "unknown", "provider": NAME, "kind": "executed_tools", "raw": tool}
                 )
+        for key in _LISTED:
+            entries = delta.get(key)
+            if isinstance(entries, list):
+                for entry in entries:
+                    parts.append({"part": "unknown", "provider": NAME, "kind": key, "raw": entry})
 
         if parts:
             leaf["parts"] = parts
@@ -512,7 +522,14 @@ class Adapter:
         extra = {k: v for k, v in choice.items() if k not in _CHOICE_KNOWN and v is not None}
         if extra:
             pm["choice"] = extra
-        extra = {k: v for k, v in delta.items() if k not in _DELTA_KNOWN and v is not None}
+        extra = {
+            k: v
+            for k, v in delta.items()
+            if k not in _DELTA_KNOWN
+            and v is not None
+            # (a listed field that is no list, or an empty one, stays a field of the message)
+            and not (k in _LISTED and isinstance(v, list) and v)
+        }
         if extra:
             pm["message"] = extra
         leaf.update(self._top(event, usage, pm))

@@ -19,6 +19,8 @@ Rules common to every provider:
 - **Tool results** come where they were appended, after the call; providers that take results
   in a user message (Anthropic, Bedrock, Gemini) get consecutive results, and consecutive user
   messages, joined into one message, as they require alternating roles.
+- A **tool call without a name** (edge case E107) is in no request, as in no rendering, nor
+  is its result; the log keeps both.
 - A ``null`` field of a rendered response is the absence of a value and is not written into a
   request; the fields a response has that a request does not accept are listed per provider.
 """
@@ -30,6 +32,7 @@ from typing import Any, Sequence
 
 from ... import errors
 from ...render import RENDERERS
+from ...render._common import is_nameless
 from . import anthropic, bedrock_converse, gemini, ollama, openai_chat, openai_responses
 from ._common import for_provider
 
@@ -73,6 +76,7 @@ def to_request(messages: Sequence[Any], provider: str) -> dict[str, Any]:
         for message in messages
         if hasattr(message, "tool_call_id") and isinstance(message.tool_call_id, str)
     )
+    unnamed = _nameless_ids(messages)
     for message in messages:
         if isinstance(message, dict):
             if message["role"] == "system":
@@ -85,15 +89,38 @@ def to_request(messages: Sequence[Any], provider: str) -> dict[str, Any]:
                 entries.append(module.user(message["content"]))
         elif hasattr(message, "tool_call_id"):
             data = message.to_dict()
+            if data["tool_call_id"] in unnamed:
+                continue  # the result of a call no request can hold (E107): the log keeps it
             call, owner = calls.get(data["tool_call_id"] or "", ({}, {}))
             entries.append(module.tool(data, call, owner))
         else:
             replayed = for_provider(message, provider, answered)
             data = replayed.to_dict()
             for part in data["parts"]:
-                if part.get("part") == "tool_call" and isinstance(part.get("id"), str):
+                if (
+                    part.get("part") == "tool_call"
+                    and isinstance(part.get("id"), str)
+                    and not is_nameless(part)
+                ):
                     calls[part["id"]] = (part, data)
             # an entry with nothing replayable (a failed or empty response) is left out
             entries.extend(e for e in module.assistant(render([replayed])) if e is not None)
     request: dict[str, Any] = module.request(entries, system)
     return request
+
+
+def _nameless_ids(messages: Sequence[Any]) -> frozenset[str]:
+    """The ids of the history's tool calls that never got a name (edge case E107), which no
+    rendering holds, unless a named call has the same id: their results are left out too (a
+    result must follow its call)."""
+    nameless: set[str] = set()
+    named: set[str] = set()
+    for message in messages:
+        if isinstance(message, dict) or hasattr(message, "tool_call_id"):
+            continue
+        for part in message.to_dict()["parts"]:
+            call_id = part.get("id")
+            if part.get("part") != "tool_call" or not isinstance(call_id, str):
+                continue
+            (nameless if is_nameless(part) else named).add(call_id)
+    return frozenset(nameless - named)
