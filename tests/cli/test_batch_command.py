@@ -330,12 +330,20 @@ def test_bench_runs_the_bundled_log_through_three_engines(
 ) -> None:
     if backend_name != "rust":
         pytest.skip("fastmerge bench compares the Rust engine with the twin")
-    assert cli.main(["bench"]) == 0
+    from fastmerge import _backend
+
+    assert cli.main(["bench", "--repeat", "2"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0].endswith("examples/gateway.jsonl.zst (0.1 MB, 6020 events, 200 streams)")
-    assert out[1:3] == ["| engine | time | events/s | time / rust |", "|---|---:|---:|---:|"]
+    assert out[0].endswith(
+        "examples/gateway.jsonl.zst (0.1 MB, 6020 events, 200 streams; 2 rounds each)"
+    )
+    assert out[1:3] == [
+        "| engine | best | median | worst | events/s | best / rust's |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    profile = _backend.load("rust").BUILD_PROFILE
     assert [row.split(" | ")[0] for row in out[3:6]] == [
-        f"| rust (BatchCore, {os.cpu_count()} jobs)",
+        f"| rust (BatchCore, {profile} build, {os.cpu_count()} jobs)",
         "| twin (pure Python)",
         "| naive reduce (json.loads + join)",
     ]
@@ -343,6 +351,7 @@ def test_bench_runs_the_bundled_log_through_three_engines(
         "agree: rust and twin give the same 200 records; the naive reduce gives the same text "
         "and tool-call arguments for 200 of 200 streams"
     )
+    assert out[7] == "streams where the naive reduce differs: 0"
 
 
 def test_bench_says_when_the_rust_engine_is_not_built(

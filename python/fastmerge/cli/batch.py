@@ -41,7 +41,7 @@ import re
 import sys
 import tempfile
 import time
-from typing import IO, TYPE_CHECKING, Any, Iterator, Literal
+from typing import IO, TYPE_CHECKING, Any, Callable, Iterator, Literal
 
 from .. import PROVIDERS, MergeError
 from ._common import (
@@ -581,10 +581,12 @@ def _interrupted(args: argparse.Namespace, count: int) -> None:
 
 
 class _Bar:
-    """The progress line on stderr: bytes read of total, streams done, rate."""
+    """The progress line on stderr: bytes read of total, streams done, rate (drawn by
+    ``draw_line``: ``fastmerge bench`` puts the engine and the round before it)."""
 
-    def __init__(self, run_: batch.Batch) -> None:
+    def __init__(self, run_: batch.Batch, draw_line: Callable[[str], None] | None = None) -> None:
         self.run = run_
+        self.draw_line = draw_line or _draw
         self.start = time.monotonic()
         self.last = 0.0
 
@@ -599,9 +601,14 @@ class _Bar:
         line = f"{_mb(read)}{of}  {done} streams  {_mb(rate)}/s"
         if bad:
             line += f"  {bad} bad lines"
-        with contextlib.suppress(OSError):
-            sys.stderr.write(f"\r{line}\x1b[K")
-            sys.stderr.flush()
+        self.draw_line(line)
+
+
+def _draw(line: str) -> None:
+    """``line`` on stderr in place of the last one drawn."""
+    with contextlib.suppress(OSError):
+        sys.stderr.write(f"\r{line}\x1b[K")
+        sys.stderr.flush()
 
 
 def _mb(count: float) -> str:
