@@ -244,16 +244,24 @@ def test_a_directory_without_logs(capsys: pytest.CaptureFixture[str], tmp_path: 
 
 
 @pytest.mark.parametrize("content", [b"", b"\n\n", b"\r\n"])
+@pytest.mark.parametrize("grouped", [True, False])
 def test_an_empty_log_is_no_silent_success(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, content: bytes
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, content: bytes, grouped: bool
 ) -> None:
+    """An empty or blank file: one error line (no summary of nothing), nothing written, 1."""
     path = write(tmp_path / "empty.jsonl", content)
+    status, records, err = run(capsys, "batch", path, *(WRAPPED if grouped else ()))
+    assert (status, records) == (1, [])
+    assert err == f"fastmerge: error: {path}: empty input, no records\n"
+
+
+def test_a_compressed_empty_log_is_one_error_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = write(tmp_path / "empty.jsonl.gz", b"", "gzip")
     status, records, err = run(capsys, "batch", path, *WRAPPED)
     assert (status, records) == (1, [])
-    assert err == (
-        "fastmerge: 0 streams (0 complete, 0 incomplete, 0 failed, 0 error); 0 bad lines\n"
-        f"fastmerge: error: no stream in the input: no line of {path} holds an event\n"
-    )
+    assert err == f"fastmerge: error: no stream in the input: no line of {path} holds an event\n"
 
 
 def test_an_empty_log_among_others_is_not_an_error(
