@@ -38,17 +38,22 @@ $(PY):
 		"the dev environment needs Python >= 3.11 (tomllib, openjiuwen): make PYTHON=python3.11")'
 	$(PYTHON) -m venv $(VENV)
 
+# pip shows what it collects, downloads and installs (a first install of the test tools takes
+# about a quarter of an hour): a long install is never a silent one.
 $(VENV)/.build-deps: $(PY) pyproject.toml
-	@echo "pip install: the build requirements (maturin) into $(VENV)"
+	@echo "== pip install (1 of 3): the build requirements (maturin) into $(VENV)"
 	@$(requirements) build > $(VENV)/requirements-build.txt
-	@$(PY) -m pip install -q -r $(VENV)/requirements-build.txt
+	@$(PY) -m pip install --progress-bar on -r $(VENV)/requirements-build.txt
 	@touch $@
 
 $(VENV)/.dev-deps: $(VENV)/.build-deps pyproject.toml Makefile
-	@echo "pip install: the test and lint tools into $(VENV) (pyproject.toml's [test] and [lint])"
 	@$(requirements) test lint > $(VENV)/requirements-dev.txt
-	@$(PY) -m pip install -q -r $(VENV)/requirements-dev.txt
-	@$(PY) -m pip install -q --no-deps '$(OPENJIUWEN)'
+	@echo "== pip install (2 of 3): the test and lint tools into $(VENV), pyproject.toml's [test]" \
+		"and [lint]: $$(grep -c . $(VENV)/requirements-dev.txt) requirements and their" \
+		"dependencies (a first install takes about 15 minutes)"
+	@$(PY) -m pip install --progress-bar on -r $(VENV)/requirements-dev.txt
+	@echo "== pip install (3 of 3): $(OPENJIUWEN) --no-deps (the parity tests' reference)"
+	@$(PY) -m pip install --progress-bar on --no-deps '$(OPENJIUWEN)'
 	@touch $@
 
 .PHONY: venv
@@ -56,10 +61,13 @@ venv: $(VENV)/.dev-deps ## create the venv (.venv) with maturin and the test and
 
 # --- build --------------------------------------------------------------------------------------
 
-# maturin develop, quietly: its report and pip's are shown only when the build fails. A
-# leftover extension of a per-version tag (_fastmerge.cpython-3XX-*.so, from before the abi3
-# build) is removed first: the interpreter would import it before the new _fastmerge.abi3.so.
+# maturin develop, quietly: its report and pip's are shown only when the build fails. A build
+# that replaces the other profile's extension (make demo's release build by make all's debug
+# one, or back) says so first (tools/build_note.py). A leftover extension of a per-version tag
+# (_fastmerge.cpython-3XX-*.so, from before the abi3 build) is removed first: the interpreter
+# would import it before the new _fastmerge.abi3.so.
 develop = @echo "maturin develop: the $(1) extension into $(VENV) (a first build takes minutes)"; \
+	$(PY) tools/build_note.py $(1) || true; \
 	rm -f python/fastmerge/_fastmerge.cpython-*.so; \
 	PIP_QUIET=1 $(BIN)/maturin develop -q $(2) > $(VENV)/maturin.log 2>&1 \
 		|| { cat $(VENV)/maturin.log; exit 1; }
@@ -105,13 +113,17 @@ lint-rust: $(PY)
 stubtest: build-dev $(VENV)/.dev-deps ## check python/fastmerge/_fastmerge.pyi against the built module
 	$(PY) -m mypy.stubtest fastmerge._fastmerge
 
+# The pytest runs are given a PostgreSQL server for the session store's tests, as .ci/run gives
+# CI one: tools/with-postgres starts a throwaway one where the server is installed (or uses
+# FASTMERGE_PG_DSN), and otherwise says before and after the run that those tests are skipped
+# and how to run them.
 .PHONY: test
 test: build-dev $(VENV)/.dev-deps ## pytest, every test on both backends; the extension must load
-	FASTMERGE_BACKEND=rust $(PY) -m pytest $(PYTEST_ARGS)
+	FASTMERGE_BACKEND=rust tools/with-postgres $(PY) -m pytest $(PYTEST_ARGS)
 
 .PHONY: test-pure
 test-pure: $(VENV)/.dev-deps ## pytest on the pure-Python twin alone (no Rust needed)
-	FASTMERGE_BACKEND=python PYTHONPATH=python $(PY) -m pytest $(PYTEST_ARGS)
+	FASTMERGE_BACKEND=python PYTHONPATH=python tools/with-postgres $(PY) -m pytest $(PYTEST_ARGS)
 
 .PHONY: cargo-test
 cargo-test: ## cargo test of the engine, without Python; and the binding's own unit tests
@@ -120,7 +132,8 @@ cargo-test: ## cargo test of the engine, without Python; and the binding's own u
 
 .PHONY: bench-smoke
 bench-smoke: build-dev $(VENV)/.dev-deps ## run every benchmark once, untimed, checking results
-	FASTMERGE_BACKEND=rust $(PY) -m pytest benches --benchmark-disable $(PYTEST_ARGS)
+	FASTMERGE_BACKEND=rust tools/with-postgres $(PY) -m pytest benches --benchmark-disable \
+		$(PYTEST_ARGS)
 
 # The long differential fuzz: tests/backends/test_fuzz.py with FUZZ_EXAMPLES inputs per test
 # instead of the smoke budget the test command runs (4 tests: 4 x FUZZ_EXAMPLES inputs), then

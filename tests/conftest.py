@@ -168,6 +168,40 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     ]
 
 
+#: How the session tests' skips begin when they have no PostgreSQL server (_session_helpers.py).
+PG_SKIPS = ("no PostgreSQL server", "PostgreSQL at FASTMERGE_PG_DSN is not reachable")
+#: How to run them, said under the run's summary when they were skipped.
+PG_HOW = (
+    "to run them: make test where the PostgreSQL server is installed (tools/with-postgres "
+    "starts one), bash .ci/run (installs and starts one), or set "
+    "FASTMERGE_PG_DSN=postgresql://USER@HOST/DB"
+)
+
+
+def _skip_reason(report: pytest.TestReport) -> str:
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        return str(longrepr[2]).removeprefix("Skipped: ")
+    return ""
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    """A line for the PostgreSQL tests skipped for want of a server (how many, why, and how to
+    run them): a run that leaves them out never looks like a whole one."""
+    reasons = [_skip_reason(report) for report in terminalreporter.stats.get("skipped", ())]
+    skipped = [reason for reason in reasons if reason.startswith(PG_SKIPS)]
+    if skipped:
+        tests = f"{len(skipped)} PostgreSQL test{'s' * (len(skipped) != 1)}"
+        why = (
+            "FASTMERGE_PG_DSN is not set"
+            if skipped[0].startswith(PG_SKIPS[0])
+            else "the server at FASTMERGE_PG_DSN is not reachable"
+        )
+        terminalreporter.write_line(
+            f"NOTE: {tests} of the session store skipped ({why}); {PG_HOW}", yellow=True
+        )
+
+
 # ---------------------------------------------------------------------------------------------
 # openJiuwen, the reference of the default policy
 

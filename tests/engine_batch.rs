@@ -529,7 +529,7 @@ fn options_and_limits_are_typed_errors() {
     assert_eq!(
         run(options).1,
         Some(BatchError::Option(
-            "wrapper records need a stream key: pass group_by (e.g. --group-by stream_id)"
+            "wrapper records need a stream key: pass group_by (e.g. group_by='stream_id')"
                 .to_owned()
         ))
     );
@@ -539,7 +539,7 @@ fn options_and_limits_are_typed_errors() {
     assert_eq!(
         run(options).1,
         Some(BatchError::Option(
-            "order_by sorts the records of a stream: pass group_by (e.g. --group-by stream_id); \
+            "order_by sorts the records of a stream: pass group_by (e.g. group_by='stream_id'); \
              a file read as one stream is read in its order"
                 .to_owned()
         ))

@@ -517,11 +517,11 @@ def test_max_open_streams_is_an_error_naming_the_line(batch: ModuleType, tmp_pat
     [
         (
             {"event": "event"},
-            "wrapper records need a stream key: pass group_by (e.g. --group-by stream_id)",
+            "wrapper records need a stream key: pass group_by (e.g. group_by='stream_id')",
         ),
         (
             {"group_by": "file", "event": "event"},
-            "wrapper records need a stream key: pass group_by (e.g. --group-by stream_id)",
+            "wrapper records need a stream key: pass group_by (e.g. group_by='stream_id')",
         ),
         ({"group_by": ""}, "group_by is empty: pass a dotted path or a JSON pointer"),
         ({"group_by": "a..b"}, "group_by 'a..b' has an empty segment"),
@@ -531,8 +531,8 @@ def test_max_open_streams_is_an_error_naming_the_line(batch: ModuleType, tmp_pat
         ),
         (
             {"order_by": "seq"},
-            "order_by sorts the records of a stream: pass group_by (e.g. --group-by "
-            "stream_id); a file read as one stream is read in its order",
+            "order_by sorts the records of a stream: pass group_by (e.g. "
+            "group_by='stream_id'); a file read as one stream is read in its order",
         ),
         (
             {"provider": "openai"},

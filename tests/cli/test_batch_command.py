@@ -244,16 +244,24 @@ def test_a_directory_without_logs(capsys: pytest.CaptureFixture[str], tmp_path: 
 
 
 @pytest.mark.parametrize("content", [b"", b"\n\n", b"\r\n"])
+@pytest.mark.parametrize("grouped", [True, False])
 def test_an_empty_log_is_no_silent_success(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, content: bytes
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, content: bytes, grouped: bool
 ) -> None:
+    """An empty or blank file: one error line (no summary of nothing), nothing written, 1."""
     path = write(tmp_path / "empty.jsonl", content)
+    status, records, err = run(capsys, "batch", path, *(WRAPPED if grouped else ()))
+    assert (status, records) == (1, [])
+    assert err == f"fastmerge: error: {path}: empty input, no records\n"
+
+
+def test_a_compressed_empty_log_is_one_error_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = write(tmp_path / "empty.jsonl.gz", b"", "gzip")
     status, records, err = run(capsys, "batch", path, *WRAPPED)
     assert (status, records) == (1, [])
-    assert err == (
-        "fastmerge: 0 streams (0 complete, 0 incomplete, 0 failed, 0 error); 0 bad lines\n"
-        f"fastmerge: error: no stream in the input: no line of {path} holds an event\n"
-    )
+    assert err == f"fastmerge: error: no stream in the input: no line of {path} holds an event\n"
 
 
 def test_an_empty_log_among_others_is_not_an_error(
@@ -330,12 +338,20 @@ def test_bench_runs_the_bundled_log_through_three_engines(
 ) -> None:
     if backend_name != "rust":
         pytest.skip("fastmerge bench compares the Rust engine with the twin")
-    assert cli.main(["bench"]) == 0
+    from fastmerge import _backend
+
+    assert cli.main(["bench", "--repeat", "2"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0].endswith("examples/gateway.jsonl.zst (0.1 MB, 6020 events, 200 streams)")
-    assert out[1:3] == ["| engine | time | events/s | time / rust |", "|---|---:|---:|---:|"]
+    assert out[0].endswith(
+        "examples/gateway.jsonl.zst (0.1 MB, 6020 events, 200 streams; 2 rounds each)"
+    )
+    assert out[1:3] == [
+        "| engine | best | median | worst | events/s | best / rust's |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    profile = _backend.load("rust").BUILD_PROFILE
     assert [row.split(" | ")[0] for row in out[3:6]] == [
-        f"| rust (BatchCore, {os.cpu_count()} jobs)",
+        f"| rust (BatchCore, {profile} build, {os.cpu_count()} jobs)",
         "| twin (pure Python)",
         "| naive reduce (json.loads + join)",
     ]
@@ -343,6 +359,7 @@ def test_bench_runs_the_bundled_log_through_three_engines(
         "agree: rust and twin give the same 200 records; the naive reduce gives the same text "
         "and tool-call arguments for 200 of 200 streams"
     )
+    assert out[7] == "streams where the naive reduce differs: 0"
 
 
 def test_bench_says_when_the_rust_engine_is_not_built(

@@ -501,7 +501,8 @@ def rust_only(backend_name: str) -> None:
 
 
 def bench(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, list[str], str]:
-    status = cli.main(["bench", *argv])
+    """Exit status, stdout lines and stderr of ``fastmerge bench ARGV`` in one round."""
+    status = cli.main(["bench", *argv, "--repeat", "1"])
     out, err = capsys.readouterr()
     return status, out.splitlines(), _without_debug_warning(err)
 
@@ -515,7 +516,7 @@ def _without_debug_warning(err: str) -> str:
 
 
 NAIVE_CANNOT = (
-    "| naive reduce (json.loads + join) | cannot read this log | – | – |",
+    "| naive reduce (json.loads + join) | cannot read this log | – | – | – | – |",
     "it joins the text and tool-call arguments of OpenAI Chat, Anthropic and Responses events "
     "given as strings, as a hand-written script does",
 )
@@ -586,7 +587,9 @@ def test_bench_reads_the_bundled_log_by_its_records_however_it_is_named(
     for given in (str(cli_bench.EXAMPLE), str(copy)):
         status, out, _ = bench(capsys, given)
         assert status == 0
-        assert out[0] == f"fastmerge bench: {given} (0.1 MB, 6020 events, 200 streams)"
+        assert out[0] == (
+            f"fastmerge bench: {given} (0.1 MB, 6020 events, 200 streams; 1 round each)"
+        )
 
 
 def test_bench_without_a_checkout_runs_the_packaged_log(
@@ -603,7 +606,8 @@ def test_bench_without_a_checkout_runs_the_packaged_log(
     status, out, _ = bench(capsys)
     assert status == 0
     assert out[0] == (
-        "fastmerge bench: the bundled examples/gateway.jsonl.zst (0.1 MB, 6020 events, 200 streams)"
+        "fastmerge bench: the bundled examples/gateway.jsonl.zst (0.1 MB, 6020 events, 200 "
+        "streams; 1 round each)"
     )
     monkeypatch.setattr(cli_bench, "PACKAGED", tmp_path / "gone.zst")
     status, out, err = bench(capsys)
@@ -626,7 +630,7 @@ def test_bench_reads_zstd_without_the_zstandard_package(rust_only: None, tmp_pat
         "from fastmerge import cli\n"
         "sys.exit(cli.main(sys.argv[1:]))\n"
     )
-    for argv in (["bench", str(zstd), *WRAPPED], ["bench"]):
+    for argv in (["bench", str(zstd), *WRAPPED, "--repeat", "1"], ["bench", "--repeat", "1"]):
         proc = subprocess.run(
             [sys.executable, "-c", script, *argv],
             capture_output=True,
@@ -636,10 +640,11 @@ def test_bench_reads_zstd_without_the_zstandard_package(rust_only: None, tmp_pat
         stderr = _without_debug_warning(proc.stderr.decode())
         assert (proc.returncode, stderr) == (0, ""), stderr
         out = proc.stdout.decode().splitlines()
-        streams = 2 if argv[1:] else 200
+        streams = 2 if argv[1] != "--repeat" else 200
         assert out[6].startswith(f"agree: rust and twin give the same {streams} records;")
         assert out[6].endswith(f"arguments for {streams} of {streams} streams")
-        assert out[7] == (
+        assert out[7] == "streams where the naive reduce differs: 0"
+        assert out[8] == (
             "note: the twin and the naive reduce read the log as the Rust engine decompressed "
             "it before the clock started (in Python, zstd needs the 'zstandard' package: pip "
             "install zstandard)"
@@ -680,7 +685,9 @@ def test_bench_reads_past_a_line_nested_deeper_than_json_reads(
     deep = b'{"stream_id": "z", "event": ' + b"[" * 100_000 + b"]" * 100_000 + b"}\n"
     path = tmp_path / "deep.jsonl"
     path.write_bytes(Path(log(tmp_path)).read_bytes() + deep)
-    status = cli.main(["bench", str(path), "--group-by", "stream_id", "--event", "event"])
+    status = cli.main(
+        ["bench", str(path), "--group-by", "stream_id", "--event", "event", "--repeat", "1"]
+    )
     out = capsys.readouterr().out
     assert status == 0, out
     assert "agree: rust and twin give the same 2 records;" in out
@@ -715,7 +722,7 @@ def test_bench_warns_that_a_debug_build_times_slow(
     from fastmerge.cli import bench as cli_bench
 
     monkeypatch.setattr(_backend.load("rust"), "BUILD_PROFILE", profile)
-    status = cli.main(["bench"])
+    status = cli.main(["bench", "--repeat", "1"])
     out_text, err = capsys.readouterr()
     assert status == 0 and out_text.startswith("fastmerge bench: the bundled")
     warned = f"fastmerge: {cli_bench.DEBUG_WARNING}\n"
@@ -732,7 +739,7 @@ def test_bench_warns_on_the_installed_build_as_backend_info_says(
 
     build = fastmerge.backend_info()["build"]
     assert build in ("release", "debug")
-    status = cli.main(["bench"])
+    status = cli.main(["bench", "--repeat", "1"])
     out_text, err = capsys.readouterr()
     assert status == 0 and out_text.startswith("fastmerge bench: the bundled")
     assert (f"fastmerge: {cli_bench.DEBUG_WARNING}\n" in err) == (build == "debug")

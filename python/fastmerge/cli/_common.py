@@ -60,7 +60,9 @@ def _os_reason(exc: OSError) -> str:
 
 # A Python argument as the library's messages spell it (``provider=``, ``strict=True``,
 # ``list_merge='by_index'``), for the command line's spelling of the same option.
-_PY_ARGUMENT = re.compile(r"\b(provider|policy|list_merge|strict)=(?:'([^']*)'|True\b|(?=\s))")
+_PY_ARGUMENT = re.compile(
+    r"\b(provider|policy|list_merge|strict|group_by|order_by)=(?:'([^']*)'|True\b|(?=\s))"
+)
 
 
 def _flags(message: str) -> str:
@@ -119,7 +121,8 @@ class Parser(argparse.ArgumentParser):
         )
 
 
-_OPTION = re.compile(r"(?<![\w-])(group_by|order_by|max_open_streams)(?!\w)|^(event|jobs)\b")
+# an argument given a value (group_by='stream_id') is left to _flags
+_OPTION = re.compile(r"(?<![\w-])(group_by|order_by|max_open_streams)(?![\w=])|^(event|jobs)\b")
 
 
 def check_options(parser: argparse.ArgumentParser, batch: Any, **options: Any) -> None:

@@ -21,7 +21,8 @@ LocalCluster on this machine) with the same output (:mod:`fastmerge.dask`).
 Exit status: 0 when every stream is complete; 2 when some stream is incomplete or failed and
 nothing else went wrong; 1 when a stream could not be merged (status ``error``), a line was bad
 (with ``--errors skip`` or ``collect`` too: the line was not used), the input holds no stream
-(an empty log), or the input cannot be read;
+(an empty log; files of nothing or blanks say ``FILE: empty input, no records`` in one line),
+or the input cannot be read;
 64 for a usage error (options that cannot be used together, a path option that is not a
 path); 130 on Ctrl-C; 141 when the reader of the output went away.
 
@@ -41,7 +42,7 @@ import re
 import sys
 import tempfile
 import time
-from typing import IO, TYPE_CHECKING, Any, Iterator, Literal
+from typing import IO, TYPE_CHECKING, Any, Callable, Iterator, Literal
 
 from .. import PROVIDERS, MergeError
 from ._common import (
@@ -195,6 +196,10 @@ def run(args: argparse.Namespace) -> int:
         provider=args.provider,
         jobs=args.jobs,
     )
+    empty = _empty(args.paths)
+    if empty:
+        # nothing to merge and nothing written: one line, as a pipeline's error
+        return _fail(f"{', '.join(empty)}: empty input, no records", EXIT_DATA)
     stderr_tty = _isatty(sys.stderr)
     progress = not args.quiet and stderr_tty
     with contextlib.ExitStack() as stack:
@@ -273,7 +278,8 @@ def run(args: argparse.Namespace) -> int:
                 return _fail(f"{where}: {exc.strerror or exc}", EXIT_DATA)
         counts = run_.counts
     _clear(progress)
-    if not args.quiet:
+    if not args.quiet and (_stream_count(counts) or counts["bad_lines"]):
+        # a summary of nothing is left to the error line below
         with contextlib.suppress(OSError):
             sys.stderr.write(f"fastmerge: {summary(counts)}\n")
     if failed:
@@ -319,18 +325,51 @@ def _note_failed(record: batch.Written | None, failed: list[batch.Written]) -> N
         failed.append(record)
 
 
+#: The most of a file that is read to say what it is (empty, blank, binary, raw events).
+_BLANK_READ = 1 << 16
+
+
+def _empty(paths: list[str]) -> list[str]:
+    """``paths`` when each is a file of nothing but blanks (none is read as a stream); else
+    an empty list (a directory, a glob, standard input, a URL, a file with something in it)."""
+    for path in paths:
+        try:
+            if not os.path.isfile(path) or os.path.getsize(path) > _BLANK_READ:
+                return []
+            with open(path, "rb") as file:
+                if file.read().strip():
+                    return []
+        except OSError:
+            return []  # said by the run, as any input that cannot be read
+    return paths
+
+
 _NOT_JSON_AT_1 = re.compile(
     r"(?s)(.*):1: (?:not valid JSON|a record must be a JSON object, not array)"
 )
+_NO_KEY = re.compile(r"(?s)(.*):([0-9]+): no stream key at .*")
 
 
 def _with_hint(message: str) -> str:
     """A bad first line's message, with what the file looks like and the command that reads
-    it when it is not JSON lines (an SSE capture, a JSON array, one indented document)."""
+    it when it is not JSON lines (an SSE capture, a JSON array, one indented document, binary
+    input); a line without the stream key, with what it is when it is a provider's event."""
+    no_key = _NO_KEY.fullmatch(message)
+    if no_key is not None and no_key[1] != "-":
+        provider = _event_of(no_key[1], int(no_key[2]))
+        if provider is None:
+            return message
+        return (
+            f"{message}: these lines look like raw {provider} events, not records: each file "
+            "of them is one stream (fastmerge batch without --group-by), or merge one with "
+            "fastmerge merge; --group-by reads records that carry a stream key"
+        )
     match = _NOT_JSON_AT_1.fullmatch(message)
     if match is None or match[1] == "-":
         return message
     path = match[1]
+    if _binary(path):
+        return f"{message}: binary input, not provider events"  # as fastmerge merge says
     shape = looks_like(path)
     if shape is None:
         return message
@@ -358,9 +397,33 @@ def looks_like(path: str) -> str | None:
     """What the start of file ``path`` (decompressed when its compression is one the standard
     library reads) looks like when it is not JSON lines: ``"an SSE capture"``, ``"a JSON
     array"``, ``"one JSON document over several lines"``; None otherwise or unreadable."""
+    import json
+
+    head = _head(path)
+    if head is None:
+        return None
+    text = head.removeprefix(b"\xef\xbb\xbf").lstrip()
+    first = text.split(b"\n", 1)[0].strip()
+    if _SSE_FIELD.match(first):
+        return "an SSE capture"
+    if text.startswith(b"["):
+        return "a JSON array"
+    if first == b"{":
+        return "one JSON document over several lines"
+    if first.startswith(b"{") and b"\n" in text.strip():
+        try:
+            json.loads(text)
+        except ValueError:
+            return None
+        return "one JSON document over several lines"
+    return None
+
+
+def _head(path: str) -> bytes | None:
+    """The first 64 KiB of file ``path``, decompressed when its compression is one the
+    standard library reads; None when it cannot be read (or is zstd)."""
     import bz2
     import gzip
-    import json
     import lzma
 
     opener: Any = open
@@ -379,24 +442,49 @@ def looks_like(path: str) -> str | None:
         return None  # zstd: the standard library cannot look
     try:
         with opener(path, "rb") as file:
-            head: bytes = file.read(1 << 16)
+            head: bytes = file.read(_BLANK_READ)
     except (OSError, EOFError, lzma.LZMAError):
         return None
-    text = head.removeprefix(b"\xef\xbb\xbf").lstrip()
-    first = text.split(b"\n", 1)[0].strip()
-    if _SSE_FIELD.match(first):
-        return "an SSE capture"
-    if text.startswith(b"["):
-        return "a JSON array"
-    if first == b"{":
-        return "one JSON document over several lines"
-    if first.startswith(b"{") and b"\n" in text.strip():
-        try:
-            json.loads(text)
-        except ValueError:
-            return None
-        return "one JSON document over several lines"
-    return None
+    return head
+
+
+def _binary(path: str) -> bool:
+    """Whether file ``path`` is binary input, as the aggregator says of one (so that
+    ``fastmerge merge`` and ``batch`` word it alike)."""
+    from .. import Aggregator, EventError
+
+    head = _head(path)
+    if head is None:
+        return False
+    aggregator = Aggregator("auto")
+    try:
+        aggregator.feed(head)
+        aggregator.finish()
+    except EventError as exc:
+        return exc.detail == "binary input, not provider events"
+    except MergeError:
+        pass
+    return False
+
+
+def _event_of(path: str, line: int) -> str | None:
+    """The provider whose raw event line ``line`` of file ``path`` is (read in its first
+    64 KiB), or None."""
+    from .. import Aggregator
+
+    head = _head(path)
+    if head is None:
+        return None
+    lines = head.split(b"\n")
+    whole = len(head) < _BLANK_READ  # else its last line may be cut
+    if line > len(lines) - (not whole):
+        return None
+    aggregator = Aggregator("auto")
+    try:
+        aggregator.feed(lines[line - 1] + b"\n")
+    except MergeError:
+        return None
+    return aggregator.provider
 
 
 def _on_dask(
@@ -581,10 +669,12 @@ def _interrupted(args: argparse.Namespace, count: int) -> None:
 
 
 class _Bar:
-    """The progress line on stderr: bytes read of total, streams done, rate."""
+    """The progress line on stderr: bytes read of total, streams done, rate (drawn by
+    ``draw_line``: ``fastmerge bench`` puts the engine and the round before it)."""
 
-    def __init__(self, run_: batch.Batch) -> None:
+    def __init__(self, run_: batch.Batch, draw_line: Callable[[str], None] | None = None) -> None:
         self.run = run_
+        self.draw_line = draw_line or _draw
         self.start = time.monotonic()
         self.last = 0.0
 
@@ -599,9 +689,14 @@ class _Bar:
         line = f"{_mb(read)}{of}  {done} streams  {_mb(rate)}/s"
         if bad:
             line += f"  {bad} bad lines"
-        with contextlib.suppress(OSError):
-            sys.stderr.write(f"\r{line}\x1b[K")
-            sys.stderr.flush()
+        self.draw_line(line)
+
+
+def _draw(line: str) -> None:
+    """``line`` on stderr in place of the last one drawn."""
+    with contextlib.suppress(OSError):
+        sys.stderr.write(f"\r{line}\x1b[K")
+        sys.stderr.flush()
 
 
 def _mb(count: float) -> str:

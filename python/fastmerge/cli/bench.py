@@ -8,6 +8,13 @@ finish reasons, reasoning or anomalies, so the three are compared on what it can
 stream, the text and the arguments of each tool call. The Rust and twin results are also
 compared whole, record for record.
 
+A stream the naive reduce reads differently (an Anthropic server tool's input joined as a
+tool call's arguments, arguments a Responses server sends whole instead of in deltas) is
+counted and named under the table, never the end of the report: only the Rust engine and the
+twin disagreeing is an error. The table names the extension's build profile and gives each
+engine's best, median and worst of ``--repeat`` rounds; a progress line is drawn on standard
+error while it runs, when that is a terminal (as ``fastmerge batch`` draws its bar).
+
 Without LOG it runs the bundled example, ``examples/gateway.jsonl.zst`` of a checkout (200
 interleaved OpenAI streams, ``--group-by stream_id --event event``).
 """
@@ -23,16 +30,18 @@ import json
 import lzma
 import math
 import os
+import statistics
 import sys
 import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable, Optional
 
 from .. import PROVIDERS, _backend
 from ..errors import MergeError
 from ._common import EXIT_OK, PROG, _fail, _non_negative, check_options
+from .batch import REDRAW, _Bar, _clear, _draw, _isatty
 
 __all__ = ["add_parser", "run"]
 
@@ -80,7 +89,11 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         "--jobs", type=_non_negative, default=0, metavar="N", help="Rust threads (0: all cores)"
     )
     parser.add_argument(
-        "--repeat", type=_non_negative, default=1, metavar="N", help="best of N runs (default 1)"
+        "--repeat",
+        type=_non_negative,
+        default=3,
+        metavar="N",
+        help="rounds per engine (default 3): the table gives the best, median and worst",
     )
     parser.set_defaults(parser=parser)
     return parser
@@ -193,13 +206,21 @@ def _bench(
     repeat = max(args.repeat, 1)
     # loaded before the clock starts: the runs time reading the log, not importing
     rust_batch, twin_batch = (_backend._copy("batch", name) for name in ("rust", "python"))
+    shown = _isatty(sys.stderr)  # the progress line, where fastmerge batch draws its bar
     try:
-        rust_s, rust_out = _best(repeat, lambda: _records(rust_batch, path, options, args.jobs))
-        twin_s, twin_out = _best(repeat, lambda: _records(twin_batch, plain, options, 1))
-        naive_s, naive_out = _best(repeat, lambda: naive_reduce(plain, options))
+        rust_s, results = _rounds(
+            repeat, "rust", shown, lambda tick: _records(rust_batch, path, options, args.jobs, tick)
+        )
+        twin_s, twin_out = _rounds(
+            repeat, "twin", shown, lambda tick: _records(twin_batch, plain, options, 1, tick)
+        )
+        naive_s, naive_out = _rounds(
+            repeat, "naive reduce", shown, lambda tick: naive_reduce(plain, options, tick)
+        )
     except (MergeError, OSError) as exc:
         return _fail(str(exc))
-    results = rust_out
+    finally:
+        _clear(shown)
     if not any(r.message is not None for r in results):
         # a table of zeros would pass for a timing: an empty or unreadable log is an error
         reason = results[0].error if results else "no stream in the input"
@@ -215,50 +236,83 @@ def _bench(
     if plain != path:
         reduced = {path if k == plain else k: v for k, v in reduced.items()}
         unread = {path if k == plain else k for k in unread}
-    compared, mismatch = _agree(results, reduced, unread)
-    if mismatch is not None:
-        return _fail(f"the naive reduce and the engines disagree on stream {mismatch!r}")
+    compared, differ = _agree(results, reduced, unread)
+    read = compared + len(differ)
     size = os.path.getsize(path)
-    jobs = args.jobs or os.cpu_count() or 1
     streams = f"{len(records)} stream{'s' * (len(records) != 1)}"
-    shown = args.log or "the bundled examples/gateway.jsonl.zst"
-    print(f"fastmerge bench: {shown} ({size / 1e6:.1f} MB, {events} events, {streams})")
-    print("| engine | time | events/s | time / rust |")
-    print("|---|---:|---:|---:|")
-    naive = "naive reduce (json.loads + join)"
-    rows = [
-        (f"rust (BatchCore, {jobs} jobs)", rust_s),
-        ("twin (pure Python)", twin_s),
-        (naive, naive_s if compared else None),
-    ]
-    for name, seconds in rows:
-        if seconds is None:
-            print(f"| {name} | cannot read this log | – | – |")
-            continue
-        rate = events / seconds if seconds else float("inf")
-        print(f"| {name} | {_time(seconds)} | {rate:,.0f} | {seconds / rust_s:.1f}× |")
-    read = _read_keys(reduced, unread)
-    left = sorted({r.provider or "no event read" for r in results if r.key not in read})
-    if compared == len(reduced) and not left:
-        naive_says = (
-            f"the naive reduce gives the same text and tool-call arguments for {compared} of "
-            f"{len(reduced)} streams"
-        )
-    elif compared:
-        naive_says = (
-            f"the naive reduce gives the same text and tool-call arguments for {compared} "
-            f"streams and cannot read the others ({', '.join(left)})"
-        )
-    else:
+    rounds = f"{repeat} round{'s' * (repeat != 1)} each"
+    log = args.log or "the bundled examples/gateway.jsonl.zst"
+    print(f"fastmerge bench: {log} ({size / 1e6:.1f} MB, {events} events, {streams}; {rounds})")
+    _table(args.jobs, events, [rust_s, twin_s, naive_s if read else None])
+    known = _read_keys(reduced, unread)
+    left = sorted({r.provider or "no event read" for r in results if r.key not in known})
+    same = "the naive reduce gives the same text and tool-call arguments for"
+    if not read:
         naive_says = (
             f"the naive reduce cannot read this log ({', '.join(left)}): it joins the text "
             "and tool-call arguments of OpenAI Chat, Anthropic and Responses events given as "
             "strings, as a hand-written script does"
         )
+    elif not left:
+        naive_says = f"{same} {compared} of {read} streams"
+    elif not differ:
+        naive_says = f"{same} {compared} streams and cannot read the others ({', '.join(left)})"
+    else:
+        naive_says = (
+            f"{same} {compared} of the {read} streams it reads, and cannot read the others "
+            f"({', '.join(left)})"
+        )
     print(f"agree: rust and twin give the same {len(records)} records; {naive_says}")
+    if read:
+        print(f"streams where the naive reduce differs: {_differs(differ)}")
     if note is not None:
         print(note)
     return EXIT_OK
+
+
+#: The naive reduce's row.
+NAIVE = "naive reduce (json.loads + join)"
+
+
+def _table(jobs: int, events: int, times: list[list[float] | None]) -> None:
+    """The Markdown table: per engine, the best, median and worst round, events per second
+    and the best time as a multiple of the Rust engine's (``times``: the Rust engine's rounds,
+    the twin's, the naive reduce's or None when it read no stream)."""
+    profile = getattr(_backend.load("rust"), "BUILD_PROFILE", None) or "unknown"
+    names = [
+        f"rust (BatchCore, {profile} build, {jobs or os.cpu_count() or 1} jobs)",
+        "twin (pure Python)",
+        NAIVE,
+    ]
+    print("| engine | best | median | worst | events/s | best / rust's |")
+    print("|---|---:|---:|---:|---:|---:|")
+    rust = max(min(times[0] or (1.0,)), 1e-9)  # a clock that read 0: no division by it
+    for name, rounds in zip(names, times):
+        if rounds is None:
+            print(f"| {name} | cannot read this log | – | – | – | – |")
+            continue
+        best = min(rounds)
+        rate = events / best if best else float("inf")
+        spread = f"{_time(best)} | {_time(statistics.median(rounds))} | {_time(max(rounds))}"
+        print(f"| {name} | {spread} | {rate:,.0f} | {best / rust:.1f}× |")
+
+
+#: How many of the streams the naive reduce reads differently are named.
+NAMED = 5
+
+
+def _differs(differ: list[tuple[str, str]]) -> str:
+    """The count of the streams the naive reduce reads differently, then the first few, each
+    with what differs, and why it can."""
+    if not differ:
+        return "0"
+    named = ", ".join(f"{key!r} ({what})" for key, what in differ[:NAMED])
+    more = f", and {len(differ) - NAMED} more" if len(differ) > NAMED else ""
+    return (
+        f"{len(differ)}: {named}{more} (it joins every fragment it sees; the engines follow "
+        "each provider's rules, e.g. a server tool's input is no tool call's arguments, and "
+        "arguments sent whole count)"
+    )
 
 
 def _zstd_without_zstandard(path: str) -> bool:
@@ -278,19 +332,46 @@ def _renamed(result: Any, old: str, new: str) -> Any:
     return result
 
 
-def _best(repeat: int, work: Callable[[], Any]) -> tuple[float, Any]:
-    best = float("inf")
+#: What draws one progress line on standard error (or None: no progress shown).
+Tick = Optional[Callable[[str], None]]
+
+
+def _rounds(
+    repeat: int, engine: str, shown: bool, work: Callable[[Tick], Any]
+) -> tuple[list[float], Any]:
+    """The time of each of ``repeat`` runs of ``work``, and the last run's output. With
+    ``shown``, ``work`` is given a function that draws its progress on standard error, after
+    the engine and the round."""
+    times = []
     out: Any = None
-    for _ in range(repeat):
+    for round_ in range(1, repeat + 1):
+        label = f"{engine}, round {round_} of {repeat}: "
+        tick: Tick = (lambda line, label=label: _draw(label + line)) if shown else None
         start = time.perf_counter()
-        out = work()
-        best = min(best, time.perf_counter() - start)
-    return best, out
+        out = work(tick)
+        times.append(time.perf_counter() - start)
+    return times, out
 
 
-def _records(batch: Any, path: str, options: dict[str, Any], jobs: int) -> list[Any]:
-    """Every stream's result (the merged messages), as a user's loop gets them."""
-    return list(batch.merge_logs(path, errors="skip", jobs=jobs, **options))
+def _records(
+    batch: Any, path: str, options: dict[str, Any], jobs: int, tick: Tick = None
+) -> list[Any]:
+    """Every stream's result (the merged messages), as a user's loop gets them; with
+    ``tick``, polled so that the progress line moves between them (fastmerge batch's bar)."""
+    run_ = batch.merge_logs(path, errors="skip", jobs=jobs, **options)
+    if tick is None:
+        return list(run_)
+    bar = _Bar(run_, tick)
+    out: list[Any] = []
+    with run_:
+        while True:
+            bar.draw()
+            try:
+                result = run_.poll(REDRAW)
+            except StopIteration:
+                return out
+            if result is not None:
+                out.append(result)
 
 
 def _time(seconds: float) -> str:
@@ -326,19 +407,24 @@ def _get(value: Any, dotted: str | None) -> Any:
     return value
 
 
-def naive_reduce(path: str, options: dict[str, Any]) -> tuple[int, dict[str, Any], set[str]]:
+def naive_reduce(
+    path: str, options: dict[str, Any], tick: Tick = None
+) -> tuple[int, dict[str, Any], set[str]]:
     """(events, key -> {choice: [text, {call index: arguments}]}, keys it cannot read) the
     way a hand-written script merges a log: parse each line, group it, join the fragments. A
     stream it cannot read (content that is not a string, such as Mistral's typed lists) is
     one of the keys it cannot read, as is one of a format it does not know (Gemini, Bedrock,
-    Ollama): never a crash."""
+    Ollama): never a crash. ``tick`` is given its progress every few thousand lines."""
     group_by = options["group_by"]
     by_file = group_by in ("auto", "file")
     streams: dict[str, Any] = defaultdict(lambda: defaultdict(lambda: ["", defaultdict(str)]))
     known: set[str] = set()
     unread: set[str] = set()
     count = 0
-    for line in _text(path).splitlines():
+    lines = _text(path).splitlines()
+    for number, line in enumerate(lines):
+        if tick is not None and not number % TICK_LINES:
+            tick(f"{number:,} of {len(lines):,} lines ({100 * number // len(lines)}%)")
         if line.startswith(b"data:"):
             line = line[5:]
         if not line.strip() or line.strip() == b"[DONE]":
@@ -367,6 +453,10 @@ def naive_reduce(path: str, options: dict[str, Any]) -> tuple[int, dict[str, Any
             unread.add(key)
     unread.update(key for key in streams if key not in known)
     return count, streams, unread
+
+
+#: How often the naive reduce draws its progress, in lines.
+TICK_LINES = 8192
 
 
 def _key_name(key: Any) -> str | None:
@@ -423,9 +513,13 @@ def _read_keys(reduced: dict[str, Any], unread: set[str]) -> set[str]:
     return {key for key in reduced if key not in unread}
 
 
-def _agree(results: list[Any], reduced: dict[str, Any], unread: set[str]) -> tuple[int, str | None]:
-    """How many streams the naive reduce read agree with the engine's results, or the first
-    key that does not (the streams of ``unread`` are not compared)."""
+def _agree(
+    results: list[Any], reduced: dict[str, Any], unread: set[str]
+) -> tuple[int, list[tuple[str, str]]]:
+    """How many streams the naive reduce read agree with the engine's results, and each key
+    that does not, with what differs (``text``, ``tool-call arguments``, or both; the streams
+    of ``unread`` are not compared). A choice without text or arguments is none on either
+    side: a failed response's empty message is what the naive reduce reads as nothing."""
     engine: dict[str, Any] = defaultdict(lambda: defaultdict(lambda: ["", []]))
     for result in results:
         for position, message in enumerate(result.messages or ()):
@@ -434,14 +528,26 @@ def _agree(results: list[Any], reduced: dict[str, Any], unread: set[str]) -> tup
             state[0] += message.content if isinstance(message.content, str) else ""
             state[1].extend(call.arguments for call in message.tool_calls or ())
     compared = 0
+    differ: list[tuple[str, str]] = []
     for key, choices in reduced.items():
         if key in unread:
             continue
-        mine = {
-            c: (text, [calls[i] for i in sorted(calls)]) for c, (text, calls) in choices.items()
-        }
-        theirs = {c: (text, calls) for c, (text, calls) in engine[key].items()}
-        if mine != theirs:
-            return compared, key
-        compared += 1
-    return compared, None
+        mine = _choices(
+            (c, text, [calls[i] for i in sorted(calls)]) for c, (text, calls) in choices.items()
+        )
+        theirs = _choices((c, text, calls) for c, (text, calls) in engine[key].items())
+        if mine == theirs:
+            compared += 1
+            continue
+        what = []
+        if {c: t for c, (t, _) in mine.items()} != {c: t for c, (t, _) in theirs.items()}:
+            what.append("text")
+        if {c: a for c, (_, a) in mine.items() if a} != {c: a for c, (_, a) in theirs.items() if a}:
+            what.append("tool-call arguments")
+        differ.append((key, " and ".join(what) or "choices"))
+    return compared, differ
+
+
+def _choices(choices: Iterable[tuple[Any, str, list[str]]]) -> dict[Any, tuple[str, list[str]]]:
+    """Choice -> (text, arguments), without the choices that hold neither."""
+    return {c: (text, calls) for c, text, calls in choices if text or calls}

@@ -344,15 +344,15 @@ impl Batch {
         let file_mode = matches!(options.group_by.as_str(), "auto" | "file");
         if file_mode && event.is_some() {
             return Err(BatchError::Option(
-                "wrapper records need a stream key: pass group_by (e.g. --group-by stream_id)"
+                "wrapper records need a stream key: pass group_by (e.g. group_by='stream_id')"
                     .to_owned(),
             ));
         }
         let spec = if file_mode {
             if order.is_some() {
                 return Err(BatchError::Option(
-                    "order_by sorts the records of a stream: pass group_by (e.g. --group-by \
-                     stream_id); a file read as one stream is read in its order"
+                    "order_by sorts the records of a stream: pass group_by (e.g. group_by='stream_id'); \
+                     a file read as one stream is read in its order"
                         .to_owned(),
                 ));
             }

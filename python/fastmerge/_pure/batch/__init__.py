@@ -187,15 +187,15 @@ class BatchCore:
         self._order = None if order_by is None else parse_path("order_by", order_by)
         if group_by in ("auto", "file") and event is not None:
             raise errors.batch_option(
-                "wrapper records need a stream key: pass group_by (e.g. --group-by stream_id)"
+                "wrapper records need a stream key: pass group_by (e.g. group_by='stream_id')"
             )
         self._key: list[str] | None = None
         if group_by not in ("auto", "file"):
             self._key = parse_path("group_by", group_by)
         elif order_by is not None:
             raise errors.batch_option(
-                "order_by sorts the records of a stream: pass group_by (e.g. --group-by "
-                "stream_id); a file read as one stream is read in its order"
+                "order_by sorts the records of a stream: pass group_by (e.g. "
+                "group_by='stream_id'); a file read as one stream is read in its order"
             )
         self._sorter: Sorter | None = None
         if bucket is not None:
