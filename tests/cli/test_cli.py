@@ -154,6 +154,28 @@ def test_empty_input_is_an_error_not_null(
     assert done.stderr.endswith(b": no JSON value to merge: the input is empty or blank\n")
 
 
+def test_a_pretty_printed_document_is_named_as_one(backend_name: str, tmp_path: Path) -> None:
+    """A response saved pretty-printed is not 'invalid JSON at line 1': the run says what it
+    is and what merge reads."""
+    path = tmp_path / "response.json"
+    path.write_text('{\n  "id": "msg_1",\n  "content": []\n}\n')
+    done = fastmerge_cli(backend_name, "merge", str(path))
+    assert (done.returncode, done.stdout) == (1, b"")
+    assert (
+        done.stderr
+        == (
+            f"fastmerge: error: {path}: one JSON document over several lines, not one JSON value "
+            "a line: merge reads JSON Lines, SSE or a JSON array of a provider's events (jq -c "
+            "writes a document on one line)\n"
+        ).encode()
+    )
+    # a broken document keeps the line's own error
+    path.write_text('{\n  "id": \n')
+    done = fastmerge_cli(backend_name, "merge", str(path))
+    assert done.returncode == 1
+    assert b":1: invalid JSON" in done.stderr
+
+
 def test_a_null_line_is_merged_not_empty(backend_name: str) -> None:
     assert assert_ok(fastmerge_cli(backend_name, "merge", "-", stdin=b"null\n")) == b"null\n"
 

@@ -299,6 +299,18 @@ def _sniff(head: bytes) -> _Sniffed:
     return _Sniffed(None, None)
 
 
+def _one_document(head: bytes) -> bool:
+    """Whether ``head`` (the whole input, when shorter than a block) is one JSON document
+    written over several lines, such as a pretty-printed response."""
+    if len(head) >= _BLOCK or b"\n" not in head.strip():
+        return False
+    try:
+        json.loads(head)
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
 def _read_head(stream: IO[bytes], source: str) -> bytes:
     """Up to one block of ``stream``: what one read gives (``read1``), so that a pipe still
     open is read as far as it came and a bad line is reported as soon as it arrives."""
@@ -381,6 +393,12 @@ def _merge_command(args: argparse.Namespace) -> int:
     except InputError as exc:
         if not read and exc.line is not None and sniffed.compressed is not None:
             return _fail(f"{source}: {sniffed.compressed}")
+        if not read and exc.line == 1 and _one_document(head):
+            return _fail(
+                f"{source}: one JSON document over several lines, not one JSON value a line: "
+                "merge reads JSON Lines, SSE or a JSON array of a provider's events (jq -c "
+                "writes a document on one line)"
+            )
         return _fail(str(exc))
     except (MergeError, MergeConflictError) as exc:  # --policy langchain: LangChain's class
         return _fail(f"{source}: cannot merge: {exc}")
