@@ -181,3 +181,38 @@ def test_the_command_writes_every_stream_read_and_exits_non_zero(
     assert err.endswith(
         f"fastmerge: error: {path}: gzip stream is truncated after {len(data)} decompressed bytes\n"
     )
+
+
+def gemini(sid: str) -> list[dict[str, Any]]:
+    """A Gemini stream: no event of Gemini's ends a stream before the input does."""
+    part = {"content": {"role": "model", "parts": [{"text": sid}]}, "index": 0}
+    return [
+        {"candidates": [part], "responseId": sid, "modelVersion": "gemini-2.5-flash"},
+        {
+            "candidates": [
+                {
+                    **part,
+                    "content": {"role": "model", "parts": [{"text": "!"}]},
+                    "finishReason": "STOP",
+                }
+            ],
+            "responseId": sid,
+        },
+    ]
+
+
+def test_gemini_streams_cut_by_the_damage_are_returned(
+    batch: ModuleType, aggregate_module: ModuleType, tmp_path: Path
+) -> None:
+    """E106: Gemini streams, always open until the input ends, in a zstd log cut short."""
+    data = lines({"k": f"g{i}", "event": e} for i in range(30) for e in gemini(f"g{i}"))
+    path = write(tmp_path / "log.zst", COMPRESSORS["zstd"](data) + COMPRESSORS["zstd"](b"\n")[:-2])
+    for jobs in (1, 2):
+        got, error = read_all(batch, path, jobs=jobs)
+        assert [(r.key, r.provider, r.status) for r in got] == [
+            (f"g{i}", "gemini", "complete") for i in range(30)
+        ]
+        assert [messages(r) for r in got] == [
+            aggregated(aggregate_module, gemini(f"g{i}")) for i in range(30)
+        ]
+        assert error == f"{path}: zstd stream is truncated after {len(data)} decompressed bytes"
