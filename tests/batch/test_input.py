@@ -1,7 +1,8 @@
 """The bytes of a batch input, on both backends: what may follow a compressed member (each
 format's own rule: xz stream padding, null bytes after gzip as ``gzip -d`` reads them, nothing
-else), a byte order mark's start that is no byte order mark, and a line reader whose work is
-linear in the line's length (the twin's, counted through an instrumented reader)."""
+else), a byte order mark's start that is no byte order mark, a line reader whose work is
+linear in the line's length (the twin's, counted through an instrumented reader), and damage
+inside a member decoded in the same steps on both backends (E106)."""
 
 from __future__ import annotations
 
