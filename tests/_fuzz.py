@@ -231,11 +231,14 @@ WRAPPERS: list[tuple[str, tuple[str, ...], str | None, tuple[str, ...], str | No
     ("_sid", ("_sid",), None, (), None),
 ]
 KEYS = st.sampled_from(["s0", "s1", "", "é/ü", "[DONE]", 7, 0, -3, 2**40])
-#: Damage done to a log's stored bytes: after compression, a cut (truncation) or bytes
-#: appended (null bytes, garbage, a member's start); before it, a flipped byte of the text.
+#: Damage done to a log's stored bytes: after compression, a cut (truncation), bytes appended
+#: (null bytes, garbage, a member's start) or up to 16 bytes flipped (inside a member of a
+#: compressed file: the backends decode it in the same steps); before it, a flipped byte of
+#: the text.
 DAMAGE = st.one_of(
     st.just(("none",)),
     st.tuples(st.just("cut"), _index),
+    st.tuples(st.just("garble"), _index, st.integers(1, 16)),
     st.tuples(
         st.just("tail"),
         st.sampled_from([b"\0", b"\0" * 4, b"\0" * 7, b"garbage!", b"\x1f\x8b", b"\xfd7z", b"BZ"]),
@@ -366,6 +369,13 @@ def log_files(spec: dict[str, Any], folder: Path) -> tuple[list[str], bool]:
             data = data[: damage[1] % (len(data) + 1)]
         elif damage[0] == "tail":
             data += damage[1]
+        elif damage[0] == "garble" and data:
+            at = damage[1] % len(data)
+            data = (
+                data[:at]
+                + bytes(b ^ 0xFF for b in data[at : at + damage[2]])
+                + data[at + damage[2] :]
+            )
         path = folder / f"log{i}.bin"
         path.write_bytes(data)
         paths.append(str(path))

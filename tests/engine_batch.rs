@@ -915,3 +915,42 @@ fn a_writer_writes_each_stream_item_on_the_workers() {
         assert!(!got.is_empty());
     }
 }
+
+#[test]
+fn an_input_ended_by_damage_returns_every_stream_read_then_the_error() {
+    // E106: 100 streams that nothing ends (a text chunk and a finish chunk, no usage chunk),
+    // gzip with its 8-byte trailer cut: every stream comes back, then the error
+    let dir = scratch("damage");
+    let mut plain = Vec::new();
+    for n in 0..100 {
+        let delta = serde_json::json!([{"index": 0, "delta": {"content": "hi"}}]);
+        let finish = serde_json::json!([{"index": 0, "delta": {}, "finish_reason": "stop"}]);
+        for event in [
+            chunk(n, delta, serde_json::Value::Null),
+            chunk(n, finish, serde_json::Value::Null),
+        ] {
+            let record = serde_json::json!({"stream_id": format!("s{n}"), "event": event});
+            plain.extend(serde_json::to_vec(&record).expect("json"));
+            plain.push(b'\n');
+        }
+    }
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    enc.write_all(&plain).expect("gz");
+    let gz = enc.finish().expect("gz");
+    let path = write(&dir, "cut.gz", &gz[..gz.len() - 8]);
+    let whole = items(wrapper(vec![write(&dir, "whole.log", &plain)], 2));
+    assert_eq!(whole.len(), 100);
+    for jobs in [1, 2] {
+        let (got, err) = run(wrapper(vec![path.clone()], jobs));
+        assert_eq!(got, whole, "jobs {jobs}");
+        assert_eq!(
+            err,
+            Some(BatchError::Compressed {
+                source: path.clone(),
+                format: "gzip",
+                truncated: true,
+                offset: plain.len() as u64,
+            })
+        );
+    }
+}

@@ -8,9 +8,10 @@ must agree.
   engine's fast path, its generic path and the twin give the same choices or the same error;
   fed in pieces, the same as fed whole;
 - batch logs: those streams interleaved under keys in random wrappers, across files, plain or
-  compressed in members, maybe cut or followed by bytes: the engine with one and two jobs and
-  the twin give the same items in the same places and the same error; and a log as written
-  gives for each key what a fresh aggregator gives for the key's events;
+  compressed in members, maybe cut, followed by bytes or with bytes flipped inside a member
+  (E106): the engine with one and two jobs and the twin give the same items in the same
+  places and the same error; and a log as written gives for each key what a fresh
+  aggregator gives for the key's events;
 - generic merges (``merge``, ``merge_all``) of hostile values (``_values.py``).
 
 The test command runs a smoke budget of each; ``FASTMERGE_FUZZ_EXAMPLES=N`` (``make fuzz``)

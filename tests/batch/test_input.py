@@ -1,7 +1,8 @@
 """The bytes of a batch input, on both backends: what may follow a compressed member (each
 format's own rule: xz stream padding, null bytes after gzip as ``gzip -d`` reads them, nothing
-else), a byte order mark's start that is no byte order mark, and a line reader whose work is
-linear in the line's length (the twin's, counted through an instrumented reader)."""
+else), a byte order mark's start that is no byte order mark, a line reader whose work is
+linear in the line's length (the twin's, counted through an instrumented reader), and damage
+inside a member decoded in the same steps on both backends (E106)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+import zstandard
 from _batch import COMPRESSORS, batch_module, chat, interleave, lines, wrap
 
 from fastmerge._pure.batch import CHUNK, BatchCore
@@ -263,26 +265,70 @@ def test_a_line_of_many_chunks_is_read_whole(batch: ModuleType, tmp_path: Path) 
 # -- damage inside a member
 
 
+def _items(module: ModuleType, path: Path, jobs: int = 1) -> tuple[list[Any], str | None]:
+    """Every item of a core on ``path`` (with its place), and the error that stopped it."""
+    core = module.BatchCore([str(path)], "k", "e", positions=True, jobs=jobs)
+    got = []
+    try:
+        while True:
+            got.append(core.next())
+    except StopIteration:
+        return got, None
+    except BatchError as exc:
+        return got, str(exc)
+
+
 @pytest.mark.differential
-@pytest.mark.xfail(
-    strict=True,
-    reason="damage inside a member: each backend names the decompressed bytes its decoder "
-    "gave before the failing call, and the calls differ (the engine streams through "
-    "flate2/zstd/bzip2/liblzma in small steps, the twin decodes each 64 KiB of stored "
-    "bytes in one call and loses that call's output); one rule needs the same steps in both",
-)
 def test_a_checksum_error_names_the_same_offset_on_both_backends(
     both: tuple[ModuleType, ModuleType], tmp_path: Path
 ) -> None:
-    blob = bytearray(COMPRESSORS["gzip"](b'{"k":"a","e":{}}\n'))
-    blob[-8] ^= 1  # the member's CRC-32: every byte decodes, the check fails at the end
-    path = stored(tmp_path, bytes(blob))
+    """E106: a member whose check fails at its end: the same items and the same offset on
+    both backends (the step that holds the check gives nothing)."""
     rust, python = both
-    got = []
-    for module in (rust, python):
-        core = module.BatchCore([str(path)], "k", "e", positions=True)
-        with pytest.raises(BatchError) as info:
-            while True:
-                core.next()
-        got.append(str(info.value))
-    assert got[0] == got[1]
+    checked = {**COMPRESSORS, "zstd": zstandard.ZstdCompressor(write_checksum=True).compress}
+    for fmt in sorted(COMPRESSORS):
+        blob = bytearray(checked[fmt](b'{"k":"a","e":{}}\n'))
+        at = {"gzip": -8, "zstd": -1, "bzip2": -3, "xz": -13}[fmt]
+        blob[at] ^= 1  # the member's check: every byte decodes, the check fails at the end
+        path = stored(tmp_path, bytes(blob))
+        got = _items(rust, path)
+        assert got == _items(python, path), fmt
+        assert got == ([], damaged(path, fmt, "corrupt", 0)), fmt
+
+
+def _garbled(data: bytes, fmt: str, where: float, count: int = 16) -> bytes:
+    """``data`` compressed in ``fmt`` in two members, ``count`` bytes flipped in the second
+    member ``where`` of the way through it."""
+    half = data.rfind(b"\n", 0, len(data) // 2) + 1
+    second = bytearray(COMPRESSORS[fmt](data[half:]))
+    at = int(len(second) * where)
+    for i in range(at, min(at + count, len(second))):
+        second[i] ^= 0xFF
+    return COMPRESSORS[fmt](data[:half]) + bytes(second)
+
+
+@pytest.mark.differential
+@pytest.mark.parametrize("fmt", sorted(COMPRESSORS))
+def test_bytes_flipped_inside_a_member_decode_alike_on_both_backends(
+    both: tuple[ModuleType, ModuleType], tmp_path: Path, fmt: str
+) -> None:
+    """E106: 16 bytes flipped inside a member: both backends decode it in the same steps, so
+    they return the same streams (every one read before the damage) and name the same
+    offset, with one job or two."""
+    rust, python = both
+    data = lines(
+        {"k": f"s{i}", "e": e} for i in range(400) for e in chat(f"s{i}", [f"w{i}", "x" * 40])
+    )
+    for where in (0.1, 0.5, 0.9):
+        path = stored(tmp_path, _garbled(data, fmt, where))
+        got = _items(python, path)
+        assert got == _items(rust, path), (fmt, where)
+        assert got == _items(rust, path, jobs=2), (fmt, where)
+        items, error = got
+        if error is None:  # zstd's frames carry no check: flipped text may decode
+            assert fmt == "zstd", where
+            continue
+        offset = int(error.rsplit(" after ", 1)[1].split()[0])
+        # at least the first member's streams, each read up to the damage
+        assert offset >= data.rfind(b"\n", 0, len(data) // 2) + 1, (fmt, where)
+        assert len(items) >= 200 and error == damaged(path, fmt, "corrupt", offset)

@@ -3,11 +3,15 @@
 //! frames and streams), else the bytes as they are.
 //!
 //! What may follow a member is the format's own rule, judged here between two members (the
-//! twin's `_pure/batch.py` judges alike): the next member; for xz, stream padding (null bytes,
+//! twin's `_pure/batch/input.py` judges alike): the next member; for xz, stream padding (null bytes,
 //! a multiple of four, between or after streams: the .xz format, §2.2); for gzip, null bytes
 //! up to the end of the input (what `gzip -d` accepts without a word). Anything else is corrupt
 //! (nothing after a member is silently dropped), except the start of a member's magic cut by
 //! the end of the input, which is truncated.
+//!
+//! A member is decoded in [`STEP`]s of its stored bytes, as the twin's
+//! `_pure/batch/input.py` decodes it: a step's text is given once the whole step decoded, so
+//! damage inside a member gives the same text and names the same offset on both backends.
 
 use std::fs::File;
 use std::io::{self, BufRead, Read};
@@ -187,70 +191,142 @@ impl BufRead for Stored {
     }
 }
 
-/// The decoder of one member (gzip member, zstd frame, bzip2 or xz stream).
-enum Member {
-    Gzip(flate2::bufread::GzDecoder<Stored>),
-    Zstd(Box<zstd::stream::read::Decoder<'static, Stored>>),
-    Bzip2(bzip2::bufread::BzDecoder<Stored>),
-    Xz(liblzma::bufread::XzDecoder<Stored>),
-}
+/// Stored bytes a member's decoder is given at a time, counted from the member's start (the
+/// twin's `STEP`). A step's decompressed bytes are given only once the whole step decoded: a
+/// damaged step gives none, so both backends name the same offset and read the same lines
+/// before the damage (their decoders cannot be asked for the bytes of a call that failed).
+/// Small, so that little is lost before damage and a step's bytes are few in memory.
+pub const STEP: usize = 1 << 14;
 
-impl Member {
-    fn new(format: Format, stored: Stored) -> io::Result<Member> {
-        Ok(match format {
-            Format::Gzip => Member::Gzip(flate2::bufread::GzDecoder::new(stored)),
-            Format::Zstd => Member::Zstd(Box::new(
-                zstd::stream::read::Decoder::with_buffer(stored)?.single_frame(),
-            )),
-            Format::Bzip2 => Member::Bzip2(bzip2::bufread::BzDecoder::new(stored)),
-            Format::Xz => Member::Xz(liblzma::bufread::XzDecoder::new(stored)),
-            Format::Plain => unreachable!("plain input has no members"),
-        })
-    }
+/// Free room kept in a step's output for each decoder call.
+const ROOM: usize = 1 << 15;
 
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self {
-            Member::Gzip(d) => d.read(buf),
-            Member::Zstd(d) => d.read(buf),
-            Member::Bzip2(d) => d.read(buf),
-            Member::Xz(d) => d.read(buf),
-        }
-    }
-
-    /// The stored bytes after the member.
-    fn into_stored(self) -> Stored {
-        match self {
-            Member::Gzip(d) => d.into_inner(),
-            Member::Zstd(d) => d.finish(),
-            Member::Bzip2(d) => d.into_inner(),
-            Member::Xz(d) => d.into_inner(),
-        }
-    }
-}
-
-enum State {
-    /// Before a member (or the end): the stored bytes, and whether a member was read.
-    Between(Stored, bool),
-    In(Member),
-    Done,
-}
-
-/// A compressed input's decompressed bytes: its members one after another, with the rule of
-/// what may follow one (see the module's documentation). A truncated input is an
-/// `UnexpectedEof` error, a corrupt one any other.
-struct Members {
-    format: Format,
-    state: State,
+/// The raw decoder of one member (gzip member, zstd frame, bzip2 or xz stream): the library
+/// each format's twin module binds (zlib's port zlib-rs, libzstd, libbz2's port, liblzma).
+enum Decoder {
+    Gzip(flate2::Decompress),
+    Zstd(Box<zstd::stream::raw::Decoder<'static>>),
+    Bzip2(bzip2::Decompress),
+    Xz(liblzma::stream::Stream),
 }
 
 fn corrupt() -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, "not a member")
 }
 
+impl Decoder {
+    fn new(format: Format) -> io::Result<Decoder> {
+        Ok(match format {
+            // 15 bits of window, gzip's header and trailer (zlib's `wbits=31`)
+            Format::Gzip => Decoder::Gzip(flate2::Decompress::new_gzip(15)),
+            Format::Zstd => Decoder::Zstd(Box::new(zstd::stream::raw::Decoder::new()?)),
+            Format::Bzip2 => Decoder::Bzip2(bzip2::Decompress::new(false)),
+            Format::Xz => Decoder::Xz(
+                liblzma::stream::Stream::new_stream_decoder(u64::MAX, 0).map_err(|_| corrupt())?,
+            ),
+            Format::Plain => return Err(corrupt()), // plain input has no members
+        })
+    }
+
+    /// One call: decodes from `input` into the free room of `out`; the input bytes taken, and
+    /// whether the member ended. Any error of the decoder is damage (the twin's modules raise
+    /// on each of them, a buffer error too).
+    fn call(&mut self, input: &[u8], out: &mut Vec<u8>) -> io::Result<(usize, bool)> {
+        match self {
+            Decoder::Gzip(d) => {
+                let before = d.total_in();
+                let status = d
+                    .decompress_vec(input, out, flate2::FlushDecompress::Sync)
+                    .map_err(|_| corrupt())?;
+                let taken = (d.total_in() - before) as usize;
+                Ok((taken, status == flate2::Status::StreamEnd))
+            }
+            Decoder::Zstd(d) => {
+                use zstd::stream::raw::{InBuffer, Operation, OutBuffer};
+                let mut from = InBuffer::around(input);
+                let pos = out.len();
+                let mut to = OutBuffer::around_pos(out, pos);
+                // 0: the frame is decoded and every byte of it given
+                let hint = d.run(&mut from, &mut to).map_err(|_| corrupt())?;
+                Ok((from.pos(), hint == 0))
+            }
+            Decoder::Bzip2(d) => {
+                let before = d.total_in();
+                let status = d.decompress_vec(input, out).map_err(|_| corrupt())?;
+                let taken = (d.total_in() - before) as usize;
+                match status {
+                    bzip2::Status::MemNeeded => Err(corrupt()),
+                    status => Ok((taken, status == bzip2::Status::StreamEnd)),
+                }
+            }
+            Decoder::Xz(d) => {
+                let before = d.total_in();
+                let status = d
+                    .process_vec(input, out, liblzma::stream::Action::Run)
+                    .map_err(|_| corrupt())?;
+                let taken = (d.total_in() - before) as usize;
+                match status {
+                    liblzma::stream::Status::MemNeeded => Err(corrupt()),
+                    status => Ok((taken, status == liblzma::stream::Status::StreamEnd)),
+                }
+            }
+        }
+    }
+
+    /// Decodes the next step of `stored` ([`STEP`] bytes, fewer at the end of the input) into
+    /// `out`, the whole of its output (called until the step is taken and a call gives no more
+    /// bytes, as the twin's modules give a call's bytes); whether the member ended there (its
+    /// bytes after the end are left in `stored`), None at the end of the input.
+    fn step(&mut self, stored: &mut Stored, out: &mut Vec<u8>) -> io::Result<Option<bool>> {
+        let len = stored.peek(STEP)?.len();
+        if len == 0 {
+            return Ok(None);
+        }
+        let piece = &stored.buf[stored.start..stored.start + len];
+        let mut taken = 0;
+        let ended = loop {
+            if out.capacity() - out.len() < ROOM {
+                out.reserve(ROOM.max(out.len()));
+            }
+            let before = out.len();
+            let (n, ended) = self.call(&piece[taken..], out)?;
+            taken += n;
+            let gave = out.len() > before;
+            if ended || (taken == len && !gave) {
+                break ended;
+            }
+            if n == 0 && !gave {
+                return Err(corrupt()); // no progress: never a loop without end
+            }
+        };
+        stored.consume(taken);
+        Ok(Some(ended))
+    }
+}
+
+enum State {
+    /// Before a member (or the end), and whether a member was read.
+    Between(bool),
+    In(Decoder),
+    Done,
+}
+
+/// A compressed input's decompressed bytes: its members one after another, with the rule of
+/// what may follow one (see the module's documentation), each decoded in [`STEP`]s. A
+/// truncated input is an `UnexpectedEof` error, a corrupt one any other.
+struct Members {
+    format: Format,
+    stored: Stored,
+    state: State,
+    /// the decoded step being given, from `at`
+    step: Vec<u8>,
+    at: usize,
+}
+
 impl Members {
     /// The decoder of the next member, or None at the end of the input.
-    fn next_member(&self, mut stored: Stored, after: bool) -> io::Result<Option<Member>> {
-        let format = self.format;
+    fn next_member(&mut self, after: bool) -> io::Result<Option<Decoder>> {
+        let (format, stored) = (self.format, &mut self.stored);
         if after {
             let zeros = match format {
                 Format::Gzip | Format::Xz => stored.skip_zeros()?,
@@ -270,27 +346,35 @@ impl Members {
         if !starts_member(format, stored.peek(XZ.len())?) {
             return Err(corrupt());
         }
-        Member::new(format, stored).map(Some)
+        Decoder::new(format).map(Some)
     }
 }
 
 impl Read for Members {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         loop {
+            if self.at < self.step.len() {
+                let n = (self.step.len() - self.at).min(buf.len());
+                buf[..n].copy_from_slice(&self.step[self.at..self.at + n]);
+                self.at += n;
+                return Ok(n);
+            }
+            self.step.clear();
+            self.at = 0;
+            // (an error leaves the state Done: nothing is read after it)
             match std::mem::replace(&mut self.state, State::Done) {
-                State::In(mut member) => match member.read(buf) {
-                    Ok(0) if !buf.is_empty() => {
-                        self.state = State::Between(member.into_stored(), true);
+                State::In(mut decoder) => match decoder.step(&mut self.stored, &mut self.step) {
+                    Ok(Some(false)) => self.state = State::In(decoder),
+                    Ok(Some(true)) => self.state = State::Between(true),
+                    Ok(None) => return Err(io::ErrorKind::UnexpectedEof.into()),
+                    Err(e) => {
+                        self.step.clear();
+                        return Err(e);
                     }
-                    Ok(n) => {
-                        self.state = State::In(member);
-                        return Ok(n);
-                    }
-                    Err(e) => return Err(e),
                 },
-                State::Between(stored, after) => {
-                    if let Some(member) = self.next_member(stored, after)? {
-                        self.state = State::In(member);
+                State::Between(after) => {
+                    if let Some(decoder) = self.next_member(after)? {
+                        self.state = State::In(decoder);
                     }
                 }
                 State::Done => return Ok(0),
@@ -337,7 +421,10 @@ impl Input {
             Format::Plain => Box::new(stored),
             format => Box::new(Members {
                 format,
-                state: State::Between(stored, false),
+                stored,
+                state: State::Between(false),
+                step: Vec::new(),
+                at: 0,
             }),
         };
         Ok(Input {

@@ -11,7 +11,9 @@
 //!   raised ([`StreamError`]); or a bad line, 1-based in the decompressed text, that belongs
 //!   to no stream. Nothing read is dropped: every record is in one stream or one bad line;
 //! - a [`BatchError`] (an input that cannot be opened or decompressed, too many open
-//!   streams) stops the batch after the items placed before the record where it happened.
+//!   streams) stops the batch after the items placed before the record where it happened;
+//!   damage (a cut or corrupt input, a line over the limit) ends the input there, so every
+//!   stream read is returned first, open ones too, as at the end of the input (E106).
 //!
 //! The pipeline, each stage a thread (or a pool) joined by bounded channels, so memory is
 //! bounded by the blocks and streams in flight, never by the size of the input:
@@ -34,6 +36,7 @@
 
 pub mod input;
 pub mod path;
+mod pool;
 pub mod record;
 pub mod split;
 mod worker;

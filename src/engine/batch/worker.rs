@@ -6,10 +6,11 @@ use std::hash::BuildHasher;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use super::input::Input;
+pub(super) use super::pool::{Block, Pool, BLOCK};
 use super::record::{self, Feed, OrderKey};
 use super::split::Sorter;
 use super::{BatchError, Item, Msg, Out, Place, Plan, Pos, StreamError};
@@ -17,73 +18,11 @@ use crate::engine::aggregate::{AggError, AggregatorCore};
 use crate::engine::events::{self, EventDataError, NOT_JSON};
 use crate::engine::providers;
 
-/// Bytes of decompressed input per block (cut at a line end; a longer line makes a longer
-/// block).
-const BLOCK: usize = 1 << 20;
-
 /// Lines of input after an ended stream's last record within which a record of its key that
 /// belongs to the same response still joins it (spec §6: an end event is a hint, not a wall).
 /// Past them the stream is returned: memory holds the ended streams of this many lines at
 /// most, not every stream of the input. The twin's `PARK_LINES`.
 pub const PARK_LINES: u64 = 1 << 16;
-
-/// The buffers of blocks, given back when a block is dropped (by whichever thread held it
-/// last) and read into again: memory already written is read into as it is, where a new
-/// buffer was zeroed first and faulted in page by page (most of the reader's own work).
-#[derive(Default)]
-pub(super) struct Pool(Mutex<Vec<Vec<u8>>>);
-
-/// Buffers kept for reuse at most (more are in flight only when the workers lag).
-const POOLED: usize = 64;
-
-impl Pool {
-    /// A buffer of `size` bytes or more, every one of them written (its length).
-    fn take(&self, size: usize) -> Vec<u8> {
-        let pooled = self.0.lock().ok().and_then(|mut bufs| bufs.pop());
-        // a new buffer is allocated zeroed (calloc: fresh pages are not written twice)
-        let Some(mut buf) = pooled else {
-            return vec![0; size];
-        };
-        if buf.len() < size {
-            buf.resize(size, 0);
-        }
-        buf
-    }
-
-    fn give(&self, buf: Vec<u8>) {
-        // a buffer grown for a long line is not kept
-        if buf.len() > 2 * BLOCK {
-            return;
-        }
-        if let Ok(mut bufs) = self.0.lock() {
-            if bufs.len() < POOLED {
-                bufs.push(buf);
-            }
-        }
-    }
-}
-
-/// A block's bytes: a range of a pooled buffer, which goes back to its pool when the block
-/// is dropped.
-pub(super) struct Block {
-    buf: Vec<u8>,
-    start: usize,
-    end: usize,
-    pool: Arc<Pool>,
-}
-
-impl std::ops::Deref for Block {
-    type Target = [u8];
-    fn deref(&self) -> &[u8] {
-        &self.buf[self.start..self.end]
-    }
-}
-
-impl Drop for Block {
-    fn drop(&mut self) {
-        self.pool.give(std::mem::take(&mut self.buf));
-    }
-}
 
 /// Lines of a block: numbered in the order the reader cut them.
 pub(super) struct Chunk {
@@ -295,7 +234,10 @@ pub(super) fn read_file(
         len += read;
         let (mut eof, mut damage) = match result {
             Ok(eof) => (eof, None),
-            Err(err) if plan.spec.is_none() => return Err(err),
+            // a file that is one stream: its bytes before the damage are its last (E106);
+            // none at all make no stream
+            Err(err) if plan.spec.is_none() && first && len == 0 => return Err(err),
+            Err(err) if plan.spec.is_none() => (true, Some(err)),
             Err(err) => (false, Some(err)),
         };
         let bom = usize::from(first && buf[..len].starts_with(BOM)) * BOM.len();
@@ -314,7 +256,7 @@ pub(super) fn read_file(
                 line: line + before,
                 limit: plan.max_line,
             });
-        } else if damage.is_some() {
+        } else if damage.is_some() && plan.spec.is_some() {
             // the whole lines before the damage are records; the cut one is not
             len = memchr::memrchr(b'\n', &buf[..len]).map_or(0, |end| end + 1);
         }
@@ -431,8 +373,10 @@ fn split(plan: &Plan, job: Job, shards: usize, hint: u64) -> (Vec<Sub>, u64) {
             subs.iter_mut().for_each(|s| s.end = true);
         }
         Job::Fatal { seq, text } => {
-            // every shard returns its ended streams (the input ends here), shard 0 the error
+            // the input ends here (E106): every shard returns every stream it read, ended or
+            // open, as at the end of the input; then shard 0 the error
             subs = (0..shards).map(|_| Sub::empty(seq, u64::MAX)).collect();
+            subs.iter_mut().for_each(|s| s.end = true);
             subs[0].fatal = Some(text);
         }
         Job::Chunk(chunk) => {
@@ -656,13 +600,16 @@ impl Shard {
         }
         let seq = sub.seq;
         self.release_parked(sub.at);
-        if let Some(text) = sub.fatal {
-            self.emit(Pos::at(seq, 0, 0), Out::Fatal(text));
-            let _ = self.flush(Pos::MAX);
-            return false;
-        }
         if sub.end {
             self.finish_all();
+            if let Some(text) = sub.fatal {
+                // after every stream's item (those still open at the damage come last)
+                let pos = Pos {
+                    phase: 2,
+                    ..Pos::at(seq, 0, 0)
+                };
+                self.emit(pos, Out::Fatal(text));
+            }
             let _ = self.flush(Pos::MAX);
             return false;
         }

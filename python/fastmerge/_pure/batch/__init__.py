@@ -43,8 +43,11 @@ of a stream that ended; for a stream still open at the end of the input, its fir
 ``end`` 1 (the streams of one key's sorted events all there). A file read as one stream:
 ``(0, file, 0)``.
 
-A compressed input that cannot be read on is an error after the items of the records before
-the damage (the whole lines decompressed before it): the waiting streams are returned first.
+An input that cannot be read on (a compressed file cut or corrupt, a line over the limit) ends
+the input there (E106): every stream read is returned as at the end of the input (the waiting
+ones at their last records, the open ones at their first, each what ``aggregate`` gives for the
+events read: the whole lines decompressed before the damage; a file read as one stream, the
+bytes decompressed before it), then the error.
 ``too_many_streams`` is raised where the stream that is one too many opens, after every item
 placed before that record (a waiting stream there is decided by the records after it, as the
 Rust engine's shards read on until its collector gets there).
@@ -367,10 +370,19 @@ class BatchCore:
     def _files(self) -> Iterator[tuple[Any, ...] | None]:
         for file, path in enumerate(self._paths):
             stream = _Stream(path, AggregatorCore(*self._options), (file, 0))
-            for chunk in self._decoded(path):
-                if stream.error is None:
-                    self._guard(stream, stream.core.feed, chunk)
-                yield None
+            fed = False
+            try:
+                for chunk in self._decoded(path):
+                    fed = True
+                    if stream.error is None:
+                        self._guard(stream, stream.core.feed, chunk)
+                    yield None
+            except errors.BatchError:
+                # damage ends the input (E106): the stream of the bytes decoded before it (none
+                # make no stream), then the error
+                if fed:
+                    yield (*self._end(stream), (0, file, 0))
+                raise
             yield (*self._end(stream), (0, file, 0))
 
     # -- records
@@ -473,12 +485,18 @@ class BatchCore:
         except errors.BatchError as exc:
             if raising is not None and exc is raising[1]:
                 raise
-            # an input that cannot be read ends the input there: the ended streams are
-            # returned (the open ones are not), then the error (or the one waiting before it)
+            # an input that cannot be read ends the input there (E106): every stream read is
+            # returned as at the end of the input, ended and open ones, then the error (or
+            # the one waiting before them, which returns only the items placed before it)
             for key in list(parked):
                 unpark(key)
             yield from due()
-            raise (exc if raising is None else raising[1]) from None
+            if raising is not None:
+                raise raising[1] from None
+            for stream in open_.values():
+                for item in self._finish(stream):
+                    yield (*item, (1, *stream.first))
+            raise exc from None
         for key in list(parked):
             unpark(key)
         yield from due()

@@ -18,6 +18,11 @@ _MAGIC = (
     (b"\xfd7zXZ\x00", "xz"),
 )
 _BLANK = b" \t\r\n"
+#: Stored bytes a member's decoder is given at a time, counted from the member's start (the
+#: engine's ``STEP``). A step's decompressed bytes are given only once the whole step decoded:
+#: a damaged step gives none (a module raises without the bytes of the call that failed), so
+#: both backends name the same offset and read the same lines before the damage.
+STEP = 1 << 14
 _BOM = b"\xef\xbb\xbf"
 
 
@@ -69,8 +74,13 @@ class _Stored:
             self._buf += chunk
         return self._buf[:n]
 
-    def take(self) -> bytes:
-        """The next bytes (the ones looked at, or the next chunk); empty at the end."""
+    def take(self, n: int | None = None) -> bytes:
+        """The next bytes (the ones looked at, or the next chunk); with ``n``, the next ``n``
+        bytes (fewer at the end of the input); empty at the end."""
+        if n is not None:
+            data = self.peek(n)
+            self._buf = self._buf[len(data) :]
+            return data
         data, self._buf = self._buf, b""
         return data or next(self._raw, b"")
 
@@ -113,7 +123,8 @@ def _starts_member(fmt: str, head: bytes) -> bool:
 
 def _decompress(path: str, fmt: str, new: Callable[[], Any], stored: _Stored) -> Iterator[bytes]:
     """The decompressed bytes of a compressed input: one decoder per member or frame, a new
-    one on the bytes after each; input that ends inside one is truncated. After a member
+    one on the bytes after each, given :data:`STEP` of its member's bytes at a time (a step's
+    bytes come once it decoded whole); input that ends inside one is truncated. After a member
     comes the next one; for xz, stream padding (null bytes, a multiple of four, between or
     after streams: the .xz format, §2.2); for gzip, null bytes up to the end of the input
     (what ``gzip -d`` accepts without a word). Anything else is corrupt, except a member's
@@ -136,11 +147,15 @@ def _decompress(path: str, fmt: str, new: Callable[[], Any], stored: _Stored) ->
             raise errors.compressed_error(path, fmt, False, given)
         decoder = new()
         while not decoder.eof:
-            chunk = stored.take()
-            if not chunk:
+            piece = stored.take(STEP)
+            if not piece:
                 raise errors.compressed_error(path, fmt, True, given)
             try:
-                out = decoder.decompress(chunk)
+                out = decoder.decompress(piece)
+                # bz2 keeps back what a block gives when the piece ends with the block: the
+                # whole of the step's output is asked for (the others give it in one call)
+                while fmt == "bzip2" and not decoder.eof and (more := decoder.decompress(b"")):
+                    out += more
             except Exception as exc:  # zlib.error, OSError, lzma.LZMAError, ZstdError, ...
                 raise errors.compressed_error(path, fmt, False, given) from exc
             if out:
