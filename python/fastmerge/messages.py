@@ -589,7 +589,7 @@ class _AssistantFields(_Fields):
         to the provider that produced them. See :func:`fastmerge.to_provider` for n > 1."""
         from .render import to_provider
 
-        return to_provider(self, provider)  # type: ignore[arg-type]
+        return to_provider(self, provider)
 
     def to_dict(self) -> dict[str, Any]:
         """Every field, losslessly: ``type(x).from_dict(x.to_dict()) == x``."""

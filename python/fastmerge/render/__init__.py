@@ -14,7 +14,7 @@ from . import anthropic, bedrock_converse, gemini, ollama, openai_chat, openai_r
 
 if TYPE_CHECKING:
     from .._types import Provider
-    from ..messages import AssistantMessage
+    from ._common import Message
 
 __all__ = ["RENDERERS", "to_provider"]
 
@@ -28,9 +28,7 @@ RENDERERS: dict[str, Callable[[Sequence[Any]], dict[str, Any]]] = {
 }
 
 
-def to_provider(
-    messages: AssistantMessage | Sequence[AssistantMessage], provider: Provider
-) -> dict[str, Any]:
+def to_provider(messages: Message | Sequence[Message], provider: Provider) -> dict[str, Any]:
     """The non-streaming response of ``provider`` holding ``messages`` (a message, or the
     choices of one response in order)."""
     render = RENDERERS.get(provider) if isinstance(provider, str) else None

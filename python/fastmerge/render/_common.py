@@ -14,7 +14,7 @@ shape holds the arguments (``input``, ``args``, ``arguments``), unparsed, and se
 from __future__ import annotations
 
 import json
-from typing import Any, Sequence
+from typing import Any, Protocol, Sequence
 
 from ..parts import parse_arguments
 
@@ -28,7 +28,14 @@ def is_nameless(part: dict[str, Any]) -> bool:
     return not isinstance(name, str) or not name.strip() or name.strip() == "null"
 
 
-def message_data(message: Any) -> dict[str, Any]:
+class Message(Protocol):
+    """What a renderer reads of a message: its data (an ``AssistantMessage`` is one). Named
+    here, not imported, so that the renderers stay below the message model."""
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+
+def message_data(message: Message) -> dict[str, Any]:
     """The message's ``to_dict()`` as renderers read it: without its nameless tool calls
     (:func:`is_nameless`), and without the ``truncated`` anomalies that name one of them (so
     that no other call is read as the cut one). Its other anomalies stay."""
