@@ -34,12 +34,14 @@
 //!
 //! [`AggregatorCore`]: crate::engine::aggregate::AggregatorCore
 
+pub mod bucket;
 pub mod input;
 pub mod path;
 mod pool;
+mod reader;
 pub mod record;
+mod shard;
 pub mod split;
-mod worker;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -461,7 +463,7 @@ impl Batch {
     pub fn next(&mut self, timeout: Option<Duration>) -> Result<Next, BatchError> {
         let deadline = timeout.map(|t| Instant::now() + t);
         if let (Some(jobs), false) = (self.unstarted.take(), self.finished) {
-            let (rx, threads, shards) = worker::start(&self.plan, jobs);
+            let (rx, threads, shards) = shard::start(&self.plan, jobs);
             self.rx = Some(rx);
             self.threads = threads;
             self.marks = vec![Pos::at(0, 0, 0); shards];

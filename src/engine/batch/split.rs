@@ -4,16 +4,16 @@
 //!   read by the batch's own reader (decompression, blocks of whole lines, line numbers) and
 //!   sorted by [`Sorter`], so a bucket's records are exactly the lines the batch would read,
 //!   numbered as it numbers them. The twin is `fastmerge._pure.batch.split_file`.
-//! - [`Sorter`]: which bucket a line is, where a batch with `Options::bucket` reads only its
-//!   own (on local files, every task reads the inputs itself). The twin is
-//!   `fastmerge._pure.batch.bucket.Sorter`.
+//! - [`Sorter`] ([`super::bucket`]): which bucket a line is.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::record;
-use super::worker::{each_line, read_file, Pool};
+use super::pool::Pool;
+use super::reader::{each_line, read_file};
 use super::{Batch, BatchError, Options};
+
+pub use super::bucket::{bucket_of, Sorter};
 
 /// One bucket's records of an input, in input order.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -25,12 +25,6 @@ pub struct Fragment {
     pub data: Vec<u8>,
     /// Their 1-based line numbers in the decompressed input.
     pub lines: Vec<u64>,
-}
-
-/// The bucket of a stream key: the CRC-32 (IEEE, as zlib's `crc32`) of its UTF-8 text, modulo
-/// `buckets`.
-pub fn bucket_of(key: &str, buckets: usize) -> usize {
-    (crc32fast::hash(key.as_bytes()) as usize) % buckets
 }
 
 /// The input's lines (its `\n`s plus one, as the batch counts them between records) and its
@@ -90,40 +84,4 @@ pub fn split_file(options: Options, buckets: usize) -> Result<(u64, Vec<Fragment
     )?;
     fragments.sort_by_key(|f| f.bucket);
     Ok((lines, fragments))
-}
-
-/// Which bucket each record line goes to: its stream key's ([`bucket_of`]), found by a light
-/// scan of the line where it can be ([`record::route_key`]), else by the record reader; a
-/// bad line's is 0, or the bucket of the key the light scan finds in it (a bad line belongs
-/// to no stream: any one bucket reports it where it is).
-pub struct Sorter<'s> {
-    spec: &'s record::Spec,
-    buckets: usize,
-}
-
-impl<'s> Sorter<'s> {
-    pub fn new(spec: &'s record::Spec, buckets: usize) -> Sorter<'s> {
-        Sorter { spec, buckets }
-    }
-
-    /// The bucket of a line that is not blank.
-    pub fn bucket(&self, line: &[u8]) -> usize {
-        self.bucket_found(line, record::route_key(line, self.spec))
-    }
-
-    /// The bucket of a line whose light scan found `key` (None: found nothing).
-    pub fn bucket_found(&self, line: &[u8], key: Option<&[u8]>) -> usize {
-        match key {
-            // the bytes of a string without escapes: its text (on a record's line, UTF-8)
-            Some(key) => (crc32fast::hash(key) as usize) % self.buckets,
-            // the line read as the batch finds it in the end: a record, or a bad line (one
-            // whose event, which the record reader may skip unread, is not JSON, too)
-            None => match record::read_whole(line, self.spec) {
-                Ok(rec) if rec.checked || record::event_is_json(rec.feed.text(line)) => {
-                    bucket_of(rec.key.text(line), self.buckets)
-                }
-                _ => 0,
-            },
-        }
-    }
 }

@@ -56,11 +56,11 @@ Rust engine's shards read on until its collector gets there).
 ``fastmerge.dask``), reading lines and records with the rules above.
 
 The package mirrors ``src/engine/batch/``: :mod:`.input` (``input.rs``), :mod:`.path`
-(``path.rs``), :mod:`.record` (``record.rs``), and this module (``mod.rs``: ``BatchCore``, the
-streams, their ends; and ``split_file``, the engine's ``split.rs``, which runs a ``BatchCore``
-here and so stays beside it). The engine's ``worker.rs`` (the reader, parse and shard threads)
-has no counterpart: the twin is single-threaded, and its order is the one the engine's threads
-reproduce.
+(``path.rs``), :mod:`.record` (``record.rs``), :mod:`.bucket` (``bucket.rs``), and this module
+(``mod.rs``: ``BatchCore``, the streams, their ends; and ``split_file``, the engine's
+``split.rs``, which runs a ``BatchCore`` here and so stays beside it). The engine's
+``reader.rs`` and ``shard.rs`` (the reader thread and the shard threads) have no counterpart:
+the twin is single-threaded, and its order is the one the engine's threads reproduce.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Which bucket of ``fastmerge.dask`` a record line belongs to
-(``src/engine/batch/split.rs``'s ``Sorter``; :class:`Quick` is
+(``src/engine/batch/bucket.rs``'s ``Sorter``; :class:`Quick` is
 ``src/engine/batch/record.rs``'s ``route_key``): ``BatchCore(bucket=(b, n))`` reads only
 bucket ``b``'s lines, each at its own line number."""
 
