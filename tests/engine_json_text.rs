@@ -5,7 +5,7 @@ mod common;
 
 use common::Gen;
 use fastmerge::engine::events::{self, kept_items_at, KeptItems, MAX_JSON_DEPTH};
-use fastmerge::engine::json_text::JsonText;
+use fastmerge::engine::value::JsonText;
 use fastmerge::engine::value::{py_repr, Value};
 
 /// The generic reading of `text` as a value (inside an object, as events are read).

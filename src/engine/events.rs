@@ -11,7 +11,8 @@ use std::sync::Arc;
 use crate::engine::value::Map;
 use serde::de::{DeserializeSeed, Error as _, MapAccess, SeqAccess, Visitor};
 
-use crate::engine::json_text::{self, JsonText};
+use crate::engine::json_text;
+use crate::engine::value::JsonText;
 use crate::engine::value::Value;
 
 /// Deepest nesting of an event (the top-level object is level 1).

@@ -1,5 +1,5 @@
 //! JSON kept as its text: a value the message keeps whole and no rule looks into (a logprobs
-//! entry), held as the text it arrived in instead of a tree of [`Value`]s.
+//! entry), held as the text it arrived in instead of a tree of `Value`s.
 //!
 //! A tree costs an allocation per container, key and string, and is walked again to build the
 //! caller's objects and to free it: for a stream with logprobs that was most of the work (about
@@ -8,59 +8,14 @@
 //! own values here, Python objects in the binding).
 //!
 //! Only text that reads as [`crate::engine::events::parse`] would read it is kept
-//! ([`JsonText::accept`]); anything else is read into values as before, so both give the same
+//! (`value::JsonText::accept`); anything else is read into values as before, so both give the same
 //! result, and the same error.
-
-use std::sync::{Arc, OnceLock};
-
-use crate::engine::value::{Map, Value};
 
 /// The longest number token kept as text (a longer one, or an exponent of three digits, may
 /// overflow a float: the generic reading's error; such text is read into values).
 const MAX_NUMBER: usize = 100;
 
-/// One JSON value as its text (valid JSON, checked by [`JsonText::accept`]), and its tree once
-/// something asked for it ([`JsonText::value`]).
-#[derive(Debug)]
-pub struct JsonText {
-    text: Box<str>,
-    tree: OnceLock<Value>,
-}
-
-impl JsonText {
-    /// `text` (one valid JSON value: serde_json read it) kept as text, if reading it with
-    /// [`read`] gives what the generic reading gives and no error: no `\u` escape of a
-    /// surrogate (a lone one is an error there; pairs are rare), no number token longer than
-    /// [`MAX_NUMBER`] or with an exponent of three digits or more (an overflow is an error
-    /// there), and at most `room` levels of nesting (the rest of the event's depth limit).
-    /// None otherwise: the caller reads it into values.
-    pub fn accept(text: &str, room: usize) -> Option<JsonText> {
-        acceptable(text.as_bytes(), room).then(|| JsonText::kept(text))
-    }
-
-    /// `text` as [`scan`] found it: one whole value it keeps (see [`JsonText::accept`]).
-    pub(crate) fn kept(text: &str) -> JsonText {
-        JsonText {
-            text: text.into(),
-            tree: OnceLock::new(),
-        }
-    }
-
-    pub fn text(&self) -> &str {
-        &self.text
-    }
-
-    /// The value the text holds, read once (the engine's rules and tests look into it; the
-    /// binding reads the text itself).
-    pub fn value(&self) -> &Value {
-        self.tree.get_or_init(|| {
-            // accepted text always reads; Null would only stand for a broken invariant
-            read(&self.text, &mut ValueBuilder).unwrap_or(Value::Null)
-        })
-    }
-}
-
-fn acceptable(b: &[u8], room: usize) -> bool {
+pub(crate) fn acceptable(b: &[u8], room: usize) -> bool {
     let start = skip_space(b, 0);
     scan(b, start, room).is_some_and(|end| skip_space(b, end) == b.len())
 }
@@ -75,7 +30,7 @@ pub(crate) fn skip_space(b: &[u8], mut pos: usize) -> usize {
 
 /// The end of the JSON value that starts at `pos` in `b`, if it is valid JSON (as strict as
 /// serde_json: no leading zero, no trailing comma, no control character in a string, a known
-/// escape; UTF-8 is the caller's to check) that [`JsonText::accept`] keeps: no `\u` escape of
+/// escape; UTF-8 is the caller's to check) that `value::JsonText::accept` keeps: no `\u` escape of
 /// a surrogate, no number token longer than [`MAX_NUMBER`] or with an exponent of three
 /// digits or more, at most `room` levels of nesting. None for anything else (then the caller
 /// reads it the generic way, which also tells invalid JSON).
@@ -307,7 +262,7 @@ fn scan_word(b: &[u8], pos: usize, word: &[u8]) -> Option<usize> {
 // ---------------------------------------------------------------------------------------------
 // Reading kept text
 
-/// What [`read`] builds a value with: the engine's values ([`ValueBuilder`]) or a binding's
+/// What [`read`] builds a value with: the engine's values (`value::ValueBuilder`) or a binding's
 /// objects. Containers are filled in the text's order; a key repeated in an object is set
 /// again (its first place, its last value: as the generic reading and Python's dict).
 pub trait Build {
@@ -336,7 +291,7 @@ pub trait Build {
     fn shared_ints(&mut self, _text: &str) -> Option<Self::Out> {
         None
     }
-    /// The text is not what [`JsonText::accept`] accepted (never, unless a bug).
+    /// The text is not what `value::JsonText::accept` accepted (never, unless a bug).
     fn broken(&mut self, detail: &'static str) -> Self::Err;
 }
 
@@ -350,7 +305,7 @@ pub fn int_list<B: Build + ?Sized>(builder: &mut B, items: &[i64]) -> Result<B::
     builder.end_list(list)
 }
 
-/// The value of `text`, an accepted [`JsonText`]'s, built by `builder`: numbers and strings as
+/// The value of `text`, an accepted `value::JsonText`'s, built by `builder`: numbers and strings as
 /// the generic reading reads them (an integer that fits 64 bits is an int, any other number
 /// the nearest float; `-0` is the int 0).
 pub fn read<B: Build>(text: &str, builder: &mut B) -> Result<B::Out, B::Err> {
@@ -651,57 +606,6 @@ impl Str {
             Str::Text(start, end) => &text[start..end],
             Str::Scratch => scratch,
         }
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// The engine's values
-
-/// [`Build`] for the engine's [`Value`]s ([`JsonText::value`]).
-pub struct ValueBuilder;
-
-impl Build for ValueBuilder {
-    type Out = Value;
-    type List = Vec<Value>;
-    type Dict = Map;
-    type Err = &'static str;
-    fn null(&mut self) -> Result<Value, &'static str> {
-        Ok(Value::Null)
-    }
-    fn bool(&mut self, value: bool) -> Result<Value, &'static str> {
-        Ok(Value::Bool(value))
-    }
-    fn int(&mut self, value: i64) -> Result<Value, &'static str> {
-        Ok(Value::Int(value))
-    }
-    fn float(&mut self, value: f64) -> Result<Value, &'static str> {
-        Ok(Value::Float(value))
-    }
-    fn str(&mut self, value: &str) -> Result<Value, &'static str> {
-        Ok(Value::Str(value.to_owned()))
-    }
-    fn list(&mut self) -> Result<Vec<Value>, &'static str> {
-        Ok(Vec::new())
-    }
-    fn push(&mut self, list: &mut Vec<Value>, item: Value) -> Result<(), &'static str> {
-        list.push(item);
-        Ok(())
-    }
-    fn end_list(&mut self, list: Vec<Value>) -> Result<Value, &'static str> {
-        Ok(Value::List(Arc::new(list)))
-    }
-    fn dict(&mut self) -> Result<Map, &'static str> {
-        Ok(Map::default())
-    }
-    fn set(&mut self, dict: &mut Map, key: &str, item: Value) -> Result<(), &'static str> {
-        dict.insert(key.to_owned(), item);
-        Ok(())
-    }
-    fn end_dict(&mut self, dict: Map) -> Result<Value, &'static str> {
-        Ok(Value::Dict(Arc::new(dict)))
-    }
-    fn broken(&mut self, detail: &'static str) -> &'static str {
-        detail
     }
 }
 

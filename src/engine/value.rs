@@ -6,11 +6,11 @@ use std::borrow::Cow;
 use std::hash::{Hash, Hasher};
 
 use indexmap::IndexMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::engine::error::EngineError;
 use crate::engine::host::{Class, Host, Kind};
-use crate::engine::json_text::JsonText;
+use crate::engine::json_text::{acceptable, read, Build};
 use crate::engine::printable::is_printable;
 
 /// The map of a JSON object: keys keep their order; hashed with foldhash, seeded per process
@@ -568,6 +568,98 @@ pub fn py_repr(value: &Value) -> String {
             format!("{{{}}}", inner.join(", "))
         }
         Value::Json(text) => text.text().to_owned(), // never: resolved
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// JSON kept as its text (`json_text` reads it): the value, and the builder of the engine's values
+
+/// One JSON value as its text (valid JSON, checked by [`JsonText::accept`]), and its tree once
+/// something asked for it ([`JsonText::value`]).
+#[derive(Debug)]
+pub struct JsonText {
+    text: Box<str>,
+    tree: OnceLock<Value>,
+}
+
+impl JsonText {
+    /// `text` (one valid JSON value: serde_json read it) kept as text, if reading it with
+    /// [`read`] gives what the generic reading gives and no error: no `\u` escape of a
+    /// surrogate (a lone one is an error there; pairs are rare), no number token longer than
+    /// `json_text`'s longest or with an exponent of three digits or more (an overflow is an
+    /// error there), and at most `room` levels of nesting (the rest of the event's depth limit).
+    /// None otherwise: the caller reads it into values.
+    pub fn accept(text: &str, room: usize) -> Option<JsonText> {
+        acceptable(text.as_bytes(), room).then(|| JsonText::kept(text))
+    }
+
+    /// `text` as [`scan`] found it: one whole value it keeps (see [`JsonText::accept`]).
+    pub(crate) fn kept(text: &str) -> JsonText {
+        JsonText {
+            text: text.into(),
+            tree: OnceLock::new(),
+        }
+    }
+
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// The value the text holds, read once (the engine's rules and tests look into it; the
+    /// binding reads the text itself).
+    pub fn value(&self) -> &Value {
+        self.tree.get_or_init(|| {
+            // accepted text always reads; Null would only stand for a broken invariant
+            read(&self.text, &mut ValueBuilder).unwrap_or(Value::Null)
+        })
+    }
+}
+
+/// [`Build`] for the engine's [`Value`]s ([`JsonText::value`]).
+pub struct ValueBuilder;
+
+impl Build for ValueBuilder {
+    type Out = Value;
+    type List = Vec<Value>;
+    type Dict = Map;
+    type Err = &'static str;
+    fn null(&mut self) -> Result<Value, &'static str> {
+        Ok(Value::Null)
+    }
+    fn bool(&mut self, value: bool) -> Result<Value, &'static str> {
+        Ok(Value::Bool(value))
+    }
+    fn int(&mut self, value: i64) -> Result<Value, &'static str> {
+        Ok(Value::Int(value))
+    }
+    fn float(&mut self, value: f64) -> Result<Value, &'static str> {
+        Ok(Value::Float(value))
+    }
+    fn str(&mut self, value: &str) -> Result<Value, &'static str> {
+        Ok(Value::Str(value.to_owned()))
+    }
+    fn list(&mut self) -> Result<Vec<Value>, &'static str> {
+        Ok(Vec::new())
+    }
+    fn push(&mut self, list: &mut Vec<Value>, item: Value) -> Result<(), &'static str> {
+        list.push(item);
+        Ok(())
+    }
+    fn end_list(&mut self, list: Vec<Value>) -> Result<Value, &'static str> {
+        Ok(Value::List(Arc::new(list)))
+    }
+    fn dict(&mut self) -> Result<Map, &'static str> {
+        Ok(Map::default())
+    }
+    fn set(&mut self, dict: &mut Map, key: &str, item: Value) -> Result<(), &'static str> {
+        dict.insert(key.to_owned(), item);
+        Ok(())
+    }
+    fn end_dict(&mut self, dict: Map) -> Result<Value, &'static str> {
+        Ok(Value::Dict(Arc::new(dict)))
+    }
+    fn broken(&mut self, detail: &'static str) -> &'static str {
+        detail
     }
 }
 
