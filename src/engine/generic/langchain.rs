@@ -7,66 +7,13 @@ use crate::engine::error::EngineError;
 use crate::engine::host::{Class, Host, Kind};
 use crate::engine::nodes::{DictAcc, Found, ListAcc, Node};
 
-use super::walk::Walk;
+use super::walk::{LcKey, Walk};
 
 /// merge_dicts: a string under these keys that equals the left one is kept, not doubled.
 const LC_KEEP_EQUAL: &[&str] = &["id", "output_version", "model_provider"];
 
 /// merge_dicts: an int under these keys is an identity or a time: the right one replaces.
 const LC_LAST_WINS: &[&str] = &["index", "created", "timestamp"];
-
-/// The keys the `langchain` rules read, as host strings made once per call (a host string
-/// made per read would be allocated and hashed at every chunk).
-#[derive(Clone, Copy)]
-pub(super) enum LcKey {
-    Content,
-    AdditionalKwargs,
-    ResponseMetadata,
-    ToolCallChunks,
-    UsageMetadata,
-    Id,
-    ChunkPosition,
-    Index,
-    Type,
-    Value,
-}
-
-impl LcKey {
-    pub(super) const ALL: [LcKey; 10] = [
-        LcKey::Content,
-        LcKey::AdditionalKwargs,
-        LcKey::ResponseMetadata,
-        LcKey::ToolCallChunks,
-        LcKey::UsageMetadata,
-        LcKey::Id,
-        LcKey::ChunkPosition,
-        LcKey::Index,
-        LcKey::Type,
-        LcKey::Value,
-    ];
-    /// The chunk fields, in `LANGCHAIN_CHUNK_FIELDS` order.
-    pub(super) const FIELDS: [LcKey; 4] = [
-        LcKey::Content,
-        LcKey::AdditionalKwargs,
-        LcKey::ResponseMetadata,
-        LcKey::ToolCallChunks,
-    ];
-
-    pub(super) fn text(self) -> &'static str {
-        match self {
-            LcKey::Content => "content",
-            LcKey::AdditionalKwargs => "additional_kwargs",
-            LcKey::ResponseMetadata => "response_metadata",
-            LcKey::ToolCallChunks => "tool_call_chunks",
-            LcKey::UsageMetadata => "usage_metadata",
-            LcKey::Id => "id",
-            LcKey::ChunkPosition => "chunk_position",
-            LcKey::Index => "index",
-            LcKey::Type => "type",
-            LcKey::Value => "value",
-        }
-    }
-}
 
 /// A value read from a dict node: absent, a host value, or a builder (a list or dict still
 /// growing, which is truthy and equal to no string).

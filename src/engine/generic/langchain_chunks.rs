@@ -8,7 +8,7 @@ use crate::engine::host::{Host, Kind};
 use crate::engine::nodes::Node;
 
 use super::config::Config;
-use super::langchain::LcKey;
+use super::walk::LcKey;
 use super::walk::Walk;
 use super::{MAX_DEPTH, STACK_GROWTH, STACK_RED_ZONE};
 

@@ -12,8 +12,60 @@ use crate::engine::host::{Class, Host, Kind};
 use crate::engine::nodes::{DictAcc, Found, ListAcc, Node, Side};
 
 use super::config::Config;
-use super::langchain::LcKey;
 use super::{MAX_DEPTH, STACK_GROWTH, STACK_RED_ZONE};
+
+/// The keys the `langchain` rules read, as host strings made once per call (a host string
+/// made per read would be allocated and hashed at every chunk).
+#[derive(Clone, Copy)]
+pub(super) enum LcKey {
+    Content,
+    AdditionalKwargs,
+    ResponseMetadata,
+    ToolCallChunks,
+    UsageMetadata,
+    Id,
+    ChunkPosition,
+    Index,
+    Type,
+    Value,
+}
+
+impl LcKey {
+    pub(super) const ALL: [LcKey; 10] = [
+        LcKey::Content,
+        LcKey::AdditionalKwargs,
+        LcKey::ResponseMetadata,
+        LcKey::ToolCallChunks,
+        LcKey::UsageMetadata,
+        LcKey::Id,
+        LcKey::ChunkPosition,
+        LcKey::Index,
+        LcKey::Type,
+        LcKey::Value,
+    ];
+    /// The chunk fields, in `LANGCHAIN_CHUNK_FIELDS` order.
+    pub(super) const FIELDS: [LcKey; 4] = [
+        LcKey::Content,
+        LcKey::AdditionalKwargs,
+        LcKey::ResponseMetadata,
+        LcKey::ToolCallChunks,
+    ];
+
+    pub(super) fn text(self) -> &'static str {
+        match self {
+            LcKey::Content => "content",
+            LcKey::AdditionalKwargs => "additional_kwargs",
+            LcKey::ResponseMetadata => "response_metadata",
+            LcKey::ToolCallChunks => "tool_call_chunks",
+            LcKey::UsageMetadata => "usage_metadata",
+            LcKey::Id => "id",
+            LcKey::ChunkPosition => "chunk_position",
+            LcKey::Index => "index",
+            LcKey::Type => "type",
+            LcKey::Value => "value",
+        }
+    }
+}
 
 /// What a left and a right value make (spec §1.1, §1.2): decided once by `Walk::decide`,
 /// carried out at once by `Walk::apply` or on builders by `Walk::fold`.
