@@ -298,7 +298,7 @@ impl AggregatorCore {
         }
         if let Some(detail) = cut {
             self.ensure_choice();
-            let anomaly = common::list(vec![common::anomaly("truncated", detail)]);
+            let anomaly = common::list_value(vec![common::anomaly("truncated", detail)]);
             let mut leaf = common::Obj::new();
             leaf.put("anomalies", anomaly);
             let leaf = leaf.build();
@@ -334,7 +334,7 @@ impl AggregatorCore {
             return Ok(());
         }
         let mut leaf = common::Obj::new();
-        leaf.put("anomalies", common::list(vec![anomaly]));
+        leaf.put("anomalies", common::list_value(vec![anomaly]));
         let leaf = leaf.build();
         let choices: Vec<i64> = self.states.keys().copied().collect();
         self.fold_all(choices.into_iter().map(|c| (c, leaf.clone())).collect())
@@ -454,7 +454,7 @@ impl AggregatorCore {
     /// The detail of the error for a stream of which no event was recognized (`keys` of the
     /// first, and the provider it looks like).
     fn foreign_stream(&self, keys: &str, looks: Option<&str>) -> String {
-        let provider = py_repr(&common::s(self.provider.unwrap_or("")));
+        let provider = py_repr(&common::str_value(self.provider.unwrap_or("")));
         let detail = format!(
             "none of the stream's {} events is an event of {provider}",
             self.count
@@ -462,7 +462,7 @@ impl AggregatorCore {
         match looks {
             None => format!("{detail} (keys of the first: {keys})"),
             Some(looks) => {
-                let looks = py_repr(&common::s(looks));
+                let looks = py_repr(&common::str_value(looks));
                 format!("{detail}; they look like events of {looks}: pass provider={looks}")
             }
         }
@@ -474,7 +474,7 @@ impl AggregatorCore {
         let mut leaf = common::Obj::new();
         leaf.put(
             "anomalies",
-            common::list(vec![common::anomaly(code, detail)]),
+            common::list_value(vec![common::anomaly(code, detail)]),
         );
         let leaf = leaf.build();
         let choices: Vec<i64> = self.states.keys().copied().collect();
@@ -607,7 +607,7 @@ impl AggregatorCore {
                 let mut anomaly = common::Obj::new();
                 anomaly.put(
                     "anomalies",
-                    common::list(vec![common::anomaly("delta_after_finish", detail)]),
+                    common::list_value(vec![common::anomaly("delta_after_finish", detail)]),
                 );
                 out.push((choice, anomaly.build()));
             }
@@ -630,14 +630,14 @@ impl AggregatorCore {
         let mut state = State::new(
             &NativeHost,
             Family::Assistant,
-            common::s("assistant"),
+            common::str_value("assistant"),
             self.options,
         );
         let mut first = common::Obj::new();
         first.put("choice_index", Value::Int(choice));
         if let Some(provider) = self.provider {
             let mut meta = common::Obj::new();
-            meta.put("provider", common::s(provider));
+            meta.put("provider", common::str_value(provider));
             first.put("provider_metadata", meta.build());
         }
         let leaf = Leaf::parse(&NativeHost, Family::Assistant, first.build());
@@ -645,7 +645,10 @@ impl AggregatorCore {
         if !self.pending.is_empty() {
             // the unreadable events before the first choice, in their order
             let mut anomalies = common::Obj::new();
-            anomalies.put("anomalies", common::list(std::mem::take(&mut self.pending)));
+            anomalies.put(
+                "anomalies",
+                common::list_value(std::mem::take(&mut self.pending)),
+            );
             let leaf = Leaf::parse(&NativeHost, Family::Assistant, anomalies.build());
             fold(&NativeHost, &mut state, &leaf).map_err(|e| native_error(e, self.count))?;
         }
@@ -865,7 +868,7 @@ fn data(state: &State<Value>, finish: bool, event: usize) -> Result<Value, AggEr
     let mut value = materialize(&NativeHost, state, finish).map_err(|e| native_error(e, event))?;
     if let Value::Dict(map) = &mut value {
         if matches!(map.get("status"), None | Some(Value::Null)) {
-            Arc::make_mut(map).insert("status".to_owned(), common::s("incomplete"));
+            Arc::make_mut(map).insert("status".to_owned(), common::str_value("incomplete"));
         }
     }
     Ok(value)

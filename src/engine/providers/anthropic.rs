@@ -9,8 +9,8 @@ use crate::engine::value::Map;
 
 use crate::engine::events::{kind_name, parse};
 use crate::engine::providers::common::{
-    self, anomaly, arguments_part, get, get_str, is_null, list, s, text_field, text_part,
-    FastLeaves, Leaves, Obj,
+    self, anomaly, arguments_part, get, get_str, is_null, list_value, str_value, text_field,
+    text_part, FastLeaves, Leaves, Obj,
 };
 use crate::engine::value::{py_repr, Value};
 
@@ -143,8 +143,8 @@ fn kind_of_value(value: Option<&Value>) -> &'static str {
 
 fn payload(kind: &str, data: Value) -> Value {
     let mut p = Obj::new();
-    p.put("provider", s(NAME))
-        .put("kind", s(kind))
+    p.put("provider", str_value(NAME))
+        .put("kind", str_value(kind))
         .put("data", data);
     p.build()
 }
@@ -223,8 +223,9 @@ fn delta_part(delta: &Value, type_: &str, index: i64) -> Result<Value, String> {
     if type_ == "citations_delta" {
         let citation = get(delta, "citation").cloned().unwrap_or(Value::Null);
         let mut part = Obj::new();
-        part.put("part", s("text")).put("text", s(""));
-        part.put("citations", list(vec![citation]));
+        part.put("part", str_value("text"))
+            .put("text", str_value(""));
+        part.put("citations", list_value(vec![citation]));
         part.put("index", Value::Int(index));
         return Ok(part.build());
     }
@@ -250,8 +251,9 @@ fn string_delta_part(type_: &str, text: &str, index: i64) -> Value {
         "thinking_delta" => text_part(text, true, Some(index)),
         "signature_delta" => {
             let mut part = Obj::new();
-            part.put("part", s("reasoning")).put("text", s(""));
-            part.put("payload", payload("signature", s(text)));
+            part.put("part", str_value("reasoning"))
+                .put("text", str_value(""));
+            part.put("payload", payload("signature", str_value(text)));
             part.put("index", Value::Int(index));
             part.build()
         }
@@ -265,7 +267,7 @@ fn with_anomalies(anomalies: Vec<Value>, rest: Obj) -> Obj {
         return rest;
     }
     let mut leaf = Obj::new();
-    leaf.put("anomalies", list(anomalies));
+    leaf.put("anomalies", list_value(anomalies));
     if let Value::Dict(map) = rest.build() {
         for (key, value) in map.iter() {
             leaf.put(key, value.clone());
@@ -331,13 +333,14 @@ impl Adapter {
                     .iter()
                     .map(|b| {
                         let mut part = Obj::new();
-                        part.put("part", s("unknown")).put("provider", s(NAME));
+                        part.put("part", str_value("unknown"))
+                            .put("provider", str_value(NAME));
                         part.put("kind", get(b, "type").cloned().unwrap_or(Value::Null));
                         part.put("raw", b.clone());
                         part.build()
                     })
                     .collect();
-                leaf.put("parts", list(parts));
+                leaf.put("parts", list_value(parts));
             }
         }
         if let Some(u) = get(message, "usage") {
@@ -422,14 +425,14 @@ impl Adapter {
         if !metadata.is_empty() {
             leaf.put("provider_metadata", metadata.build());
         }
-        leaf.put("status", s("complete"));
+        leaf.put("status", str_value("complete"));
         leaf
     }
 
     fn error(&mut self, event: &Value) -> Obj {
         self.terminal = true;
         let mut leaf = Obj::new();
-        leaf.put("status", s("failed"));
+        leaf.put("status", str_value("failed"));
         if let Some(error) = get(event, "error") {
             if !matches!(error, Value::Null) {
                 let mut metadata = Obj::new();
@@ -480,14 +483,14 @@ impl Adapter {
         let mut rest = Obj::new();
         if let Some(block) = self.order.get_mut(position) {
             if let Some(part) = start_part(block, raw)? {
-                rest.put("parts", list(vec![part]));
+                rest.put("parts", list_value(vec![part]));
             }
         }
         if type_ == "fallback" {
             // another model served the reply from here on: the message's model (the SDK's)
             if let Some(model) = get(raw, "to").and_then(|to| get_str(to, "model")) {
                 if !model.is_empty() {
-                    rest.put("response_model", s(model));
+                    rest.put("response_model", str_value(model));
                 }
             }
         }
@@ -509,7 +512,7 @@ impl Adapter {
                 let mut block = Block::new(opened.to_owned(), index, index, true);
                 if block.kind == Kind::Unknown {
                     let mut raw = Map::default();
-                    raw.insert("type".to_owned(), s(opened));
+                    raw.insert("type".to_owned(), str_value(opened));
                     block.raw = Some(raw);
                 }
                 anomalies.push(anomaly(
@@ -531,7 +534,7 @@ impl Adapter {
         } else if kind.map(|k| k.0) == Some(block.kind) {
             rest.put(
                 "parts",
-                list(vec![delta_part(delta, type_, block.part_index)?]),
+                list_value(vec![delta_part(delta, type_, block.part_index)?]),
             );
         } else {
             let detail = format!(
@@ -542,9 +545,10 @@ impl Adapter {
                 None => {
                     anomalies.push(anomaly("mismatched_delta", detail));
                     let mut part = Obj::new();
-                    part.put("part", s("unknown")).put("provider", s(NAME));
-                    part.put("kind", s(type_)).put("raw", delta.clone());
-                    rest.put("parts", list(vec![part.build()]));
+                    part.put("part", str_value("unknown"))
+                        .put("provider", str_value(NAME));
+                    part.put("kind", str_value(type_)).put("raw", delta.clone());
+                    rest.put("parts", list_value(vec![part.build()]));
                 }
                 Some((k, _)) => {
                     let key = (block.part_index, k);
@@ -557,7 +561,7 @@ impl Adapter {
                             side
                         }
                     };
-                    rest.put("parts", list(vec![delta_part(delta, type_, side)?]));
+                    rest.put("parts", list_value(vec![delta_part(delta, type_, side)?]));
                 }
             }
         }
@@ -580,7 +584,7 @@ impl Adapter {
         }
         block.open = false;
         if block.raw.is_some() {
-            leaf.put("parts", list(vec![unknown_part(block)]));
+            leaf.put("parts", list_value(vec![unknown_part(block)]));
         }
         Ok(leaf)
     }
@@ -622,10 +626,10 @@ impl Adapter {
         }
         let mut leaf = Obj::new();
         if !anomalies.is_empty() {
-            leaf.put("anomalies", list(anomalies));
+            leaf.put("anomalies", list_value(anomalies));
         }
         if !parts.is_empty() {
-            leaf.put("parts", list(parts));
+            leaf.put("parts", list_value(parts));
         }
         leaf
     }
@@ -641,10 +645,10 @@ fn start_part(block: &mut Block, raw: &Value) -> Result<Option<Value>, String> {
     match block.kind {
         Kind::Text => {
             let text = match map.get("text") {
-                None | Some(Value::Null) => s(""),
-                other => s(string(other, "content_block_start", "text")?),
+                None | Some(Value::Null) => str_value(""),
+                other => str_value(string(other, "content_block_start", "text")?),
             };
-            part.put("part", s("text")).put("text", text);
+            part.put("part", str_value("text")).put("text", text);
             if let Some(Value::List(citations)) = map.get("citations") {
                 // [] too: kept as sent (E102)
                 part.put("citations", Value::List(citations.clone()));
@@ -664,10 +668,10 @@ fn start_part(block: &mut Block, raw: &Value) -> Result<Option<Value>, String> {
         }
         Kind::Thinking => {
             let text = match map.get("thinking") {
-                None | Some(Value::Null) => s(""),
-                other => s(string(other, "content_block_start", "thinking")?),
+                None | Some(Value::Null) => str_value(""),
+                other => str_value(string(other, "content_block_start", "thinking")?),
             };
-            part.put("part", s("reasoning")).put("text", text);
+            part.put("part", str_value("reasoning")).put("text", text);
             match map.get("signature") {
                 None | Some(Value::Null) => {}
                 Some(Value::Str(sig)) if sig.is_empty() => {}
@@ -679,7 +683,8 @@ fn start_part(block: &mut Block, raw: &Value) -> Result<Option<Value>, String> {
         }
         Kind::Redacted => {
             let data = map.get("data").cloned().unwrap_or(Value::Null);
-            part.put("part", s("reasoning")).put("text", s(""));
+            part.put("part", str_value("reasoning"))
+                .put("text", str_value(""));
             part.put("payload", payload("redacted_thinking", data));
             part.put("redacted", Value::Bool(true)).put("index", index);
         }
@@ -687,7 +692,7 @@ fn start_part(block: &mut Block, raw: &Value) -> Result<Option<Value>, String> {
             let name = text_field(map.get("name"), "content_block_start.content_block.name")?;
             block.name = name.cloned().unwrap_or(Value::Null);
             let id = text_field(map.get("id"), "content_block_start.content_block.id")?;
-            part.put("part", s("tool_call"));
+            part.put("part", str_value("tool_call"));
             part.put("id", id.cloned().unwrap_or(Value::Null));
             part.put("name", block.name.clone());
             part.put("provider_index", index);
@@ -766,8 +771,9 @@ fn unknown_part(block: &Block) -> Value {
         raw.insert("input".to_owned(), input);
     }
     let mut part = Obj::new();
-    part.put("part", s("unknown")).put("provider", s(NAME));
-    part.put("kind", s(&block.type_));
+    part.put("part", str_value("unknown"))
+        .put("provider", str_value(NAME));
+    part.put("kind", str_value(&block.type_));
     part.put("raw", Value::Dict(Arc::new(raw)));
     part.put("index", Value::Int(block.part_index));
     part.build()

@@ -8,7 +8,9 @@ use std::sync::Arc;
 use indexmap::IndexMap;
 
 use crate::engine::events::kind_name;
-use crate::engine::providers::common::{self, anomaly, get, list, s, text_field, Leaves, Obj};
+use crate::engine::providers::common::{
+    self, anomaly, get, list_value, str_value, text_field, Leaves, Obj,
+};
 use crate::engine::value::{py_repr, Value};
 
 const NAME: &str = "bedrock-converse";
@@ -44,8 +46,8 @@ use crate::engine::value::Map;
 
 fn payload(kind: &str, data: &Value) -> Value {
     let mut p = Obj::new();
-    p.put("provider", s(NAME))
-        .put("kind", s(kind))
+    p.put("provider", str_value(NAME))
+        .put("kind", str_value(kind))
         .put("data", data.clone());
     p.build()
 }
@@ -103,10 +105,10 @@ fn single(key: &str, value: Value) -> Value {
 fn parts_leaf(parts: Vec<Value>, anomalies: Vec<Value>) -> Leaves {
     let mut leaf = Obj::new();
     if !parts.is_empty() {
-        leaf.put("parts", list(parts));
+        leaf.put("parts", list_value(parts));
     }
     if !anomalies.is_empty() {
-        leaf.put("anomalies", list(anomalies));
+        leaf.put("anomalies", list_value(anomalies));
     }
     if leaf.is_empty() {
         Vec::new()
@@ -117,9 +119,9 @@ fn parts_leaf(parts: Vec<Value>, anomalies: Vec<Value>) -> Leaves {
 
 fn unknown(kind: &str, raw: &Value, index: Option<i64>) -> Value {
     let mut part = Obj::new();
-    part.put("part", s("unknown"))
-        .put("provider", s(NAME))
-        .put("kind", s(kind))
+    part.put("part", str_value("unknown"))
+        .put("provider", str_value(NAME))
+        .put("kind", str_value(kind))
         .put("raw", raw.clone());
     if let Some(index) = index {
         part.put("index", Value::Int(index));
@@ -183,7 +185,7 @@ impl Adapter {
             } else if key == "toolUse" {
                 let tool = object("contentBlockStart", "start.toolUse", Some(value))?;
                 let mut call = Obj::new();
-                call.put("part", s("tool_call"));
+                call.put("part", str_value("tool_call"));
                 let call_id = text_field(
                     tool.get("toolUseId"),
                     "contentBlockStart.start.toolUse.toolUseId",
@@ -229,7 +231,7 @@ impl Adapter {
                     let text = string("contentBlockDelta", "delta.text", value)?;
                     if !text.is_empty() {
                         let mut part = Obj::new();
-                        part.put("part", s("text"))
+                        part.put("part", str_value("text"))
                             .put("text", value.clone())
                             .put("index", Value::Int(index));
                         parts.push(part.build());
@@ -247,7 +249,7 @@ impl Adapter {
                         }
                     };
                     let mut part = Obj::new();
-                    part.put("part", s("tool_call"))
+                    part.put("part", str_value("tool_call"))
                         .put("provider_index", Value::Int(index))
                         .put("arguments", arguments);
                     parts.push(part.build());
@@ -255,9 +257,9 @@ impl Adapter {
                 "reasoningContent" => self.reasoning(index, value, &mut parts)?,
                 "citation" => {
                     let mut part = Obj::new();
-                    part.put("part", s("text"))
-                        .put("text", s(""))
-                        .put("citations", list(vec![value.clone()]))
+                    part.put("part", str_value("text"))
+                        .put("text", str_value(""))
+                        .put("citations", list_value(vec![value.clone()]))
                         .put("index", Value::Int(index));
                     parts.push(part.build());
                 }
@@ -290,21 +292,21 @@ impl Adapter {
                         continue;
                     }
                     let at = self.reasoning_index(index, "signed");
-                    part.put("part", s("reasoning"))
+                    part.put("part", str_value("reasoning"))
                         .put("text", item.clone())
                         .put("index", Value::Int(at));
                 }
                 "signature" => {
                     let at = self.reasoning_index(index, "signed");
-                    part.put("part", s("reasoning"))
-                        .put("text", s(""))
+                    part.put("part", str_value("reasoning"))
+                        .put("text", str_value(""))
                         .put("payload", payload("signature", item))
                         .put("index", Value::Int(at));
                 }
                 "redactedContent" => {
                     let at = self.reasoning_index(index, "redacted");
-                    part.put("part", s("reasoning"))
-                        .put("text", s(""))
+                    part.put("part", str_value("reasoning"))
+                        .put("text", str_value(""))
                         .put("redacted", Value::Bool(true))
                         .put("payload", payload("redacted_content", item))
                         .put("index", Value::Int(at));
@@ -430,10 +432,10 @@ impl Adapter {
         let mut leaf = Obj::new();
         let reason = text_field(payload.get("stopReason"), "messageStop.stopReason")?;
         leaf.put_opt("finish_reason", reason.cloned());
-        leaf.put("status", s("complete"));
+        leaf.put("status", str_value("complete"));
         let images = self.open_images();
         if !images.is_empty() {
-            leaf.put("parts", list(images));
+            leaf.put("parts", list_value(images));
         }
         let metadata: Map = payload
             .iter()
@@ -502,7 +504,7 @@ impl common::Adapter for Adapter {
                 let index = block_index(kind, payload_value)?;
                 self.open.shift_remove(&index);
                 Ok(match self.image_part(index) {
-                    Some(image) => vec![(0, single("parts", list(vec![image])))],
+                    Some(image) => vec![(0, single("parts", list_value(vec![image])))],
                     None => Vec::new(),
                 })
             }
@@ -517,14 +519,14 @@ impl common::Adapter for Adapter {
             _ if kind.ends_with("Exception") => {
                 self.done = true;
                 let mut error: Map = Map::default();
-                error.insert("type".to_owned(), s(kind));
+                error.insert("type".to_owned(), str_value(kind));
                 for (k, v) in payload_map.iter() {
                     if k != "p" {
                         error.insert(k.clone(), v.clone());
                     }
                 }
                 let mut leaf = Obj::new();
-                leaf.put("status", s("failed")).put(
+                leaf.put("status", str_value("failed")).put(
                     "provider_metadata",
                     single("error", Value::Dict(Arc::new(error))),
                 );
@@ -573,7 +575,7 @@ impl common::Adapter for Adapter {
             if images.is_empty() {
                 return Vec::new();
             }
-            return vec![(0, single("parts", list(images)))];
+            return vec![(0, single("parts", list_value(images)))];
         }
         let anomalies: Vec<Value> = self
             .open
@@ -595,9 +597,9 @@ impl common::Adapter for Adapter {
             .collect();
         let mut leaf = Obj::new();
         if !images.is_empty() {
-            leaf.put("parts", list(images));
+            leaf.put("parts", list_value(images));
         }
-        leaf.put("anomalies", list(anomalies));
+        leaf.put("anomalies", list_value(anomalies));
         vec![(0, leaf.build())]
     }
 }

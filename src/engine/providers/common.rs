@@ -54,14 +54,14 @@ impl FastLeaf<'_> {
                 logprobs,
             } => {
                 let mut leaf = Obj::new();
-                leaf.put("parts", list(vec![text_part(&text, reasoning, None)]));
+                leaf.put("parts", list_value(vec![text_part(&text, reasoning, None)]));
                 leaf.put("logprobs", logprobs);
                 return leaf.build();
             }
             FastLeaf::Arguments { arguments, index } => arguments_part(&arguments, index),
         };
         let mut leaf = Obj::new();
-        leaf.put("parts", list(vec![part]));
+        leaf.put("parts", list_value(vec![part]));
         leaf.build()
     }
 }
@@ -71,7 +71,8 @@ impl FastLeaf<'_> {
 pub fn text_part(text: &str, reasoning: bool, index: Option<i64>) -> Value {
     let mut part = Obj::new();
     let kind = if reasoning { "reasoning" } else { "text" };
-    part.put("part", s(kind)).put("text", s(text));
+    part.put("part", str_value(kind))
+        .put("text", str_value(text));
     if let Some(index) = index {
         part.put("index", Value::Int(index));
     }
@@ -82,9 +83,9 @@ pub fn text_part(text: &str, reasoning: bool, index: Option<i64>) -> Value {
 /// "arguments": arguments}`.
 pub fn arguments_part(arguments: &str, index: i64) -> Value {
     let mut part = Obj::new();
-    part.put("part", s("tool_call"))
+    part.put("part", str_value("tool_call"))
         .put("provider_index", Value::Int(index))
-        .put("arguments", s(arguments));
+        .put("arguments", str_value(arguments));
     part.build()
 }
 
@@ -240,12 +241,12 @@ pub fn is_null(value: Option<&Value>) -> bool {
 }
 
 /// A str value.
-pub fn s(text: &str) -> Value {
+pub fn str_value(text: &str) -> Value {
     Value::Str(text.to_owned())
 }
 
 /// A list value.
-pub fn list(items: Vec<Value>) -> Value {
+pub fn list_value(items: Vec<Value>) -> Value {
     Value::List(Arc::new(items))
 }
 
@@ -283,7 +284,8 @@ impl Obj {
 /// `{"code": code, "detail": detail}`, an anomaly a leaf carries (`"anomalies": [...]`).
 pub fn anomaly(code: &str, detail: String) -> Value {
     let mut a = Obj::new();
-    a.put("code", s(code)).put("detail", Value::Str(detail));
+    a.put("code", str_value(code))
+        .put("detail", Value::Str(detail));
     a.build()
 }
 
@@ -307,16 +309,16 @@ pub fn cut_call_anomaly(
 ) -> Value {
     let mut call = Obj::new();
     if let Some(id) = id {
-        call.put("id", s(id));
+        call.put("id", str_value(id));
     }
     if let Some(name) = name {
-        call.put("name", s(name));
+        call.put("name", str_value(name));
     }
     if let Some(index) = provider_index {
         call.put("provider_index", Value::Int(index));
     }
     let mut a = Obj::new();
-    a.put("code", s("truncated"))
+    a.put("code", str_value("truncated"))
         .put("detail", Value::Str(detail));
     if !call.is_empty() {
         a.put("tool_call", call.build());

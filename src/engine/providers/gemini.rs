@@ -8,7 +8,9 @@ use std::sync::Arc;
 
 use crate::engine::value::Map;
 
-use crate::engine::providers::common::{self, anomaly, get, list, s, FinishedId, Leaves, Obj};
+use crate::engine::providers::common::{
+    self, anomaly, get, list_value, str_value, FinishedId, Leaves, Obj,
+};
 use crate::engine::text::is_absent_text;
 use crate::engine::value::{py_float, py_repr, Value};
 
@@ -134,8 +136,8 @@ fn has_null(value: &Value) -> bool {
 
 fn payload(data: &Value) -> Value {
     let mut p = Obj::new();
-    p.put("provider", s(NAME))
-        .put("kind", s("thought_signature"))
+    p.put("provider", str_value(NAME))
+        .put("kind", str_value("thought_signature"))
         .put("data", data.clone());
     p.build()
 }
@@ -188,10 +190,10 @@ impl Candidate {
             self.new_index(Last::Text, false)
         };
         let mut f = Obj::new();
-        f.put("part", s("text"))
-            .put("text", s(""))
+        f.put("part", str_value("text"))
+            .put("text", str_value(""))
             .put("index", Value::Int(index))
-            .put("citations", list(vec![citations.clone()]));
+            .put("citations", list_value(vec![citations.clone()]));
         out.push(f.build());
     }
 
@@ -212,7 +214,7 @@ impl Candidate {
         let text = streamed.close();
         if !text.is_empty() {
             let mut f = Obj::new();
-            f.put("part", s("tool_call"))
+            f.put("part", str_value("tool_call"))
                 .put("provider_index", Value::Int(streamed.number))
                 .put("arguments", Value::Str(text));
             out.push(f.build());
@@ -230,19 +232,19 @@ impl Candidate {
                     Last::Text => {
                         let mut attributes = Obj::new();
                         attributes.put("payload", p);
-                        f.put("part", s("text"))
-                            .put("text", s(""))
+                        f.put("part", str_value("text"))
+                            .put("text", str_value(""))
                             .put("index", Value::Int(self.last_index))
                             .put("attributes", attributes.build());
                     }
                     Last::Reasoning => {
-                        f.put("part", s("reasoning"))
-                            .put("text", s(""))
+                        f.put("part", str_value("reasoning"))
+                            .put("text", str_value(""))
                             .put("index", Value::Int(self.last_index))
                             .put("payload", p);
                     }
                     Last::Call => {
-                        f.put("part", s("tool_call"))
+                        f.put("part", str_value("tool_call"))
                             .put("provider_index", Value::Int(self.last_index))
                             .put("payload", p);
                     }
@@ -264,8 +266,8 @@ impl Candidate {
         let mut attributes = Obj::new();
         attributes.put("payload", p);
         let mut f = Obj::new();
-        f.put("part", s("text"))
-            .put("text", s(""))
+        f.put("part", str_value("text"))
+            .put("text", str_value(""))
             .put("index", Value::Int(index))
             .put("attributes", attributes.build());
         out.push(f.build());
@@ -312,9 +314,9 @@ impl Candidate {
             };
             let index = self.new_index(Last::Other, signature.is_some());
             let mut f = Obj::new();
-            f.put("part", s("unknown"))
-                .put("provider", s(NAME))
-                .put("kind", s(first))
+            f.put("part", str_value("unknown"))
+                .put("provider", str_value(NAME))
+                .put("kind", str_value(first))
                 .put("raw", part.clone())
                 .put("index", Value::Int(index));
             out.push(f.build());
@@ -342,9 +344,9 @@ impl Candidate {
             self.close_streamed(out);
             let index = self.new_index(Last::Other, signature.is_some());
             let mut f = Obj::new();
-            f.put("part", s("unknown"))
-                .put("provider", s(NAME))
-                .put("kind", s("thought"))
+            f.put("part", str_value("unknown"))
+                .put("provider", str_value(NAME))
+                .put("kind", str_value("thought"))
                 .put("raw", part.clone())
                 .put("index", Value::Int(index));
             out.push(f.build());
@@ -368,7 +370,10 @@ impl Candidate {
         };
         let mut piece = Obj::new();
         piece
-            .put("part", s(if reasoning { "reasoning" } else { "text" }))
+            .put(
+                "part",
+                str_value(if reasoning { "reasoning" } else { "text" }),
+            )
             .put("text", text.clone())
             .put("index", Value::Int(index));
         if !reasoning {
@@ -451,7 +456,7 @@ impl Candidate {
             self.last_kind = Some(Last::Call);
             self.last_index = number;
             self.last_signed = signature.is_some();
-            fragment.put("part", s("tool_call"));
+            fragment.put("part", str_value("tool_call"));
             size += 1;
             if let Some(id) = field(call, "id") {
                 fragment.put("id", id.clone());
@@ -474,7 +479,7 @@ impl Candidate {
         } else if let Some(streamed) = &self.streamed {
             // the streamed call goes on (it is the candidate's last part)
             fragment
-                .put("part", s("tool_call"))
+                .put("part", str_value("tool_call"))
                 .put("provider_index", Value::Int(streamed.number));
             size += 2;
             stream_number = Some(streamed.number);
@@ -610,7 +615,7 @@ impl Adapter {
             _ => false,
         };
         if error.is_some() || blocked {
-            shared.push(("status", s("failed")));
+            shared.push(("status", str_value("failed")));
         }
         if let Some(u) = usage_meta {
             shared.push(("usage", usage(u)));
@@ -638,7 +643,7 @@ impl Adapter {
         let mut leaf = Obj::new();
         let mut anomalies: Vec<Value> = Vec::new();
         let mut out = Vec::new();
-        leaf.put("role", s("assistant"));
+        leaf.put("role", str_value("assistant"));
         if let Some(content) = field(candidate, "content") {
             expect(Some(content), "object", || {
                 format!("candidates[{number}].content")
@@ -677,7 +682,7 @@ impl Adapter {
             _ => false,
         };
         if !out.is_empty() {
-            leaf.put("parts", list(out));
+            leaf.put("parts", list_value(out));
         }
         let reason = get(candidate, "finishReason");
         if let Some(r) = field(candidate, "finishReason") {
@@ -692,7 +697,7 @@ impl Adapter {
             if let Some(r) = reason {
                 leaf.put("finish_reason", r.clone());
             }
-            leaf.put("status", s("complete"));
+            leaf.put("status", str_value("complete"));
             state.finished = true;
         }
         let mut response_metadata: Option<&Value> = None;
@@ -728,7 +733,7 @@ impl Adapter {
             leaf.put("provider_metadata", dict(metadata));
         }
         if !anomalies.is_empty() {
-            leaf.put("anomalies", list(anomalies));
+            leaf.put("anomalies", list_value(anomalies));
         }
         Ok(leaf.build())
     }
@@ -799,8 +804,8 @@ impl common::Adapter for Adapter {
         let (id, finished) = self.finished_id.other(field(event, "responseId"))?;
         Some(format!(
             "responseId {} after a candidate finished with {}",
-            py_repr(&s(id)),
-            py_repr(&s(finished))
+            py_repr(&str_value(id)),
+            py_repr(&str_value(finished))
         ))
     }
 
@@ -813,7 +818,7 @@ impl common::Adapter for Adapter {
         for (choice, state) in self.candidates.iter_mut() {
             if let Some(streamed) = state.streamed.take() {
                 let mut leaf = Obj::new();
-                leaf.put("anomalies", list(vec![cut(&streamed)]));
+                leaf.put("anomalies", list_value(vec![cut(&streamed)]));
                 leaves.push((*choice, leaf.build()));
             }
         }

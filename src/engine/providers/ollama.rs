@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use crate::engine::events::kind_name;
-use crate::engine::providers::common::{self, get, list, s, text_field, Leaves, Obj};
+use crate::engine::providers::common::{self, get, list_value, str_value, text_field, Leaves, Obj};
 use crate::engine::value::Value;
 
 use crate::engine::value::Map;
@@ -46,7 +46,7 @@ fn text(field: &str, value: &Value) -> Result<bool, String> {
 
 fn delta(kind: &str, value: &Value) -> Value {
     let mut part = Obj::new();
-    part.put("part", s(kind)).put("text", value.clone());
+    part.put("part", str_value(kind)).put("text", value.clone());
     part.build()
 }
 
@@ -142,7 +142,7 @@ impl Adapter {
             }
         };
         let mut part = Obj::new();
-        part.put("part", s("tool_call"));
+        part.put("part", str_value("tool_call"));
         let id = text_field(call.get("id"), "message.tool_calls[].id")?;
         part.put_opt("id", id.cloned());
         let name = text_field(function.get("name"), "message.tool_calls[].function.name")?;
@@ -230,10 +230,10 @@ impl common::Adapter for Adapter {
             }
         }
         if self.first {
-            leaf.put("role", role.unwrap_or_else(|| s("assistant")));
+            leaf.put("role", role.unwrap_or_else(|| str_value("assistant")));
         }
         if !parts.is_empty() {
-            leaf.put("parts", list(parts));
+            leaf.put("parts", list_value(parts));
         }
         if let Some(logprobs) = present(map.get("logprobs")) {
             leaf.put("logprobs", logprobs.clone());
@@ -257,16 +257,16 @@ impl common::Adapter for Adapter {
             if !usage.is_empty() {
                 leaf.put("usage", usage.build());
             }
-            leaf.put("status", s("complete"));
+            leaf.put("status", str_value("complete"));
         }
         if let Some(error) = present(map.get("error")) {
-            leaf.put("status", s("failed"));
+            leaf.put("status", str_value("failed"));
             metadata.insert("error".to_owned(), error.clone());
         }
         if let Some(api) = api {
             if self.api != Some(api) {
                 self.api = Some(api);
-                metadata.insert("api".to_owned(), s(api));
+                metadata.insert("api".to_owned(), str_value(api));
             }
         }
         if let Some(created) = present(get(event, "created_at")) {

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use indexmap::IndexMap;
 
 use crate::engine::providers::common::{
-    self, anomaly, list, s, text_field, FinishedId, Leaves, Obj,
+    self, anomaly, list_value, str_value, text_field, FinishedId, Leaves, Obj,
 };
 use crate::engine::text::is_absent_text;
 use crate::engine::value::{py_repr, Value};
@@ -154,15 +154,16 @@ fn others(map: &Map, known: &[&str]) -> Map {
 
 fn delta(kind: &str, text: &str) -> Value {
     let mut part = Obj::new();
-    part.put("part", s(kind)).put("text", s(text));
+    part.put("part", str_value(kind))
+        .put("text", str_value(text));
     part.build()
 }
 
 fn unknown(kind: &str, raw: &Value) -> Value {
     let mut part = Obj::new();
-    part.put("part", s("unknown"))
-        .put("provider", s(NAME))
-        .put("kind", s(kind))
+    part.put("part", str_value("unknown"))
+        .put("provider", str_value(NAME))
+        .put("kind", str_value(kind))
         .put("raw", raw.clone());
     part.build()
 }
@@ -302,7 +303,7 @@ impl Choice {
         if matches!(last, Some(Value::Str(sent)) if sent == text) {
             return None;
         }
-        let value = s(text);
+        let value = str_value(text);
         *last = Some(value.clone());
         Some(value)
     }
@@ -470,7 +471,7 @@ impl Adapter {
                     // the field's name (the first one sent), for a replay under that name
                     // (§9.1)
                     if state.top[REASONING_FIELD].is_none() {
-                        pm.insert("reasoning_field".to_owned(), s(key));
+                        pm.insert("reasoning_field".to_owned(), str_value(key));
                     }
                 }
                 Some(Value::Str(_)) => {}
@@ -516,8 +517,8 @@ impl Adapter {
             None => {}
             Some(Value::List(items)) if !items.is_empty() => {
                 let mut part = Obj::new();
-                part.put("part", s("text"))
-                    .put("text", s(""))
+                part.put("part", str_value("text"))
+                    .put("text", str_value(""))
                     .put("citations", Value::List(items.clone()));
                 parts.push(part.build());
             }
@@ -582,12 +583,12 @@ impl Adapter {
         }
 
         if !parts.is_empty() {
-            leaf.put("parts", list(parts));
+            leaf.put("parts", list_value(parts));
         }
         match present(delta_map.get("refusal")) {
             None => {}
             Some(Value::Str(text)) if !text.is_empty() => {
-                leaf.put("refusal", s(text));
+                leaf.put("refusal", str_value(text));
             }
             Some(Value::Str(_)) => {}
             Some(_) => return Err(format!("{at}.delta.refusal is not a string")),
@@ -605,13 +606,13 @@ impl Adapter {
                 leaf.put("completion_token_ids", value.clone());
             }
         } else if let Some(Value::Int(token)) = delta_map.get("token_id") {
-            leaf.put("completion_token_ids", list(vec![Value::Int(*token)]));
+            leaf.put("completion_token_ids", list_value(vec![Value::Int(*token)]));
         }
         let finish = choice.get("finish_reason");
         if let Some(finish) = text_field(finish, format_args!("{at}.finish_reason"))? {
             leaf.put("finish_reason", finish.clone());
             if !absent(finish) {
-                leaf.put("status", s("complete"));
+                leaf.put("status", str_value("complete"));
                 state.finished = true;
             }
         }
@@ -633,7 +634,7 @@ impl Adapter {
         }
         Self::put_top(&mut leaf, top, pm, Some(state));
         if !anomalies.is_empty() {
-            leaf.put("anomalies", list(anomalies));
+            leaf.put("anomalies", list_value(anomalies));
         }
         Ok((index, leaf.build()))
     }
@@ -709,7 +710,7 @@ impl common::Adapter for Adapter {
             meta.put("error", error.clone());
             let mut failed = Obj::new();
             failed
-                .put("status", s("failed"))
+                .put("status", str_value("failed"))
                 .put("provider_metadata", meta.build());
             let failed = failed.build();
             for index in self.targets() {
@@ -746,8 +747,8 @@ impl common::Adapter for Adapter {
         let (id, finished) = self.finished_id.other(common::get(event, "id"))?;
         Some(format!(
             "id {} after a choice finished with id {}",
-            py_repr(&s(id)),
-            py_repr(&s(finished))
+            py_repr(&str_value(id)),
+            py_repr(&str_value(finished))
         ))
     }
 
@@ -767,7 +768,7 @@ impl common::Adapter for Adapter {
                 );
                 let mut leaf = Obj::new();
                 let cut = common::cut_call_anomaly(detail, id.as_deref(), name.as_deref(), None);
-                leaf.put("anomalies", list(vec![cut]));
+                leaf.put("anomalies", list_value(vec![cut]));
                 leaves.push((*index, leaf.build()));
             }
         }

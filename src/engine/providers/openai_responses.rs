@@ -7,7 +7,7 @@ use foldhash::{HashMap, HashSet};
 use indexmap::IndexMap;
 
 use crate::engine::providers::common::{
-    self, anomaly, get, get_str, is_null, list, s, text_field, Leaves, Obj,
+    self, anomaly, get, get_str, is_null, list_value, str_value, text_field, Leaves, Obj,
 };
 use crate::engine::value::{py_repr, Map, Value};
 
@@ -140,13 +140,13 @@ fn emit(leaves: &mut Leaves, mut leaf: Obj, anomalies: Vec<Value>) {
 
 fn with_anomalies(leaf: &mut Obj, anomalies: Vec<Value>) {
     if !anomalies.is_empty() {
-        leaf.put("anomalies", list(anomalies));
+        leaf.put("anomalies", list_value(anomalies));
     }
 }
 
 fn text_part(kind: &str, text: String, index: i64) -> Value {
     let mut part = Obj::new();
-    part.put("part", s(kind))
+    part.put("part", str_value(kind))
         .put("text", Value::Str(text))
         .put("index", Value::Int(index));
     part.build()
@@ -154,8 +154,8 @@ fn text_part(kind: &str, text: String, index: i64) -> Value {
 
 fn summary_part(summary: String, index: i64) -> Value {
     let mut part = Obj::new();
-    part.put("part", s("reasoning"))
-        .put("text", s(""))
+    part.put("part", str_value("reasoning"))
+        .put("text", str_value(""))
         .put("summary", Value::Str(summary))
         .put("index", Value::Int(index));
     part.build()
@@ -174,7 +174,7 @@ fn settled(part: Value, settled: bool) -> Value {
 
 fn args_part(index: i64, arguments: String) -> Value {
     let mut part = Obj::new();
-    part.put("part", s("tool_call"))
+    part.put("part", str_value("tool_call"))
         .put("provider_index", Value::Int(index))
         .put("arguments", Value::Str(arguments));
     part.build()
@@ -182,8 +182,8 @@ fn args_part(index: i64, arguments: String) -> Value {
 
 fn unknown(raw: &Value, kind: Value, index: i64) -> Value {
     let mut part = Obj::new();
-    part.put("part", s("unknown"))
-        .put("provider", s(NAME))
+    part.put("part", str_value("unknown"))
+        .put("provider", str_value(NAME))
         .put("kind", kind)
         .put("raw", raw.clone())
         .put("index", Value::Int(index));
@@ -213,10 +213,10 @@ fn envelope(item: &Map) -> Option<Value> {
     };
     let placeholder = |key: &str| -> Option<Value> {
         match (kind, key) {
-            ("message", "content") => Some(list(Vec::new())),
-            ("reasoning", "summary") | ("reasoning", "content") => Some(list(Vec::new())),
+            ("message", "content") => Some(list_value(Vec::new())),
+            ("reasoning", "summary") | ("reasoning", "content") => Some(list_value(Vec::new())),
             ("reasoning", "encrypted_content") => Some(Value::Null),
-            ("function_call", "arguments") | ("custom_tool_call", "input") => Some(s("")),
+            ("function_call", "arguments") | ("custom_tool_call", "input") => Some(str_value("")),
             _ => None,
         }
     };
@@ -479,7 +479,7 @@ impl Adapter {
         let mut leaf = Obj::new();
         if terminal {
             if let Some(audio) = self.audio_part() {
-                leaf.put("parts", list(vec![audio]));
+                leaf.put("parts", list_value(vec![audio]));
             }
         }
         if let Some(Value::Dict(usage)) = fields.get("usage") {
@@ -498,17 +498,17 @@ impl Adapter {
                         Value::Str(text) if text == "content_filter" => Some("content_filter"),
                         _ => None,
                     };
-                    leaf.put_opt("finish_reason_normalized", normalized.map(s));
+                    leaf.put_opt("finish_reason_normalized", normalized.map(str_value));
                 }
             }
         } else if kind == "response.completed" {
             let calls = self.items.values().any(|item| is_tool_call(&item.kind));
             leaf.put(
                 "finish_reason_normalized",
-                s(if calls { "tool_calls" } else { "stop" }),
+                str_value(if calls { "tool_calls" } else { "stop" }),
             );
         } else if kind == "response.failed" {
-            leaf.put("finish_reason_normalized", s("error"));
+            leaf.put("finish_reason_normalized", str_value("error"));
         }
         let rid = text_field(fields.get("id"), format_args!("{kind}.response.id"))?;
         leaf.put_opt("response_id", rid.cloned());
@@ -517,7 +517,7 @@ impl Adapter {
         let mut meta = Obj::new();
         for (key, value) in fields.iter() {
             let value = match key.as_str() {
-                "output" => list(Vec::new()),
+                "output" => list_value(Vec::new()),
                 "usage" => Value::Null,
                 _ => value.clone(),
             };
@@ -532,9 +532,9 @@ impl Adapter {
         }
         leaf.put("provider_metadata", metadata.build());
         if kind == "response.completed" {
-            leaf.put("status", s("complete"));
+            leaf.put("status", str_value("complete"));
         } else if kind == "response.failed" {
-            leaf.put("status", s("failed"));
+            leaf.put("status", str_value("failed"));
         }
         leaves.push((0, leaf.build()));
         Ok(())
@@ -560,11 +560,11 @@ impl Adapter {
         errors.put("error", error);
         let mut leaf = Obj::new();
         if let Some(audio) = self.audio_part() {
-            leaf.put("parts", list(vec![audio]));
+            leaf.put("parts", list_value(vec![audio]));
         }
-        leaf.put("finish_reason_normalized", s("error"))
+        leaf.put("finish_reason_normalized", str_value("error"))
             .put("provider_metadata", errors.build())
-            .put("status", s("failed"));
+            .put("status", str_value("failed"));
         leaves.push((0, leaf.build()));
         Ok(())
     }
@@ -690,7 +690,10 @@ impl common::Adapter for Adapter {
                             detail.push_str("; its item is done, the delta is not merged");
                         }
                         let mut leaf = Obj::new();
-                        leaf.put("anomalies", list(vec![anomaly("out_of_order", detail)]));
+                        leaf.put(
+                            "anomalies",
+                            list_value(vec![anomaly("out_of_order", detail)]),
+                        );
                         leaves.push((0, leaf.build()));
                         if !late {
                             // the done item is authoritative over a late delta (spec §6.1)
@@ -717,7 +720,7 @@ impl common::Adapter for Adapter {
             if let Some((_, Value::Dict(first))) = leaves.first_mut() {
                 let mut with_role: Map =
                     Map::with_capacity_and_hasher(first.len() + 1, Default::default());
-                with_role.insert("role".to_owned(), s("assistant"));
+                with_role.insert("role".to_owned(), str_value("assistant"));
                 for (key, value) in first.iter() {
                     if key != "role" {
                         with_role.insert(key.clone(), value.clone());
@@ -762,7 +765,7 @@ impl common::Adapter for Adapter {
             let mut leaf = Obj::new();
             leaf.put(
                 "anomalies",
-                list(vec![anomaly("unrecognized_event", detail)]),
+                list_value(vec![anomaly("unrecognized_event", detail)]),
             );
             leaves.push((0, leaf.build()));
         }
@@ -784,7 +787,7 @@ impl common::Adapter for Adapter {
                     &item.item_id,
                     item.tool.as_deref(),
                 );
-                parts.push(unknown(&raw, s(&item.kind), index * STRIDE + ITEM));
+                parts.push(unknown(&raw, str_value(&item.kind), index * STRIDE + ITEM));
             }
             let ident = if call_key(&item.kind).is_some() {
                 &item.call_id
@@ -808,7 +811,7 @@ impl common::Adapter for Adapter {
         }
         let mut leaf = Obj::new();
         if !parts.is_empty() {
-            leaf.put("parts", list(parts));
+            leaf.put("parts", list_value(parts));
         }
         with_anomalies(&mut leaf, anomalies);
         if !leaf.is_empty() {

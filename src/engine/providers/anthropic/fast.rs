@@ -10,7 +10,7 @@ use std::borrow::Cow;
 use serde::Deserialize;
 
 use super::{delta_kind, string_delta_part, Adapter};
-use crate::engine::providers::common::{list, FastLeaf, FastLeaves, Obj, Object};
+use crate::engine::providers::common::{list_value, FastLeaf, FastLeaves, Obj, Object};
 
 /// A str of the event, borrowed from its bytes unless it holds an escape (a newtype: serde
 /// reads a bare `Option<Cow<str>>` as an owned copy).
@@ -127,7 +127,7 @@ fn leaves<'a>(
         _ => {
             let mut leaf = Obj::new();
             let part = string_delta_part(type_, &text, index);
-            leaf.put("parts", list(vec![part]));
+            leaf.put("parts", list_value(vec![part]));
             FastLeaf::Leaf(leaf.build())
         }
     };

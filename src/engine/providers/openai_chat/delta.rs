@@ -24,13 +24,14 @@ pub(super) fn details_parts(details: &[Value], parts: &mut Vec<Value>, pm: &mut 
         };
         let text = text_of(map.get("text"));
         let mut part = Obj::new();
-        part.put("part", s("reasoning")).put("text", s(text));
+        part.put("part", str_value("reasoning"))
+            .put("text", str_value(text));
         if let Some(index) = index {
             part.put("index", Value::Int(index));
         }
         let summary = text_of(map.get("summary"));
         if !summary.is_empty() {
-            part.put("summary", s(summary));
+            part.put("summary", str_value(summary));
         }
         let mut opaque = text_of(map.get("signature"));
         if opaque.is_empty() {
@@ -39,9 +40,9 @@ pub(super) fn details_parts(details: &[Value], parts: &mut Vec<Value>, pm: &mut 
         if !opaque.is_empty() {
             let mut payload = Obj::new();
             payload
-                .put("provider", s(NAME))
-                .put("kind", s(kind))
-                .put("data", s(opaque));
+                .put("provider", str_value(NAME))
+                .put("kind", str_value(kind))
+                .put("data", str_value(opaque));
             part.put("payload", payload.build());
         }
         if !text.is_empty() || !summary.is_empty() || !opaque.is_empty() {
@@ -144,7 +145,7 @@ pub(super) fn tool_call(
         return Err(format!("{at} is not an object"));
     };
     let mut part = Obj::new();
-    part.put("part", s("tool_call"));
+    part.put("part", str_value("tool_call"));
     let index = match present(map.get("index")) {
         None => None,
         Some(Value::Int(index)) => Some(*index),
@@ -167,7 +168,7 @@ pub(super) fn tool_call(
             part.put("type", kind.clone());
         }
         None if custom => {
-            part.put("type", s("custom"));
+            part.put("type", str_value("custom"));
         }
         None => {}
     }

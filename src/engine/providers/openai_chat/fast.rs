@@ -21,7 +21,7 @@ use serde_json::value::RawValue;
 use super::{delta, Adapter, REASONING_FIELD, TOP_KEYS};
 use crate::engine::events::{kept_items_at, KeptItems};
 use crate::engine::providers::common::{
-    arguments_part, list, s, FastLeaf, FastLeaves, Obj, Object,
+    arguments_part, list_value, str_value, FastLeaf, FastLeaves, Obj, Object,
 };
 use crate::engine::text::is_absent_text;
 use crate::engine::value::{Map, Value};
@@ -365,7 +365,7 @@ fn typed_event<'a>(adapter: &mut Adapter, raw: &'a [u8]) -> Option<Typed<'a>> {
         }
         let mut leaf = Obj::new();
         if let Some(role) = role {
-            leaf.put("role", s(role));
+            leaf.put("role", str_value(role));
         }
         let mut parts: Vec<Value> = Vec::new();
         if let Some(text) = reasoning {
@@ -380,18 +380,18 @@ fn typed_event<'a>(adapter: &mut Adapter, raw: &'a [u8]) -> Option<Typed<'a>> {
                 .map(|(index, arguments)| arguments_part(arguments, index)),
         );
         if !parts.is_empty() {
-            leaf.put("parts", list(parts));
+            leaf.put("parts", list_value(parts));
         }
         if let Some(text) = refusal {
-            leaf.put("refusal", s(text));
+            leaf.put("refusal", str_value(text));
         }
         if let Some(logprobs) = kept_logprobs {
             leaf.put("logprobs", logprobs);
         }
         if let Some(finish) = finish {
-            leaf.put("finish_reason", s(finish));
+            leaf.put("finish_reason", str_value(finish));
             if complete {
-                leaf.put("status", s("complete"));
+                leaf.put("status", str_value("complete"));
             }
         }
         for (key, value) in fields {

@@ -2,7 +2,7 @@
 //! annotations), refusals, reasoning text and summaries, call arguments, each checked against
 //! its done event.
 
-use crate::engine::providers::common::{get, get_str, list, s, Leaves, Obj};
+use crate::engine::providers::common::{get, get_str, list_value, str_value, Leaves, Obj};
 use crate::engine::value::Value;
 
 use super::*;
@@ -31,7 +31,7 @@ impl Adapter {
             self.track(format!("{index}:{ci}"), delta);
             if !delta.is_empty() {
                 let part = text_part("text", delta.to_owned(), index * STRIDE + ci);
-                leaf.put("parts", list(vec![part]));
+                leaf.put("parts", list_value(vec![part]));
             }
             if let Some(lp) = logprobs.filter(|lp| truthy_list(Some(lp))) {
                 let mut content = Obj::new();
@@ -129,7 +129,7 @@ impl Adapter {
                 "reasoning"
             };
             let part = text_part(part_name, rest, index * STRIDE + ci);
-            leaf.put("parts", list(vec![settled(part, replaces)]));
+            leaf.put("parts", list_value(vec![settled(part, replaces)]));
         }
         emit(leaves, leaf, anomalies);
         Ok(())
@@ -149,7 +149,7 @@ impl Adapter {
             self.refusal_key(format!("{index}:{ci}"));
             self.track(format!("{index}:{ci}"), delta);
             if !delta.is_empty() {
-                leaf.put("refusal", s(delta));
+                leaf.put("refusal", str_value(delta));
             }
         } else {
             anomalies.push(mismatched(kind, index, &item_kind));
@@ -194,7 +194,7 @@ impl Adapter {
                 } else {
                     text_part("reasoning", delta.to_owned(), at)
                 };
-                leaf.put("parts", list(vec![part]));
+                leaf.put("parts", list_value(vec![part]));
             }
         } else {
             anomalies.push(mismatched(kind, index, &item_kind));
@@ -245,7 +245,10 @@ impl Adapter {
         if !rest.is_empty() || replaces {
             let at = index * STRIDE + SUMMARY + si;
             self.set_first_part(index, at);
-            leaf.put("parts", list(vec![settled(summary_part(rest, at), replaces)]));
+            leaf.put(
+                "parts",
+                list_value(vec![settled(summary_part(rest, at), replaces)]),
+            );
         }
         emit(leaves, leaf, anomalies);
         Ok(())
@@ -269,7 +272,10 @@ impl Adapter {
         if item_kind == wanted {
             self.track(index.to_string(), delta);
             if !delta.is_empty() {
-                leaf.put("parts", list(vec![args_part(index, delta.to_owned())]));
+                leaf.put(
+                    "parts",
+                    list_value(vec![args_part(index, delta.to_owned())]),
+                );
             }
         } else {
             anomalies.push(mismatched(kind, index, &item_kind));
@@ -298,7 +304,10 @@ impl Adapter {
         let (rest, replaces) = self.settle(index.to_string(), arguments, &what, &mut anomalies);
         let mut leaf = Obj::new();
         if !rest.is_empty() {
-            leaf.put("parts", list(vec![settled(args_part(index, rest), replaces)]));
+            leaf.put(
+                "parts",
+                list_value(vec![settled(args_part(index, rest), replaces)]),
+            );
         }
         emit(leaves, leaf, anomalies);
         Ok(())
@@ -320,11 +329,11 @@ impl Adapter {
         if item_kind == "message" {
             self.cited.insert(format!("{index}:{ci}"));
             let mut part = Obj::new();
-            part.put("part", s("text"))
-                .put("text", s(""))
-                .put("citations", list(vec![annotation]))
+            part.put("part", str_value("text"))
+                .put("text", str_value(""))
+                .put("citations", list_value(vec![annotation]))
                 .put("index", Value::Int(index * STRIDE + ci));
-            leaf.put("parts", list(vec![part.build()]));
+            leaf.put("parts", list_value(vec![part.build()]));
         } else {
             anomalies.push(mismatched(kind, index, &item_kind));
         }

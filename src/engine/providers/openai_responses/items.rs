@@ -2,7 +2,9 @@
 //! as finally reported (`output_item.done` or the terminal response), its message and
 //! reasoning content settled against what was streamed.
 
-use crate::engine::providers::common::{anomaly, get, get_str, list, s, text_field, Leaves, Obj};
+use crate::engine::providers::common::{
+    anomaly, get, get_str, list_value, str_value, text_field, Leaves, Obj,
+};
 use crate::engine::value::{py_repr, Value};
 
 use super::*;
@@ -73,7 +75,7 @@ impl Adapter {
         let mut leaf = Obj::new();
         if call_key(item_kind).is_some() {
             let part = self.call_part(index, item, item_kind, kind, &mut anomalies, false)?;
-            leaf.put("parts", list(vec![part]));
+            leaf.put("parts", list_value(vec![part]));
         } else if !is_modeled(item_kind) {
             if let Some(state) = self.items.get_mut(&index) {
                 state.raw = Some(item.clone());
@@ -99,7 +101,7 @@ impl Adapter {
         done: bool,
     ) -> Result<Value, String> {
         let mut part = Obj::new();
-        part.put("part", s("tool_call"));
+        part.put("part", str_value("tool_call"));
         let given_id = text_field(get(item, "call_id"), format_args!("{kind}.item.call_id"))?;
         let name = text_field(get(item, "name"), format_args!("{kind}.item.name"))?;
         let call_id = {
@@ -109,10 +111,10 @@ impl Adapter {
             if state.call_id.is_none() {
                 if let Some(Value::Str(call_id)) = given_id {
                     state.call_id = Some(call_id.clone());
-                    part.put("id", s(call_id));
+                    part.put("id", str_value(call_id));
                     part.put_opt("name", name.cloned());
                     if item_kind == "custom_tool_call" {
-                        part.put("type", s("custom"));
+                        part.put("type", str_value("custom"));
                     }
                 }
             }
@@ -146,7 +148,7 @@ impl Adapter {
         }
         part.put("provider_index", Value::Int(index));
         if let Some(item_id) = get_str(item, "id") {
-            part.put("response_item_id", s(item_id));
+            part.put("response_item_id", str_value(item_id));
         }
         Ok(part.build())
     }
@@ -218,11 +220,11 @@ impl Adapter {
             _ if call_key(item_kind).is_some() => {
                 parts.push(self.call_part(index, item, item_kind, kind, &mut anomalies, true)?)
             }
-            _ => parts.push(unknown(item, s(item_kind), index * STRIDE + ITEM)),
+            _ => parts.push(unknown(item, str_value(item_kind), index * STRIDE + ITEM)),
         }
         let mut leaf = Obj::new();
         if !parts.is_empty() {
-            leaf.put("parts", list(parts));
+            leaf.put("parts", list_value(parts));
         }
         if refusal_replaces {
             // the done refusal replaces the streamed one: the whole refusal, as now known
@@ -274,7 +276,8 @@ impl Adapter {
                     let (rest, replaces) =
                         self.settle(key.clone(), text, &format!("output_text {key}"), anomalies);
                     let mut part = Obj::new();
-                    part.put("part", s("text")).put("text", Value::Str(rest));
+                    part.put("part", str_value("text"))
+                        .put("text", Value::Str(rest));
                     let annotations = fields.get("annotations");
                     if truthy_list(annotations) && !self.cited.contains(&key) {
                         if let Some(annotations) = annotations {
@@ -438,12 +441,12 @@ impl Adapter {
                 .unwrap_or(index * STRIDE + ITEM);
             let mut payload = Obj::new();
             payload
-                .put("provider", s(NAME))
-                .put("kind", s("encrypted_content"))
-                .put("data", s(encrypted));
+                .put("provider", str_value(NAME))
+                .put("kind", str_value("encrypted_content"))
+                .put("data", str_value(encrypted));
             let mut part = Obj::new();
-            part.put("part", s("reasoning"))
-                .put("text", s(""))
+            part.put("part", str_value("reasoning"))
+                .put("text", str_value(""))
                 .put("payload", payload.build())
                 .put("index", Value::Int(first));
             parts.push(part.build());

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use indexmap::IndexMap;
 
-use crate::engine::providers::common::{anomaly, get, list, s, Leaves, Obj};
+use crate::engine::providers::common::{anomaly, get, list_value, str_value, Leaves, Obj};
 use crate::engine::value::{Map, Value};
 
 use super::*;
@@ -78,9 +78,9 @@ pub(super) fn build(
         Some(Value::Dict(map)) => map.as_ref().clone(),
         _ => {
             let mut map = Map::default();
-            map.insert("type".to_owned(), s(kind));
+            map.insert("type".to_owned(), str_value(kind));
             if let Some(id) = item_id {
-                map.insert("id".to_owned(), s(id));
+                map.insert("id".to_owned(), str_value(id));
             }
             map
         }
@@ -100,7 +100,7 @@ pub(super) fn build(
         for (ci, text) in &tool.commands {
             place(&mut commands, *ci, Value::Str(text.clone()));
         }
-        action.insert("commands".to_owned(), list(commands));
+        action.insert("commands".to_owned(), list_value(commands));
         item.insert(
             "action".to_owned(),
             Value::Dict(std::sync::Arc::new(action)),
@@ -111,7 +111,7 @@ pub(super) fn build(
         for (ci, entry) in &tool.outputs {
             let value = match entry {
                 Output::Done(entries) if entries.len() == 1 => entries[0].clone(),
-                Output::Done(entries) => list(entries.clone()),
+                Output::Done(entries) => list_value(entries.clone()),
                 Output::Delta(pieces) => {
                     let mut out = Obj::new();
                     for (key, text) in pieces {
@@ -122,7 +122,7 @@ pub(super) fn build(
             };
             place(&mut output, *ci, value);
         }
-        item.insert("output".to_owned(), list(output));
+        item.insert("output".to_owned(), list_value(output));
     }
     if let Some((at, data)) = &tool.image {
         item.insert("partial_image_index".to_owned(), Value::Int(*at));
@@ -162,7 +162,7 @@ fn command_index(event: &Value, kind: &str) -> Result<i64, String> {
 fn done(leaves: &mut Leaves, anomalies: Vec<Value>) {
     if !anomalies.is_empty() {
         let mut leaf = Obj::new();
-        leaf.put("anomalies", list(anomalies));
+        leaf.put("anomalies", list_value(anomalies));
         leaves.push((0, leaf.build()));
     }
 }
@@ -396,12 +396,12 @@ impl Adapter {
         }
         self.audio_emitted = true;
         let mut raw = Obj::new();
-        raw.put_opt("data", self.audio.0.as_deref().map(s));
-        raw.put_opt("transcript", self.audio.1.as_deref().map(s));
+        raw.put_opt("data", self.audio.0.as_deref().map(str_value));
+        raw.put_opt("transcript", self.audio.1.as_deref().map(str_value));
         let mut part = Obj::new();
-        part.put("part", s("unknown"))
-            .put("provider", s(NAME))
-            .put("kind", s("audio"))
+        part.put("part", str_value("unknown"))
+            .put("provider", str_value(NAME))
+            .put("kind", str_value("audio"))
             .put("raw", raw.build());
         Some(part.build())
     }
