@@ -30,6 +30,7 @@ import gzip
 import importlib.util
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -279,7 +280,9 @@ def main(argv: list[str] | None = None) -> int:
         "--short", type=int, default=200_000, help="records of the small-record log (0: none)"
     )
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--dir", type=Path, default=Path("/tmp/fastmerge-bench-batch"))
+    parser.add_argument(
+        "--dir", type=Path, default=Path(tempfile.gettempdir()) / "fastmerge-bench-batch"
+    )
     parser.add_argument("--no-memory", action="store_true")
     args = parser.parse_args(argv)
     logs = make_logs(args.dir, args.mb, args.streams)

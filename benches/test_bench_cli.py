@@ -381,7 +381,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--streams", type=int, default=2000)
     parser.add_argument("--records", type=int, default=200_000, help="of the chunk logs")
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--dir", type=Path, default=Path("/tmp/fastmerge-bench-cli"))
+    parser.add_argument(
+        "--dir", type=Path, default=Path(tempfile.gettempdir()) / "fastmerge-bench-cli"
+    )
     parser.add_argument(
         "--out-dir", type=Path, default=None, help="where the outputs go (default: a temp dir)"
     )

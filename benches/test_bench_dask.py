@@ -25,8 +25,10 @@ median of each round's ratio (the cluster over the single machine just before it
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
+import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -140,7 +142,7 @@ def main() -> int:
     parser.add_argument("--streams", type=int, default=2000)
     parser.add_argument("--files", type=int, default=8)
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--dir", default="/tmp/fastmerge-bench")
+    parser.add_argument("--dir", default=os.path.join(tempfile.gettempdir(), "fastmerge-bench"))
     parser.add_argument("--no-urls", action="store_true", help="skip the file:// URL rows")
     args = parser.parse_args()
     log = _logs.make_logs(Path(args.dir), args.mb, args.streams)["plain"]
