@@ -30,6 +30,7 @@ __all__ = [
     "merge_all",
     "merge_dicts",
     "merge_logprobs",
+    "usage_total",
     "json_line",
     "read_input",
     "split_file",
@@ -63,6 +64,7 @@ def merge_dicts(left: dict[Any, Any], right: dict[Any, Any]) -> dict[Any, Any]: 
 def add_ai_message_chunks(items: Iterable[dict[str, Any]]) -> dict[str, Any] | None: ...
 def concat_token_ids(left: Any, right: Any) -> Any: ...
 def merge_logprobs(left: Any, right: Any) -> Any: ...
+def usage_total(usage: Any) -> Any: ...
 
 @disjoint_base
 class ChunkCore:

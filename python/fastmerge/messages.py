@@ -35,6 +35,8 @@ if TYPE_CHECKING:
     from ._pure.chunks import ChunkCore as _Core
 else:
     _Core = _backend.chunk_core(__name__)
+#: the backend this module's classes are built on (its rules: the usage total)
+_IMPL = _backend.backend_of(__name__)[1]
 
 __all__ = [
     "AssistantMessage",
@@ -505,6 +507,13 @@ class _AssistantFields(_Fields):
     def usage_metadata(self) -> UsageMetadata | None:
         usage = self._view()["usage"]
         return None if usage is None else UsageMetadata(**_copy(usage))
+
+    def usage_total(self) -> Any:
+        """The total this message's usage stands for (rules §5), as the backend's rule gives
+        it: the reported total, unless it is missing or 0 where counts were given (then input
+        + output); None without usage. Renderers and the session log read it here."""
+        usage = self._view()["usage"]
+        return None if usage is None else _IMPL.usage_total(usage)
 
     @property
     def finish_reason(self) -> str:

@@ -80,6 +80,13 @@ fn concat_token_ids<'py>(
     generic::concat_token_ids(&PyHost { py }, left, right)
 }
 
+/// The total a finished usage dict stands for (rules §5): the reported total, unless it is
+/// missing or zero where counts were given: then input + output.
+#[pyfunction]
+fn usage_total<'py>(py: Python<'py>, usage: Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    chunks::usage_total(&PyHost { py }, &usage)
+}
+
 /// Per-chunk logprobs: dicts merge per key (lists concatenate), lists concatenate.
 #[pyfunction]
 fn merge_logprobs<'py>(
@@ -97,6 +104,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(add_ai_message_chunks, m)?)?;
     m.add_function(wrap_pyfunction!(concat_token_ids, m)?)?;
     m.add_function(wrap_pyfunction!(merge_logprobs, m)?)?;
+    m.add_function(wrap_pyfunction!(usage_total, m)?)?;
     m.add_function(wrap_pyfunction!(copy_tree, m)?)?;
     m.add_function(wrap_pyfunction!(freeze_tree, m)?)?;
     Ok(())

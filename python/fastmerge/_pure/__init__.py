@@ -10,7 +10,7 @@ from __future__ import annotations
 from .._version import __version__
 from .aggregate import PROVIDERS, AggregatorCore
 from .batch import BatchCore, DirectoryWriter, split_file
-from .chunks import ChunkCore, copy_tree, fold_chunks, freeze_tree
+from .chunks import ChunkCore, copy_tree, fold_chunks, freeze_tree, usage_total
 from .generic import (
     ATOMIC_KEYS,
     LIST_MERGES,
@@ -45,4 +45,5 @@ __all__ = [
     "merge_dicts",
     "merge_logprobs",
     "split_file",
+    "usage_total",
 ]

@@ -28,11 +28,29 @@ def is_nameless(part: dict[str, Any]) -> bool:
     return not isinstance(name, str) or not name.strip() or name.strip() == "null"
 
 
+#: The usage keys the adapters add beside a provider's own (rules §5), declared once: each
+#: renderer writes them under its provider's names, and leaves out those its provider lacks.
+NORMALIZED_USAGE = (
+    "input_tokens",
+    "output_tokens",
+    "total_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "reasoning_tokens",
+)
+
+
+def normalized_usage_but(*own: str) -> frozenset[str]:
+    """The normalized usage keys that are not among a provider's ``own`` names."""
+    return frozenset(key for key in NORMALIZED_USAGE if key not in own)
+
+
 class Message(Protocol):
     """What a renderer reads of a message: its data (an ``AssistantMessage`` is one). Named
     here, not imported, so that the renderers stay below the message model."""
 
     def to_dict(self) -> dict[str, Any]: ...
+    def usage_total(self) -> Any: ...
 
 
 def message_data(message: Message) -> dict[str, Any]:

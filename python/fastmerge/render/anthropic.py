@@ -19,12 +19,19 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from ..parts import arguments_text
-from ._common import CUT_MARKER, arguments_object, cut_calls, is_cut, message_data
+from ._common import (
+    CUT_MARKER,
+    arguments_object,
+    cut_calls,
+    is_cut,
+    message_data,
+    normalized_usage_but,
+)
 
 PROVIDER = "anthropic"
 
 # usage keys fastmerge adds (normalized names, the computed total), not Anthropic's own
-_NORMALIZED = ("total_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens")
+_NORMALIZED = normalized_usage_but("input_tokens", "output_tokens")
 # message fields written from the message itself, not from provider_metadata
 _OWN = ("provider", "type", "id", "role", "model", "content", "stop_reason", "usage")
 # normalized finish reasons of other providers -> Anthropic's stop_reason

@@ -27,18 +27,11 @@ import json
 from typing import Any, Sequence
 
 from ..parts import arguments_text
-from ._common import CUT_MARKER, choice_data, cut_calls, is_cut
+from ._common import CUT_MARKER, choice_data, cut_calls, is_cut, normalized_usage_but
 
 NAME = "gemini"
 
-_NORMALIZED_USAGE = (
-    "input_tokens",
-    "output_tokens",
-    "total_tokens",
-    "cache_read_tokens",
-    "cache_write_tokens",
-    "reasoning_tokens",
-)
+_NORMALIZED_USAGE = normalized_usage_but()
 _FINISH = {
     "stop": "STOP",
     "length": "MAX_TOKENS",

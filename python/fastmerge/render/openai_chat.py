@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 from typing import Any, Sequence
 
-from ._common import CUT_MARKER, choice_data, cut_calls, is_cut
+from ._common import CUT_MARKER, choice_data, cut_calls, is_cut, normalized_usage_but
 
 NAME = "openai-chat"
 # the message lists whose entries the adapter keeps as unknown parts of that kind, one per entry
@@ -30,16 +30,7 @@ _LISTED = ("images", "reasoning_items")
 # unknown parts of this provider that are no item of a typed content list
 _NOT_CONTENT = frozenset({"executed_tools", "reasoning_details", "thinking", *_LISTED})
 # the normalized usage keys the adapter adds beside the provider's own
-_NORMALIZED = frozenset(
-    {
-        "input_tokens",
-        "output_tokens",
-        "total_tokens",
-        "cache_read_tokens",
-        "cache_write_tokens",
-        "reasoning_tokens",
-    }
-)
+_NORMALIZED = normalized_usage_but()
 
 
 def render(messages: Sequence[Any]) -> dict[str, Any]:
@@ -53,7 +44,7 @@ def render(messages: Sequence[Any]) -> dict[str, Any]:
         "created": pm.get("created"),
         "model": first["response_model"],
         "choices": [_choice(d, position) for position, d in enumerate(datas)],
-        "usage": _usage(first["usage_metadata"], bool(pm)),
+        "usage": _usage(first["usage_metadata"], bool(pm), messages[0].usage_total()),
         "system_fingerprint": pm.get("system_fingerprint"),
         "service_tier": pm.get("service_tier"),
     }
@@ -255,18 +246,15 @@ def _details(parts: list[dict[str, Any]], pm: dict[str, Any]) -> list[dict[str, 
     return out
 
 
-def _usage(usage: Any, own: bool) -> dict[str, Any] | None:
+def _usage(usage: Any, own: bool, total: Any) -> dict[str, Any] | None:
     """OpenAI's usage keys; the provider's other keys verbatim (for its own messages), else
     the cache and reasoning counts in OpenAI's ``*_details``."""
     if not isinstance(usage, dict):
         return None
-    inputs = usage.get("input_tokens") or 0
-    outputs = usage.get("output_tokens") or 0
-    total = usage.get("total_tokens")
     out: dict[str, Any] = {
-        "prompt_tokens": inputs,
-        "completion_tokens": outputs,
-        "total_tokens": total if total is not None else inputs + outputs,
+        "prompt_tokens": usage.get("input_tokens") or 0,
+        "completion_tokens": usage.get("output_tokens") or 0,
+        "total_tokens": total if total is not None else 0,
     }
     if own:
         for key, value in usage.items():

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from typing import Any, Sequence
 
-from ._common import CUT_MARKER, cut_calls, is_cut, message_data
+from ._common import CUT_MARKER, cut_calls, is_cut, message_data, normalized_usage_but
 
 NAME = "openai-responses"
 STRIDE = 1000  # the adapter's part index: output_index * 1000 + ...
@@ -36,7 +36,7 @@ _SKELETON = (
     "output",
     "usage",
 )
-_NORMALIZED_USAGE = ("cache_read_tokens", "cache_write_tokens", "reasoning_tokens")
+_NORMALIZED_USAGE = normalized_usage_but("input_tokens", "output_tokens", "total_tokens")
 
 
 def render(messages: Sequence[Any]) -> dict[str, Any]:

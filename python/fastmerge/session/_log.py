@@ -22,7 +22,6 @@ from typing import Any, Sequence
 from jiter import from_json as _jiter
 
 from .. import errors
-from .._pure.chunks import usage_total
 from ._items import ITEM_KINDS, message_data, row_kind
 from ._items import message as item_message
 from .store import SCHEMA_VERSION, Event, NewEvent
@@ -369,14 +368,13 @@ def safe_start(entries: Sequence[Entry], start: int) -> int:
 
 def context_tokens(entries: Sequence[Entry], after: int) -> int:
     """The size of the context the last assistant message saw and wrote: its usage's total as
-    the usage rule gives it (input + output when the provider sent no total; the rule is the
-    twin's, which the engine matches); 0 without usage, or when it came before
+    the backend's usage rule gives it (input + output when the provider sent no total); 0
+    without usage, or when it came before
     ``seq`` ``after`` (the last compaction: its usage counts a history that is gone)."""
     for entry in reversed(entries):
         if entry.seq <= after:
             return 0
         if entry.role == "assistant":
-            usage = entry.message.to_dict().get("usage_metadata") or {}
-            total = usage_total(usage)
+            total = entry.message.usage_total()
             return int(total) if isinstance(total, (int, float)) else 0
     return 0

@@ -34,6 +34,7 @@ pub use fold::fold;
 pub use leaf::Leaf;
 pub use read::materialize;
 pub use state::State;
+pub use usage::usage_total;
 
 use crate::engine::error::OptionError;
 

@@ -147,3 +147,30 @@ pub(crate) fn counts_total<H: Host>(host: &H, usage: &H::Obj) -> Result<Option<S
     };
     Ok(Some(host.add(&term(inputs), &term(outputs))))
 }
+
+/// The total a finished usage dict stands for (rules §5): a reported total, unless it is
+/// missing or zero where counts were given: then input + output (absent counts 0). What
+/// [`super::materialize`] leaves when no chunk's total was a per-chunk one; read by the
+/// renderers and the session log, which state no rule of their own. The twin's `usage_total`.
+pub fn usage_total<H: Host>(host: &H, usage: &H::Obj) -> Result<H::Obj, H::Err> {
+    if !host.class(usage).is(Kind::Dict) {
+        return Err(host.error(EngineError::WrongType {
+            name: "usage",
+            expected: "a dict",
+            value: usage.clone(),
+        }));
+    }
+    let total = host
+        .dict_get_str(usage, "total_tokens")?
+        .filter(|t| !host.class(t).is(Kind::Null));
+    let missing_or_zero = match &total {
+        None => true,
+        Some(t) => is_number(host, t) && host.eq(t, &host.int_obj(0))?,
+    };
+    if missing_or_zero {
+        if let Some(computed) = counts_total(host, usage)? {
+            return computed;
+        }
+    }
+    Ok(total.unwrap_or_else(|| host.none()))
+}

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ... import errors
 from .state import _ZERO_WINS_NEVER, _own, _State
 
 
@@ -77,7 +78,10 @@ def _counts_total(usage: dict[Any, Any]) -> Any:
 def usage_total(usage: dict[Any, Any]) -> Any:
     """The total a finished usage stands for (rules §5): a reported total, unless it is
     missing or zero where counts were given: then input + output (absent counts 0). What
-    :func:`_finish_usage` leaves when no chunk's total was a per-chunk one."""
+    :func:`_finish_usage` leaves when no chunk's total was a per-chunk one; read by the
+    renderers and the session log, which state no rule of their own."""
+    if not isinstance(usage, dict):
+        raise errors.wrong_type("usage", "a dict", usage)
     total: Any = usage.get("total_tokens")
     computed = _counts_total(usage)
     if (total is None or (_is_number(total) and total == 0)) and computed is not None:
