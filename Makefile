@@ -12,7 +12,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PY := $(BIN)/python
 # The drop-in reference of the parity tests and benchmarks, pinned for reproducible results.
-# --no-deps: its schema modules need only pydantic (see tests/_openjiuwen.py).
+# --no-deps: its schema modules need only pydantic (see tests/_support/openjiuwen.py).
 OPENJIUWEN ?= openjiuwen==0.1.19.post2
 PYTEST_ARGS ?=
 
@@ -146,7 +146,7 @@ fuzz: build-dev $(VENV)/.dev-deps ## the long differential fuzz, Rust vs the twi
 	FASTMERGE_BACKEND=rust FASTMERGE_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m pytest \
 		tests/backends/test_fuzz.py -p no:cacheprovider --hypothesis-show-statistics $(PYTEST_ARGS)
 	FASTMERGE_FUZZ_ROUNDS=$$(( 4 * $(FUZZ_EXAMPLES) )) cargo test --no-default-features \
-		--test engine_json_text -- --ignored --nocapture
+		--test engine json_text:: -- --ignored --nocapture
 
 .PHONY: bench
 bench: build-prod $(VENV)/.dev-deps ## time the benchmarks on a release build, print the ratios

@@ -209,7 +209,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
 def load_openjiuwen() -> ModuleType:
     """openJiuwen's ``message_chunk`` module; skips the caller if it is not installed (outside
     CI, where a missing reference must fail rather than hide the parity tests)."""
-    import _openjiuwen
+    from _support import openjiuwen as _openjiuwen
 
     module = _openjiuwen.load()
     if module is None:

@@ -22,8 +22,8 @@ from typing import Any, Iterator
 
 import orjson
 import pytest
-from _batch import batch_module, dumped, lines, wrap
-from _corpus import CORPUS
+from _support.batch import batch_module, dumped, lines, wrap
+from _support.corpus import CORPUS
 from conftest import AGGREGATES, load_openjiuwen, outcome
 from hypothesis import given
 from hypothesis import strategies as st

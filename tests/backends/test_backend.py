@@ -17,7 +17,7 @@ import sys
 from types import ModuleType
 
 import pytest
-from _values import SPEC_ATOMIC_KEYS
+from _support.values import SPEC_ATOMIC_KEYS
 from conftest import (
     EXTENSION_INSTALLED,
     PACKAGE_ROOT,

@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 import pytest
-from _values import (
+from _support.values import (
     Inner,
     bad_options,
     draw_json_similar,

@@ -27,7 +27,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from _fuzz import (
+from _support.fuzz import (
     aggregated,
     examples,
     folded,
@@ -39,7 +39,7 @@ from _fuzz import (
     stream_bytes,
     streams,
 )
-from _values import options, pairs, sequences
+from _support.values import options, pairs, sequences
 from conftest import canonical, outcome
 from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st

@@ -19,8 +19,8 @@ from typing import Any
 
 import orjson
 import pytest
-from _batch import decodable, drain
-from _corpus import CORPUS
+from _support.batch import decodable, drain
+from _support.corpus import CORPUS
 from conftest import PACKAGE_ROOT
 
 from fastmerge.errors import BatchError, EventError

@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 import pytest
-from _batch import (
+from _support.batch import (
     COMPRESSORS,
     aggregated,
     batch_module,
@@ -26,7 +26,7 @@ from _batch import (
     summary,
     write,
 )
-from _corpus import CORPUS
+from _support.corpus import CORPUS
 
 from fastmerge._pure.batch import PARK_LINES
 from fastmerge.errors import BatchError

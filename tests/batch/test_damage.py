@@ -12,7 +12,16 @@ from typing import Any
 
 import orjson
 import pytest
-from _batch import COMPRESSORS, aggregated, batch_module, chunk, decodable, lines, summary, write
+from _support.batch import (
+    COMPRESSORS,
+    aggregated,
+    batch_module,
+    chunk,
+    decodable,
+    lines,
+    summary,
+    write,
+)
 
 import fastmerge
 from fastmerge import cli

@@ -21,7 +21,7 @@ import dask
 import dask.bag
 import distributed
 import pytest
-from _batch import batch_module, chat, chunk, generated_log, lines, wrap, write
+from _support.batch import batch_module, chat, chunk, generated_log, lines, wrap, write
 
 from fastmerge import cli, errors
 from fastmerge import dask as fdask

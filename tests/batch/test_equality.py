@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 import pytest
-from _batch import (
+from _support.batch import (
     aggregated,
     batch_module,
     corpus_events,

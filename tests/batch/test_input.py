@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 import zstandard
-from _batch import COMPRESSORS, batch_module, chat, interleave, lines, wrap
+from _support.batch import COMPRESSORS, batch_module, chat, interleave, lines, wrap
 
 from fastmerge._pure.batch import CHUNK, BatchCore
 from fastmerge.errors import BatchError

@@ -15,8 +15,8 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from _batch import batch_module, dumps_line
-from _values import big_ints, floats, text, values
+from _support.batch import batch_module, dumps_line
+from _support.values import big_ints, floats, text, values
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

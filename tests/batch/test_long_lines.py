@@ -12,8 +12,8 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from _batch import COMPRESSORS, batch_module, chat, wrap, write
-from _fuzz import items
+from _support.batch import COMPRESSORS, batch_module, chat, wrap, write
+from _support.fuzz import items
 
 from fastmerge import cli
 from fastmerge.errors import BatchError

@@ -16,7 +16,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from _batch import (
+from _support.batch import (
     COMPRESSORS,
     batch_module,
     chat,

@@ -13,7 +13,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from _fuzz import items
+from _support.fuzz import items
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -18,7 +18,7 @@ import boto3
 import fsspec
 import pytest
 import s3fs
-from _batch import (
+from _support.batch import (
     COMPRESSORS,
     batch_module,
     chat,

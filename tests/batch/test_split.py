@@ -14,7 +14,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from _batch import chat, drain, lines, wrap, write
+from _support.batch import chat, drain, lines, wrap, write
 from conftest import PYTHON, REQUESTED, RUST
 from hypothesis import given, settings
 from hypothesis import strategies as st

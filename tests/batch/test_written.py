@@ -20,7 +20,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from _batch import batch_module, chat, chunk, dumps_line, interleave, lines, wrap, write
+from _support.batch import batch_module, chat, chunk, dumps_line, interleave, lines, wrap, write
 
 import fastmerge
 from fastmerge import cli

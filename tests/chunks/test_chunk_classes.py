@@ -13,7 +13,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from _chunks import summary, tc
+from _support.chunks import summary, tc
 
 import fastmerge
 

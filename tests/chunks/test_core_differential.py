@@ -13,7 +13,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from _chunk_leaves import OPTIONS, _both, _chunk, _families, _fold_plus, _outcome, streams
+from _support.chunk_leaves import OPTIONS, _both, _chunk, _families, _fold_plus, _outcome, streams
 from conftest import RUST, canonical
 from hypothesis import given, settings
 from hypothesis import strategies as st

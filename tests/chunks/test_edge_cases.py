@@ -13,7 +13,7 @@ import time
 from typing import Any
 
 import pytest
-from _chunks import calls_chunks, chunk, codes, fold_plus, summary, tc
+from _support.chunks import calls_chunks, chunk, codes, fold_plus, summary, tc
 
 import fastmerge
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import orjson
 import pytest
-from _chunks import fold_plus, summary
+from _support.chunks import fold_plus, summary
 from conftest import MESSAGES, canonical
 from hypothesis import given
 from hypothesis import strategies as st

@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 import pytest
-from _corpus import KINDS, streams
+from _support.corpus import KINDS, streams
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

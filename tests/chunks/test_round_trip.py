@@ -24,7 +24,7 @@ from typing import Any
 
 import orjson
 import pytest
-from _chunk_leaves import (
+from _support.chunk_leaves import (
     OPTIONS,
     _both,
     _chunk,
@@ -35,9 +35,9 @@ from _chunk_leaves import (
     payloads,
     small_text,
 )
-from _chunk_leaves import streams as leaf_streams
-from _chunks import fold_plus, tc
-from _corpus import CORPUS, KINDS, streams
+from _support.chunk_leaves import streams as leaf_streams
+from _support.chunks import fold_plus, tc
+from _support.corpus import CORPUS, KINDS, streams
 from conftest import AGGREGATES, BACKENDS, MESSAGES, RUST, canonical
 from hypothesis import given, settings
 from hypothesis import strategies as st

@@ -14,7 +14,16 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from _batch import COMPRESSORS, batch_module, chat, decodable, interleave, lines, wrap, write
+from _support.batch import (
+    COMPRESSORS,
+    batch_module,
+    chat,
+    decodable,
+    interleave,
+    lines,
+    wrap,
+    write,
+)
 from conftest import PACKAGE_ROOT
 
 import fastmerge

@@ -19,8 +19,8 @@ from types import ModuleType
 from typing import Any, Iterator
 
 import pytest
-from _batch import batch_module, chat, interleave, lines, wrap, write
-from _corpus import CORPUS
+from _support.batch import batch_module, chat, interleave, lines, wrap, write
+from _support.corpus import CORPUS
 from conftest import PACKAGE_ROOT
 
 import fastmerge
@@ -694,7 +694,7 @@ def test_bench_reads_past_a_line_nested_deeper_than_json_reads(
 
 
 def test_read_input_is_the_engines_decompression(rust_only: None, tmp_path: Path) -> None:
-    from _batch import COMPRESSORS
+    from _support.batch import COMPRESSORS
 
     from fastmerge import _backend
     from fastmerge.errors import BatchError

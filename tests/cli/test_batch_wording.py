@@ -9,8 +9,8 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from _batch import batch_module, chat, lines, wrap, write
-from _corpus import CORPUS
+from _support.batch import batch_module, chat, lines, wrap, write
+from _support.corpus import CORPUS
 
 import fastmerge
 from fastmerge import cli

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _batch import batch_module, chat, corpus_events, interleave, lines, wrap, write
-from _corpus import CORPUS
+from _support.batch import batch_module, chat, corpus_events, interleave, lines, wrap, write
+from _support.corpus import CORPUS
 from conftest import EXTENSION_INSTALLED
 
 import fastmerge

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _cli import ROOT, _env, assert_fails, fastmerge_cli
-from _openjiuwen import load as load_openjiuwen
+from _support.cli import ROOT, _env, assert_fails, fastmerge_cli
+from _support.openjiuwen import load as load_openjiuwen
 
 import fastmerge
 from fastmerge import _pure

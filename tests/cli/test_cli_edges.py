@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _cli import ROOT, _env, fastmerge_cli
-from _corpus import CORPUS
+from _support.cli import ROOT, _env, fastmerge_cli
+from _support.corpus import CORPUS
 
 import fastmerge
 

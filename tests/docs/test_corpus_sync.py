@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 
 import pytest
-from _corpus import CORPUS, KINDS, SHARED_CORPUS
+from _support.corpus import CORPUS, KINDS, SHARED_CORPUS
 
 pytestmark = pytest.mark.single_run
 

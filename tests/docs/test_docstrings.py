@@ -15,8 +15,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from _corpus import SHARED_CORPUS
-from _docs import PAGES, SPEC_COPIES, TEXT
+from _support.corpus import SHARED_CORPUS
+from _support.docs import PAGES, SPEC_COPIES, TEXT
 from conftest import EXTENSION_INSTALLED, assert_isolated_ok
 
 import fastmerge

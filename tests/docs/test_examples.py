@@ -3,7 +3,7 @@ command exists and runs, every link leads to a page and a heading that exist, an
 stays one page long.
 
 Examples are ```python blocks followed directly by a ```text block holding their output
-(``tests/_docs.py``); each runs in a fresh interpreter on the backend under test.
+(``tests/_support/docs.py``); each runs in a fresh interpreter on the backend under test.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _docs import EXAMPLES, PAGES, TEXT, anchors, example_id, section
+from _support.docs import EXAMPLES, PAGES, TEXT, anchors, example_id, section
 
 import fastmerge
 

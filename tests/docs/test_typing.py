@@ -15,12 +15,13 @@ from types import ModuleType
 from typing import Any, get_args
 
 import pytest
-from _docs import EXAMPLES as DOC_EXAMPLES
+from _support.docs import EXAMPLES as DOC_EXAMPLES
 
 import fastmerge
 
 ROOT = Path(__file__).resolve().parents[2]
-#: Every page's examples: ```python blocks followed by their ```text output (tests/_docs.py).
+#: Every page's examples: ```python blocks followed by their ```text output
+#: (tests/_support/docs.py).
 EXAMPLES: list[str] = [code for _, _, code, _ in DOC_EXAMPLES]
 
 

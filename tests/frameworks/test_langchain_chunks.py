@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 import fastmerge
 
 pytest.importorskip("langchain_core")
-from _langchain import (
+from _support.langchain import (
     HYPOTHESIS,
     STREAMS,
     _text_only,

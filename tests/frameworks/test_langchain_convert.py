@@ -13,7 +13,7 @@ import pytest
 import fastmerge
 
 pytest.importorskip("langchain_core")
-from _langchain import CORPUS, STREAMS, _several_choices, raw_chunks, reduce_add
+from _support.langchain import CORPUS, STREAMS, _several_choices, raw_chunks, reduce_add
 from langchain_core.messages import (  # noqa: E402
     AIMessage,
     HumanMessage,

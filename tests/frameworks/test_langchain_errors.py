@@ -138,7 +138,7 @@ def test_both_backends_raise_the_same_class() -> None:
     ],
 )
 def test_cli_reports_either_class(backend_name: str, lines: bytes, message: str) -> None:
-    from _cli import assert_fails, fastmerge_cli
+    from _support.cli import assert_fails, fastmerge_cli
 
     proc = fastmerge_cli(backend_name, "merge", "--policy", "langchain", "-", stdin=lines)
     err = assert_fails(proc)

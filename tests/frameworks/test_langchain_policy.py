@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 import fastmerge
 
 pytest.importorskip("langchain_core")
-from _langchain import HYPOTHESIS, lc_merge
+from _support.langchain import HYPOTHESIS, lc_merge
 from langchain_core.messages import (  # noqa: E402
     merge_content,
 )
@@ -366,14 +366,14 @@ def test_depth_and_cycle_limits() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Hostile values (tests/_values.py): the engine and the twin alike under policy="langchain"
+# Hostile values (tests/_support/values.py): the engine and the twin alike under policy="langchain"
 
 
 @pytest.mark.differential
 @settings(max_examples=400, **HYPOTHESIS)
 @given(data=st.data())
 def test_hostile_values_alike(both: Any, data: st.DataObject) -> None:
-    from _values import pairs, sequences
+    from _support.values import pairs, sequences
     from conftest import outcome as exact_outcome
 
     rust, python = both

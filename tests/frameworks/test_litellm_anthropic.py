@@ -11,9 +11,9 @@ import copy
 from typing import Any
 
 import pytest
-from _anthropic import events_of
-from _corpus import stream_ids
-from _litellm import build, dict_chunk, differences, litellm_build, quiet
+from _support.anthropic import events_of
+from _support.corpus import stream_ids
+from _support.litellm import build, dict_chunk, differences, litellm_build, quiet
 
 from fastmerge.litellm import stream_chunk_builder
 

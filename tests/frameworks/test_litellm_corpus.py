@@ -10,8 +10,8 @@ from __future__ import annotations
 import copy
 
 import pytest
-from _corpus import stream_ids
-from _litellm import (
+from _support.corpus import stream_ids
+from _support.litellm import (
     ModelResponse,
     assert_same_as_litellm,
     build,

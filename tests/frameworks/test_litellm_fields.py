@@ -15,7 +15,7 @@ import copy
 from typing import Any
 
 import pytest
-from _litellm import (
+from _support.litellm import (
     assert_same_as_litellm,
     build,
     call_delta,

@@ -12,7 +12,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from _litellm import (
+from _support.litellm import (
     CompletionTokensDetailsWrapper,
     Delta,
     ModelResponse,

@@ -15,7 +15,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from _values import SPEC_ATOMIC_KEYS
+from _support.values import SPEC_ATOMIC_KEYS
 from conftest import assert_isolated_ok, canonical
 
 import fastmerge

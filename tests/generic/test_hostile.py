@@ -15,7 +15,7 @@ from types import ModuleType
 from typing import Any, Iterator
 
 import pytest
-from _values import Inner, json_sequences, options, pairs, sequences
+from _support.values import Inner, json_sequences, options, pairs, sequences
 from conftest import MODULES, assert_isolated_ok, canonical, outcome
 from hypothesis import given
 from hypothesis import strategies as st

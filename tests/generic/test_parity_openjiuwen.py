@@ -20,7 +20,7 @@ from fractions import Fraction
 from typing import Any
 
 import pytest
-from _values import (
+from _support.values import (
     DICT_KINDS,
     NAN,
     Adder,

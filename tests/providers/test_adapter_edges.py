@@ -18,8 +18,8 @@ from typing import Any, Callable
 
 import orjson
 import pytest
-from _cli import assert_fails, fastmerge_cli
-from _corpus import KINDS, assert_backends_agree, path_of
+from _support.cli import assert_fails, fastmerge_cli
+from _support.corpus import KINDS, assert_backends_agree, path_of
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

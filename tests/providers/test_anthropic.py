@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 import pytest
-from _anthropic import block, delta, end, start, stop, text
+from _support.anthropic import block, delta, end, start, stop, text
 from conftest import AGGREGATES, outcome
 from hypothesis import given
 from hypothesis import strategies as st

@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx
 import pytest
-from _anthropic import block, delta, end, start, stop, text
+from _support.anthropic import block, delta, end, start, stop, text
 from anthropic.lib.streaming import _beta_messages, _messages
 from anthropic.types import RawContentBlockDelta, RawMessageStreamEvent
 from anthropic.types.beta import BetaRawContentBlockDelta, BetaRawMessageStreamEvent

@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 import pytest
-from _corpus import assert_backends_agree
+from _support.corpus import assert_backends_agree
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

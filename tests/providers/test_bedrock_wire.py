@@ -16,7 +16,7 @@ from typing import Any, Iterator
 
 import botocore.session
 import pytest
-from _corpus import path_of, stream_ids
+from _support.corpus import path_of, stream_ids
 from botocore.eventstream import EventStream
 from botocore.parsers import EventStreamJSONParser
 from botocore.validate import ParamValidator

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _anthropic import KIND, events_of
-from _corpus import (
+from _support.anthropic import KIND, events_of
+from _support.corpus import (
     aggregate_both,
     assert_same_structure,
     assert_subset,

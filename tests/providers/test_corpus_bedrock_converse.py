@@ -12,7 +12,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _corpus import aggregate_both, assert_same_structure, path_of, sibling, stream_ids, streams
+from _support.corpus import (
+    aggregate_both,
+    assert_same_structure,
+    path_of,
+    sibling,
+    stream_ids,
+    streams,
+)
 
 from fastmerge.render import to_provider
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _corpus import (
+from _support.corpus import (
     aggregate_both,
     assert_same_structure,
     assert_subset,

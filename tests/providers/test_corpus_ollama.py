@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _corpus import aggregate_both, path_of, stream_ids, streams
+from _support.corpus import aggregate_both, path_of, stream_ids, streams
 
 from fastmerge.render import to_provider
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _corpus import (
+from _support.corpus import (
     aggregate_both,
     assert_same_structure,
     assert_subset,
@@ -20,7 +20,7 @@ from _corpus import (
     sibling,
     stream_ids,
 )
-from _openai_chat import assert_round_trip
+from _support.openai_chat import assert_round_trip
 
 from fastmerge.render import to_provider
 

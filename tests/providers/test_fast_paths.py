@@ -2,7 +2,7 @@
 Anthropic block deltas), against its generic path (the hidden ``FASTMERGE_GENERIC_EVENTS``
 switch) and against the twin, on hypothesis streams of events near the hot shapes: the same
 messages, anomalies and errors.
-tests/engine_fastpath.rs does the same on the corpus, event by event.
+tests/engine/fastpath.rs does the same on the corpus, event by event.
 """
 
 from __future__ import annotations

@@ -14,7 +14,19 @@ import json
 from typing import Any
 
 import pytest
-from _gemini import P, agg, call, chunk, codes, partial, parts, rendered_parts, sig, text, thought
+from _support.gemini import (
+    P,
+    agg,
+    call,
+    chunk,
+    codes,
+    partial,
+    parts,
+    rendered_parts,
+    sig,
+    text,
+    thought,
+)
 
 import fastmerge
 from fastmerge.errors import AnomalyError, EventError

@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 import pytest
-from _gemini import P
+from _support.gemini import P
 from conftest import AGGREGATES, BACKENDS
 from hypothesis import given
 from hypothesis import strategies as st

@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 import pytest
-from _openai_chat import assert_round_trip
+from _support.openai_chat import assert_round_trip
 from conftest import AGGREGATES, BACKENDS
 from hypothesis import given
 from hypothesis import strategies as st

@@ -933,7 +933,7 @@ def _mutate(rng: Any, events: list[Any]) -> list[Any]:
 def test_damaged_corpus_streams_agree_on_both_backends() -> None:
     import random
 
-    from _corpus import dumps, streams
+    from _support.corpus import dumps, streams
     from conftest import AGGREGATES, BACKENDS
 
     if len(BACKENDS) < 2:

@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from _anthropic import block, end, events_of, start, stop, text
-from _chunks import chunk, codes
-from _corpus import stream_ids
+from _support.anthropic import block, end, events_of, start, stop, text
+from _support.chunks import chunk, codes
+from _support.corpus import stream_ids
 from anthropic.lib.streaming._messages import accumulate_event
 from anthropic.types import Usage
 

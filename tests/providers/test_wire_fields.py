@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from _gemini import agg, call, chunk, parts, rendered_parts, text, thought
+from _support.gemini import agg, call, chunk, parts, rendered_parts, text, thought
 
 import fastmerge
 from fastmerge.render import to_provider

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _anthropic import block, delta, end, start, stop
-from _corpus import path_of
+from _support.anthropic import block, delta, end, start, stop
+from _support.corpus import path_of
 
 import fastmerge
 from fastmerge.render._common import cut_calls

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _anthropic import block, delta, end, start, stop, text
-from _replay_validators import problems
+from _support.anthropic import block, delta, end, start, stop, text
+from _support.replay_validators import problems
 
 import fastmerge
 from fastmerge.render import RENDERERS

@@ -18,8 +18,8 @@ from typing import Any
 
 import orjson
 import pytest
-from _corpus import CORPUS, KINDS
-from _replay_validators import HISTORY_KEY, problems
+from _support.corpus import CORPUS, KINDS
+from _support.replay_validators import HISTORY_KEY, problems
 from conftest import AGGREGATES, BACKENDS, MESSAGES
 
 from fastmerge.session import Session, to_request

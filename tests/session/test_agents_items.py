@@ -3,7 +3,7 @@
 openai-agents-python) run against it on SQLite (a file) and PostgreSQL (a sync store in a
 worker thread and an async one), and what fastmerge promises: every Responses input item reads
 back exactly, ``pop_item`` and ``clear_session`` are events of the log, and the history replays
-to other providers (accepted by tests/_replay_validators.py)."""
+to other providers (accepted by tests/_support/replay_validators.py)."""
 
 from __future__ import annotations
 
@@ -16,13 +16,13 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from _replay_validators import problems
-from _session_helpers import new_id, pg_dsn
+from _support.replay_validators import problems
+from _support.session_helpers import new_id, pg_dsn
 
 agents = pytest.importorskip("agents", reason="openai-agents (fastmerge[agents]) is not installed")
 
-import _agents  # noqa: E402
-from _agents import CONVERSATION, ITEMS, json_texts, run_on  # noqa: E402
+from _support import agents as _agents  # noqa: E402
+from _support.agents import CONVERSATION, ITEMS, json_texts, run_on  # noqa: E402
 from agents import SessionSettings  # noqa: E402
 from agents.memory import Session as AgentsProtocol  # noqa: E402
 

@@ -12,13 +12,13 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from _replay_validators import problems
-from _session_helpers import new_id
+from _support.replay_validators import problems
+from _support.session_helpers import new_id
 
 agents = pytest.importorskip("agents", reason="openai-agents (fastmerge[agents]) is not installed")
 
-import _agents  # noqa: E402
-from _agents import CONVERSATION, ITEMS, json_texts, run_on  # noqa: E402
+from _support import agents as _agents  # noqa: E402
+from _support.agents import CONVERSATION, ITEMS, json_texts, run_on  # noqa: E402
 
 from fastmerge import errors  # noqa: E402
 from fastmerge.session import (  # noqa: E402

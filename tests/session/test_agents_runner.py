@@ -10,13 +10,13 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from _replay_validators import problems
-from _session_helpers import anthropic_events, new_id
+from _support.replay_validators import problems
+from _support.session_helpers import anthropic_events, new_id
 
 agents = pytest.importorskip("agents", reason="openai-agents (fastmerge[agents]) is not installed")
 
-import _agents  # noqa: E402
-from _agents import run_on, text_item  # noqa: E402
+from _support import agents as _agents  # noqa: E402
+from _support.agents import run_on, text_item  # noqa: E402
 from agents import Agent, RunConfig, Runner, SessionSettings, function_tool  # noqa: E402
 from agents.testing import ScriptedModel  # noqa: E402
 from openai.types.responses import (  # noqa: E402

@@ -14,8 +14,8 @@ from typing import Any
 from unittest.mock import AsyncMock, MagicMock
 
 import pytest
-from _agents import ITEMS
-from _session_helpers import new_id
+from _support.agents import ITEMS
+from _support.session_helpers import new_id
 
 pytest.importorskip("agents")
 fernet = pytest.importorskip("cryptography.fernet")

@@ -9,7 +9,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from _session_helpers import STORES, anthropic_events, make_store, new_id, pg_dsn
+from _support.session_helpers import STORES, anthropic_events, make_store, new_id, pg_dsn
 
 from fastmerge import errors
 from fastmerge.session import AsyncPostgresStore, AsyncSession, Session

@@ -10,7 +10,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from _session_helpers import STORES, anthropic_events, make_store, new_id
+from _support.session_helpers import STORES, anthropic_events, make_store, new_id
 
 from fastmerge.session import Compaction, Session
 

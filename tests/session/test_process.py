@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _session_helpers import STORES, make_store, new_id
+from _support.session_helpers import STORES, make_store, new_id
 
 from fastmerge.session import Session
 
@@ -80,6 +80,6 @@ def test_two_processes_appending_lose_nothing(
 
 
 def _dsn() -> str:
-    from _session_helpers import pg_dsn
+    from _support.session_helpers import pg_dsn
 
     return pg_dsn()

@@ -10,8 +10,8 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from _corpus import CORPUS, KINDS, assert_same_structure, sibling
-from _session_helpers import anthropic_events
+from _support.corpus import CORPUS, KINDS, assert_same_structure, sibling
+from _support.session_helpers import anthropic_events
 from conftest import assert_isolated_ok
 
 from fastmerge import errors

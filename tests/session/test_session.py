@@ -10,8 +10,8 @@ from types import ModuleType
 from typing import Any, Sequence
 
 import pytest
-from _corpus import path_of
-from _session_helpers import STORES, anthropic_events, make_store, new_id
+from _support.corpus import path_of
+from _support.session_helpers import STORES, anthropic_events, make_store, new_id
 
 from fastmerge import errors
 from fastmerge.session import SCHEMA_VERSION, Event, NewEvent, Session, Store, _log

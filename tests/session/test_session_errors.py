@@ -11,7 +11,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from _session_helpers import STORES, make_store, new_id, pg_dsn
+from _support.session_helpers import STORES, make_store, new_id, pg_dsn
 
 from fastmerge import errors
 from fastmerge.session import Session, SQLiteStore

@@ -16,9 +16,9 @@ from typing import Any
 
 import orjson
 import pytest
-from _batch import batch_module, chat, chunk, lines, write
-from _cli import fastmerge_cli
-from _corpus import CORPUS
+from _support.batch import batch_module, chat, chunk, lines, write
+from _support.cli import fastmerge_cli
+from _support.corpus import CORPUS
 
 import fastmerge
 from fastmerge.errors import AnomalyError

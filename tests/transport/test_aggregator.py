@@ -8,9 +8,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import _values
 import orjson
 import pytest
+from _support import values as _values
 from conftest import AGGREGATES, BACKENDS, outcome
 from hypothesis import given
 from hypothesis import strategies as st

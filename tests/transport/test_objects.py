@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 import orjson
 import pytest
-from _corpus import stream_ids, streams
+from _support.corpus import stream_ids, streams
 from conftest import AGGREGATES, BACKENDS, RUST
 from hypothesis import given, settings
 from hypothesis import strategies as st

@@ -16,10 +16,10 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-import _values
 import orjson
 import pytest
-from _cli import fastmerge_cli
+from _support import values as _values
+from _support.cli import fastmerge_cli
 from conftest import AGGREGATES, BACKENDS, outcome
 from hypothesis import example, given, settings
 from hypothesis import strategies as st

@@ -8,7 +8,7 @@ from typing import Any
 
 import orjson
 import pytest
-from _corpus import path_of
+from _support.corpus import path_of
 
 import fastmerge
 

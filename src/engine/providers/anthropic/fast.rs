@@ -3,7 +3,7 @@
 //! straight from the event's bytes, to the leaf [`Adapter::delta`] builds from the parsed
 //! tree. Any other event or shape (another key, another type, a block not started or of
 //! another kind, a duplicate key, invalid text) makes [`fast_event`] answer None, and
-//! the event is read the generic way; tests/engine_fastpath.rs runs both on the corpus.
+//! the event is read the generic way; tests/engine/fastpath.rs runs both on the corpus.
 
 use std::borrow::Cow;
 

@@ -7,7 +7,7 @@
 //! type, a null where the generic path would error, a duplicate key, an escape it cannot
 //! borrow around, a state the generic path would flag) makes [`fast_event`] answer None and
 //! the caller reads the event the generic way: the exact-shape check is what keeps both paths
-//! byte-identical (tests/engine_fastpath.rs runs both on the corpus).
+//! byte-identical (tests/engine/fastpath.rs runs both on the corpus).
 //!
 //! Most chunks of a stream are alike but for their delta's text and padding: a chunk read as
 //! one bare delta is kept as a [`Template`], and a later chunk whose other bytes are the same

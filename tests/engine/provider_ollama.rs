@@ -2,7 +2,7 @@
 //! engine_provider_ollama`): the leaves of generate and chat objects, key order included, the
 //! errors, and a recorded stream through the aggregator.
 
-mod common;
+use crate::common;
 use common::*;
 
 use fastmerge::engine::providers::Adapter;

@@ -15,11 +15,11 @@ from typing import Any, Iterable
 
 import orjson
 import zstandard
-from _corpus import CORPUS
 
+from _support.corpus import CORPUS
 from fastmerge import _backend
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 COMPRESSORS = {
     "gzip": lambda data: gzip.compress(data, mtime=0),

@@ -17,9 +17,9 @@ from typing import Any
 import orjson
 from conftest import AGGREGATES, BACKENDS
 
-CORPUS = Path(__file__).resolve().parent / "corpus"
+CORPUS = Path(__file__).resolve().parents[1] / "corpus"
 #: The upstream corpus the copy follows (absent in a plain clone).
-SHARED_CORPUS = (Path(__file__).resolve().parent.parent / ".." / "shared" / "corpus").resolve()
+SHARED_CORPUS = (Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus").resolve()
 
 # corpus folder -> wire format
 KINDS = {

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 #: The spec's pages: their name in ``docs/`` -> their name in ``../shared/spec``, kept byte-equal
 #: (tests/docs/test_docstrings.py).

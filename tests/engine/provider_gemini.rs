@@ -2,7 +2,7 @@
 //! engine_provider_gemini`): the leaves of each event, key order included, streamed arguments,
 //! the anomalies and errors, and a recorded Vertex stream through the aggregator.
 
-mod common;
+use crate::common;
 use common::*;
 
 use fastmerge::engine::providers::Adapter;

@@ -1,7 +1,7 @@
 //! JSON kept as its text (`engine::json_text`): what it accepts, and that reading accepted text
 //! gives what the generic reading (`events::parse`) gives, numbers and escapes included.
 
-mod common;
+use crate::common;
 
 use common::Gen;
 use fastmerge::engine::events::{self, kept_items_at, KeptItems, MAX_JSON_DEPTH};

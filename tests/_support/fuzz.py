@@ -23,8 +23,9 @@ from types import ModuleType
 from typing import Any, Callable
 
 import zstandard
-from _corpus import CORPUS
 from hypothesis import strategies as st
+
+from _support.corpus import CORPUS
 
 #: Inputs each fuzz test draws: the environment's ``FASTMERGE_FUZZ_EXAMPLES``, else ``smoke``.
 _ENV = os.environ.get("FASTMERGE_FUZZ_EXAMPLES", "").strip()

@@ -2,7 +2,7 @@
 //! engine_provider_bedrock_converse`): the leaves of each event kind, key order included, the
 //! errors, the end-of-stream anomalies, and a recorded stream through the aggregator.
 
-mod common;
+use crate::common;
 use common::*;
 
 use fastmerge::engine::providers::Adapter;

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from _corpus import (
+from _support.corpus import (
     path_of,
 )
 

@@ -1,9 +1,9 @@
-//! The batch engine (`cargo test --no-default-features --test engine_batch`): every stream's
+//! The batch engine (`cargo test --no-default-features --test engine batch::`): every stream's
 //! result equals its own aggregator's, items come in input order whatever the number of jobs,
 //! on the corpus (one file, one stream) and on generated interleaved logs (wrapper records),
 //! compressed or not; bad lines, limits and unreadable inputs.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::path::PathBuf;

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import fastmerge
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 #: The directory holding the ``fastmerge`` package under test, for the subprocesses.

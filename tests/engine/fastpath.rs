@@ -1,10 +1,10 @@
 //! The typed fast paths (openai-chat, anthropic) against their generic paths (`cargo test
-//! --no-default-features --test engine_fastpath`): on every openai-chat, Mistral and
+//! --no-default-features --test engine fastpath::`): on every openai-chat, Mistral and
 //! Anthropic corpus stream and on generated streams, event by event (the same leaves from the
 //! bytes as from the parsed event) and whole (the same messages, anomalies and errors, however
 //! split).
 
-mod common;
+use crate::common;
 use common::*;
 
 use fastmerge::engine::aggregate::AggregatorCore;

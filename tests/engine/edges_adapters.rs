@@ -4,7 +4,7 @@
 //! non-string field as an error. `tests/providers/test_adapter_edges.py` runs the same rules on both
 //! backends.
 
-mod common;
+use crate::common;
 use common::*;
 
 use fastmerge::engine::aggregate::{AggError, AggregatorCore};

@@ -2,7 +2,7 @@
 //! engine_provider_openai_responses`): the leaves of item, delta and done events, key order
 //! included, truncation at the end, the errors, and a recorded stream through the aggregator.
 
-mod common;
+use crate::common;
 use common::*;
 
 use fastmerge::engine::providers::Adapter;

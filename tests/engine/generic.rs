@@ -1,7 +1,7 @@
 //! The generic merge rules on the engine's own values, without Python
 //! (`cargo test --no-default-features`). Expected values come from docs/edge-cases.md §A.
 
-mod common;
+use crate::common;
 use common::*;
 
 use fastmerge::engine::error::{EngineError, OptionError, PathItem};

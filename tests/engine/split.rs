@@ -1,5 +1,5 @@
 //! The bucket step of `fastmerge.dask` on local files (`cargo test --no-default-features
-//! --test engine_split`): the light key scan finds the key the record reader reads or
+//! --test engine split::`): the light key scan finds the key the record reader reads or
 //! nothing, and a batch of one bucket gives that bucket's items where the whole batch does.
 
 use fastmerge::engine::batch::path::Path;

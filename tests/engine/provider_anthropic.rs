@@ -2,7 +2,7 @@
 //! engine_provider_anthropic`): the leaves of each event, key order included, the anomalies,
 //! the errors, and a recorded stream through the aggregator.
 
-mod common;
+use crate::common;
 use common::*;
 
 use fastmerge::engine::providers::Adapter;

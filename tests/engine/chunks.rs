@@ -4,7 +4,7 @@
 //! Python twin (python/fastmerge/_pure/chunks.py, `ChunkCore._data`) gives for the same leaves,
 //! key order included; case numbers are those of docs/edge-cases.md.
 
-mod common;
+use crate::common;
 use common::*;
 
 use fastmerge::engine::chunks::{self, Family, Leaf, Options, State};

@@ -21,7 +21,7 @@ from langchain_core.messages import (  # noqa: E402
     AIMessageChunk,
 )
 
-CORPUS = Path(__file__).resolve().parent / "corpus"
+CORPUS = Path(__file__).resolve().parents[1] / "corpus"
 HYPOTHESIS = {
     "deadline": None,
     "database": None,

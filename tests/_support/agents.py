@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable
 
 import pytest
-from _session_helpers import pg_dsn
+
+from _support.session_helpers import pg_dsn
 
 agents = pytest.importorskip("agents", reason="openai-agents (fastmerge[agents]) is not installed")
 

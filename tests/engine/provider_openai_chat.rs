@@ -2,7 +2,7 @@
 //! engine_provider_openai_chat`): the leaves of chunks, key order included, what repeats and
 //! is not sent again, the anomalies, the errors, and hostile values without a panic.
 
-mod common;
+use crate::common;
 use common::*;
 
 use fastmerge::engine::providers::Adapter;

@@ -12,7 +12,8 @@ import warnings
 from typing import Any, Callable
 
 import pytest
-from _corpus import path_of
+
+from _support.corpus import path_of
 
 # LiteLLM fetches its model price map over the network at import unless told not to.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")

@@ -1,7 +1,7 @@
 //! Shared by the cargo integration tests: JSON (serde_json, insertion order kept) to and from
 //! the engine's native `Value`.
 
-#![allow(dead_code)] // each test crate uses part of it
+#![allow(dead_code)] // each test module uses part of it
 
 use fastmerge::engine::aggregate::AggregatorCore;
 use fastmerge::engine::chunks::Options;
