@@ -10,7 +10,7 @@ Implementations (the ``impl`` parameter):
 Each implementation is loaded directly, whatever ``FASTMERGE_BACKEND`` says, so one run compares
 all three. A missing extension skips the ``rust`` benchmarks, except with
 ``FASTMERGE_BACKEND=rust`` (CI, ``make bench``), where it is an error. openJiuwen is loaded from
-its schema modules by ``tests/_openjiuwen.py`` (``pip install --no-deps openjiuwen``).
+its schema modules by ``tests/_support/openjiuwen.py`` (``pip install --no-deps openjiuwen``).
 
 Every benchmark checks its result against the data set's reference result (the openJiuwen
 result, computed once per session) before it is timed.
@@ -37,7 +37,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from _openjiuwen import load as load_openjiuwen  # noqa: E402
+from _support.openjiuwen import load as load_openjiuwen  # noqa: E402
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")  # auto without the extension warns; we load both ourselves

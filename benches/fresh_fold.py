@@ -32,7 +32,7 @@ SIZES = (1_000, 20_000)
 def chunk_class(impl: str) -> Any:
     if impl == "openjiuwen":
         sys.path.insert(0, str(ROOT / "tests"))
-        from _openjiuwen import load
+        from _support.openjiuwen import load
 
         module = load()
         if module is None:

@@ -30,7 +30,7 @@ N = int(os.environ.get("FASTMERGE_INSTRUCTIONS_N", "20000"))  # fewer: quicker, 
 PROGRAM = r"""
 import json, os, sys
 sys.path.insert(0, {tests!r})
-import _openjiuwen
+from _support import openjiuwen as _openjiuwen
 import fastmerge._fastmerge as rust
 import fastmerge._pure as twin
 

@@ -111,7 +111,7 @@ from fastmerge import _backend
 from fastmerge.session import Session, SQLiteStore, to_request
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from _session_helpers import anthropic_events  # noqa: E402  (the tests' Anthropic stream)
+from _support.session_helpers import anthropic_events  # noqa: E402  (the tests' Anthropic stream)
 
 TURNS = 1_000
 BATCH = 1_000
