@@ -142,7 +142,14 @@ _CORE_OVERRIDES: dict[str, str] = {}
 
 def backend_of(module_name: str) -> tuple[str, ModuleType]:
     """The backend (name, module) that the module ``module_name`` is built on."""
-    name = _CORE_OVERRIDES.get(module_name, selected)
+    name = _CORE_OVERRIDES.get(module_name)
+    if name is None:
+        # a module of a copied package (``fastmerge._batch_python.run``): its package's
+        package = module_name.rsplit(".", 1)[0]
+        while name is None and "." in package:
+            name = _CORE_OVERRIDES.get(package)
+            package = package.rsplit(".", 1)[0]
+    name = name or selected
     return name, impl if name == selected else load(name)
 
 
@@ -164,7 +171,10 @@ def _copy(base: str, name: str) -> ModuleType:
         return sys.modules[module_name]
     load(name)
     _CORE_OVERRIDES[module_name] = name
-    spec = importlib.util.spec_from_file_location(module_name, own.__file__)
+    # a package's copy finds its own submodules, which are copied with it
+    spec = importlib.util.spec_from_file_location(
+        module_name, own.__file__, submodule_search_locations=getattr(own, "__path__", None)
+    )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module

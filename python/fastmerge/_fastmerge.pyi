@@ -111,6 +111,11 @@ class AggregatorCore:
 class BatchCore:
     """Logged streams -> one item per stream, on all cores (the twin: ``fastmerge._pure.batch``)."""
 
+    WRITES_RECORDS: bool
+    RECORD_FIELDS: tuple[str, ...]
+    COLUMNS: tuple[tuple[str, str], ...]
+    STATUSES: tuple[str, ...]
+
     def __new__(
         cls,
         paths: list[str],

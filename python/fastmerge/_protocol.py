@@ -98,6 +98,9 @@ class BatchCoreLike(Protocol):
     """What ``fastmerge.batch`` uses of a backend's ``BatchCore`` (the twin,
     ``fastmerge._pure.batch``, is its specification)."""
 
+    #: Whether it writes records itself (``next(timeout, "jsonl" | "row")``, ``next_rows``).
+    WRITES_RECORDS: bool
+
     def __init__(
         self,
         paths: list[str],

@@ -47,12 +47,16 @@ from array import array
 from bisect import bisect_right
 from functools import partial
 from operator import itemgetter
-from typing import IO, Any, Iterable, Iterator, Literal
+from typing import IO, TYPE_CHECKING, Any, Iterable, Iterator, Literal
 
 from . import _backend, _remote
 from . import batch as _batch
 from . import errors as _errors
-from ._types import Provider, SignatureMerge, UsageMerge
+from ._types import Provider
+from .batch.options import BatchOptions, OptionValues
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["DaskBatch", "client", "merge_logs"]
 
@@ -93,7 +97,7 @@ class _Job:
     """What every task needs (picklable, small): the inputs and the batch options."""
 
     def __init__(
-        self, paths: list[str], options: dict[str, Any], buckets: int, backend: str | None
+        self, paths: list[str], options: BatchOptions, buckets: int, backend: str | None
     ) -> None:
         self.backend = backend
         #: A file the first tasks (index, split) wait for before they start (tests kill a
@@ -103,7 +107,7 @@ class _Job:
         self.options = options
         self.buckets = buckets
         #: False: each file is one stream (``group_by`` auto or file)
-        self.records = options["group_by"] not in ("auto", "file")
+        self.records = options.group_by not in ("auto", "file")
         #: fsspec's options for the URLs among ``paths`` (each task opens its own)
         self.storage_options: dict[str, Any] | None = None
         #: The stored size of each local file when the job was planned.
@@ -125,21 +129,22 @@ class _Job:
     ) -> Any:
         """The backend's ``BatchCore`` on ``paths`` with the job's options (with ``bucket``,
         reading only that bucket's records; ``jobs`` in place of the job's)."""
-        o = self.options
-        return self.batch()._Core(
-            paths,
-            o["group_by"] if group_by is None else group_by,
-            o["event"],
-            o["order_by"],
-            o["provider"],
-            o["strict"],
-            o["signature_merge"],
-            o["usage"],
-            o["jobs"] if jobs is None else jobs,
-            0,
-            positions,
-            None if bucket is None else (bucket, self.buckets),
+        options = self.options.but(
+            group_by=self.options.group_by if group_by is None else group_by,
+            jobs=self.options.jobs if jobs is None else jobs,
         )
+        return self.batch().run._Core(
+            paths,
+            **options.core_arguments(),
+            positions=positions,
+            bucket=None if bucket is None else (bucket, self.buckets),
+        )
+
+    def split_file(self, path: str) -> Any:
+        """The backend's ``split_file`` of ``path`` with the job's grouping, into its buckets."""
+        o = self.options
+        split = _backend.load(self.backend or _backend.selected).split_file
+        return split(path, o.group_by, o.event, o.order_by, self.buckets)
 
 
 class Fragment:
@@ -177,10 +182,9 @@ def _fragments(job: _Job, file: int, split: tuple[int, list[Any]]) -> list[tuple
 def _split(job: _Job, file: int) -> list[tuple[int, Fragment]]:
     """Task 1: one file's records as one fragment per bucket (the backend's ``split_file``)."""
     _hold(job)
-    o = job.options
 
     def split(path: str) -> Any:
-        return job.batch()._split_file(path, o["group_by"], o["event"], o["order_by"], job.buckets)
+        return job.split_file(path)
 
     path = job.paths[file]
     if _remote.is_url(path):
@@ -207,10 +211,7 @@ def _split_lines(job: _Job, items: Iterable[Any], partitions: list[int]) -> list
             if not item.endswith(b"\n"):  # dask.bag.read_text keeps each line's newline
                 tmp.write(b"\n")
     try:
-        o = job.options
-        parts = job.batch()._split_file(
-            tmp.name, o["group_by"], o["event"], o["order_by"], job.buckets
-        )
+        parts = job.split_file(tmp.name)
     finally:
         os.unlink(tmp.name)
     return _fragments(job, partition, parts)
@@ -447,6 +448,17 @@ class DaskBatch:
     def __iter__(self) -> Iterator[_batch.StreamResult]:
         return iter(self.compute())
 
+    def write(
+        self, path: str | os.PathLike[str], format: str = "jsonl", to: Provider | None = None
+    ) -> int:
+        """Run the job and write its records to ``path`` in ``format``, one of
+        :data:`fastmerge.batch.FORMATS` (a file, or for ``"directory"`` a directory); the
+        records written."""
+        output = _batch.FORMATS.get(format)
+        if output is None:
+            raise _errors.invalid_option("format", format, tuple(_batch.FORMATS))
+        return _batch.write(self.compute(), output.open(os.fspath(path)), to)
+
     def to_parquet(
         self,
         path: str | os.PathLike[str],
@@ -464,7 +476,7 @@ class DaskBatch:
             if not chunk and part:
                 return count
             name = os.path.join(os.fspath(path), f"part-{part:05d}.parquet")
-            count += _batch.to_parquet(chunk, name, to)
+            count += _batch.write(chunk, _batch.FORMATS["parquet"].open(name), to)
             part += 1
             if len(chunk) < rows_per_file:
                 return count
@@ -500,24 +512,19 @@ def _hosts() -> list[tuple[list[str], int]]:
 
 def merge_logs(
     paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | Any,
+    options: BatchOptions | None = None,
     *,
-    group_by: str = "auto",
-    event: str | None = None,
-    order_by: str | None = None,
-    provider: Provider | Literal["auto"] = "auto",
     errors: Literal["raise", "skip", "collect"] = "raise",
     errors_file: IO[str] | None = None,
-    strict: bool = False,
-    signature_merge: SignatureMerge = "replace",
-    usage: UsageMerge = "merge",
     buckets: int = 0,
-    jobs: int = 0,
     shuffle: Literal["direct", "groupby", "foldby"] = "direct",
     backend: str | None = None,
     storage_options: dict[str, Any] | None = None,
+    **option_values: Unpack[OptionValues],
 ) -> DaskBatch:
     """:func:`fastmerge.batch.merge_logs` on Dask (the current client's cluster, or any Dask
-    scheduler): the same results in the same order. The options are that function's (no
+    scheduler): the same results in the same order. The options are that function's
+    (:class:`~fastmerge.batch.BatchOptions`, or its fields as keywords; no
     ``max_open_streams``: streams are spread over workers); ``buckets`` is the number of
     aggregate tasks (at most :data:`MAX_BUCKETS`), ``jobs`` the core's threads in each
     task, ``shuffle`` how the fragments of URLs and Bags meet (``"direct"``: each bucket's
@@ -542,6 +549,12 @@ def merge_logs(
     it needs a ``group_by`` key): each partition is read as an input file named
     ``<bag partition N>``, in partition order, so a stream may cross partitions as it may
     cross files."""
+    options = BatchOptions(**option_values) if options is None else options.but(**option_values)
+    if options.max_open_streams:
+        raise _errors.batch_option(
+            "max_open_streams cannot be used on Dask: streams are spread over workers"
+        )
+    jobs = options.jobs
     bag = _dask_bag()
     if errors not in _batch.ERROR_MODES:
         raise _errors.invalid_option("errors", errors, _batch.ERROR_MODES)
@@ -556,16 +569,7 @@ def merge_logs(
             raise _errors.batch_option(f"{name} must be 0 or more, not {count}")
         if name == "buckets" and count > MAX_BUCKETS:
             raise _errors.batch_option(f"buckets must be at most {MAX_BUCKETS}, not {count}")
-    options = dict(
-        group_by=group_by,
-        event=event,
-        order_by=order_by,
-        provider=provider,
-        strict=strict,
-        signature_merge=signature_merge,
-        usage=usage,
-        jobs=jobs or 1,
-    )
+    options = options.but(jobs=jobs or 1)
     if isinstance(paths, bag.Bag):
         return _merge_bag(paths, errors, errors_file, buckets, backend, shuffle, options)
     expanded = _batch.expand_paths(paths, storage_options=storage_options)
@@ -630,7 +634,7 @@ def _merge_bag(
     buckets: int,
     backend: str | None,
     shuffle: str,
-    options: dict[str, Any],
+    options: BatchOptions,
 ) -> DaskBatch:
     """:func:`merge_logs` of a Bag of lines."""
     bag = _dask_bag()

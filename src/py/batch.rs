@@ -2,151 +2,34 @@
 //! the engine run with the GIL released, items out as Python tuples. Every rule is in
 //! `crate::engine::batch`; the twin is `fastmerge._pure.batch`.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use pyo3::exceptions::{PyRuntimeError, PyStopIteration, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyBytes, PyInt, PyList, PyString, PyTuple};
+use pyo3::types::{PyBool, PyBytes, PyList, PyString, PyTuple};
 
-use crate::engine::batch::input::Input;
-use crate::engine::batch::split::{split_file as split_engine, Fragment};
 use crate::engine::batch::{
-    max_line_bytes, too_many_jobs, Batch, BatchError, Item, Next, Options, Place, StreamError,
-    Writer, Written, MAX_JOBS, MAX_LINE_VARIABLE,
+    Batch, BatchError, Item, Next, Options, Place, StreamError, Writer, Written,
 };
 use crate::py::aggregate::AggregatorCore;
 use crate::py::args::Arg;
 use crate::py::chunks::parse_options;
 use crate::py::convert::{GcPause, ToPy};
-use crate::py::errors::{agg_error, build, wrong_type};
+use crate::py::errors::{agg_error, wrong_type};
 
-#[path = "batch_record.rs"]
-pub(crate) mod record;
-
-#[path = "batch_columns.rs"]
+mod args;
+pub(crate) use args::{batch_error, text_arg};
+use args::{bucket_arg, count_arg, max_line_arg, path_text, timeout_arg};
 mod columns;
+pub(crate) mod record;
+mod split;
 
 use columns::{Columns, RowCells};
 
 /// How long a wait without a timeout sleeps between looks at Python's signals (Ctrl-C).
 const SIGNAL_TICK: Duration = Duration::from_millis(100);
-
-/// A batch error as `BatchCore` raises it (also `split_file`'s).
-pub(crate) fn batch_error(py: Python<'_>, err: BatchError) -> PyErr {
-    match err {
-        BatchError::File { source, errno } => {
-            build(py, "file_error", (source, errno).into_pyobject(py))
-        }
-        BatchError::Compressed {
-            source,
-            format,
-            truncated,
-            offset,
-        } => build(
-            py,
-            "compressed_error",
-            (source, format, truncated, offset).into_pyobject(py),
-        ),
-        BatchError::TooManyStreams {
-            limit,
-            source,
-            line,
-        } => build(
-            py,
-            "too_many_streams",
-            (limit, source, line).into_pyobject(py),
-        ),
-        BatchError::LongLine {
-            source,
-            line,
-            limit,
-        } => build(py, "long_line", (source, line, limit).into_pyobject(py)),
-        BatchError::Option(detail) => build(py, "batch_option", (detail,).into_pyobject(py)),
-        BatchError::Internal(text) => {
-            PyRuntimeError::new_err(format!("fastmerge engine error: {text}"))
-        }
-    }
-}
-
-/// A path's text, `obj` an exact `str`: a name the file system holds as bytes that are not
-/// UTF-8 comes as lone surrogates, which the engine cannot name its items and errors by:
-/// refused by name, as the twin refuses it (never a `UnicodeEncodeError` from deep inside).
-fn path_text(py: Python<'_>, obj: &Bound<'_, PyString>) -> PyResult<String> {
-    match obj.to_str() {
-        Ok(text) => Ok(text.to_owned()),
-        Err(_) => {
-            let detail = format!(
-                "{}: the file name is not UTF-8: rename the file (the batch engine names each \
-                 input by its text)",
-                obj.repr()?
-            );
-            Err(batch_error(py, BatchError::Option(detail)))
-        }
-    }
-}
-
-/// An exact `str` argument naming a file: its text (see [`path_text`]), or the twin's
-/// `TypeError`.
-fn path_arg(py: Python<'_>, name: &str, obj: &Bound<'_, PyAny>) -> PyResult<String> {
-    match obj.cast::<PyString>() {
-        Ok(text) if obj.get_type().is(py.get_type::<PyString>()) => path_text(py, text),
-        _ => Err(wrong_type(py, name, "a str", obj)),
-    }
-}
-
-/// An exact `str` argument's text, or the twin's `TypeError`.
-pub(crate) fn text_arg(py: Python<'_>, name: &str, obj: &Bound<'_, PyAny>) -> PyResult<String> {
-    match obj.cast::<PyString>() {
-        Ok(text) if obj.get_type().is(py.get_type::<PyString>()) => Ok(text.to_str()?.to_owned()),
-        _ => Err(wrong_type(py, name, "a str", obj)),
-    }
-}
-
-/// A count: an exact int (not a bool nor a subclass, as the twin checks; None for anything
-/// else), `least` or more, as a usize (beyond any count: as large as one can be, which the
-/// engine's checks still hold to; the twin names the same number).
-fn count_of(
-    py: Python<'_>,
-    name: &str,
-    obj: &Bound<'_, PyAny>,
-    least: u8,
-) -> PyResult<Option<usize>> {
-    if !obj.is_exact_instance_of::<PyInt>() {
-        return Ok(None);
-    }
-    if obj.lt(least)? {
-        let detail = format!("{name} must be {least} or more, not {}", obj.str()?);
-        return Err(batch_error(py, BatchError::Option(detail)));
-    }
-    Ok(Some(obj.extract::<usize>().unwrap_or(usize::MAX)))
-}
-
-/// `jobs` / `max_open_streams`: an int, 0 or more (`jobs` at most [`MAX_JOBS`]).
-fn count_arg(py: Python<'_>, name: &str, arg: &Arg<'_>) -> PyResult<usize> {
-    let Arg::Given(obj) = arg else { return Ok(0) };
-    let value = count_of(py, name, obj, 0)?.ok_or_else(|| wrong_type(py, name, "an int", obj))?;
-    if name == "jobs" && value > MAX_JOBS {
-        return Err(batch_error(py, too_many_jobs(value)));
-    }
-    Ok(value)
-}
-
-/// `BatchCore`'s `bucket`: a tuple `(bucket, buckets)` of two ints, 0 or more (the engine
-/// checks the rest).
-fn bucket_arg(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<(usize, usize)> {
-    let wrong = || wrong_type(py, "bucket", "a tuple (bucket, buckets) of int", obj);
-    let tuple = match obj.cast::<PyTuple>() {
-        Ok(tuple) if obj.get_type().is(py.get_type::<PyTuple>()) && tuple.len() == 2 => tuple,
-        _ => return Err(wrong()),
-    };
-    let mut values = [0usize; 2];
-    for (at, name) in ["bucket", "buckets"].into_iter().enumerate() {
-        values[at] = count_of(py, name, &tuple.get_item(at)?, 0)?.ok_or_else(wrong)?;
-    }
-    Ok((values[0], values[1]))
-}
 
 /// What `BatchCore.next` makes of a stream's item.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -202,22 +85,6 @@ fn record_writer(row: bool) -> Writer {
             row,
         }))
     })
-}
-
-/// The longest record line read, as [`MAX_LINE_VARIABLE`] sets it (an option error when its
-/// value is not a number of bytes).
-fn max_line_arg(py: Python<'_>) -> PyResult<usize> {
-    max_line_bytes(std::env::var_os(MAX_LINE_VARIABLE).as_deref()).map_err(|e| batch_error(py, e))
-}
-
-/// A timeout in seconds as a wait: a negative one is none, NaN or an infinite one forever.
-fn timeout_arg(timeout: Option<f64>) -> Option<Duration> {
-    match timeout {
-        None => None,
-        Some(t) if t.is_finite() && t >= 0.0 => Some(Duration::from_secs_f64(t.min(1e9))),
-        Some(t) if t.is_finite() => Some(Duration::ZERO),
-        Some(_) => None,
-    }
 }
 
 /// What one `next_rows` call added so far.
@@ -551,6 +418,31 @@ impl BatchCore {
 
 #[pymethods]
 impl BatchCore {
+    /// The core writes records itself (`next(timeout, "jsonl" | "row")`, `next_rows`).
+    #[classattr]
+    const WRITES_RECORDS: bool = true;
+
+    /// The keys of the records it writes, in their order (`fastmerge.batch.schema`'s).
+    #[classattr]
+    #[pyo3(name = "RECORD_FIELDS")]
+    fn record_fields(py: Python<'_>) -> PyResult<Py<PyTuple>> {
+        Ok(PyTuple::new(py, record::RECORD_FIELDS)?.unbind())
+    }
+
+    /// The Parquet columns of the rows it writes, `(name, Arrow type)` in their order.
+    #[classattr]
+    #[pyo3(name = "COLUMNS")]
+    fn columns_schema(py: Python<'_>) -> PyResult<Py<PyTuple>> {
+        Ok(PyTuple::new(py, columns::COLUMNS)?.unbind())
+    }
+
+    /// Stream statuses, best first (`fastmerge.batch.schema.STATUSES`).
+    #[classattr]
+    #[pyo3(name = "STATUSES")]
+    fn statuses(py: Python<'_>) -> PyResult<Py<PyTuple>> {
+        Ok(PyTuple::new(py, record::STATUSES)?.unbind())
+    }
+
     #[new]
     #[pyo3(
         signature = (paths, group_by = Arg::Default, event = None, order_by = None, provider = Arg::Default, strict = Arg::Default, signature_merge = Arg::Default, usage = Arg::Default, jobs = Arg::Default, max_open_streams = Arg::Default, positions = Arg::Default, bucket = None),
@@ -810,82 +702,8 @@ impl BatchCore {
     }
 }
 
-/// A fragment as `(bucket, data, lines)`: the line numbers in an `array('Q')`, one object,
-/// not one per record.
-fn fragment<'py>(
-    py: Python<'py>,
-    array: &Bound<'py, PyAny>,
-    f: Fragment,
-) -> PyResult<Bound<'py, PyTuple>> {
-    let lines: Vec<u8> = f.lines.iter().flat_map(|n| n.to_ne_bytes()).collect();
-    (
-        f.bucket,
-        PyBytes::new(py, &f.data),
-        array.call1(("Q", PyBytes::new(py, &lines)))?,
-    )
-        .into_pyobject(py)
-}
-
-/// One input's lines and its records as one fragment per bucket (the split step of
-/// `fastmerge.dask`), read with the GIL released; see the twin's
-/// `fastmerge._pure.batch.split_file`.
-#[pyfunction]
-#[pyo3(
-    signature = (path, group_by, event = None, order_by = None, buckets = Arg::Default),
-    text_signature = "(path, group_by, event=None, order_by=None, buckets=1)"
-)]
-fn split_file<'py>(
-    py: Python<'py>,
-    path: &Bound<'py, PyAny>,
-    group_by: &Bound<'py, PyAny>,
-    event: Option<Bound<'py, PyAny>>,
-    order_by: Option<Bound<'py, PyAny>>,
-    buckets: Arg<'py>,
-) -> PyResult<Bound<'py, PyTuple>> {
-    // the twin's order of checks: path, buckets, then BatchCore's
-    let path = path_arg(py, "path", path)?;
-    let buckets = match &buckets {
-        Arg::Default => 1,
-        Arg::Given(obj) => count_of(py, "buckets", obj, 1)?
-            .ok_or_else(|| wrong_type(py, "buckets", "an int", obj))?,
-    };
-    let mut options = Options::new(vec![path]);
-    options.group_by = text_arg(py, "group_by", group_by)?;
-    options.event = event.map(|e| text_arg(py, "event", &e)).transpose()?;
-    options.order_by = order_by.map(|o| text_arg(py, "order_by", &o)).transpose()?;
-    options.max_line_bytes = max_line_arg(py)?;
-    let (lines, fragments) = py
-        .detach(|| split_engine(options, buckets))
-        .map_err(|e| batch_error(py, e))?;
-    let array = py.import("array")?.getattr("array")?;
-    let out = PyList::empty(py);
-    for f in fragments {
-        out.append(fragment(py, &array, f)?)?;
-    }
-    (lines, out).into_pyobject(py)
-}
-
-/// One input's bytes as the batch engine reads them: decompressed when its first bytes are
-/// gzip, zstd, bzip2 or xz (members and frames read whole), with the GIL released. For a
-/// caller that reads what the engine reads without decompressing it itself (`fastmerge bench`
-/// gives the twin a zstd log this way when the `zstandard` package is missing).
-#[pyfunction]
-#[pyo3(text_signature = "(path)")]
-fn read_input<'py>(py: Python<'py>, path: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
-    let path = path_arg(py, "path", path)?;
-    let data = py
-        .detach(|| -> Result<Vec<u8>, BatchError> {
-            let mut input = Input::open(&path, Arc::new(AtomicU64::new(0)))?;
-            let mut data = Vec::new();
-            while !input.fill(&mut data, 1 << 20)? {}
-            Ok(data)
-        })
-        .map_err(|e| batch_error(py, e))?;
-    Ok(PyBytes::new(py, &data))
-}
-
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<BatchCore>()?;
-    m.add_function(wrap_pyfunction!(split_file, m)?)?;
-    m.add_function(wrap_pyfunction!(read_input, m)?)
+    m.add_function(wrap_pyfunction!(split::split_file, m)?)?;
+    m.add_function(wrap_pyfunction!(split::read_input, m)?)
 }

@@ -8,7 +8,7 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use crate::py::batch::record::{float, int_text, itoa_buffer, string};
+use crate::py::dumps::{float, int_text, itoa_buffer, string};
 use crate::py::writer::utf8;
 
 /// How deep the walk goes before it steps aside: `json.dumps` then gives what a deeper or a

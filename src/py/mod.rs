@@ -14,6 +14,7 @@ mod batch;
 mod chunks;
 mod convert;
 mod directory;
+mod dumps;
 mod errors;
 mod functions;
 mod host;

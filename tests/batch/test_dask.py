@@ -25,6 +25,7 @@ from _support.batch import batch_module, chat, chunk, generated_log, lines, wrap
 
 from fastmerge import cli, errors
 from fastmerge import dask as fdask
+from fastmerge.batch import BatchOptions
 
 
 @pytest.fixture(scope="module")
@@ -332,7 +333,7 @@ def test_bucket_cores_agree_across_backends(tmp_path: Path, buckets: int) -> Non
     args = ("stream_id", "event", None)
 
     def drain(name: str, bucket: tuple[int, int] | None, jobs: int = 1) -> list[Any]:
-        core = batch_module(name)._Core(paths, *args, jobs=jobs, positions=True, bucket=bucket)
+        core = batch_module(name).run._Core(paths, *args, jobs=jobs, positions=True, bucket=bucket)
         out = []
         while True:
             try:
@@ -375,13 +376,13 @@ def test_a_wrong_bucket_is_the_same_error_on_both_backends(
     raised = []
     for name in ("rust", "python"):
         with pytest.raises(error) as caught:
-            batch_module(name)._Core([path], "stream_id", "event", bucket=bucket)
+            batch_module(name).run._Core([path], "stream_id", "event", bucket=bucket)
         raised.append(str(caught.value))
     assert raised[0] == raised[1]
     assert text in raised[0]
     for name in ("rust", "python"):
         with pytest.raises(errors.BatchError, match="bucket reads records by their stream key"):
-            batch_module(name)._Core([path], "file", bucket=(0, 2))
+            batch_module(name).run._Core([path], "file", bucket=(0, 2))
 
 
 @pytest.mark.parametrize("buckets", [1, 2, 5])
@@ -461,17 +462,8 @@ def test_buckets_must_be_a_count(tmp_path: Path) -> None:
 
 def local_job(paths: list[str], backend_name: str, **options: Any) -> Any:
     """A job on local files as :func:`fdask.merge_logs` makes it (its tasks run here)."""
-    o: dict[str, Any] = dict(
-        group_by="stream_id",
-        event="event",
-        order_by=None,
-        provider="auto",
-        strict=False,
-        signature_merge="replace",
-        usage="merge",
-        jobs=1,
-    )
-    job = fdask._Job(paths, {**o, **options}, 2, backend_name)
+    o = BatchOptions(group_by="stream_id", event="event", jobs=1)
+    job = fdask._Job(paths, o.but(**options), 2, backend_name)
     job.sizes = [os.path.getsize(p) for p in paths]
     return job
 
@@ -490,7 +482,7 @@ def test_a_bucket_task_raises_what_its_core_raises(backend_name: str, tmp_path: 
     # last record (file 1's usage chunk, line 5), as on one machine
     assert [item[1][1] for item in items] == ["a"]
     assert items[0][0] == (0, 1, 5)
-    one = batch_module(backend_name)._Core(paths, "stream_id", "event", positions=True)
+    one = batch_module(backend_name).run._Core(paths, "stream_id", "event", positions=True)
     assert one.next()[-1] == (0, 1, 5)
     packed = Path(paths[1]).read_bytes()
     Path(paths[1]).write_bytes(packed[: len(packed) // 2])

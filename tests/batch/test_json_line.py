@@ -139,7 +139,7 @@ def test_rust_writes_plain_data_and_steps_aside_for_the_rest(
 ) -> None:
     """The split itself (the lines above hold either way): Rust writes plain data, and gives
     None (json.dumps' turn) for what it does not write alike; the twin is json.dumps alone."""
-    fast = batch._fast_line
+    fast = batch.lines._fast_line
     if backend_name != "rust":
         assert fast is None
         return

@@ -348,7 +348,7 @@ def test_a_missing_file_or_a_directory_is_an_error_before_anything_is_read(
         batch.merge_logs([good, missing])
     assert str(info.value) == f"{missing}: No such file or directory"
     with pytest.raises(BatchError) as info:
-        batch._Core([good, str(tmp_path)])  # the core reads each path as a file
+        batch.run._Core([good, str(tmp_path)])  # the core reads each path as a file
     assert str(info.value) == f"{tmp_path}: Is a directory"
 
 
@@ -696,7 +696,7 @@ def test_to_parquet_closes_a_row_group_when_its_messages_are_large(
 
     path = write(tmp_path / "log.jsonl", lines(two_streams()))
     out = tmp_path / "out.parquet"
-    monkeypatch.setattr(batch, "GROUP_BYTES", 1)  # every message passes it
+    monkeypatch.setattr(batch.formats.parquet, "GROUP_BYTES", 1)  # every message passes it
     count = batch.to_parquet(batch.merge_logs(path, group_by="stream_id", event="event"), out)
     assert count == 2
     assert pq.ParquetFile(out).metadata.num_row_groups == 2
@@ -712,15 +712,15 @@ def test_to_parquet_writes_full_row_groups_on_another_thread_and_raises_their_er
     import threading
 
     path = write(tmp_path / "log.jsonl", lines(two_streams()))
-    monkeypatch.setattr(batch, "GROUP_BYTES", 1)  # a group a row
+    monkeypatch.setattr(batch.formats.parquet, "GROUP_BYTES", 1)  # a group a row
     threads: list[str] = []
-    write_group = batch._write_group
+    write_group = batch.formats.parquet._write_group
 
     def recording(*args: Any) -> int:
         threads.append(threading.current_thread().name)
         return int(write_group(*args))
 
-    monkeypatch.setattr(batch, "_write_group", recording)
+    monkeypatch.setattr(batch.formats.parquet, "_write_group", recording)
     out = tmp_path / "out.parquet"
     assert batch.to_parquet(batch.merge_logs(path, group_by="stream_id", event="event"), out) == 2
     assert [name.startswith("fastmerge-parquet") for name in threads] == [True, True]
@@ -728,7 +728,7 @@ def test_to_parquet_writes_full_row_groups_on_another_thread_and_raises_their_er
     def failing(*args: Any) -> int:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(batch, "_write_group", failing)
+    monkeypatch.setattr(batch.formats.parquet, "_write_group", failing)
     with pytest.raises(OSError, match="No space left"):
         batch.to_parquet(batch.merge_logs(path, group_by="stream_id", event="event"), out)
 
@@ -859,7 +859,7 @@ def test_to_parquet_makes_a_row_group_from_slices_made_as_rows_come(
 
     path = write(tmp_path / "log.jsonl", lines(two_streams()))
     out = tmp_path / "out.parquet"
-    monkeypatch.setattr(batch, "_SLICE", 1)
+    monkeypatch.setattr(batch.formats.parquet, "_SLICE", 1)
     count = batch.to_parquet(batch.merge_logs(path, group_by="stream_id", event="event"), out)
     assert count == 2
     assert pq.ParquetFile(out).metadata.num_row_groups == 1

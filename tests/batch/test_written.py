@@ -44,7 +44,7 @@ def expected(batch: ModuleType, paths: Any, **options: Any) -> list[tuple[bytes,
     out = []
     for result in batch.merge_logs(paths, **options):
         record = result.record()
-        out.append((dumps_line(record), batch._row(result, record)))
+        out.append((dumps_line(record), batch.results._row(result, record)))
     return out
 
 
@@ -226,7 +226,7 @@ def test_the_command_writes_the_api_records(
 def test_blocks_of_lines_larger_than_a_write(
     batch: ModuleType, backend_name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(batch, "BLOCK", 1000)  # a block ends within the records
+    monkeypatch.setattr(batch.formats.jsonl, "BLOCK", 1000)  # a block ends within the records
     streams = interleave(*((f"s{i}", chat(f"s{i}", ["w"] * 20)) for i in range(30)))
     path = write(tmp_path / "log.jsonl", lines(wrap(streams)))
     options = {"group_by": "stream_id", "event": "event"}
@@ -291,8 +291,8 @@ def test_parquet_from_the_core_is_the_file_the_rows_of_the_results_make(
     pq = pytest.importorskip("pyarrow.parquet")
     path = rows_log(tmp_path)
     options = {"group_by": "stream_id", "event": "event", "errors": "skip", "jobs": 2}
-    monkeypatch.setattr(batch, "_SLICE", 4)
-    monkeypatch.setattr(batch, "GROUP_BYTES", 4000)
+    monkeypatch.setattr(batch.formats.parquet, "_SLICE", 4)
+    monkeypatch.setattr(batch.formats.parquet, "GROUP_BYTES", 4000)
     results = list(batch.merge_logs(path, **options))
     assert len(results) == 45
     for per_group in (7, 10_000):
@@ -434,7 +434,7 @@ def test_a_python_row_among_the_cores_makes_the_same_file(
     added: list[tuple[Any, ...]] = []
 
     def take() -> Any:  # the rows the core added since the last take
-        table = batch._table(added, pa)
+        table = batch.arrow.table(added, pa)
         added.clear()
         return table
 
@@ -484,7 +484,7 @@ def test_an_index_line_is_json_line_of_its_entry(batch: ModuleType, key: str) ->
         line = batch.json_line(record)
         written = batch.Written(key, "error", None, line, None, False)
         entry = {"key": key, "file": "k-2.json", "status": "error"}
-        assert batch._index_line(written, "k-2.json") == batch.json_line(entry)
+        assert batch.formats.directory._index_line(written, "k-2.json") == batch.json_line(entry)
 
 
 def test_random_floats_and_ints_as_python_writes_them(

@@ -90,14 +90,20 @@ def _write_stdout(data: bytes) -> int:
         out.write(data)
         out.flush()
     except OSError as exc:
-        # Unwritten bytes stay buffered: without this, the flush at interpreter exit fails
-        # again and prints a traceback after our line.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        if isinstance(exc, BrokenPipeError):
-            return EXIT_BROKEN_PIPE  # the reader went away (``| head``): quietly
-        return _fail(f"cannot write the output: {_os_reason(exc)}")
+        return _stdout_failed(exc)
     return EXIT_OK
+
+
+def _stdout_failed(exc: OSError) -> int:
+    """The exit status when writing standard output failed with ``exc`` (said on stderr,
+    except for a reader that went away)."""
+    # Unwritten bytes stay buffered: without this, the flush at interpreter exit fails
+    # again and prints a traceback after our line.
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    if isinstance(exc, BrokenPipeError):
+        return EXIT_BROKEN_PIPE  # the reader went away (``| head``): quietly
+    return _fail(f"cannot write the output: {_os_reason(exc)}")
 
 
 def _non_negative(text: str) -> int:

@@ -42,7 +42,7 @@ import re
 import sys
 import tempfile
 import time
-from typing import IO, TYPE_CHECKING, Any, Callable, Iterator, Literal
+from typing import IO, TYPE_CHECKING, Any, Callable, Literal
 
 from .. import PROVIDERS, MergeError
 from ._common import (
@@ -51,7 +51,7 @@ from ._common import (
     EXIT_OK,
     _fail,
     _non_negative,
-    _write_stdout,
+    _stdout_failed,
     check_options,
 )
 
@@ -116,8 +116,13 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         help="write each message as this provider's non-streaming response",
     )
     parser.add_argument("--strict", action="store_true", help="a stream's first anomaly fails it")
+    from ..batch.formats import FORMATS  # the output formats' registry
+
     parser.add_argument(
-        "--format", choices=("jsonl", "parquet"), default="jsonl", help="default: jsonl"
+        "--format",
+        choices=tuple(name for name, f in FORMATS.items() if f.target == "file"),
+        default="jsonl",
+        help="default: jsonl",
     )
     parser.add_argument(
         "-o", "--output", dest="out", metavar="FILE", help="write to FILE (default: stdout)"
@@ -183,8 +188,9 @@ def run(args: argparse.Namespace) -> int:
             f"-o/--output {args.out} is a directory: -o/--output writes one file; for a file "
             f"per stream, pass --output-dir {args.out}"
         )
-    if args.format == "parquet" and args.out is None:
-        args.parser.error("--format parquet needs -o FILE")
+    output = batch.FORMATS[args.format]
+    if output.stdout is None and args.out is None:
+        args.parser.error(f"--format {args.format} needs -o FILE")
     if args.dask is not None and args.max_open_streams:
         args.parser.error("--max-open-streams cannot be used with --dask")
     check_options(
@@ -218,23 +224,21 @@ def run(args: argparse.Namespace) -> int:
                 # earlier return another error is the one reported
                 stack.callback(_close_quietly, errors_file)
         skipped: list[str] = []
+        options = batch.BatchOptions(
+            group_by=args.group_by,
+            event=args.event,
+            order_by=args.order_by,
+            provider=args.provider,
+            strict=args.strict,
+            jobs=args.jobs,
+            max_open_streams=args.max_open_streams,
+        )
         try:
             if args.dask is not None:
                 batch.expand_paths(args.paths, skipped)  # what the walk leaves out, said here
-                run_ = _on_dask(stack, args, mode, errors_file)
+                run_ = _on_dask(stack, args.dask, args.paths, options, mode, errors_file)
             else:
-                run_ = batch.merge_logs(
-                    args.paths,
-                    group_by=args.group_by,
-                    event=args.event,
-                    order_by=args.order_by,
-                    provider=args.provider,
-                    errors=mode,
-                    errors_file=errors_file,
-                    jobs=args.jobs,
-                    max_open_streams=args.max_open_streams,
-                    strict=args.strict,
-                )
+                run_ = batch.merge_logs(args.paths, options, errors=mode, errors_file=errors_file)
         except (MergeError, ImportError, OSError) as exc:
             return _fail(str(exc), EXIT_DATA)
         stack.enter_context(run_)
@@ -242,19 +246,32 @@ def run(args: argparse.Namespace) -> int:
             with contextlib.suppress(OSError):
                 sys.stderr.write(f"fastmerge: {note}\n")
         failed: list[batch.Written] = []
-        row = args.format == "parquet" and args.out_dir is None
         bar = _Bar(run_) if progress else None
         landing = _Landing(args.out)
         stack.callback(landing.discard)  # a run that did not land leaves no temporary file
-        count = [0]  # the records written
+        count = [0]  # the records handed to the writer
+        output = batch.FORMATS["directory" if args.out_dir is not None else args.format]
         try:
-            if row and isinstance(run_, batch.Batch):
-                written = _write_rows(args, landing.path, run_, bar, failed, count)
+            if output.target == "directory":
+                writer = output.open(args.out_dir)
+            elif landing.path is None:
+                assert output.stdout is not None  # a format without it needs -o (checked)
+                writer = output.stdout()
             else:
-                records = _counted(_watched(_records(run_, bar, args.to, row), failed), count)
-                written = _write(args, landing.path, records)
-            if written is None:
-                landing.land()
+                writer = output.open(landing.path)
+
+            def each(piece: batch.Written | batch.Rows | None) -> None:
+                if bar is not None:
+                    bar.draw()
+                if isinstance(piece, batch.Rows):
+                    _note_failed(piece.failed, failed)
+                    count[0] += piece.added
+                elif piece is not None:
+                    _note_failed(piece, failed)
+                    count[0] += 1
+
+            batch.write(run_, writer, args.to, timeout=None if bar is None else REDRAW, each=each)
+            landing.land()
         except KeyboardInterrupt:
             _clear(progress)
             _interrupted(args, count[0])
@@ -262,13 +279,15 @@ def run(args: argparse.Namespace) -> int:
         except MergeError as exc:
             _clear(progress)
             return _fail(_with_hint(str(exc)), EXIT_DATA)
+        except ImportError as exc:  # a format's optional package (pyarrow)
+            return _fail(str(exc), EXIT_DATA)
         except OSError as exc:
             _clear(progress)
+            if output.target == "file" and landing.path is None:
+                return _stdout_failed(exc)
             # the file is named when there is one: --output-dir writes many
             where = f" {exc.filename}" if exc.filename else ""
             return _fail(f"cannot write the output{where}: {exc.strerror or exc}", EXIT_DATA)
-        if written is not None:
-            return written
         if errors_file is not None and errors_file is not sys.stderr:
             try:
                 errors_file.close()  # its last lines are written here (a full disk says so)
@@ -306,16 +325,6 @@ def _close_quietly(file: IO[str]) -> None:
     """Close ``file``, its failure left unsaid (another error is being reported)."""
     with contextlib.suppress(OSError):
         file.close()
-
-
-def _watched(
-    records: Iterator[batch.Written], failed: list[batch.Written]
-) -> Iterator[batch.Written]:
-    """``records``, keeping the first one that has no message (or, with ``--to``, one the
-    target cannot hold: an error record) in ``failed``."""
-    for record in records:
-        _note_failed(record, failed)
-        yield record
 
 
 def _note_failed(record: batch.Written | None, failed: list[batch.Written]) -> None:
@@ -489,7 +498,9 @@ def _event_of(path: str, line: int) -> str | None:
 
 def _on_dask(
     stack: contextlib.ExitStack[Any],
-    args: argparse.Namespace,
+    address: str,
+    paths: list[str],
+    options: batch.BatchOptions,
     mode: Literal["raise", "skip", "collect"],
     errors_file: IO[str] | None,
 ) -> batch.Batch:
@@ -497,18 +508,8 @@ def _on_dask(
     closed with the run): its results, in the single-machine order."""
     from .. import dask as fdask
 
-    client = stack.enter_context(fdask.client(args.dask))
-    job = fdask.merge_logs(
-        args.paths,
-        group_by=args.group_by,
-        event=args.event,
-        order_by=args.order_by,
-        provider=args.provider,
-        errors=mode,
-        errors_file=errors_file,
-        jobs=args.jobs,
-        strict=args.strict,
-    )
+    client = stack.enter_context(fdask.client(address))
+    job = fdask.merge_logs(paths, options, errors=mode, errors_file=errors_file)
     return job.compute(scheduler=client)
 
 
@@ -534,87 +535,6 @@ def _isatty(stream: Any) -> bool:
         return bool(stream.isatty())
     except (AttributeError, ValueError):
         return False
-
-
-def _records(run_: batch.Batch, bar: _Bar | None, to: Any, row: bool) -> Iterator[batch.Written]:
-    """The run's records as written (serialized by the core where it can); with a bar, the
-    core is polled so the bar moves between them."""
-    if bar is None:
-        yield from run_.written(to, row)
-        return
-    while True:
-        try:
-            record = run_.poll_written(REDRAW, to, row)
-        except StopIteration:
-            return
-        bar.draw()
-        if record is not None:
-            yield record
-
-
-def _write_rows(
-    args: argparse.Namespace,
-    path: str,
-    run_: batch.Batch,
-    bar: _Bar | None,
-    failed: list[batch.Written],
-    count: list[int],
-) -> int | None:
-    """``--format parquet`` to ``path``: the rows as the core makes them (Arrow columns, when
-    it writes records itself), the first failed record kept in ``failed``, the rows counted
-    in ``count``; None, or an exit status."""
-    from .. import batch
-
-    try:
-        out = batch.ParquetOut(path)
-    except ImportError as exc:
-        return _fail(str(exc), EXIT_DATA)
-    with out:
-        for piece in run_.rows(out.room, args.to, None if bar is None else REDRAW):
-            if bar is not None:
-                bar.draw()
-            if piece is None:
-                continue
-            _note_failed(piece.failed if isinstance(piece, batch.Rows) else piece, failed)
-            out.add(piece)
-            count[0] += piece.added if isinstance(piece, batch.Rows) else 1
-    return None
-
-
-def _write(
-    args: argparse.Namespace, path: str | None, records: Iterator[batch.Written]
-) -> int | None:
-    """Write the records (to ``path``, or standard output when None); None, or an exit
-    status that ends the run."""
-    from .. import batch
-
-    if args.out_dir is not None:
-        batch.write_directory(records, args.out_dir)
-        return None
-    if args.format == "parquet":
-        assert path is not None  # --format parquet without --output-dir needs -o (checked)
-        try:
-            batch.write_parquet(records, path)
-        except ImportError as exc:
-            return _fail(str(exc), EXIT_DATA)
-        return None
-    if path is None:
-        for record in records:
-            # a record is written (and flushed) when its stream ends
-            status = _write_stdout(record.line)
-            if status != EXIT_OK:
-                return status
-        return None
-    with open(path, "wb") as out:
-        batch.write_jsonl(records, out)
-    return None
-
-
-def _counted(records: Iterator[batch.Written], count: list[int]) -> Iterator[batch.Written]:
-    """``records``, counted in ``count`` as each is handed on."""
-    for record in records:
-        count[0] += 1
-        yield record
 
 
 class _Landing:

@@ -138,6 +138,10 @@ class BatchCore:
     """Logged streams -> one item per stream (``fastmerge.batch.merge_logs``'s engine); see
     the module docstring. ``jobs`` is accepted and ignored: the twin reads on one thread."""
 
+    #: The twin hands out streams; records are written by ``fastmerge.batch`` (the Rust core
+    #: writes them itself: ``next(timeout, "jsonl"|"row")``).
+    WRITES_RECORDS = False
+
     def __init__(
         self,
         paths: list[str],

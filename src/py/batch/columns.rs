@@ -1,4 +1,5 @@
-//! Records' Parquet rows kept as Arrow columns (`fastmerge.batch.COLUMNS`): validity bitmaps,
+//! Records' Parquet rows kept as Arrow columns ([`COLUMNS`], the schema
+//! `fastmerge.batch.schema.COLUMNS` declares; a test holds the two alike): validity bitmaps,
 //! offsets and bytes, handed to Python as `bytes` that pyarrow wraps without reading them
 //! (`pyarrow.Array.from_buffers`). A row group of thousands of rows then costs a few objects,
 //! not a tuple of fourteen per row that pyarrow reads back one cell at a time.
@@ -7,6 +8,24 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 
 use crate::py::batch::record::Record;
+
+/// The columns, each with its Arrow type, in the order [`Columns::take`] gives them.
+pub(crate) const COLUMNS: [(&str, &str); 14] = [
+    ("key", "string"),
+    ("provider", "string"),
+    ("model", "string"),
+    ("status", "string"),
+    ("finish_reason", "string"),
+    ("finish_reason_normalized", "string"),
+    ("input_tokens", "int64"),
+    ("output_tokens", "int64"),
+    ("total_tokens", "int64"),
+    ("text", "string"),
+    ("tool_calls", "int64"),
+    ("anomalies", "int64"),
+    ("error", "string"),
+    ("message", "string"),
+];
 
 /// The most bytes a string column holds: its offsets are Arrow's `int32`.
 const MOST_BYTES: usize = i32::MAX as usize;
@@ -201,7 +220,8 @@ impl Columns {
     /// no value is null); the columns are emptied.
     pub fn take<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         let taken = std::mem::take(self);
-        let columns = [
+        // as many columns as [`COLUMNS`] declares, in its order (the length is checked here)
+        let columns: [_; COLUMNS.len()] = [
             taken.key.buffers(py)?,
             taken.provider.buffers(py)?,
             taken.model.buffers(py)?,
