@@ -208,6 +208,73 @@ def _usage(raw: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _kept_whole(where: str, delta: dict[str, Any], parts: list[dict[str, Any]]) -> None:
+    """The delta's fields kept verbatim as ``unknown`` parts: audio, executed tools, and the
+    entries of the listed fields."""
+    audio = delta.get("audio")  # audio output: pieces of data and transcript, verbatim
+    if audio is not None:
+        raw = _without_null_members(audio)
+        parts.append({"part": "unknown", "provider": NAME, "kind": "audio", "raw": raw})
+    tools = delta.get("executed_tools")
+    if tools is not None:
+        if not isinstance(tools, list):
+            raise AdapterError(f"{where}.delta.executed_tools is not a list")
+        for tool in tools:
+            parts.append(
+                {"part": "unknown", "provider": NAME, "kind": "executed_tools", "raw": tool}
+            )
+    for key in _LISTED:
+        entries = delta.get(key)
+        if isinstance(entries, list):
+            for entry in entries:
+                parts.append({"part": "unknown", "provider": NAME, "kind": key, "raw": entry})
+
+
+def _choice_fields(
+    where: str, choice: dict[str, Any], delta: dict[str, Any], state: _Choice, leaf: dict[str, Any]
+) -> None:
+    """The choice's own fields: refusal, logprobs, token ids, and the finish."""
+    refusal = delta.get("refusal")
+    if refusal is not None and not isinstance(refusal, str):
+        raise AdapterError(f"{where}.delta.refusal is not a string")
+    if refusal:
+        leaf["refusal"] = refusal
+    logprobs = choice.get("logprobs")
+    if logprobs is not None:
+        leaf["logprobs"] = _without_null_members(logprobs)
+    ids = choice.get("token_ids")
+    if ids is not None and not isinstance(ids, list):
+        raise AdapterError(f"{where}.token_ids is not a list")
+    token_id = delta.get("token_id")
+    if ids:
+        leaf["completion_token_ids"] = ids
+    elif _is_int(token_id):  # Together: one token per chunk
+        leaf["completion_token_ids"] = [token_id]
+    finish = text_field(choice.get("finish_reason"), f"{where}.finish_reason")
+    if finish is not None:
+        leaf["finish_reason"] = finish
+        if not _absent(finish):
+            leaf["status"] = "complete"
+            state.finished = True
+
+
+def _extras(choice: dict[str, Any], delta: dict[str, Any], pm: dict[str, Any]) -> None:
+    """What no field holds: the choice's and the delta's other keys, verbatim."""
+    extra = {k: v for k, v in choice.items() if k not in _CHOICE_KNOWN and v is not None}
+    if extra:
+        pm["choice"] = extra
+    extra = {
+        k: v
+        for k, v in delta.items()
+        if k not in _DELTA_KNOWN
+        and v is not None
+        # (a listed field that is no list, or an empty one, stays a field of the message)
+        and not (k in _LISTED and isinstance(v, list) and v)
+    }
+    if extra:
+        pm["message"] = extra
+
+
 class _Choice:
     """What the adapter remembers of one choice: its tool-call indexes (id and name seen
     there), the call the stream is inside, whether its finish_reason came, and the id, model
@@ -387,6 +454,9 @@ class Adapter:
     def _choice(
         self, event: dict[str, Any], usage: Any, i: int, choice: Any
     ) -> tuple[int, dict[str, Any]]:
+        """One entry of ``choices`` -> its choice index and leaf, in the engine's steps: the
+        entry and its state, the parts (reasoning, content, calls, parts kept whole), the
+        choice's own fields, what no field holds (``provider_metadata``), the chunk's top."""
         where = f"choices[{i}]"
         if not isinstance(choice, dict):
             raise AdapterError(f"{where} is not an object")
@@ -409,11 +479,31 @@ class Adapter:
         role = text_field(delta.get("role"), f"{where}.delta.role")
         if role is not None:
             leaf["role"] = role
-        content = delta.get("content")
-        if isinstance(content, list):
+        if isinstance(delta.get("content"), list):
             leaf["content_list"] = True
+        self._reasoning(where, delta, state, parts, pm)
+        self._content(where, delta, state, parts)
+        self._calls(where, index, delta, state, parts, anomalies)
+        _kept_whole(where, delta, parts)
+        if parts:
+            leaf["parts"] = parts
+        _choice_fields(where, choice, delta, state, leaf)
+        _extras(choice, delta, pm)
+        leaf.update(self._top(event, usage, pm))
+        state.changed(leaf)
+        if anomalies:
+            leaf["anomalies"] = anomalies
+        return index, leaf
 
-        # reasoning: the plain fields, unless reasoning_details carries the same text
+    def _reasoning(
+        self,
+        where: str,
+        delta: dict[str, Any],
+        state: _Choice,
+        parts: list[dict[str, Any]],
+        pm: dict[str, Any],
+    ) -> None:
+        """Reasoning: the plain fields, unless ``reasoning_details`` carries the same text."""
         details = delta.get("reasoning_details")
         if details is not None and not isinstance(details, list):
             raise AdapterError(f"{where}.delta.reasoning_details is not a list")
@@ -439,7 +529,11 @@ class Adapter:
         if details:
             self._details(details, parts, pm)
 
-        # content: a string, or Mistral's typed chunks
+    def _content(
+        self, where: str, delta: dict[str, Any], state: _Choice, parts: list[dict[str, Any]]
+    ) -> None:
+        """Content: a string, or Mistral's typed chunks; then the text's url citations."""
+        content = delta.get("content")
         if isinstance(content, str):
             if content:
                 parts.append({"part": "text", "text": content})
@@ -455,6 +549,16 @@ class Adapter:
         if annotations:  # url citations of the text (search models)
             parts.append({"part": "text", "text": "", "citations": annotations})
 
+    def _calls(
+        self,
+        where: str,
+        index: int,
+        delta: dict[str, Any],
+        state: _Choice,
+        parts: list[dict[str, Any]],
+        anomalies: list[dict[str, str]],
+    ) -> None:
+        """The ``tool_calls`` entries, then the deprecated single ``function_call``."""
         calls = delta.get("tool_calls")
         if calls is not None:
             if not isinstance(calls, list):
@@ -475,68 +579,6 @@ class Adapter:
                 )
             call = {"index": -1, "function": legacy}
             parts.append(self._call(f"{where}.delta", index, state, call, anomalies))
-        audio = delta.get("audio")  # audio output: pieces of data and transcript, verbatim
-        if audio is not None:
-            raw = _without_null_members(audio)
-            parts.append({"part": "unknown", "provider": NAME, "kind": "audio", "raw": raw})
-
-        tools = delta.get("executed_tools")
-        if tools is not None:
-            if not isinstance(tools, list):
-                raise AdapterError(f"{where}.delta.executed_tools is not a list")
-            for tool in tools:
-                parts.append(
-                    {"part": "unknown", "provider": NAME, "kind": "executed_tools", "raw": tool}
-                )
-        for key in _LISTED:
-            entries = delta.get(key)
-            if isinstance(entries, list):
-                for entry in entries:
-                    parts.append({"part": "unknown", "provider": NAME, "kind": key, "raw": entry})
-
-        if parts:
-            leaf["parts"] = parts
-        refusal = delta.get("refusal")
-        if refusal is not None and not isinstance(refusal, str):
-            raise AdapterError(f"{where}.delta.refusal is not a string")
-        if refusal:
-            leaf["refusal"] = refusal
-        logprobs = choice.get("logprobs")
-        if logprobs is not None:
-            leaf["logprobs"] = _without_null_members(logprobs)
-        ids = choice.get("token_ids")
-        if ids is not None and not isinstance(ids, list):
-            raise AdapterError(f"{where}.token_ids is not a list")
-        token_id = delta.get("token_id")
-        if ids:
-            leaf["completion_token_ids"] = ids
-        elif _is_int(token_id):  # Together: one token per chunk
-            leaf["completion_token_ids"] = [token_id]
-        finish = text_field(choice.get("finish_reason"), f"{where}.finish_reason")
-        if finish is not None:
-            leaf["finish_reason"] = finish
-            if not _absent(finish):
-                leaf["status"] = "complete"
-                state.finished = True
-
-        extra = {k: v for k, v in choice.items() if k not in _CHOICE_KNOWN and v is not None}
-        if extra:
-            pm["choice"] = extra
-        extra = {
-            k: v
-            for k, v in delta.items()
-            if k not in _DELTA_KNOWN
-            and v is not None
-            # (a listed field that is no list, or an empty one, stays a field of the message)
-            and not (k in _LISTED and isinstance(v, list) and v)
-        }
-        if extra:
-            pm["message"] = extra
-        leaf.update(self._top(event, usage, pm))
-        state.changed(leaf)
-        if anomalies:
-            leaf["anomalies"] = anomalies
-        return index, leaf
 
     def _details(
         self, details: list[dict[str, Any]], parts: list[dict[str, Any]], pm: dict[str, Any]

@@ -1,11 +1,11 @@
 """The twin's ``"openai-responses"`` adapter (``src/engine/providers/openai_responses.rs``).
 
-This file mirrors two of the engine's: ``openai_responses.rs`` (event dispatch, sequence
-numbers, the response's fields, the finish) and ``openai_responses/items.rs`` (output items);
-``openai_responses_deltas.py`` mirrors ``openai_responses/deltas.rs`` (content deltas checked
-against their done events); ``openai_responses_tools.py`` mirrors ``openai_responses/tools.rs``
-(the items kept whole, audio) and holds ``WIRE_RULES``, the rule of every event type of the
-SDK's union.
+This module holds the adapter's entry points (event dispatch, sequence numbers, the response's
+fields, the finish, the texts compared with their done events); its modules mirror the
+engine's children of ``openai_responses/``, file for file: ``items`` (output items, from added
+to done), ``deltas`` (content deltas checked against their done events) and ``tools`` (the
+items kept whole, audio; it holds ``WIRE_RULES``, the rule of every event type of the SDK's
+union).
 
 OpenAI Responses API streaming events (and compatible servers: DeepSeek, OpenRouter, LM Studio,
 xAI). Items sit at ``output_index``; content at ``content_index``, reasoning summaries at
@@ -28,7 +28,7 @@ refused). The mapping:
 - any other item (``web_search_call``, ``code_interpreter_call``, ``mcp_call``, ...) -> an
   ``unknown`` part (the item's own index) with the item's raw JSON from its
   ``output_item.done``; on a stream cut before it, the item as added with every delta and
-  status received since (``openai_responses_tools``), flagged ``truncated``.
+  status received since (``tools``), flagged ``truncated``.
 - ``audio.delta`` / ``audio.transcript.delta`` -> one ``unknown`` part of kind ``audio``
   (``{"data", "transcript"}``, joined) when the response ends.
 - every modeled item's envelope (its fields but its content, which placeholders stand for) ->
@@ -58,30 +58,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import openai_responses_deltas as deltas
-from . import openai_responses_tools as tools
-from ._common import AdapterError, cut_call_anomaly, text_field
-from .openai_responses_deltas import (
-    CONTENT_LIMIT,
-    ITEM,
-    STRIDE,
-    SUMMARY,
-    SUMMARY_LIMIT,
-    Leaves,
-    _anomaly,
-    _emit,
-    _type_name,
-)
-from .openai_responses_tools import WIRE_RULES
+from .._common import AdapterError, cut_call_anomaly, text_field
+from . import deltas, items, tools
+from .deltas import ITEM, STRIDE, Leaves, _anomaly, _type_name
+from .items import _CALLS, _MODELED, _Item, _unknown
+from .tools import NAME, WIRE_RULES
 
 __all__ = ["NAME", "WIRE_RULES", "Adapter"]
 
-NAME = "openai-responses"
-
 MAX_OUTPUT_INDEX = 999_999_999_999
 
-_MODELED = ("message", "reasoning", "function_call", "custom_tool_call")
-_CALLS = {"function_call": "arguments", "custom_tool_call": "input"}
 # a completed response with one of these items finished for tool calls (spec §10.7)
 _TOOL_CALLS = ("function_call", "custom_tool_call", "mcp_call")
 _INCOMPLETE = {"max_output_tokens": "length", "content_filter": "content_filter"}
@@ -92,40 +78,6 @@ _AUTHORITATIVE = (
     "response.incomplete",
     "response.failed",
 )
-# envelope placeholders of the content an item's parts hold
-_PLACEHOLDERS: dict[str, dict[str, Any]] = {
-    "message": {"content": []},
-    "reasoning": {"summary": [], "content": [], "encrypted_content": None},
-    "function_call": {"arguments": ""},
-    "custom_tool_call": {"input": ""},
-}
-
-
-class _Item:
-    """What the adapter knows of the item at one output index."""
-
-    __slots__ = (
-        "kind",
-        "item_id",
-        "call_id",
-        "added",
-        "done",
-        "first_part",
-        "raw",
-        "reported",
-        "tool",
-    )
-
-    def __init__(self, kind: str | None) -> None:
-        self.kind = kind
-        self.item_id: Any = None
-        self.call_id: Any = None
-        self.added = False
-        self.done = False
-        self.first_part: int | None = None  # a reasoning item's first part index (payload)
-        self.raw: Any = None  # an unmodeled item as added (kept if the stream is cut)
-        self.reported = False  # delta_before_start recorded
-        self.tool: tools.Tool | None = None  # deltas and statuses of an unmodeled item
 
 
 class Adapter:
@@ -344,6 +296,10 @@ class Adapter:
         if key not in self.refusals:
             self.refusals.append(key)
 
+    def _whole_refusal(self) -> str:
+        """The whole refusal as now known: each refusal part's text, in the order first seen."""
+        return "".join("".join(self.texts[k]) for k in self.refusals)
+
     def _settle(self, key: str, text: str, what: str, anomalies: list[Any]) -> tuple[str, bool]:
         """What a done event does to the text streamed for ``key``: the text it still adds
         (``False``), or, when the two disagree, the text that replaces it (``True``)."""
@@ -393,7 +349,7 @@ class Adapter:
                     raise AdapterError(
                         f"{kind}: 'response.output[{index}]' must be a dict, not {_type_name(item)}"
                     )
-                self._item_done(index, item, kind, leaves)
+                items.item_done(self, index, item, kind, leaves)
             self.terminal = True
         leaf: dict[str, Any] = {}
         if terminal:
@@ -459,287 +415,6 @@ class Adapter:
         leaf["status"] = "failed"
         leaves.append((0, leaf))
 
-    # -- items
-
-    def _added(self, event: dict[str, Any], kind: str, leaves: Leaves) -> None:
-        index = self._index(event, kind)
-        item = event.get("item")
-        if not isinstance(item, dict):
-            raise AdapterError(f"{kind}: 'item' must be a dict, not {_type_name(item)}")
-        item_kind = item.get("type")
-        if type(item_kind) is not str:
-            raise AdapterError(f"{kind}: 'item.type' must be a str, not {_type_name(item_kind)}")
-        item_id = item.get("id")
-        anomalies: list[dict[str, Any]] = []
-        state = self.items.get(index)
-        if state is None:
-            state = self.items[index] = _Item(item_kind)
-        elif state.added and (state.kind != item_kind or state.item_id != item_id):
-            anomalies.append(
-                _anomaly(
-                    "index_collision",
-                    f"output_index {index}: {item_kind} {item_id!r} added over "
-                    f"{state.kind} {state.item_id!r}",
-                )
-            )
-        elif state.kind != item_kind:
-            # deltas implied another kind before the item came
-            anomalies.append(
-                _anomaly(
-                    "kind_change",
-                    f"output_index {index}: {item_kind} item after {state.kind} deltas",
-                )
-            )
-        state.kind = item_kind
-        state.added = True
-        if type(item_id) is str:
-            state.item_id = item_id
-            self.ids[item_id] = index
-        leaf: dict[str, Any] = {}
-        if item_kind in _CALLS:
-            part = self._call_part(state, index, item, item_kind, kind, anomalies, False)
-            leaf["parts"] = [part]
-        elif item_kind not in _MODELED:
-            state.raw = item
-        envelope = _envelope(item)
-        if envelope is not None:
-            leaf["provider_metadata"] = {"output_items": _envelope_at(index, envelope)}
-        _emit(leaves, leaf, anomalies)
-
-    def _call_part(
-        self,
-        state: _Item,
-        index: int,
-        item: dict[str, Any],
-        item_kind: str,
-        kind: str,
-        anomalies: list[Any],
-        done: bool,
-    ) -> dict[str, Any]:
-        """A call item's tool-call part: identity once, arguments (settled when ``done``)."""
-        part: dict[str, Any] = {"part": "tool_call"}
-        call_id = text_field(item.get("call_id"), f"{kind}.item.call_id")
-        name = text_field(item.get("name"), f"{kind}.item.name")
-        if state.call_id is None and call_id is not None:
-            state.call_id = call_id
-            part["id"] = call_id
-            if name is not None:
-                part["name"] = name
-            if item_kind == "custom_tool_call":
-                part["type"] = "custom"
-        key = _CALLS[item_kind]
-        arguments = item.get(key)
-        if arguments is not None and type(arguments) is not str:
-            raise AdapterError(f"{kind}: 'item.{key}' must be a str, not {_type_name(arguments)}")
-        if arguments:
-            settled = False
-            if done:
-                arguments, settled = self._settle(
-                    str(index), arguments, f"{item_kind} {state.call_id!r} {key}", anomalies
-                )
-            else:
-                self._track(str(index), arguments)
-            if arguments:
-                part["arguments"] = arguments
-            if settled:
-                part["settled"] = True
-        part["provider_index"] = index
-        item_id = item.get("id")
-        if type(item_id) is str:
-            part["response_item_id"] = item_id
-        return part
-
-    def _item_done_event(self, event: dict[str, Any], kind: str, leaves: Leaves) -> None:
-        index = self._index(event, kind)
-        item = event.get("item")
-        if not isinstance(item, dict):
-            raise AdapterError(f"{kind}: 'item' must be a dict, not {_type_name(item)}")
-        self._item_done(index, item, kind, leaves)
-
-    def _item_done(self, index: int, item: dict[str, Any], kind: str, leaves: Leaves) -> None:
-        """An item as finally reported (``output_item.done`` or the terminal response)."""
-        item_kind = item.get("type")
-        if type(item_kind) is not str:
-            raise AdapterError(f"{kind}: 'item.type' must be a str, not {_type_name(item_kind)}")
-        state = self.items.get(index)
-        if state is None:
-            state = self.items[index] = _Item(item_kind)
-        anomalies: list[dict[str, Any]] = []
-        if state.kind != item_kind:
-            anomalies.append(
-                _anomaly(
-                    "kind_change",
-                    f"output_index {index}: {item_kind} item done after {state.kind}",
-                )
-            )
-            state.kind = item_kind
-        state.done = True
-        item_id = item.get("id")
-        if type(item_id) is str:
-            if state.item_id is None:
-                state.item_id = item_id
-            self.ids[item_id] = index
-        parts: list[dict[str, Any]] = []
-        refusal: list[str] = []
-        settled_refusal = False
-        if item_kind == "message":
-            settled_refusal = self._message_done(index, item, kind, parts, refusal, anomalies)
-        elif item_kind == "reasoning":
-            self._reasoning_done(state, index, item, kind, parts, anomalies)
-        elif item_kind in _CALLS:
-            parts.append(self._call_part(state, index, item, item_kind, kind, anomalies, True))
-        else:
-            parts.append(_unknown(item, item_kind, index * STRIDE + ITEM))
-        leaf: dict[str, Any] = {}
-        if parts:
-            leaf["parts"] = parts
-        if settled_refusal:
-            # the done refusal replaces the streamed one: the whole refusal, as now known
-            leaf["refusal"] = "".join("".join(self.texts[k]) for k in self.refusals)
-            leaf["settled"] = True
-        elif refusal:
-            leaf["refusal"] = "".join(refusal)
-        envelope = _envelope(item)
-        if envelope is not None:
-            leaf["provider_metadata"] = {"output_items": _envelope_at(index, envelope)}
-        _emit(leaves, leaf, anomalies)
-
-    def _message_done(
-        self,
-        index: int,
-        item: dict[str, Any],
-        kind: str,
-        parts: list[dict[str, Any]],
-        refusal: list[str],
-        anomalies: list[Any],
-    ) -> bool:
-        """A done message's parts and refusal; whether its refusal replaces the streamed one."""
-        replaced = False
-        for ci, entry in enumerate(_list(item, "content", kind, CONTENT_LIMIT)):
-            key = f"{index}:{ci}"
-            entry_kind = entry.get("type") if isinstance(entry, dict) else None
-            if entry_kind == "output_text":
-                text = entry.get("text")
-                if type(text) is not str:
-                    raise AdapterError(
-                        f"{kind}: 'item.content[{ci}].text' must be a str, not {_type_name(text)}"
-                    )
-                rest, settled = self._settle(key, text, f"output_text {key}", anomalies)
-                part: dict[str, Any] = {"part": "text", "text": rest}
-                annotations = entry.get("annotations")
-                if annotations and isinstance(annotations, list) and key not in self.cited:
-                    self.cited.add(key)  # once: the terminal response repeats the item
-                    part["citations"] = annotations
-                part["attributes"] = {k: v for k, v in entry.items() if k != "text"}
-                part["index"] = index * STRIDE + ci
-                if settled:
-                    part["settled"] = True
-                parts.append(part)
-            elif entry_kind == "refusal":
-                text = entry.get("refusal")
-                if type(text) is not str:
-                    raise AdapterError(
-                        f"{kind}: 'item.content[{ci}].refusal' must be a str, "
-                        f"not {_type_name(text)}"
-                    )
-                self._refusal_key(key)
-                rest, settled = self._settle(key, text, f"refusal {key}", anomalies)
-                if settled:
-                    replaced = True
-                elif rest:
-                    refusal.append(rest)
-            elif isinstance(entry, dict):
-                parts.append(_unknown(entry, entry_kind, index * STRIDE + ci))
-            else:
-                raise AdapterError(
-                    f"{kind}: 'item.content[{ci}]' must be a dict, not {_type_name(entry)}"
-                )
-        return replaced
-
-    def _reasoning_done(
-        self,
-        state: _Item,
-        index: int,
-        item: dict[str, Any],
-        kind: str,
-        parts: list[dict[str, Any]],
-        anomalies: list[Any],
-    ) -> None:
-        for si, entry in enumerate(_list(item, "summary", kind, SUMMARY_LIMIT)):
-            if not isinstance(entry, dict):
-                raise AdapterError(
-                    f"{kind}: 'item.summary[{si}]' must be a dict, not {_type_name(entry)}"
-                )
-            text = entry.get("text")
-            if type(text) is not str:
-                raise AdapterError(
-                    f"{kind}: 'item.summary[{si}].text' must be a str, not {_type_name(text)}"
-                )
-            key = f"{index}:summary:{si}"
-            rest, settled = self._settle(key, text, f"reasoning summary {key}", anomalies)
-            if rest or settled:
-                at = index * STRIDE + SUMMARY + si
-                if state.first_part is None:
-                    state.first_part = at
-                part = {"part": "reasoning", "text": "", "summary": rest, "index": at}
-                if settled:
-                    part["settled"] = True
-                parts.append(part)
-        for ci, entry in enumerate(_list(item, "content", kind, CONTENT_LIMIT)):
-            if not isinstance(entry, dict):
-                raise AdapterError(
-                    f"{kind}: 'item.content[{ci}]' must be a dict, not {_type_name(entry)}"
-                )
-            key = f"{index}:{ci}"
-            if entry.get("type") != "reasoning_text":
-                parts.append(_unknown(entry, entry.get("type"), index * STRIDE + ci))
-                continue
-            text = entry.get("text")
-            if type(text) is not str:
-                raise AdapterError(
-                    f"{kind}: 'item.content[{ci}].text' must be a str, not {_type_name(text)}"
-                )
-            rest, settled = self._settle(key, text, f"reasoning_text {key}", anomalies)
-            if rest or settled:
-                at = index * STRIDE + ci
-                if state.first_part is None:
-                    state.first_part = at
-                part = {"part": "reasoning", "text": rest, "index": at}
-                if settled:
-                    part["settled"] = True
-                parts.append(part)
-        encrypted = item.get("encrypted_content")
-        if encrypted is not None and type(encrypted) is not str:
-            raise AdapterError(
-                f"{kind}: 'item.encrypted_content' must be a str, not {_type_name(encrypted)}"
-            )
-        if encrypted:
-            if state.first_part is None:
-                state.first_part = index * STRIDE + ITEM
-            payload = {"provider": NAME, "kind": "encrypted_content", "data": encrypted}
-            parts.append(
-                {"part": "reasoning", "text": "", "payload": payload, "index": state.first_part}
-            )
-
-
-def _envelope_at(index: int, envelope: dict[str, Any]) -> dict[str, Any]:
-    return {str(index): envelope}
-
-
-def _envelope(item: dict[str, Any]) -> dict[str, Any] | None:
-    """A modeled item's fields with placeholders for what its parts hold; None for others."""
-    placeholders = _PLACEHOLDERS.get(item.get("type"))  # type: ignore[arg-type]
-    if placeholders is None:
-        return None
-    return {k: (_fresh(placeholders[k], v) if k in placeholders else v) for k, v in item.items()}
-
-
-def _fresh(placeholder: Any, value: Any) -> Any:
-    """The placeholder of a field the provider sent; a null stays null [E98]."""
-    if value is None:
-        return None
-    return [] if isinstance(placeholder, list) else placeholder
-
 
 def _usage(usage: dict[str, Any]) -> dict[str, Any]:
     """The provider's usage verbatim, plus the normalized names it does not use."""
@@ -764,21 +439,6 @@ def _usage(usage: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _unknown(raw: Any, kind: Any, index: int) -> dict[str, Any]:
-    return {"part": "unknown", "provider": NAME, "kind": kind, "raw": raw, "index": index}
-
-
-def _list(item: dict[str, Any], key: str, kind: str, limit: int) -> list[Any]:
-    value = item.get(key)
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise AdapterError(f"{kind}: 'item.{key}' must be a list, not {_type_name(value)}")
-    if len(value) > limit:
-        raise AdapterError(f"{kind}: 'item.{key}' must have at most {limit} entries")
-    return value
-
-
 _HANDLERS: dict[str, Any] = {
     "created": Adapter._response,
     "in_progress": Adapter._response,
@@ -786,8 +446,8 @@ _HANDLERS: dict[str, Any] = {
     "completed": Adapter._response,
     "incomplete": Adapter._response,
     "failed": Adapter._response,
-    "output_item.added": Adapter._added,
-    "output_item.done": Adapter._item_done_event,
+    "output_item.added": items.added,
+    "output_item.done": items.item_done_event,
     "output_text.delta": deltas.text_delta,
     "output_text.done": deltas.text_done,
     "content_part.done": deltas.text_done,

@@ -2,13 +2,17 @@
 (``src/engine/providers/openai_responses/deltas.rs``): output text, refusals, reasoning text
 and summaries, call arguments and annotations, each checked against the item it lands on. A
 done text that disagrees with what was streamed replaces it (a ``settled`` part, spec §6.1).
+
+It also holds what the handler modules share (the engine keeps these in its parent,
+``openai_responses.rs``): the part-index layout, the leaf helpers, and ``Adapter``, the
+protocol through which ``deltas`` and ``items`` see the adapter without importing it.
 """
 
 from __future__ import annotations
 
 from typing import Any, Protocol
 
-from ._common import AdapterError
+from .._common import AdapterError
 
 Leaves = list[tuple[int, dict[str, Any]]]
 
@@ -18,6 +22,7 @@ class Adapter(Protocol):
     texts streamed so far, and its readers of event fields."""
 
     items: dict[int, Any]
+    ids: dict[str, int]
     texts: dict[str, list[str]]
     refusals: list[str]
     cited: set[str]
@@ -28,6 +33,7 @@ class Adapter(Protocol):
     def _item_at(self, index: int, kind: str, implied: str, anomalies: list[Any]) -> Any: ...
     def _track(self, key: str, delta: str) -> None: ...
     def _refusal_key(self, key: str) -> None: ...
+    def _whole_refusal(self) -> str: ...
     def _settle(self, key: str, text: str, what: str, anomalies: list[Any]) -> tuple[str, bool]: ...
 
 
@@ -119,7 +125,7 @@ def text_done(adapter: Adapter, event: dict[str, Any], kind: str, leaves: Leaves
     rest, settled = adapter._settle(key, text, f"{part_kind} {key}", anomalies)
     leaf: dict[str, Any] = {}
     if part_kind == "refusal" and settled:
-        leaf["refusal"] = "".join("".join(adapter.texts[k]) for k in adapter.refusals)
+        leaf["refusal"] = adapter._whole_refusal()
         leaf["settled"] = True
     elif part_kind == "refusal" and rest:
         leaf["refusal"] = rest

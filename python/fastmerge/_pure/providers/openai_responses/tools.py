@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._common import AdapterError
+from .._common import AdapterError
 
 NAME = "openai-responses"
 COMMAND_LIMIT = 500  # shell command indexes 0..499, as content indexes
