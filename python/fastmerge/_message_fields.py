@@ -9,7 +9,7 @@ and compares), and the twin's chunk state (``fastmerge._pure.chunks.state``).
 
 Adding a field to the message touches:
 
-1. this table (a row: its name, leaf key, check, copy, and where it goes);
+1. this table (a row: its name, leaf key, copy, check and default, where it sits);
 2. the engine's model, in both languages: how a leaf's field folds and how it reads back
    (``src/engine/chunks/leaf.rs``, ``state.rs``, ``fold.rs``, ``read.rs``, and the twin's
    ``fastmerge/_pure/chunks/fold.py``, ``read.py``);
@@ -23,7 +23,7 @@ every copy reads the same table.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 __all__ = [
     "ARGUMENTS",
@@ -64,14 +64,16 @@ class Field:
     argument: bool = True
     #: a key of ``to_dict()`` (and so of ``from_dict()``)
     in_dict: bool = True
+    #: the constructor's default
+    default: Any = None
 
 
 #: The fields in the constructor's order. The rows that are not arguments sit where the folded
 #: data has them (``finish_reason_normalized`` after ``finish_reason``); the built ones
 #: (:data:`BUILT`) go after ``metadata`` wherever they are listed.
 FIELDS: tuple[Field, ...] = (
-    Field("role", "role", check="str"),
-    Field("content", None, "parts", in_dict=False),
+    Field("role", "role", check="str", default="assistant"),
+    Field("content", None, "parts", in_dict=False, default=""),
     Field("name", "name", check="str"),
     Field("metadata", "metadata", "dict"),
     Field("tool_calls", None, "parts", in_dict=False),
