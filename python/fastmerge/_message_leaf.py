@@ -308,12 +308,8 @@ def tool_leaf(
     return leaf
 
 
-# the checks of CHECKS: the types a value may have (None aside), and their name in the message
-_CHECKED: dict[str, tuple[tuple[type, ...], str]] = {
-    "str": ((str, type(None)), "str"),
-    "list": ((list, type(None)), "list"),
-    "bool": ((bool,), "bool"),
-}
+# the type each kind of check of CHECKS wants (besides None)
+_CHECKED: dict[str, type] = {"str": str, "list": list, "bool": bool}
 
 
 def _check_leaf(leaf: dict[str, Any]) -> None:
@@ -322,12 +318,11 @@ def _check_leaf(leaf: dict[str, Any]) -> None:
         value = leaf.get(key)
         if value is None:
             continue
-        if check == "int":
+        if check == "int":  # exactly an int: a bool is not an index
             if type(value) is not int:
                 raise TypeError(f"{key} must be an int or None, not {type(value).__name__}")
-            continue
-        types, name = _CHECKED[check]
-        if not isinstance(value, types):
+        elif not isinstance(value, _CHECKED[check]):
+            name = _CHECKED[check].__name__
             raise TypeError(f"{key} must be {name} or None, not {type(value).__name__}")
 
 
