@@ -7,6 +7,7 @@ from __future__ import annotations
 import inspect
 
 import pytest
+from _support.corpus import KINDS, streams
 from _support.message_fields import EVERY_FIELD, field_problems
 
 import fastmerge
@@ -41,6 +42,19 @@ def test_the_engine_folds_exactly_the_table_fields() -> None:
         field_problems(fastmerge.AssistantMessageChunk, table.DATA_KEYS, _DICT_NAMES, _DICT_KEYS)
         == []
     )
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_every_aggregated_message_has_the_table_fields(kind: str) -> None:
+    """The messages an aggregator builds (the engines' own data, not a constructor's) have the
+    table's keys too: every recorded stream of the corpus."""
+    seen = 0
+    for path in streams(kind):
+        for message in fastmerge.aggregate_choices(path.read_bytes(), KINDS[kind]):
+            seen += 1
+            assert tuple(message._view()) == ("family", *table.DATA_KEYS), path.name
+            assert list(message.to_dict()) == _DICT_NAMES, path.name
+    assert seen > 0
 
 
 def test_the_table_order_of_the_data() -> None:
