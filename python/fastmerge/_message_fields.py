@@ -44,7 +44,8 @@ __all__ = [
 #: ``value`` as given; ``tree`` a private copy of its dicts and lists; ``dict`` a copy of
 #: ``dict(value)``, only when truthy; ``dicts`` ``[dict(a) for a in value]``, only when truthy;
 #: ``usage`` read as a :class:`~fastmerge.parts.UsageMetadata`; ``parts`` not copied: built
-#: into the message's parts (rules §2).
+#: into the message's parts (rules §2). ``from_dict`` reads ``parts`` as stored parts,
+#: ``usage`` under the keys it has, and copies the containers of ``value`` fields too.
 Copy = Literal["value", "tree", "dict", "dicts", "usage", "parts"]
 
 #: The type a field must hold when not None (a ``TypeError`` otherwise, never an engine
@@ -61,7 +62,9 @@ class Field:
     #: the key of the leaf and of the folded data (``usage_metadata`` is folded as ``usage``);
     #: None for a flat input that only builds parts (``content``, ``tool_calls``, ...)
     key: str | None
+    #: how the constructor copies it into the leaf
     copy: Copy = "value"
+    #: the type it must hold when not None; None: any value
     check: Check | None = None
     #: a keyword of the constructor (False: a field the engines set, or the constructor builds)
     argument: bool = True
