@@ -2,10 +2,12 @@
 
 ``acc = acc + chunk`` folds in amortized O(size of chunk) and every older ``acc`` keeps reading
 as it did: the chunk classes derive from the selected backend's ``ChunkCore`` (the Rust
-extension's, whose ``+`` runs in Rust, or the twin's), which holds the fold. This module turns
-constructor arguments into a *leaf* (the plain fields the engines fold) and folded data back
-into objects: :mod:`fastmerge.parts`, flat views (``content``, ``reasoning_content``,
-``tool_calls``), ``to_dict()`` / ``from_dict()``. No merge rule lives here.
+extension's, whose ``+`` runs in Rust, or the twin's), which holds the fold. A constructor
+hands its arguments to :mod:`fastmerge._message_leaf`, which makes the *leaf* (the plain fields
+the engines fold); this module turns folded data back into objects: :mod:`fastmerge.parts`,
+flat views (``content``, ``reasoning_content``, ``tool_calls``), ``to_dict()`` /
+``from_dict()``. The assistant message's fields are those of
+:data:`fastmerge._message_fields.FIELDS`. No merge rule lives here.
 
 The module is loaded once per backend (:func:`fastmerge._backend.messages`): the package's
 names come from the selected backend; tests load a second copy on the other one.
@@ -14,18 +16,16 @@ names come from the selected backend; tests load a second copy on the other one.
 from __future__ import annotations
 
 import sys
-from dataclasses import fields
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence, TypeVar
 
 from . import _backend
-from ._frozen import SCALARS, json_copy
+from ._message_fields import DICT_FIELDS
+from ._message_leaf import assistant_leaf, base_leaf, described_leaf, tool_leaf
 from ._types import Provider, SignatureMerge, UsageMerge
 from .parts import (
-    PART_CLASSES,
     OpaquePayload,
     Part,
     ToolCall,
-    ToolCallPart,
     UsageMetadata,
     arguments_text,
     part_from_dict,
@@ -48,301 +48,6 @@ __all__ = [
 ]
 
 _C = TypeVar("_C", bound="BaseMessageChunk")
-
-
-# ---------------------------------------------------------------------------------------------
-# Constructor arguments -> leaf
-
-
-def _content_parts(content: Any) -> list[dict[str, Any]]:
-    """Parts for ``content``: a str is one text part; a list's items are text parts (a str, or a
-    ``{"type": "text"}`` item whose other keys become ``attributes``) or unknown parts."""
-    if content is None or content == "":
-        return []
-    if isinstance(content, str):
-        return [{"part": "text", "text": content}]
-    if not isinstance(content, list):
-        raise TypeError(f"content must be a str or a list, not {type(content).__name__}")
-    parts: list[dict[str, Any]] = []
-    for item in content:
-        if isinstance(item, str):
-            parts.append({"part": "text", "text": item})
-        elif isinstance(item, Mapping) and item.get("type") == "text":
-            text = item.get("text")
-            attributes = {k: v for k, v in item.items() if k != "text"}
-            parts.append(
-                {
-                    "part": "text",
-                    "text": text if isinstance(text, str) else "",
-                    "attributes": attributes,
-                }
-            )
-        else:
-            kind = item.get("type") if isinstance(item, Mapping) else None
-            parts.append({"part": "unknown", "provider": None, "kind": kind, "raw": item})
-    return parts
-
-
-def _tool_call_part(call: Any) -> dict[str, Any]:
-    """One tool-call fragment as a part: a ToolCall, a ToolCallPart, an OpenAI-format dict
-    (nested ``function``, or ``custom`` [E38]), openJiuwen's flat dict or its pydantic
-    ``ToolCall``. The index given is both the resolver's ``provider_index`` and the
-    ``call_index`` the flat view shows (openJiuwen reads back the index a call was given)."""
-    if isinstance(call, ToolCallPart):
-        return call.to_dict()
-    if isinstance(call, ToolCall):
-        return {
-            "part": "tool_call",
-            "id": call.id,
-            "type": call.type,
-            "name": call.name,
-            "arguments": call.arguments,
-            "provider_index": call.index,
-            "response_item_id": call.response_item_id,
-            "call_index": call.index,
-        }
-    dump = getattr(call, "model_dump", None)
-    if not isinstance(call, Mapping) and callable(dump):
-        # openJiuwen's pydantic ToolCall (or any model of its flat or OpenAI shape)
-        call = dump()
-    if not isinstance(call, Mapping):
-        raise TypeError(
-            "a tool call must be a ToolCall, a ToolCallPart, a dict or a pydantic model, "
-            f"not {type(call).__name__}"
-        )
-    kind = call.get("type")
-    # the call's body: OpenAI's nested "function", or the object named by its type ("custom"
-    # [E38]); a continuation fragment has no type, so "custom" is looked up by name too
-    body_key = "function"
-    body = call.get(body_key)
-    if not isinstance(body, Mapping):
-        body_key = kind if isinstance(kind, str) and kind != "function" else "custom"
-        body = call.get(body_key)
-    known = {"id", "type", "index", "response_item_id", "function", "name", "arguments"}
-    part: dict[str, Any] = {"part": "tool_call", "id": call.get("id"), "type": kind}
-    if isinstance(body, Mapping):
-        known.add(body_key)
-        if kind is None and body_key == "custom":
-            part["type"] = "custom"  # a custom body without a type is a custom call (E83)
-        part["name"] = body.get("name")
-        part["arguments"] = body.get("arguments", body.get("input"))
-        inner = {k: v for k, v in body.items() if k not in ("name", "arguments", "input")}
-        if inner:
-            part["extra"] = {body_key: inner}
-    else:
-        part["name"] = call.get("name")
-        part["arguments"] = call.get("arguments")
-    part["provider_index"] = call.get("index")
-    part["response_item_id"] = call.get("response_item_id")
-    part["call_index"] = call.get("index")
-    extra = {k: v for k, v in call.items() if k not in known}
-    if extra:
-        part["extra"] = {**part.get("extra", {}), **extra}
-    return part
-
-
-# the keys of each kind of part's to_dict() and of a payload's, in order (dict key views:
-# ordered, and compared as sets)
-_PART_KEYS = {
-    kind: dict.fromkeys(["part", *(f.name for f in fields(cls))]).keys()
-    for kind, cls in PART_CLASSES.items()
-}
-_PAYLOAD_KEYS = dict.fromkeys(["provider", "kind", "data"]).keys()
-
-
-def _part_dict(part: Any) -> dict[str, Any]:
-    if type(part) is dict:
-        # a dict with exactly a part's to_dict() keys (a stored message): the dict its part
-        # object would give, without building that object (from_dict's hot path, sessions)
-        kind = part.get("part")
-        keys = _PART_KEYS.get(kind) if type(kind) is str else None
-        payload = part.get("payload")
-        if (
-            keys is not None
-            and part.keys() == keys
-            and (payload is None or (type(payload) is dict and payload.keys() == _PAYLOAD_KEYS))
-        ):
-            # json_copy as it goes (out is level 1, its values level 2, a payload's 3)
-            out = {k: v if type(v := part[k]) in SCALARS else json_copy(v, 1) for k in keys}
-            if payload is not None:
-                out["payload"] = {
-                    k: v if type(v := payload[k]) in SCALARS else json_copy(v, 2)
-                    for k in _PAYLOAD_KEYS
-                }
-            _check_part(out)
-            return out
-    if isinstance(part, Mapping):
-        part = part_from_dict(part)
-    to_dict = getattr(part, "to_dict", None)
-    if to_dict is None or not hasattr(part, "PART"):
-        raise TypeError(f"parts must be part objects or dicts, not {type(part).__name__}")
-    d: dict[str, Any] = json_copy(to_dict())
-    _check_part(d)
-    return d
-
-
-_STR = (str, type(None))
-# the types a part's fields may hold (both engines rely on them)
-_PART_TYPES: dict[str, dict[str, tuple[type, ...]]] = {
-    "text": {"text": (str,), "citations": (list, type(None)), "attributes": (dict, type(None))},
-    "reasoning": {"text": (str,), "summary": _STR, "redacted": (bool,)},
-    "tool_call": {
-        "id": _STR,
-        "type": _STR,
-        "name": _STR,
-        "arguments": (str, dict, type(None)),
-        "response_item_id": _STR,
-        "extra": (dict, type(None)),
-    },
-}
-
-
-def _check_part(d: dict[str, Any]) -> None:
-    kind = d["part"]
-    for key, types in _PART_TYPES.get(kind, {}).items():
-        value = d.get(key)
-        if not isinstance(value, types):
-            names = " or ".join("None" if t is type(None) else t.__name__ for t in types)
-            raise TypeError(
-                f"{kind} part field {key!r} must be {names}, not {type(value).__name__}"
-            )
-    for key in ("index", "provider_index", "call_index"):
-        value = d.get(key)
-        if value is not None and (type(value) is not int):
-            raise TypeError(
-                f"{kind} part field {key!r} must be an int or None, not {type(value).__name__}"
-            )
-    payload = d.get("payload")
-    if payload is not None and not isinstance(payload, dict):
-        raise TypeError("payload must be an OpaquePayload")
-
-
-def _usage_dict(usage: Any) -> dict[str, Any] | None:
-    if usage is None:
-        return None
-    if isinstance(usage, UsageMetadata):
-        return usage.to_dict()
-    if isinstance(usage, Mapping):
-        return UsageMetadata(**usage).to_dict()
-    dump = getattr(usage, "model_dump", None)  # openJiuwen's pydantic UsageMetadata
-    if callable(dump):
-        fields_set = getattr(usage, "model_fields_set", None)
-        values = dump()
-        if fields_set is not None:
-            values = {k: v for k, v in values.items() if k in fields_set}
-        return UsageMetadata(**values).to_dict()
-    raise TypeError(f"usage_metadata must be a UsageMetadata or a dict, not {type(usage).__name__}")
-
-
-def _put(leaf: dict[str, Any], key: str, value: Any) -> None:
-    if value is not None:
-        leaf[key] = value
-
-
-def _assistant_leaf(
-    role: Any,
-    content: Any,
-    name: Any,
-    metadata: Any,
-    tool_calls: Any,
-    usage_metadata: Any,
-    finish_reason: Any,
-    parser_content: Any,
-    reasoning_content: Any,
-    prompt_token_ids: Any,
-    completion_token_ids: Any,
-    logprobs: Any,
-    response_id: Any,
-    response_model: Any,
-    provider_metadata: Any,
-    provider_content: Any,
-    parts: Any,
-    refusal: Any,
-    status: Any,
-    anomalies: Any,
-    choice_index: Any,
-) -> dict[str, Any]:
-    """The leaf of an assistant chunk: the given fields, and parts built from the flat ones in
-    the order reasoning, text, tool calls, then ``parts`` (rules §2)."""
-    leaf: dict[str, Any] = {}
-    _put(leaf, "role", role)
-    _put(leaf, "name", name)
-    if metadata:
-        leaf["metadata"] = json_copy(dict(metadata))
-    built: list[dict[str, Any]] = []
-    if reasoning_content is not None:
-        if not isinstance(reasoning_content, str):
-            raise TypeError("reasoning_content must be a str")
-        if reasoning_content:
-            built.append({"part": "reasoning", "text": reasoning_content})
-    built.extend(_content_parts(content))
-    if isinstance(content, list):
-        leaf["content_list"] = True
-    if content is not None and content != "":
-        leaf["content"] = json_copy(content)
-    if tool_calls:
-        for call in tool_calls:
-            fragment = _tool_call_part(call)
-            _check_part(fragment)
-            built.append(fragment)
-    if parts:
-        built.extend(_part_dict(part) for part in parts)
-    if built:
-        leaf["parts"] = built
-    _put(leaf, "usage", _usage_dict(usage_metadata))
-    _put(leaf, "finish_reason", finish_reason)
-    _put(leaf, "parser_content", parser_content)
-    _put(leaf, "prompt_token_ids", json_copy(prompt_token_ids))
-    _put(leaf, "completion_token_ids", json_copy(completion_token_ids))
-    _put(leaf, "logprobs", json_copy(logprobs))
-    _put(leaf, "response_id", response_id)
-    _put(leaf, "response_model", response_model)
-    if provider_metadata:
-        leaf["provider_metadata"] = json_copy(dict(provider_metadata))
-    _put(leaf, "provider_content", provider_content)
-    _put(leaf, "refusal", refusal)
-    _put(leaf, "status", status)
-    if anomalies:
-        leaf["anomalies"] = [dict(a) for a in anomalies]
-    _put(leaf, "choice_index", choice_index)
-    _check_leaf(leaf)
-    return leaf
-
-
-_LEAF_TYPES: dict[str, tuple[type, ...]] = {
-    "role": _STR,
-    "name": _STR,
-    "finish_reason": _STR,
-    "response_id": _STR,
-    "response_model": _STR,
-    "refusal": _STR,
-    "status": _STR,
-    "prompt_token_ids": (list, type(None)),
-    "completion_token_ids": (list, type(None)),
-    "content_list": (bool,),
-}
-
-
-def _base_leaf(role: Any, content: Any, name: Any) -> dict[str, Any]:
-    if not isinstance(content, (str, list)):
-        raise TypeError(f"content must be a str or a list, not {type(content).__name__}")
-    leaf: dict[str, Any] = {"role": role, "content": json_copy(content)}
-    _put(leaf, "name", name)
-    _check_leaf(leaf)
-    return leaf
-
-
-def _check_leaf(leaf: dict[str, Any]) -> None:
-    """The field types both engines rely on (a TypeError here, never an engine error)."""
-    for key, types in _LEAF_TYPES.items():
-        value = leaf.get(key)
-        if value is not None and not isinstance(value, types):
-            raise TypeError(
-                f"{key} must be {types[0].__name__} or None, not {type(value).__name__}"
-            )
-    index = leaf.get("choice_index")
-    if index is not None and type(index) is not int:
-        raise TypeError(f"choice_index must be an int or None, not {type(index).__name__}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -424,24 +129,8 @@ class _ToolFields(_BaseFields):
         return out
 
 
-# to_dict() keys of an assistant chunk or message after role, name, metadata and parts
-_ASSISTANT_KEYS = (
-    "content_list",
-    "usage",
-    "finish_reason",
-    "parser_content",
-    "prompt_token_ids",
-    "completion_token_ids",
-    "logprobs",
-    "response_id",
-    "response_model",
-    "provider_metadata",
-    "provider_content",
-    "refusal",
-    "status",
-    "anomalies",
-    "choice_index",
-)
+# to_dict()'s (key, folded data key) pairs
+_DICT_KEYS = tuple((f.name, f.key) for f in DICT_FIELDS if f.key is not None)
 
 
 class _AssistantFields(_Fields):
@@ -603,15 +292,7 @@ class _AssistantFields(_Fields):
     def to_dict(self) -> dict[str, Any]:
         """Every field, losslessly: ``type(x).from_dict(x.to_dict()) == x``."""
         d = self._view()
-        out: dict[str, Any] = {
-            "role": d["role"],
-            "name": d["name"],
-            "metadata": _copy(d["metadata"]),
-            "parts": _copy(d["parts"]),
-        }
-        for key in _ASSISTANT_KEYS:
-            out["usage_metadata" if key == "usage" else key] = _copy(d[key])
-        return out
+        return {name: _copy(d[key]) for name, key in _DICT_KEYS}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -632,10 +313,7 @@ class BaseMessageChunk(_BaseFields, _Core):
         name: str | None = None,
         metadata: Mapping[str, Any] | None = None,
     ) -> None:
-        leaf = _base_leaf(role, content, name)
-        if metadata:
-            leaf["metadata"] = json_copy(dict(metadata))
-        self._init("base", leaf)
+        self._init("base", base_leaf(role, content, name, metadata))
 
     def _view(self) -> dict[str, Any]:
         return self._data()
@@ -690,38 +368,14 @@ class AssistantMessageChunk(_AssistantFields, BaseMessageChunk):
         anomalies: Sequence[Mapping[str, Any]] | None = None,
         choice_index: int | None = None,
     ) -> None:
-        self._init(
-            "assistant",
-            _assistant_leaf(
-                role,
-                content,
-                name,
-                metadata,
-                tool_calls,
-                usage_metadata,
-                finish_reason,
-                parser_content,
-                reasoning_content,
-                prompt_token_ids,
-                completion_token_ids,
-                logprobs,
-                response_id,
-                response_model,
-                provider_metadata,
-                provider_content,
-                parts,
-                refusal,
-                status,
-                anomalies,
-                choice_index,
-            ),
-        )
+        # the arguments by name (the table's, fastmerge._message_fields.ARGUMENTS)
+        self._init("assistant", assistant_leaf(locals()))
 
     @classmethod
     def from_dict(cls: type[_C], d: Mapping[str, Any]) -> _C:
         """The chunk a ``to_dict()`` describes (parts, not flat fields)."""
         chunk = cls.__new__(cls)
-        chunk._init("assistant", _leaf_from_dict(d))
+        chunk._init("assistant", described_leaf(d))
         return chunk
 
     def to_message(self) -> AssistantMessage:
@@ -746,69 +400,12 @@ class ToolMessageChunk(_ToolFields, BaseMessageChunk):
         name: str | None = None,
         metadata: Mapping[str, Any] | None = None,
     ) -> None:
-        leaf = _base_leaf(role, content, name)
-        if not isinstance(tool_call_id, _STR):
-            raise TypeError(
-                f"tool_call_id must be a str or None, not {type(tool_call_id).__name__}"
-            )
-        _put(leaf, "tool_call_id", tool_call_id)
-        if metadata:
-            leaf["metadata"] = json_copy(dict(metadata))
-        self._init("tool", leaf)
+        self._init("tool", tool_leaf(tool_call_id, content, role, name, metadata))
 
     def to_message(self) -> ToolMessage:
         """The complete message."""
         message: ToolMessage = ToolMessage._from_data(self._data(True))
         return message
-
-
-def _leaf_from_dict(d: Mapping[str, Any]) -> dict[str, Any]:
-    """The leaf of the chunk a ``to_dict()`` describes, marked ``described``: folded first,
-    the engines rebuild its parts as they are instead of merging them again (E91)."""
-    if not isinstance(d, Mapping):
-        raise TypeError(f"from_dict needs a dict, not {type(d).__name__}")
-    leaf: dict[str, Any] = {}
-    for key, value in d.items():
-        if key == "parts":
-            leaf["parts"] = [_described(_part_dict(p)) for p in value or ()]
-        elif key == "usage_metadata":
-            _put(leaf, "usage", _stored_usage(value))
-        elif key in ("metadata", "provider_metadata"):
-            if value:
-                leaf[key] = json_copy(dict(value))
-        elif key == "anomalies":
-            if value:
-                leaf[key] = [dict(a) for a in value]
-        elif key in _LEAF_KEYS:
-            if value is not None:
-                leaf[key] = value if type(value) in SCALARS else json_copy(value)
-        else:
-            raise ValueError(f"unknown field {key!r} for an assistant message")
-    _check_leaf(leaf)
-    leaf["described"] = True
-    return leaf
-
-
-def _stored_usage(usage: Any) -> dict[str, Any] | None:
-    """``usage_metadata`` as a ``to_dict()`` gives it: every key under the name it came with
-    (``cache_read_input_tokens`` stays so; :class:`UsageMetadata`'s aliases are a view, not
-    a rename), so ``from_dict`` neither renames nor merges two spellings (E91). A
-    :class:`UsageMetadata` or a pydantic model is read as the constructor reads it."""
-    if isinstance(usage, Mapping):
-        stored: dict[str, Any] = json_copy(dict(usage))
-        return stored
-    return _usage_dict(usage)
-
-
-_LEAF_KEYS = frozenset(("role", "name", "content_list", *_ASSISTANT_KEYS))
-
-
-def _described(part: dict[str, Any]) -> dict[str, Any]:
-    """A part a ``to_dict()`` holds is kept even when its text is empty (an empty text block
-    a stream sent, E79): ``from_dict(m.to_dict()) == m``."""
-    if part["part"] in ("text", "reasoning"):
-        part["opened"] = True
-    return part
 
 
 def _from_dict(cls: type[Any], d: dict[str, Any]) -> Any:

@@ -1,10 +1,11 @@
 """The twin of the engine's chunk merge (spec §3–§5, §8): ``left + right`` for message chunks.
 
 A chunk is the fold of the *leaves* it was built from (the chunks a user constructed). The
-schema layer (``fastmerge.messages``) turns a constructor's arguments into a leaf: a dict of
-the fields that were given (the :data:`FIELDS` of its family), with parts as plain dicts keyed
-by ``"part"``. This module folds leaves into a private :class:`_State` and turns the state back
-into plain data (:func:`_materialize`).
+schema layer (``fastmerge._message_leaf``) turns a constructor's arguments into a leaf: a dict
+of the fields that were given (an assistant message's are declared in
+``fastmerge._message_fields``), with parts as plain dicts keyed by ``"part"``. This module
+folds leaves into a private :class:`_State` and turns the state back into plain data
+(:func:`_materialize`).
 
 Value semantics in linear time: ``a + b`` returns a *view* ``(acc, n)`` on a shared
 accumulator that holds the leaves and the state after folding them. When ``a`` is the newest

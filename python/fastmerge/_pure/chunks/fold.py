@@ -57,7 +57,7 @@ def _fold(state: _State, leaf: dict[str, Any]) -> None:
         elif key == "finish_reason_normalized":
             # where the provider sends no raw reason (a Responses status, spec §10.7)
             if isinstance(value, str):
-                state.finish_normalized = value
+                state.finish_reason_normalized = value
         elif key == "parser_content":
             if value is not None:
                 state.parser_content = value

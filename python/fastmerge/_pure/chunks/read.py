@@ -78,7 +78,7 @@ def _materialize(state: _State, finish: bool) -> dict[str, Any]:
     data["finish_reason"] = state.finish_reason
     normalized = FINISH_REASONS.get(state.finish_reason)
     data["finish_reason_normalized"] = (
-        normalized if normalized is not None else state.finish_normalized
+        normalized if normalized is not None else state.finish_reason_normalized
     )
     data["parser_content"] = state.parser_content
     data["prompt_token_ids"] = _thaw(state.prompt_token_ids)

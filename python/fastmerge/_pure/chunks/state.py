@@ -126,6 +126,8 @@ class _Call:
 
 
 class _State:
+    # the message's fields are held under the keys of its folded data, which
+    # fastmerge._message_fields declares (a test holds these slots to that table)
     __slots__ = (
         "family",
         "options",
@@ -145,7 +147,7 @@ class _State:
         "usage",
         "per_chunk_total",
         "finish_reason",
-        "finish_normalized",
+        "finish_reason_normalized",
         "parser_content",
         "prompt_token_ids",
         "completion_token_ids",
@@ -182,7 +184,7 @@ class _State:
         # the kept total agreed with its own chunk's counts: recomputed at the finish (spec §5)
         self.per_chunk_total = False
         self.finish_reason: Any = None
-        self.finish_normalized: str | None = None
+        self.finish_reason_normalized: str | None = None
         self.parser_content: Any = None
         self.prompt_token_ids: Any = None
         self.completion_token_ids: Any = None  # a private list, or another value
