@@ -12,24 +12,6 @@ use fastmerge::engine::chunks::Options;
 use fastmerge::engine::events;
 use fastmerge::engine::transport::Transport;
 
-fn corpus_streams(dirs: &[&str]) -> Vec<(String, Vec<u8>)> {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus");
-    let mut out = Vec::new();
-    for dir in dirs {
-        let mut paths: Vec<_> = std::fs::read_dir(root.join(dir))
-            .expect("corpus dir")
-            .map(|e| e.expect("entry").path())
-            .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
-            .collect();
-        paths.sort();
-        for path in paths {
-            let bytes = std::fs::read(&path).expect("read");
-            out.push((path.display().to_string(), bytes));
-        }
-    }
-    out
-}
-
 /// Two adapters in lockstep over the stream's lines, one reading each event through
 /// `fast_event` (the generic `event` where it declines), one always through `event`: the
 /// same leaves after every event. Returns how many events the fast path read.
