@@ -281,7 +281,6 @@ fn calls_are_known(adapter: &Adapter, choices: &[Object<ChunkChoice<'_>>]) -> bo
 /// Every choice's logprobs, read before any state changes (a decline leaves it untouched),
 /// and the text of the last one; None where one is not read whole.
 #[inline]
-#[allow(clippy::type_complexity)]
 fn choices_logprobs<'a>(
     choices: &[Object<ChunkChoice<'a>>],
 ) -> Option<(Vec<Option<Value>>, Option<&'a str>)> {
