@@ -372,20 +372,9 @@ fn compressed_inputs_are_read_by_their_magic_bytes() {
 
 #[test]
 fn corpus_files_are_one_stream_each_as_aggregate_reads_them() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus");
-    let mut paths = Vec::new();
-    for dir in std::fs::read_dir(&root).expect("corpus") {
-        let dir = dir.expect("entry").path();
-        if !dir.is_dir() {
-            continue;
-        }
-        for file in std::fs::read_dir(&dir).expect("dir") {
-            let file = file.expect("entry").path();
-            if file.extension().is_some_and(|e| e == "jsonl") {
-                paths.push(file.display().to_string());
-            }
-        }
-    }
+    let dirs = common::corpus_dirs();
+    let dirs: Vec<&str> = dirs.iter().map(String::as_str).collect();
+    let mut paths = common::corpus_paths(&dirs);
     paths.sort();
     assert!(paths.len() > 50);
     let expected: Vec<_> = paths

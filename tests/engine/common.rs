@@ -47,13 +47,68 @@ pub fn to_json(value: &Value) -> serde_json::Value {
     }
 }
 
+/// The repository's copy of the conformance corpus.
+pub fn corpus_root() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus")
+}
+
+/// The corpus's folders (one per wire format), sorted.
+pub fn corpus_dirs() -> Vec<String> {
+    let mut dirs: Vec<String> = std::fs::read_dir(corpus_root())
+        .expect("corpus")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.is_dir())
+        .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+/// Every corpus stream (`.jsonl`) of the folders `dirs`, folder by folder in the order given,
+/// each folder's streams sorted.
+pub fn corpus_paths(dirs: &[&str]) -> Vec<String> {
+    let root = corpus_root();
+    let mut out = Vec::new();
+    for dir in dirs {
+        let mut paths: Vec<_> = std::fs::read_dir(root.join(dir))
+            .expect("corpus dir")
+            .map(|e| e.expect("entry").path())
+            .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+            .collect();
+        paths.sort();
+        out.extend(paths.iter().map(|path| path.display().to_string()));
+    }
+    out
+}
+
+/// [`corpus_paths`] with each stream's bytes.
+pub fn corpus_streams(dirs: &[&str]) -> Vec<(String, Vec<u8>)> {
+    corpus_paths(dirs)
+        .into_iter()
+        .map(|path| {
+            let bytes = std::fs::read(&path).expect("read");
+            (path, bytes)
+        })
+        .collect()
+}
+
+/// Each event of `cases` fails on a new adapter for `provider` with its error text.
+pub fn assert_event_errors<const N: usize>(provider: &str, cases: [(serde_json::Value, &str); N]) {
+    for (event, detail) in cases {
+        let mut a = adapter_for(provider);
+        assert_eq!(
+            a.event(&convert(event)),
+            Err(detail.to_owned()),
+            "{provider}: {detail}"
+        );
+    }
+}
+
 /// The messages (as JSON) of the corpus stream `path` (below `tests/corpus`, the repository's
 /// copy of the conformance corpus), aggregated by the engine from its bytes fed `piece` bytes
 /// at a time (0: all at once).
 pub fn recorded(provider: &str, path: &str, piece: usize) -> Vec<serde_json::Value> {
-    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/corpus")
-        .join(path);
+    let file = corpus_root().join(path);
     let bytes = std::fs::read(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
     let mut core = AggregatorCore::new(Some(provider), Options::DEFAULT);
     for chunk in bytes.chunks(if piece == 0 {

@@ -12,24 +12,6 @@ use fastmerge::engine::chunks::Options;
 use fastmerge::engine::events;
 use fastmerge::engine::transport::Transport;
 
-fn corpus_streams(dirs: &[&str]) -> Vec<(String, Vec<u8>)> {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus");
-    let mut out = Vec::new();
-    for dir in dirs {
-        let mut paths: Vec<_> = std::fs::read_dir(root.join(dir))
-            .expect("corpus dir")
-            .map(|e| e.expect("entry").path())
-            .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
-            .collect();
-        paths.sort();
-        for path in paths {
-            let bytes = std::fs::read(&path).expect("read");
-            out.push((path.display().to_string(), bytes));
-        }
-    }
-    out
-}
-
 /// Two adapters in lockstep over the stream's lines, one reading each event through
 /// `fast_event` (the generic `event` where it declines), one always through `event`: the
 /// same leaves after every event. Returns how many events the fast path read.
@@ -212,21 +194,26 @@ impl Pick for Gen {
     }
 }
 
+/// One chunk of a generated stream: its top-level keys, then one or two choices; a third of
+/// the chunks (`h`) take values off the hot shape.
 fn generated_chunk(g: &mut Gen) -> String {
     let h = g.next() % 3 == 0; // a chunk with values off the hot shape
-    let text = [
-        "",
-        "\"\"",
-        "\"a\"",
-        "\"null\"",
-        "\" \"",
-        "null",
-        "\"\\u00e9\\n\"",
-        "|",
-        "1",
-        "[]",
-        "\"\\ud800\"",
-    ];
+    let mut top = generated_top(g, h);
+    let mut choices = Vec::new();
+    for _ in 0..(1 + g.next() % 2) {
+        choices.push(generated_choice(g, h));
+    }
+    if !h || g.next() % 10 != 0 {
+        top.push(format!("\"choices\":[{}]", choices.join(",")));
+    }
+    if h && g.next() % 20 == 0 {
+        top.push("\"id\":\"dup\"".to_owned()); // a duplicate key (or not)
+    }
+    format!("{{{}}}\n", top.join(","))
+}
+
+/// The chunk's top-level keys but `choices`.
+fn generated_top(g: &mut Gen, h: bool) -> Vec<String> {
     let mut top: Vec<String> = Vec::new();
     for (key, values) in [
         (
@@ -269,22 +256,92 @@ fn generated_chunk(g: &mut Gen) -> String {
             top.push(format!("\"{key}\":{value}"));
         }
     }
-    let mut choices = Vec::new();
-    for _ in 0..(1 + g.next() % 2) {
-        let mut delta: Vec<String> = Vec::new();
-        for key in [
-            "role",
-            "content",
-            "reasoning_content",
-            "reasoning",
-            "refusal",
-        ] {
-            let value = g.pick(h, &text);
-            if !value.is_empty() {
-                delta.push(format!("\"{key}\":{value}"));
-            }
+    top
+}
+
+/// One choice: its keys, and a delta (missing, null, or an object).
+fn generated_choice(g: &mut Gen, h: bool) -> String {
+    let delta = generated_delta(g, h);
+    let mut choice: Vec<String> = Vec::new();
+    for (key, values) in [
+        ("index", &["", "0", "0", "1", "|", "null", "\"0\""][..]),
+        (
+            "finish_reason",
+            &[
+                "",
+                "null",
+                "null",
+                "null",
+                "\"stop\"",
+                "\"\"",
+                "\"null\"",
+                "\" \"",
+                "\"tool_calls\"",
+                "|",
+                "1",
+            ][..],
+        ),
+        (
+            "logprobs",
+            &[
+                "",
+                "null",
+                "{\"content\":[]}",
+                r#"{"content":[{"token":"a","logprob":-0.5,"bytes":[97],"top_logprobs":[{"token":"a","logprob":-0.5,"bytes":[97]}]}],"refusal":null}"#,
+                "|",
+                r#"{"content":[{"token":"a","logprob":-0,"bytes":null}]}"#,
+                r#"{"content":[{"token":"a","logprob":-0.0}]}"#,
+                r#"{"content":[{"logprob":1e400}]}"#,
+                "[1,{\"a\":\"\\ud800\"}]",
+                "7",
+            ][..],
+        ),
+        ("token_ids", &["", "", "null", "|", "[1]", "[]"][..]),
+    ] {
+        let value = g.pick(h, values);
+        if !value.is_empty() {
+            choice.push(format!("\"{key}\":{value}"));
         }
-        let call = g.pick(h, &[
+    }
+    match g.next() % 8 {
+        0 => {}
+        1 => choice.push("\"delta\":null".to_owned()),
+        _ => choice.push(format!("\"delta\":{{{}}}", delta.join(","))),
+    }
+    format!("{{{}}}", choice.join(","))
+}
+
+/// A delta's keys: its texts (and non-texts), and maybe one tool-call fragment.
+fn generated_delta(g: &mut Gen, h: bool) -> Vec<String> {
+    let text = [
+        "",
+        "\"\"",
+        "\"a\"",
+        "\"null\"",
+        "\" \"",
+        "null",
+        "\"\\u00e9\\n\"",
+        "|",
+        "1",
+        "[]",
+        "\"\\ud800\"",
+    ];
+    let mut delta: Vec<String> = Vec::new();
+    for key in [
+        "role",
+        "content",
+        "reasoning_content",
+        "reasoning",
+        "refusal",
+    ] {
+        let value = g.pick(h, &text);
+        if !value.is_empty() {
+            delta.push(format!("\"{key}\":{value}"));
+        }
+    }
+    let call = g.pick(
+        h,
+        &[
             "",
             "",
             "",
@@ -308,65 +365,12 @@ fn generated_chunk(g: &mut Gen) -> String {
             r#"{"index":1,"function":{"name":"g","arguments":"q"}}"#,
             r#"{"index":1,"id":"call_2","function":{"name":"h","arguments":""}}"#,
             r#"{"index":1,"type":"function","function":{"arguments":""}}"#,
-        ]);
-        if !call.is_empty() {
-            delta.push(format!("\"tool_calls\":[{call}]"));
-        }
-        let mut choice: Vec<String> = Vec::new();
-        for (key, values) in [
-            ("index", &["", "0", "0", "1", "|", "null", "\"0\""][..]),
-            (
-                "finish_reason",
-                &[
-                    "",
-                    "null",
-                    "null",
-                    "null",
-                    "\"stop\"",
-                    "\"\"",
-                    "\"null\"",
-                    "\" \"",
-                    "\"tool_calls\"",
-                    "|",
-                    "1",
-                ][..],
-            ),
-            (
-                "logprobs",
-                &[
-                    "",
-                    "null",
-                    "{\"content\":[]}",
-                    r#"{"content":[{"token":"a","logprob":-0.5,"bytes":[97],"top_logprobs":[{"token":"a","logprob":-0.5,"bytes":[97]}]}],"refusal":null}"#,
-                    "|",
-                    r#"{"content":[{"token":"a","logprob":-0,"bytes":null}]}"#,
-                    r#"{"content":[{"token":"a","logprob":-0.0}]}"#,
-                    r#"{"content":[{"logprob":1e400}]}"#,
-                    "[1,{\"a\":\"\\ud800\"}]",
-                    "7",
-                ][..],
-            ),
-            ("token_ids", &["", "", "null", "|", "[1]", "[]"][..]),
-        ] {
-            let value = g.pick(h, values);
-            if !value.is_empty() {
-                choice.push(format!("\"{key}\":{value}"));
-            }
-        }
-        match g.next() % 8 {
-            0 => {}
-            1 => choice.push("\"delta\":null".to_owned()),
-            _ => choice.push(format!("\"delta\":{{{}}}", delta.join(","))),
-        }
-        choices.push(format!("{{{}}}", choice.join(",")));
+        ],
+    );
+    if !call.is_empty() {
+        delta.push(format!("\"tool_calls\":[{call}]"));
     }
-    if !h || g.next() % 10 != 0 {
-        top.push(format!("\"choices\":[{}]", choices.join(",")));
-    }
-    if h && g.next() % 20 == 0 {
-        top.push("\"id\":\"dup\"".to_owned()); // a duplicate key (or not)
-    }
-    format!("{{{}}}\n", top.join(","))
+    delta
 }
 
 #[test]

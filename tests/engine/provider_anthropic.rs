@@ -222,10 +222,7 @@ fn errors() {
             "message_delta: 'usage' must be an object, not string",
         ),
     ];
-    for (event, detail) in cases {
-        let mut a = adapter();
-        assert_eq!(a.event(&convert(event)), Err(detail.to_owned()));
-    }
+    assert_event_errors("anthropic", cases);
 }
 
 #[test]

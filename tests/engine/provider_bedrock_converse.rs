@@ -128,10 +128,7 @@ fn errors() {
             "contentBlockStart: start must be an object, got null",
         ),
     ];
-    for (event, detail) in cases {
-        let mut a = adapter();
-        assert_eq!(a.event(&convert(event)), Err(detail.to_owned()));
-    }
+    assert_event_errors("bedrock-converse", cases);
 }
 
 #[test]

@@ -103,10 +103,7 @@ fn errors() {
             "usageMetadata must be an object, got number",
         ),
     ];
-    for (event, detail) in cases {
-        let mut a = adapter();
-        assert_eq!(a.event(&convert(event)), Err(detail.to_owned()));
-    }
+    assert_event_errors("gemini", cases);
 }
 
 #[test]

@@ -89,10 +89,7 @@ fn errors() {
             "message.tool_calls[].function must be an object, got number",
         ),
     ];
-    for (event, detail) in cases {
-        let mut a = adapter();
-        assert_eq!(a.event(&convert(event)), Err(detail.to_owned()));
-    }
+    assert_event_errors("ollama", cases);
 }
 
 #[test]

@@ -162,10 +162,7 @@ fn errors_name_the_field() {
             "choices[0].delta.content[0].thinking[0] is not an object",
         ),
     ];
-    for (event, detail) in cases {
-        let mut a = adapter();
-        assert_eq!(a.event(&convert(event)), Err(detail.to_owned()));
-    }
+    assert_event_errors("openai-chat", cases);
 }
 
 #[test]

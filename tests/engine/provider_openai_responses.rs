@@ -172,10 +172,7 @@ fn errors() {
             "response.output_item.done: 'item.summary[0]' must be a dict, not int",
         ),
     ];
-    for (event, detail) in cases {
-        let mut a = adapter();
-        assert_eq!(a.event(&convert(event)), Err(detail.to_owned()));
-    }
+    assert_event_errors("openai-responses", cases);
 }
 
 #[test]

@@ -6,7 +6,7 @@ use crate::engine::host::{Host, Kind};
 
 use super::map::{own, HMap, Val};
 use super::state::{
-    detail, Anomaly, ContentKind, PartFields, PartKind, PayloadState, Piece, State,
+    detail, Anomaly, Call, ContentKind, Part, PartFields, PartKind, PayloadState, Piece, State,
 };
 use super::usage::counts_total;
 use super::{normalized_finish_reason, Family};
@@ -76,157 +76,14 @@ pub fn materialize<H: Host>(
     finish: bool,
 ) -> Result<H::Obj, H::Err> {
     let mut data = Out::new(host);
-    data.put("family", state.family_obj.clone());
-    data.put("role", or_none(host, &state.role));
-    data.put("name", state.name.clone());
-    data.put(
-        "metadata",
-        match &state.metadata {
-            Some(v) => v.thaw(host)?,
-            None => host.new_dict(Vec::new())?,
-        },
-    );
+    put_head(host, state, &mut data)?;
     if state.family != Family::Assistant {
-        let content = match state.content_kind {
-            ContentKind::Str => host.join(&state.content_pieces)?,
-            ContentKind::List => host.new_list(state.content_pieces.clone())?,
-            ContentKind::Other => or_none(host, &state.content),
-            ContentKind::None => host.str_obj(""),
-        };
-        data.put("content", content);
-        if state.family == Family::Tool {
-            data.put("tool_call_id", or_none(host, &state.tool_call_id));
-        }
+        put_plain_content(host, state, &mut data)?;
         return data.finish();
     }
-    let mut anomalies = Vec::with_capacity(state.anomalies.len());
-    for anomaly in &state.anomalies {
-        anomalies.push(match anomaly {
-            Anomaly::Given(obj) => host.dict_of(obj)?,
-            Anomaly::Own(code, detail) => anomaly_dict(host, code, detail.clone())?,
-        });
-    }
-    let mut parts = Vec::with_capacity(state.parts.len());
-    let mut synthetic = 0usize;
-    for part in &state.parts {
-        let mut out = Out::new(host);
-        let empty = PartFields::default();
-        let fields = part.fields.as_deref().unwrap_or(&empty);
-        match &part.kind {
-            PartKind::Call => {
-                let Some(call) = part.call.and_then(|c| state.calls.get(c)) else {
-                    continue; // not reached: a call part always has its call
-                };
-                let mut call_id = or_none(host, &call.id);
-                // a fragment that never met a name stays an orphan, never a ghost call [E33]
-                if call.id.is_none() && finish && call.name.is_some() {
-                    let generated = host.str_obj(&format!("call_fm_{synthetic}"));
-                    synthetic += 1;
-                    let name = or_none(host, &call.name);
-                    let detail = detail(
-                        host,
-                        vec![
-                            Piece::Lit("tool call "),
-                            Piece::Obj(host.repr(&name)?),
-                            Piece::Lit(" had no id; generated "),
-                            Piece::Obj(host.repr(&generated)?),
-                        ],
-                    )?;
-                    if state.options.strict {
-                        return Err(host.error(EngineError::Anomaly {
-                            code: "synthetic_id",
-                            detail,
-                        }));
-                    }
-                    anomalies.push(anomaly_dict(host, "synthetic_id", detail)?);
-                    call_id = generated;
-                }
-                let arguments = match &call.args_dict {
-                    Some(v) => v.thaw(host)?,
-                    None => host.join(&part.pieces)?,
-                };
-                out.put("part", host.str_obj("tool_call"));
-                out.put("id", call_id);
-                out.put(
-                    "type",
-                    call.type_
-                        .clone()
-                        .unwrap_or_else(|| host.str_obj("function")),
-                );
-                out.put("name", or_none(host, &call.name));
-                out.put("arguments", arguments);
-                out.put("provider_index", or_none(host, &call.provider_index));
-                out.put("payload", thaw_payload(host, &fields.payload)?);
-                out.put(
-                    "response_item_id",
-                    match &fields.response_item_id {
-                        Some(v) => own(host, v)?,
-                        None => host.none(),
-                    },
-                );
-                out.put("extra", thaw_opt(host, &fields.extra)?);
-                out.put(
-                    "call_index",
-                    match &fields.call_index {
-                        Some(v) if state.leaves == 1 => own(host, v)?,
-                        _ => host.none(),
-                    },
-                );
-            }
-            PartKind::Text(kind) | PartKind::Reasoning(kind) => {
-                out.put("part", kind.clone());
-                out.put("text", host.join(&part.pieces)?);
-                if matches!(part.kind, PartKind::Text(_)) {
-                    out.put(
-                        "citations",
-                        match &fields.citations {
-                            Some(items) => {
-                                let mut copies = Vec::with_capacity(items.len());
-                                for item in items {
-                                    copies.push(own(host, item)?);
-                                }
-                                host.new_list(copies)?
-                            }
-                            None => host.none(),
-                        },
-                    );
-                    out.put(
-                        "attributes",
-                        match &fields.attributes {
-                            Some(map) => {
-                                let mut pairs = Vec::with_capacity(map.len());
-                                for (key, value) in map.iter() {
-                                    pairs.push((key.clone(), own(host, value)?));
-                                }
-                                host.new_dict(pairs)?
-                            }
-                            None => host.none(),
-                        },
-                    );
-                } else {
-                    out.put(
-                        "summary",
-                        match &part.summary {
-                            Some(pieces) => host.join(pieces)?,
-                            None => host.none(),
-                        },
-                    );
-                    out.put("payload", thaw_payload(host, &fields.payload)?);
-                    out.put("redacted", bool_obj(host, fields.redacted));
-                }
-                out.put("index", or_none(host, &part.index));
-            }
-            PartKind::Other(kind) => {
-                out.put("part", kind.clone());
-                for (key, value) in part.other.iter() {
-                    out.pairs.push((key.clone(), own(host, value)?));
-                }
-                out.put("index", or_none(host, &part.index));
-            }
-        }
-        parts.push(out.finish()?);
-    }
-    data.put("parts", host.new_list(parts)?);
+    let mut anomalies = given_anomalies(host, state)?;
+    let parts = parts_list(host, state, finish, &mut anomalies)?;
+    data.put("parts", parts);
     data.put("content_list", bool_obj(host, state.content_list));
     let usage = match &state.usage {
         Some(map) => {
@@ -240,6 +97,244 @@ pub fn materialize<H: Host>(
         None => host.none(),
     };
     data.put("usage", usage);
+    put_finish_reason(host, state, &mut data)?;
+    put_response_fields(host, state, &mut data)?;
+    data.put("anomalies", host.new_list(anomalies)?);
+    data.put("choice_index", or_none(host, &state.choice_index));
+    data.finish()
+}
+
+/// The fields every family has: family, role, name, metadata.
+fn put_head<H: Host>(host: &H, state: &State<H::Obj>, data: &mut Out<'_, H>) -> Result<(), H::Err> {
+    data.put("family", state.family_obj.clone());
+    data.put("role", or_none(host, &state.role));
+    data.put("name", state.name.clone());
+    data.put(
+        "metadata",
+        match &state.metadata {
+            Some(v) => v.thaw(host)?,
+            None => host.new_dict(Vec::new())?,
+        },
+    );
+    Ok(())
+}
+
+/// A non-assistant message's content (and a tool message's call id).
+fn put_plain_content<H: Host>(
+    host: &H,
+    state: &State<H::Obj>,
+    data: &mut Out<'_, H>,
+) -> Result<(), H::Err> {
+    let content = match state.content_kind {
+        ContentKind::Str => host.join(&state.content_pieces)?,
+        ContentKind::List => host.new_list(state.content_pieces.clone())?,
+        ContentKind::Other => or_none(host, &state.content),
+        ContentKind::None => host.str_obj(""),
+    };
+    data.put("content", content);
+    if state.family == Family::Tool {
+        data.put("tool_call_id", or_none(host, &state.tool_call_id));
+    }
+    Ok(())
+}
+
+/// The anomalies recorded while folding, as dicts.
+fn given_anomalies<H: Host>(host: &H, state: &State<H::Obj>) -> Result<Vec<H::Obj>, H::Err> {
+    let mut anomalies = Vec::with_capacity(state.anomalies.len());
+    for anomaly in &state.anomalies {
+        anomalies.push(match anomaly {
+            Anomaly::Given(obj) => host.dict_of(obj)?,
+            Anomaly::Own(code, detail) => anomaly_dict(host, code, detail.clone())?,
+        });
+    }
+    Ok(anomalies)
+}
+
+/// Every part as a dict, in order; synthetic call ids are numbered across the message.
+fn parts_list<H: Host>(
+    host: &H,
+    state: &State<H::Obj>,
+    finish: bool,
+    anomalies: &mut Vec<H::Obj>,
+) -> Result<H::Obj, H::Err> {
+    let mut parts = Vec::with_capacity(state.parts.len());
+    let mut synthetic = 0usize;
+    for part in &state.parts {
+        let mut out = Out::new(host);
+        let empty = PartFields::default();
+        let fields = part.fields.as_deref().unwrap_or(&empty);
+        match &part.kind {
+            PartKind::Call => {
+                let Some(call) = part.call.and_then(|c| state.calls.get(c)) else {
+                    continue; // not reached: a call part always has its call
+                };
+                let call_id = call_id(host, state, call, finish, &mut synthetic, anomalies)?;
+                put_call_part(host, state, part, fields, call, call_id, &mut out)?;
+            }
+            PartKind::Text(kind) | PartKind::Reasoning(kind) => {
+                out.put("part", kind.clone());
+                out.put("text", host.join(&part.pieces)?);
+                if matches!(part.kind, PartKind::Text(_)) {
+                    put_text_fields(host, fields, &mut out)?;
+                } else {
+                    put_reasoning_fields(host, part, fields, &mut out)?;
+                }
+                out.put("index", or_none(host, &part.index));
+            }
+            PartKind::Other(kind) => {
+                out.put("part", kind.clone());
+                for (key, value) in part.other.iter() {
+                    out.pairs.push((key.clone(), own(host, value)?));
+                }
+                out.put("index", or_none(host, &part.index));
+            }
+        }
+        parts.push(out.finish()?);
+    }
+    host.new_list(parts)
+}
+
+/// A call's id; at the finish, a named call without one gets `call_fm_<n>` and an anomaly
+/// [E37] (an error when strict).
+fn call_id<H: Host>(
+    host: &H,
+    state: &State<H::Obj>,
+    call: &Call<H::Obj>,
+    finish: bool,
+    synthetic: &mut usize,
+    anomalies: &mut Vec<H::Obj>,
+) -> Result<H::Obj, H::Err> {
+    // a fragment that never met a name stays an orphan, never a ghost call [E33]
+    if !(call.id.is_none() && finish && call.name.is_some()) {
+        return Ok(or_none(host, &call.id));
+    }
+    let generated = host.str_obj(&format!("call_fm_{synthetic}"));
+    *synthetic += 1;
+    let name = or_none(host, &call.name);
+    let detail = detail(
+        host,
+        vec![
+            Piece::Lit("tool call "),
+            Piece::Obj(host.repr(&name)?),
+            Piece::Lit(" had no id; generated "),
+            Piece::Obj(host.repr(&generated)?),
+        ],
+    )?;
+    if state.options.strict {
+        return Err(host.error(EngineError::Anomaly {
+            code: "synthetic_id",
+            detail,
+        }));
+    }
+    anomalies.push(anomaly_dict(host, "synthetic_id", detail)?);
+    Ok(generated)
+}
+
+/// A tool-call part's fields.
+fn put_call_part<H: Host>(
+    host: &H,
+    state: &State<H::Obj>,
+    part: &Part<H::Obj>,
+    fields: &PartFields<H::Obj>,
+    call: &Call<H::Obj>,
+    call_id: H::Obj,
+    out: &mut Out<'_, H>,
+) -> Result<(), H::Err> {
+    let arguments = match &call.args_dict {
+        Some(v) => v.thaw(host)?,
+        None => host.join(&part.pieces)?,
+    };
+    out.put("part", host.str_obj("tool_call"));
+    out.put("id", call_id);
+    out.put(
+        "type",
+        call.type_
+            .clone()
+            .unwrap_or_else(|| host.str_obj("function")),
+    );
+    out.put("name", or_none(host, &call.name));
+    out.put("arguments", arguments);
+    out.put("provider_index", or_none(host, &call.provider_index));
+    out.put("payload", thaw_payload(host, &fields.payload)?);
+    out.put(
+        "response_item_id",
+        match &fields.response_item_id {
+            Some(v) => own(host, v)?,
+            None => host.none(),
+        },
+    );
+    out.put("extra", thaw_opt(host, &fields.extra)?);
+    out.put(
+        "call_index",
+        match &fields.call_index {
+            Some(v) if state.leaves == 1 => own(host, v)?,
+            _ => host.none(),
+        },
+    );
+    Ok(())
+}
+
+/// A text part's citations and attributes.
+fn put_text_fields<H: Host>(
+    host: &H,
+    fields: &PartFields<H::Obj>,
+    out: &mut Out<'_, H>,
+) -> Result<(), H::Err> {
+    out.put(
+        "citations",
+        match &fields.citations {
+            Some(items) => {
+                let mut copies = Vec::with_capacity(items.len());
+                for item in items {
+                    copies.push(own(host, item)?);
+                }
+                host.new_list(copies)?
+            }
+            None => host.none(),
+        },
+    );
+    out.put(
+        "attributes",
+        match &fields.attributes {
+            Some(map) => {
+                let mut pairs = Vec::with_capacity(map.len());
+                for (key, value) in map.iter() {
+                    pairs.push((key.clone(), own(host, value)?));
+                }
+                host.new_dict(pairs)?
+            }
+            None => host.none(),
+        },
+    );
+    Ok(())
+}
+
+/// A reasoning part's summary, payload and redaction flag.
+fn put_reasoning_fields<H: Host>(
+    host: &H,
+    part: &Part<H::Obj>,
+    fields: &PartFields<H::Obj>,
+    out: &mut Out<'_, H>,
+) -> Result<(), H::Err> {
+    out.put(
+        "summary",
+        match &part.summary {
+            Some(pieces) => host.join(pieces)?,
+            None => host.none(),
+        },
+    );
+    out.put("payload", thaw_payload(host, &fields.payload)?);
+    out.put("redacted", bool_obj(host, fields.redacted));
+    Ok(())
+}
+
+/// The finish reason as given and normalized (a known reason's normal form, else the one a
+/// provider gave).
+fn put_finish_reason<H: Host>(
+    host: &H,
+    state: &State<H::Obj>,
+    data: &mut Out<'_, H>,
+) -> Result<(), H::Err> {
     data.put("finish_reason", or_none(host, &state.finish_reason));
     let normalized = match &state.finish_reason {
         None => None,
@@ -261,6 +356,16 @@ pub fn materialize<H: Host>(
             (None, None) => host.none(),
         },
     );
+    Ok(())
+}
+
+/// The fields between the finish reason and the anomalies: parser output, token ids,
+/// logprobs, the response's id and model, provider data, refusal, status.
+fn put_response_fields<H: Host>(
+    host: &H,
+    state: &State<H::Obj>,
+    data: &mut Out<'_, H>,
+) -> Result<(), H::Err> {
     data.put("parser_content", or_none(host, &state.parser_content));
     data.put(
         "prompt_token_ids",
@@ -292,9 +397,7 @@ pub fn materialize<H: Host>(
         },
     );
     data.put("status", or_none(host, &state.status));
-    data.put("anomalies", host.new_list(anomalies)?);
-    data.put("choice_index", or_none(host, &state.choice_index));
-    data.finish()
+    Ok(())
 }
 
 fn bool_obj<H: Host>(host: &H, value: bool) -> H::Obj {

@@ -1,18 +1,23 @@
 //! The `"openai-responses"` adapter (the twin's `_pure/providers/openai_responses.py`, whose
 //! docstring states the mapping). Function for function the twin's: the same leaves, keys in
 //! the same order, the same anomaly and error texts.
+//!
+//! This file holds the adapter's state, the reading of an event's indexes and its dispatch;
+//! `openai_responses/response.rs` reads the response's own events, `items.rs` the output
+//! items, `deltas.rs` the streamed texts, `tools.rs` the tool items.
 
 use foldhash::{HashMap, HashSet};
 
 use indexmap::IndexMap;
 
 use crate::engine::providers::common::{
-    self, anomaly, get, get_str, is_null, list_value, str_value, text_field, Leaves, Obj,
+    self, anomaly, get, get_str, is_null, list_value, str_value, Leaves, Obj,
 };
 use crate::engine::value::{py_repr, Map, Value};
 
 mod deltas;
 mod items;
+mod response;
 mod tools;
 
 const NAME: &str = "openai-responses";
@@ -235,41 +240,6 @@ fn envelope(item: &Map) -> Option<Value> {
     Some(out.build())
 }
 
-/// The provider's usage verbatim, plus the normalized names it does not use.
-fn usage_of(usage: &Map) -> Value {
-    let mut out: Map = usage.clone();
-    if !out.contains_key("input_tokens") {
-        if let Some(v) = usage
-            .get("prompt_tokens")
-            .filter(|v| !matches!(v, Value::Null))
-        {
-            out.insert("input_tokens".to_owned(), v.clone());
-        }
-    }
-    if !out.contains_key("output_tokens") {
-        if let Some(v) = usage
-            .get("completion_tokens")
-            .filter(|v| !matches!(v, Value::Null))
-        {
-            out.insert("output_tokens".to_owned(), v.clone());
-        }
-    }
-    if let Some(details @ Value::Dict(_)) = usage.get("input_tokens_details") {
-        if let Some(v) = get(details, "cached_tokens").filter(|v| !matches!(v, Value::Null)) {
-            out.insert("cache_read_tokens".to_owned(), v.clone());
-        }
-        if let Some(v) = get(details, "cache_write_tokens").filter(|v| !matches!(v, Value::Null)) {
-            out.insert("cache_write_tokens".to_owned(), v.clone());
-        }
-    }
-    if let Some(details @ Value::Dict(_)) = usage.get("output_tokens_details") {
-        if let Some(v) = get(details, "reasoning_tokens").filter(|v| !matches!(v, Value::Null)) {
-            out.insert("reasoning_tokens".to_owned(), v.clone());
-        }
-    }
-    Value::Dict(std::sync::Arc::new(out))
-}
-
 /// `item[key]` as a list (missing or null: empty).
 fn list_of<'a>(item: &'a Value, key: &str, kind: &str, limit: i64) -> Result<&'a [Value], String> {
     match get(item, key) {
@@ -427,146 +397,6 @@ impl Adapter {
             ),
         ));
         (text.to_owned(), true)
-    }
-
-    // -- response events
-
-    fn response(&mut self, event: &Value, kind: &str, leaves: &mut Leaves) -> Res {
-        let response = match get(event, "response") {
-            Some(response @ Value::Dict(_)) => response,
-            other => {
-                return Err(format!(
-                    "{kind}: 'response' must be a dict, not {}",
-                    type_name(other)
-                ))
-            }
-        };
-        let Value::Dict(fields) = response else {
-            return Ok(());
-        };
-        if kind == "response.created" {
-            if !self.created {
-                self.created_id = common::get_str(response, "id").map(str::to_owned);
-            }
-            self.created = true;
-        }
-        let terminal = matches!(
-            kind,
-            "response.completed" | "response.incomplete" | "response.failed"
-        );
-        if terminal {
-            let output: &[Value] = match fields.get("output") {
-                None | Some(Value::Null) => &[],
-                Some(Value::List(items)) => items,
-                other => {
-                    return Err(format!(
-                        "{kind}: 'response.output' must be a list, not {}",
-                        type_name(other)
-                    ))
-                }
-            };
-            for (index, item) in output.iter().enumerate() {
-                if !matches!(item, Value::Dict(_)) {
-                    return Err(format!(
-                        "{kind}: 'response.output[{index}]' must be a dict, not {}",
-                        type_name(Some(item))
-                    ));
-                }
-                self.item_done(index as i64, item, kind, leaves)?;
-            }
-            self.terminal = true;
-        }
-        let mut leaf = Obj::new();
-        if terminal {
-            if let Some(audio) = self.audio_part() {
-                leaf.put("parts", list_value(vec![audio]));
-            }
-        }
-        if let Some(Value::Dict(usage)) = fields.get("usage") {
-            leaf.put("usage", usage_of(usage));
-        }
-        if kind == "response.incomplete" {
-            if let Some(details @ Value::Dict(_)) = fields.get("incomplete_details") {
-                let reason = text_field(
-                    get(details, "reason"),
-                    format_args!("{kind}.response.incomplete_details.reason"),
-                )?;
-                if let Some(reason) = reason {
-                    leaf.put("finish_reason", reason.clone());
-                    let normalized = match reason {
-                        Value::Str(text) if text == "max_output_tokens" => Some("length"),
-                        Value::Str(text) if text == "content_filter" => Some("content_filter"),
-                        _ => None,
-                    };
-                    leaf.put_opt("finish_reason_normalized", normalized.map(str_value));
-                }
-            }
-        } else if kind == "response.completed" {
-            let calls = self.items.values().any(|item| is_tool_call(&item.kind));
-            leaf.put(
-                "finish_reason_normalized",
-                str_value(if calls { "tool_calls" } else { "stop" }),
-            );
-        } else if kind == "response.failed" {
-            leaf.put("finish_reason_normalized", str_value("error"));
-        }
-        let rid = text_field(fields.get("id"), format_args!("{kind}.response.id"))?;
-        leaf.put_opt("response_id", rid.cloned());
-        let model = text_field(fields.get("model"), format_args!("{kind}.response.model"))?;
-        leaf.put_opt("response_model", model.cloned());
-        let mut meta = Obj::new();
-        for (key, value) in fields.iter() {
-            let value = match key.as_str() {
-                "output" => list_value(Vec::new()),
-                "usage" => Value::Null,
-                _ => value.clone(),
-            };
-            meta.put(key, value);
-        }
-        let mut metadata = Obj::new();
-        metadata.put("response", meta.build());
-        if kind == "response.failed" {
-            if let Some(error) = fields.get("error").filter(|e| !matches!(e, Value::Null)) {
-                metadata.put("error", error.clone());
-            }
-        }
-        leaf.put("provider_metadata", metadata.build());
-        if kind == "response.completed" {
-            leaf.put("status", str_value("complete"));
-        } else if kind == "response.failed" {
-            leaf.put("status", str_value("failed"));
-        }
-        leaves.push((0, leaf.build()));
-        Ok(())
-    }
-
-    fn error(&mut self, event: &Value, leaves: &mut Leaves) -> Res {
-        let error = match get(event, "error") {
-            Some(error @ Value::Dict(_)) => error.clone(),
-            _ => {
-                let mut out = Obj::new();
-                if let Value::Dict(map) = event {
-                    for (key, value) in map.iter() {
-                        if key != "type" && key != "sequence_number" {
-                            out.put(key, value.clone());
-                        }
-                    }
-                }
-                out.build()
-            }
-        };
-        self.terminal = true;
-        let mut errors = Obj::new();
-        errors.put("error", error);
-        let mut leaf = Obj::new();
-        if let Some(audio) = self.audio_part() {
-            leaf.put("parts", list_value(vec![audio]));
-        }
-        leaf.put("finish_reason_normalized", str_value("error"))
-            .put("provider_metadata", errors.build())
-            .put("status", str_value("failed"));
-        leaves.push((0, leaf.build()));
-        Ok(())
     }
 
     /// The sequence-number-free reading of one event.

@@ -9,7 +9,8 @@ use std::borrow::Cow;
 
 use serde::Deserialize;
 
-use super::{delta_kind, string_delta_part, Adapter};
+use super::parts::string_delta_part;
+use super::{delta_kind, Adapter};
 use crate::engine::providers::common::{list_value, FastLeaf, FastLeaves, Obj, Object};
 
 /// A str of the event, borrowed from its bytes unless it holds an escape (a newtype: serde
