@@ -1,22 +1,19 @@
 """The assistant message's fields, declared once: :data:`FIELDS`.
 
-The message's field lists are taken from this table: the constructor's keywords
+Every list of the message's fields is taken from this table: the constructor's keywords
 (:class:`fastmerge.messages.AssistantMessageChunk`, whose typed signature a test holds to
-:data:`ARGUMENTS`), the leaf it builds and the types it checks
-(:mod:`fastmerge._message_leaf`), the keys of ``to_dict()`` and those ``from_dict()`` accepts.
-The engines are held to it by tests/chunks/test_message_fields.py: on each backend a message
-with every field set must fold to exactly :data:`DATA_KEYS` and :data:`DICT_FIELDS`, keep every
-value and round-trip, and the twin's chunk state must hold each key. (The twin imports only
-the package's lowest modules, so its state keeps its own slots, checked against this table.)
+:data:`ARGUMENTS`), the leaf it builds and the types it checks (:mod:`fastmerge._message_leaf`), the
+keys of ``to_dict()`` and those ``from_dict()`` accepts, the keys of the folded data both
+engines give (:data:`DATA_KEYS`: a test builds a message with every field set on each backend
+and compares), and the twin's chunk state (``fastmerge._pure.chunks.state``).
 
 Adding a field to the message touches:
 
 1. this table (a row: its name, leaf key, copy, check and default, where it sits);
 2. the engine's model, in both languages: how a leaf's field folds and how it reads back
    (``src/engine/chunks/leaf.rs``, ``state.rs``, ``fold.rs``, ``read.rs``, and the twin's
-   ``fastmerge/_pure/chunks/state.py``, ``fold.py``, ``read.py``);
-3. its tests: the fold rule's, and a value in ``tests/_support/message_fields.py``
-   ``EVERY_FIELD`` (the schema test asks for one);
+   ``fastmerge/_pure/chunks/fold.py``, ``read.py``);
+3. its tests (the fold rule's; the schema test then checks both languages against the table);
 4. its read-only property on the message (``fastmerge.messages``: a typed, documented view).
 
 The module holds data only (no backend): ``fastmerge.messages`` is loaded once per backend and

@@ -8,6 +8,7 @@ from typing import Any
 
 from ... import errors
 from ..._frozen import json_copy
+from ..._message_fields import DATA_KEYS
 
 # A private copy of a value's dicts and lists (leaves shared): what a fold stores, so that
 # folding in place never changes a user's object; readers copy with it too (messages).
@@ -125,78 +126,75 @@ class _Call:
         self.part = part
 
 
+# a state holds each field of the message's folded data (fastmerge._message_fields) under its
+# key; ``finish_reason_normalized`` holds the one a leaf gave, which the read gives where the
+# raw reason normalizes to nothing
+_MESSAGE_SLOTS = DATA_KEYS
+# their value before the first leaf: None, except these (the lists are made per state)
+_FALSE = ("content_list",)
+_LISTS = ("parts", "anomalies")
+_NONE = tuple(key for key in DATA_KEYS if key not in _FALSE and key not in _LISTS)
+
+
 class _State:
-    # the message's fields are held under the keys of its folded data, which
-    # fastmerge._message_fields declares (a test holds these slots to that table)
     __slots__ = (
         "family",
         "options",
-        "role",
-        "name",
         "content_kind",
         "content_pieces",
         "content",
-        "content_list",
-        "metadata",
         "tool_call_id",
-        "parts",
         "by_index",
         "calls",
         "calls_by_index",
         "calls_by_id",
-        "usage",
         "per_chunk_total",
-        "finish_reason",
-        "finish_reason_normalized",
-        "parser_content",
-        "prompt_token_ids",
-        "completion_token_ids",
-        "logprobs",
-        "response_id",
-        "response_model",
-        "provider_metadata",
-        "provider_content",
-        "refusal",
-        "status",
-        "anomalies",
-        "choice_index",
         "leaves",
+        *_MESSAGE_SLOTS,
     )
+
+    # the message's fields (their slots come from the table)
+    role: Any
+    name: Any
+    metadata: dict[Any, Any] | None
+    parts: list[_Part]
+    content_list: bool  # assistant: some chunk gave its content as a list
+    usage: dict[Any, Any] | None
+    finish_reason: Any
+    finish_reason_normalized: str | None
+    parser_content: Any
+    prompt_token_ids: Any
+    completion_token_ids: Any  # a private list, or another value
+    logprobs: Any  # a private dict/list, or another value
+    response_id: Any
+    response_model: Any
+    provider_metadata: dict[Any, Any] | None
+    provider_content: Any
+    refusal: list[str] | None
+    status: Any
+    anomalies: list[dict[str, Any]]
+    choice_index: Any
 
     def __init__(self, family: str, options: Options) -> None:
         self.family = family
         self.options = options
-        self.role: Any = None
-        self.name: Any = None
+        for key in _NONE:
+            setattr(self, key, None)
+        for key in _FALSE:
+            setattr(self, key, False)
+        for key in _LISTS:
+            setattr(self, key, [])
         # base/tool content: "str" / "list" pieces, or "other" (then ``content``)
         self.content_kind: str | None = None
         self.content_pieces: list[Any] = []
         self.content: Any = None
-        self.content_list = False  # assistant: some chunk gave its content as a list
-        self.metadata: dict[Any, Any] | None = None
         self.tool_call_id: Any = None
-        self.parts: list[_Part] = []
         self.by_index: dict[Any, _Part] = {}  # non-call parts by their part index
         self.calls: list[_Call] = []
         self.calls_by_index: dict[Any, _Call] = {}  # most recent call at a provider index
         self.calls_by_id: dict[str, _Call] = {}
-        self.usage: dict[Any, Any] | None = None
         # the kept total agreed with its own chunk's counts: recomputed at the finish (spec §5)
         self.per_chunk_total = False
-        self.finish_reason: Any = None
-        self.finish_reason_normalized: str | None = None
-        self.parser_content: Any = None
-        self.prompt_token_ids: Any = None
-        self.completion_token_ids: Any = None  # a private list, or another value
-        self.logprobs: Any = None  # a private dict/list, or another value
-        self.response_id: Any = None
-        self.response_model: Any = None
-        self.provider_metadata: dict[Any, Any] | None = None
-        self.provider_content: Any = None
-        self.refusal: list[str] | None = None
-        self.status: Any = None
-        self.anomalies: list[dict[str, Any]] = []
-        self.choice_index: Any = None
         # how many leaves were folded: a chunk's given call indexes show only in one no ``+``
         # merged (a merged stream numbers its calls by position, spec §4)
         self.leaves = 0
