@@ -9,7 +9,7 @@ use crate::engine::chunks::{
     State,
 };
 use crate::engine::providers::{common, Leaves};
-use crate::engine::value::{NativeHost, Value};
+use crate::engine::value::{Map, NativeHost, Value};
 
 impl AggregatorCore {
     /// One anomaly for every choice seen so far (choice 0 if none).
@@ -152,11 +152,10 @@ impl AggregatorCore {
     }
 }
 
-/// The text of a leaf that is nothing but one text or reasoning delta, whether it is
-/// reasoning, and its part index if it has one (`{"parts": [{"part": "text" | "reasoning",
-/// "text": "...", "index"?: i}]}`): most events of a long stream. [`append_bare_text`] and
-/// [`append_indexed_text`] append it as `fold` would.
-fn bare_text(leaf: &Value) -> Option<(&Value, bool, Option<&Value>)> {
+/// The one part of a leaf that is nothing but `{"parts": [part]}` (the shape of the deltas
+/// [`bare_text`] and [`bare_arguments`] read).
+#[inline]
+fn sole_part(leaf: &Value) -> Option<&Map> {
     let Value::Dict(map) = leaf else { return None };
     if map.len() != 1 {
         return None;
@@ -164,9 +163,18 @@ fn bare_text(leaf: &Value) -> Option<(&Value, bool, Option<&Value>)> {
     let Some(Value::List(parts)) = map.get("parts") else {
         return None;
     };
-    let [Value::Dict(part)] = parts.as_slice() else {
-        return None;
-    };
+    match parts.as_slice() {
+        [Value::Dict(part)] => Some(part),
+        _ => None,
+    }
+}
+
+/// The text of a leaf that is nothing but one text or reasoning delta, whether it is
+/// reasoning, and its part index if it has one (`{"parts": [{"part": "text" | "reasoning",
+/// "text": "...", "index"?: i}]}`): most events of a long stream. [`append_bare_text`] and
+/// [`append_indexed_text`] append it as `fold` would.
+fn bare_text(leaf: &Value) -> Option<(&Value, bool, Option<&Value>)> {
+    let part = sole_part(leaf)?;
     let index = part.get("index");
     if part.len() != 2 + usize::from(index.is_some()) {
         return None;
@@ -188,16 +196,7 @@ fn bare_text(leaf: &Value) -> Option<(&Value, bool, Option<&Value>)> {
 /// "..."}]}`): the deltas of a streamed call. [`append_indexed_arguments`] appends them as
 /// `fold` would.
 fn bare_arguments(leaf: &Value) -> Option<(&Value, &Value)> {
-    let Value::Dict(map) = leaf else { return None };
-    if map.len() != 1 {
-        return None;
-    }
-    let Some(Value::List(parts)) = map.get("parts") else {
-        return None;
-    };
-    let [Value::Dict(part)] = parts.as_slice() else {
-        return None;
-    };
+    let part = sole_part(leaf)?;
     if part.len() != 3 || !matches!(part.get("part"), Some(Value::Str(k)) if k == "tool_call") {
         return None;
     }

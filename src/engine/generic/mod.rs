@@ -1,7 +1,7 @@
 //! Generic merge (spec §1): the `openjiuwen`, `delta` and `langchain` policies, in linear
 //! time.
 //!
-//! This is the Rust half of `python/fastmerge/_pure/generic.py`, function for function; the
+//! This is the Rust half of `python/fastmerge/_pure/generic/`, function for function; the
 //! twin's docstrings explain each rule. The fold keeps builders ([`Node`]) for the exact
 //! `str` / `list` / `dict` values it is still growing and merges everything else eagerly with
 //! the operations openJiuwen performs, so `merge_all(items)` equals

@@ -1,4 +1,4 @@
-//! The `"gemini"` adapter (the twin's `_pure/providers/gemini.py`, whose module docstring
+//! The `"gemini"` adapter (the twin's `_pure/providers/gemini/`, whose module docstring
 //! states the mapping): Gemini `streamGenerateContent` chunks to delta leaves. Function for
 //! function the twin's, producing the same leaves (same keys in the same order, same anomaly
 //! and error text).

@@ -1,4 +1,4 @@
-//! The `"openai-responses"` adapter (the twin's `_pure/providers/openai_responses.py`, whose
+//! The `"openai-responses"` adapter (the twin's `_pure/providers/openai_responses/`, whose
 //! docstring states the mapping). Function for function the twin's: the same leaves, keys in
 //! the same order, the same anomaly and error texts.
 //!

@@ -1,5 +1,5 @@
 //! The Responses adapter on the items it keeps whole (the twin's
-//! `_pure/providers/openai_responses_tools.py`, whose docstring states the rules): the deltas
+//! `_pure/providers/openai_responses/tools.py`, whose docstring states the rules): the deltas
 //! and statuses of MCP, code-interpreter, shell, image, search and compaction items, and the
 //! response's audio (spec §10.2-10.3). Deltas are collected as strings (appends stay linear)
 //! and applied to the item as added only when it is built, at the end of a cut stream.
