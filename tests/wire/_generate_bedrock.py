@@ -1,5 +1,6 @@
-"""The generated Bedrock ConverseStream streams (``_generate``): the dicts boto3 yields, one
-stream per event shape of botocore's service model."""
+"""The generated Bedrock ConverseStream streams (``_generate``): the dicts boto3 yields (blobs
+as bytes), a stream per content block start and delta kind, whole and cut, and one per
+exception event of botocore's service model; and those dicts as the HTTP API carries them."""
 
 from __future__ import annotations
 

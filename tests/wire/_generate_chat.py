@@ -1,5 +1,6 @@
-"""The generated OpenAI Chat Completions streams (``_generate``): chunks covering each field of
-the SDK's chunk, choice and delta models."""
+"""The generated OpenAI Chat Completions streams (``_generate``): a stream per kind of delta
+(content, refusal, tool calls, the legacy function call, audio), whole and cut, the whole ones
+with the chunk's other fields (logprobs, usage, moderation, ...)."""
 
 from __future__ import annotations
 

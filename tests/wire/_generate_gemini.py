@@ -1,5 +1,6 @@
-"""The generated Gemini streams (``_generate``): a stream per Part field, beside content or
-content of its own, from google-genai's models."""
+"""The generated Gemini streams (``_generate``): a stream per kind of part (text, thought,
+function call, parts that are content of their own) and per Part field that rides beside
+content, whole and cut, validated by google-genai's models."""
 
 from __future__ import annotations
 

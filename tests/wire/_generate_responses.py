@@ -1,5 +1,6 @@
-"""The generated OpenAI Responses streams (``_generate``): a stream per item kind, built from
-the SDK's event union, and one of the response-level status events."""
+"""The generated OpenAI Responses streams (``_generate``): a stream per output item kind with
+the events of the SDK's stream union that belong to it, whole and cut, and one stream of the
+response-level status events."""
 
 from __future__ import annotations
 
