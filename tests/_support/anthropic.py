@@ -1,16 +1,21 @@
-"""Anthropic Messages events built by hand (message_start, blocks, deltas, the end) and the corpus
-streams' events, for the adapter tests."""
+"""Anthropic Messages events built by hand (message_start, blocks, deltas, the end), the corpus
+streams' events, and readers of a merged message (its parts, anomalies, sorted JSON), for the
+adapter tests."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
+import orjson
+
+import fastmerge
 from _support.corpus import (
     path_of,
 )
 
 KIND = "anthropic_messages"
+P = "anthropic"
 
 
 def events_of(name: str) -> list[dict[str, Any]]:
@@ -58,3 +63,35 @@ def end(reason: str = "end_turn", usage: dict[str, Any] | None = None) -> list[d
         },
         {"type": "message_stop"},
     ]
+
+
+def js(index: int, piece: str) -> dict[str, Any]:
+    return delta(index, type="input_json_delta", partial_json=piece)
+
+
+PING = {"type": "ping"}
+TEXT_STREAM = [
+    start(),
+    block(0, type="text", text=""),
+    PING,
+    text(0, "Hé"),
+    text(0, "llo 👋"),
+    stop(0),
+    *end(),
+]
+
+
+def agg(events: list[dict[str, Any]], **options: Any) -> Any:
+    return fastmerge.aggregate(events, P, **options)
+
+
+def parts(message: Any) -> list[dict[str, Any]]:
+    return [p.to_dict() for p in message.parts]
+
+
+def anomalies(message: Any) -> list[tuple[str, str]]:
+    return [(a["code"], a["detail"]) for a in message.to_dict()["anomalies"]]
+
+
+def dump(message: Any) -> bytes:
+    return orjson.dumps(message.to_dict(), option=orjson.OPT_SORT_KEYS)

@@ -70,3 +70,13 @@ def rendered_parts(message: Any) -> list[dict[str, Any]]:
 
 def codes(message: Any) -> list[str]:
     return [a["code"] for a in message.to_dict()["anomalies"]]
+
+
+def streamed(*steps: dict[str, Any], finish: bool = True) -> list[dict[str, Any]]:
+    """A Vertex call streamed as ``partialArgs``: its start, a chunk per step, and (with
+    ``finish``) the closing chunk."""
+    events = [chunk({"functionCall": {"name": "f", "willContinue": True}, "thoughtSignature": "S"})]
+    events += [chunk({"functionCall": {"partialArgs": [s], "willContinue": True}}) for s in steps]
+    if finish:
+        events.append(chunk(call(None), finish="STOP"))
+    return events

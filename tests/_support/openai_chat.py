@@ -1,9 +1,62 @@
-"""The OpenAI Chat adapter tests' round-trip check: a merged message equals its
-``from_dict(to_dict())`` on both backends."""
+"""What the OpenAI Chat adapter tests share: chunk, choice and tool-call builders in the wire
+shape, readers of a merged message's calls, part kinds and anomalies, and the round-trip check
+(a merged message equals its ``from_dict(to_dict())`` on both backends)."""
 
 from __future__ import annotations
 
 from typing import Any
+
+P = "openai-chat"
+
+
+def chunk(*choices: dict[str, Any], **top: Any) -> dict[str, Any]:
+    event: dict[str, Any] = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "created": 7,
+        "model": "gpt-x",
+    }
+    event.update(top)
+    event["choices"] = list(choices)
+    return event
+
+
+def ch(index: int = 0, finish: str | None = None, **delta: Any) -> dict[str, Any]:
+    return {"index": index, "delta": delta, "finish_reason": finish}
+
+
+def tc(index: Any, id: Any = None, name: Any = None, args: Any = None, **extra: Any) -> dict:
+    call: dict[str, Any] = {"index": index}
+    if id is not None:
+        call["id"] = id
+        call["type"] = "function"
+    function: dict[str, Any] = {}
+    if name is not None:
+        function["name"] = name
+    if args is not None:
+        function["arguments"] = args
+    call["function"] = function
+    call.update(extra)
+    return call
+
+
+def calls(message: Any) -> list[tuple[Any, Any, Any]]:
+    return [
+        (p["id"], p["name"], p["arguments"])
+        for p in message.to_dict()["parts"]
+        if p["part"] == "tool_call"
+    ]
+
+
+def kinds(message: Any) -> list[str]:
+    return [p["part"] for p in message.to_dict()["parts"]]
+
+
+def anomalies(message: Any) -> list[tuple[str, str]]:
+    return [(a["code"], a["detail"]) for a in message.to_dict()["anomalies"]]
+
+
+USAGE = {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}
 
 
 def assert_round_trip(message: Any) -> None:
