@@ -25,7 +25,6 @@ from _support.batch import (
     write,
 )
 
-
 # -- grouping
 
 

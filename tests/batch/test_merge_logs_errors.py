@@ -24,7 +24,6 @@ from _support.batch import (
 
 from fastmerge.errors import BatchError
 
-
 # -- errors
 
 

@@ -30,7 +30,6 @@ from conftest import PACKAGE_ROOT
 
 from fastmerge.errors import BatchError
 
-
 # -- inputs
 
 

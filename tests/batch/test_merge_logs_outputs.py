@@ -24,7 +24,6 @@ from _support.batch import (
     write,
 )
 
-
 # -- records and columns
 
 
