@@ -1,5 +1,5 @@
-"""Helpers of the batch tests: ``fastmerge.batch`` on a backend, logs to write, and results as
-plain values to compare."""
+"""Helpers of the batch tests: ``fastmerge.batch`` on a backend (and the ``batch`` fixture),
+logs to write, and results as plain values to compare."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from types import ModuleType
 from typing import Any, Iterable
 
 import orjson
+import pytest
 import zstandard
 
 from _support.corpus import CORPUS
@@ -42,6 +43,13 @@ def dumps_line(value: Any) -> bytes:
 def batch_module(backend: str) -> ModuleType:
     """``fastmerge.batch`` built on ``backend``'s ``BatchCore`` and messages."""
     return _backend._copy("batch", backend)
+
+
+@pytest.fixture(name="batch")
+def batch_fixture(backend_name: str) -> ModuleType:
+    """``fastmerge.batch`` on this test's backend: the ``batch`` fixture of a test module that
+    imports this."""
+    return batch_module(backend_name)
 
 
 def chunk(sid: str, **fields: Any) -> dict[str, Any]:
@@ -84,6 +92,17 @@ def interleave(*streams: tuple[str, list[Any]]) -> list[tuple[str, Any]]:
     return out
 
 
+def two_streams() -> list[dict[str, Any]]:
+    """Wrapper records of two interleaved streams: ``a`` (3 words) ends before ``b`` (4)."""
+    return wrap(
+        interleave(("a", chat("a", ["x", "y", "z"])), ("b", chat("b", ["1", "2", "3", "4"])))
+    )
+
+
+#: :func:`run`'s summary of :func:`two_streams`.
+TWO = [("a", "openai-chat", "complete", "xyz"), ("b", "openai-chat", "complete", "1234")]
+
+
 def lines(records: Iterable[Any]) -> bytes:
     """JSON lines of ``records`` (bytes are written as they are)."""
     return b"".join(
@@ -117,6 +136,14 @@ def summary(results: Iterable[Any]) -> list[tuple[Any, ...]]:
         (r.key, r.provider, r.status, r.error if r.message is None else r.message.content)
         for r in results
     ]
+
+
+def run(batch: ModuleType, paths: Any, **options: Any) -> list[tuple[Any, ...]]:
+    """The :func:`summary` of ``batch.merge_logs(paths, **options)``, wrapper records
+    (``stream_id``, ``event``) unless the options say otherwise."""
+    options.setdefault("group_by", "stream_id")
+    options.setdefault("event", "event")
+    return summary(batch.merge_logs(paths, **options))
 
 
 def dumped(results: Iterable[Any]) -> list[bytes]:

@@ -1,5 +1,6 @@
-"""The command-line tests' shared runner: ``fastmerge`` in a fresh interpreter on a backend, and
-its failure as one stderr line."""
+"""The command-line tests' shared runners: ``fastmerge`` in a fresh interpreter on a backend, and
+its failure as one stderr line; ``fastmerge`` in this process on the test's backend (the
+autouse ``batch`` fixture of a test module that imports it), its output and its usage errors."""
 
 from __future__ import annotations
 
@@ -7,8 +8,13 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
+
+import pytest
 
 import fastmerge
+from _support.batch import batch_module, chat, interleave, lines, wrap, write
+from fastmerge import cli
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -42,3 +48,42 @@ def assert_fails(proc: subprocess.CompletedProcess[bytes], status: int = 1) -> s
     assert proc.returncode == status, (proc.stdout, proc.stderr)
     assert proc.stdout == b""
     return proc.stderr.decode()
+
+
+@pytest.fixture(autouse=True, name="batch")
+def batch_for_the_command(backend_name: str, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    """The command runs on this test's backend (it imports ``fastmerge.batch`` when run)."""
+    module = batch_module(backend_name)
+    monkeypatch.setattr(fastmerge, "batch", module, raising=False)
+    return module
+
+
+#: The options that read wrapper records (``stream_id``, ``event``).
+WRAPPED = ["--group-by", "stream_id", "--event", "event"]
+
+
+def log(tmp_path: Path, name: str = "log.jsonl") -> str:
+    """A log of two interleaved streams in wrapper records: ``a`` (x, y) and ``b`` (z)."""
+    streams = interleave(("a", chat("a", ["x", "y"])), ("b", chat("b", ["z"])))
+    return write(tmp_path / name, lines(wrap(streams)))
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    """Exit status, stdout and stderr of ``fastmerge ARGV``."""
+    status = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def usage_error(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    """The error line of ``fastmerge ARGV``, which must be a usage error (64) that wrote
+    nothing on stdout."""
+    with pytest.raises(SystemExit) as info:
+        cli.main(list(argv))
+    out, err = capsys.readouterr()
+    assert (info.value.code, out) == (64, "")
+    assert len(err.splitlines()) == 1, err  # one line, no usage text
+    assert err.startswith(f"fastmerge {argv[0]}: error: ")
+    suffix = f" (see 'fastmerge {argv[0]} --help')\n"
+    assert err.endswith(suffix)
+    return err[: -len(suffix)]

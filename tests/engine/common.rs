@@ -1,7 +1,9 @@
 //! Shared by the cargo integration tests: JSON (serde_json, insertion order kept) to and from
-//! the engine's native `Value`.
+//! the engine's native `Value`; the batch tests' helpers are in `common::batch`.
 
 #![allow(dead_code)] // each test module uses part of it
+
+pub mod batch;
 
 use fastmerge::engine::aggregate::AggregatorCore;
 use fastmerge::engine::chunks::Options;

@@ -1,5 +1,6 @@
 //! Event reading at the edges, without Python: `-0`, Python's `repr` of floats and characters,
-//! transports that read on after a bad event, and what an input with no event was.
+//! transports that read on after a bad event, what an input with no event was, and the JSON-values
+//! transport's word-at-a-time scan, however its input is split.
 
 use fastmerge::engine::events::parse;
 use fastmerge::engine::transport::{diagnose, Transport};
@@ -109,4 +110,50 @@ fn a_transport_hands_over_events_where_they_lie_in_the_block() {
         );
         assert_eq!(seen.len(), 3);
     }
+}
+
+/// The payloads of a JSON-values stream fed in `pieces` (and what `finish` leaves).
+fn payloads(pieces: &[&[u8]]) -> Vec<Vec<u8>> {
+    let mut transport = Transport::new();
+    let mut seen = Vec::new();
+    for piece in pieces {
+        transport.feed(piece, &mut |payload| seen.push(payload.to_vec()));
+    }
+    let tail = transport.finish(&mut |payload| seen.push(payload.to_vec()));
+    seen.extend(tail);
+    seen
+}
+
+#[test]
+fn the_json_scan_word_at_a_time_finds_every_quote_backslash_and_newline() {
+    // strings whose quotes, escapes and raw newlines fall at every offset of an 8-byte word,
+    // with brackets, quotes and non-ASCII text inside them
+    let mut stream = Vec::new();
+    let mut expected = Vec::new();
+    for pad in 0..17 {
+        let fill = "é{[x".repeat(pad).chars().take(pad).collect::<String>();
+        for body in [
+            format!(r#"{{"a":"{fill}"}}"#),
+            format!(r#"{{"a":"{fill}\"}}","b":[{{"c":"\\"}}]}}"#),
+            format!(r#"{{"a":["{fill}\\\\",{{}}]}}"#),
+        ] {
+            stream.extend_from_slice(body.as_bytes());
+            stream.push(b'\n');
+            expected.push(body.into_bytes());
+        }
+        // a raw newline inside a string ends its value there; the next starts after it
+        let broken = format!(r#"{{"a":"{fill}"#);
+        stream.extend_from_slice(broken.as_bytes());
+        stream.extend_from_slice(b"\n{\"b\":1}\n");
+        expected.push(broken.into_bytes());
+        expected.push(b"{\"b\":1}".to_vec());
+    }
+    assert_eq!(payloads(&[&stream]), expected);
+    // however it is split (an escape's backslash at a block's end included)
+    for cut in 0..stream.len() {
+        let (head, rest) = stream.split_at(cut);
+        assert_eq!(payloads(&[head, rest]), expected, "cut at {cut}");
+    }
+    let bytes: Vec<&[u8]> = stream.chunks(1).collect();
+    assert_eq!(payloads(&bytes), expected);
 }

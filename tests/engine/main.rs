@@ -5,6 +5,7 @@
 mod common;
 
 mod batch;
+mod batch_records;
 mod chunks;
 mod edges_adapters;
 mod events;
