@@ -549,7 +549,10 @@ def merge_logs(
     it needs a ``group_by`` key): each partition is read as an input file named
     ``<bag partition N>``, in partition order, so a stream may cross partitions as it may
     cross files."""
-    options = BatchOptions(**option_values) if options is None else options.but(**option_values)
+    given = {} if options is None else options.core_arguments()
+    # made again of this module's class: the tasks pickle it, and workers import only the
+    # package's own modules (not a copy of fastmerge.batch on another backend)
+    options = BatchOptions(**{**given, **option_values})
     if options.max_open_streams:
         raise _errors.batch_option(
             "max_open_streams cannot be used on Dask: streams are spread over workers"
