@@ -4,9 +4,9 @@
 
 use super::{native_error, AggError, AggregatorCore};
 use crate::engine::chunks::{
-    append_bare_str, append_bare_str_logprobs, append_bare_text, append_indexed_arguments,
-    append_indexed_arguments_str, append_indexed_str, append_indexed_text, fold, Family, Leaf,
-    State,
+    append_bare_str, append_bare_str_logprobs, append_indexed_arguments,
+    append_indexed_arguments_str, append_indexed_str, append_indexed_text, append_sole_text, fold,
+    Family, Leaf, State,
 };
 use crate::engine::providers::{common, Leaves};
 use crate::engine::value::{Map, NativeHost, Value};
@@ -48,7 +48,7 @@ impl AggregatorCore {
             };
             if let Some((text, reasoning, index)) = bare_text(&leaf) {
                 let appended = match index {
-                    None => append_bare_text(state, text, reasoning),
+                    None => append_sole_text(state, text, reasoning),
                     Some(index) => append_indexed_text(state, text, reasoning, index),
                 };
                 if appended {

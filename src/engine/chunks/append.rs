@@ -12,21 +12,37 @@ use super::merge::fold_logprobs;
 use super::state::{PartKind, State};
 use super::Family;
 
-/// `fold` of a bare text or reasoning delta ([`Leaf::bare_text`]) when the state already has
-/// its role and ends with a plain part of that kind: the text is appended without walking the
-/// leaf. False (and nothing done) otherwise: then fold the leaf. The twin's shortcut in
-/// `ChunkCore.__add__`.
+/// `fold` of a bare text or reasoning delta ([`Leaf::bare_text`], which may carry a role)
+/// when the state already has its role and ends with a plain part of that kind: the text is
+/// appended without walking the leaf. False (and nothing done) otherwise: then fold the leaf.
+/// The twin's shortcut in `ChunkCore.__add__`.
 ///
 /// [`Leaf::bare_text`]: super::Leaf::bare_text
 pub fn append_bare_text<O: Clone>(state: &mut State<O>, text: &O, reasoning: bool) -> bool {
-    push_to(bare_text_part(state, reasoning), state, |pieces| {
-        pieces.push(text.clone())
-    })
+    let part = bare_text_part(state, reasoning, Role::MayCarry);
+    push_to(part, state, |pieces| pieces.push(text.clone()))
 }
 
-/// The part [`append_bare_text`] appends to, if any.
-fn bare_text_part<O>(state: &State<O>, reasoning: bool) -> Option<usize> {
-    if state.family != Family::Assistant || state.role.is_none() {
+/// [`append_bare_text`] of a leaf that is nothing but its one part (`{"parts": [part]}`,
+/// an aggregator's): it carries no role, so the state's role does not matter (a stream
+/// whose chunks never send one stays on this path).
+pub fn append_sole_text<O: Clone>(state: &mut State<O>, text: &O, reasoning: bool) -> bool {
+    let part = bare_text_part(state, reasoning, Role::Absent);
+    push_to(part, state, |pieces| pieces.push(text.clone()))
+}
+
+/// Whether a bare leaf may carry a `role` (a chunk's) or carries none (an aggregator's
+/// `{"parts": [part]}`).
+#[derive(Clone, Copy, PartialEq)]
+enum Role {
+    MayCarry,
+    Absent,
+}
+
+/// The part [`append_bare_text`] appends to, if any: the state's last part, plain and of that
+/// kind. A leaf that may carry a role needs the state's role set (else `fold` sets it).
+fn bare_text_part<O>(state: &State<O>, reasoning: bool, role: Role) -> Option<usize> {
+    if state.family != Family::Assistant || (role == Role::MayCarry && state.role.is_none()) {
         return None;
     }
     let last = state.parts.last()?;
@@ -63,11 +79,14 @@ fn push_str(pieces: &mut Vec<Value>, text: &str) {
     }
 }
 
-/// [`append_bare_text`] of a text borrowed from an event's bytes (a typed fast path's).
+/// [`append_sole_text`] of a text borrowed from an event's bytes (a typed fast path's leaf,
+/// which carries no role).
 pub fn append_bare_str(state: &mut State<Value>, text: &str, reasoning: bool) -> bool {
-    push_to(bare_text_part(state, reasoning), state, |pieces| {
-        push_str(pieces, text)
-    })
+    push_to(
+        bare_text_part(state, reasoning, Role::Absent),
+        state,
+        |pieces| push_str(pieces, text),
+    )
 }
 
 /// `fold` of a leaf that is one text or reasoning delta with a part index (`{"parts":
@@ -109,7 +128,7 @@ pub fn append_bare_str_logprobs(
     reasoning: bool,
     logprobs: &Value,
 ) -> Result<bool, NativeError> {
-    let part = bare_text_part(state, reasoning);
+    let part = bare_text_part(state, reasoning, Role::Absent);
     if !push_to(part, state, |pieces| push_str(pieces, text)) {
         return Ok(false);
     }

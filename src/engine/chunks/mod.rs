@@ -28,7 +28,7 @@ mod usage;
 
 pub use append::{
     append_bare_str, append_bare_str_logprobs, append_bare_text, append_indexed_arguments,
-    append_indexed_arguments_str, append_indexed_str, append_indexed_text,
+    append_indexed_arguments_str, append_indexed_str, append_indexed_text, append_sole_text,
 };
 pub use fold::fold;
 pub use leaf::Leaf;
