@@ -205,6 +205,10 @@ def aggregate_choices(
     ``os.PathLike`` of a file holding one. A stream with no readable event raises
     :class:`fastmerge.errors.EventError` saying what the input was (compressed, binary,
     empty, JSON that is not an object, a str that looks like a file name)."""
+    if type(events) is bytes or type(events) is str:
+        # a recorded stream: one call into the backend (an Aggregator's feed and finish)
+        data = _Core.aggregate(events, provider, strict, signature_merge, usage)
+        return [AssistantMessage._from_data(d) for d in data]
     agg = Aggregator(provider, strict=strict, signature_merge=signature_merge, usage=usage)
     agg.add_many(events)
     return agg.finish_choices()

@@ -14,7 +14,7 @@ use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyT
 
 use crate::engine::events::{EventDataError, MAX_JSON_DEPTH};
 use crate::engine::value::Value;
-use crate::py::intern::Shared;
+use crate::py::intern::{self, Shared};
 
 /// Why a Python object is not a JSON value: a data error, or an exception Python raised.
 pub(crate) enum ConvError {
@@ -248,10 +248,10 @@ fn untrack(made: &Bound<'_, PyAny>) {
 
 /// Engine values as Python data. Object keys repeat across a stream (every logprobs entry has
 /// `token`, `logprob`, `bytes`, ...), so each distinct key is made into a `str` once and
-/// shared, as orjson does (a `str` caches its hash: dict inserts do not hash it again).
+/// shared, as orjson does (a `str` caches its hash: dict inserts do not hash it again); keys
+/// are kept between calls too ([`intern::key`]).
 pub(crate) struct ToPy<'py> {
     py: Python<'py>,
-    keys: Shared<'py, PyString>,
     /// Short strings of kept JSON text ([`Value::Json`]), made once: a logprobs entry's token
     /// comes again in its `top_logprobs` and in later entries (a `str` is immutable: sharing
     /// one is invisible but to `is`).
@@ -266,7 +266,6 @@ impl<'py> ToPy<'py> {
     pub(crate) fn new(py: Python<'py>) -> Self {
         ToPy {
             py,
-            keys: Shared::new(8),
             strs: Shared::new(10),
             int_lists: Shared::new(10),
             frozen: None,
@@ -274,12 +273,7 @@ impl<'py> ToPy<'py> {
     }
 
     fn key(&mut self, key: &str) -> Bound<'py, PyString> {
-        if let Some(known) = self.keys.get(key.as_bytes()) {
-            return known;
-        }
-        let made = PyString::new(self.py, key);
-        self.keys.put(key.as_bytes(), &made);
-        made
+        intern::key(self.py, key)
     }
 
     /// `value` as Python data (see [`ToPy::tree`]).

@@ -2,7 +2,10 @@
 //! list of token bytes made once and shared (as orjson shares keys), found by a `Print` of
 //! its text.
 
+use std::sync::Mutex;
+
 use pyo3::prelude::*;
+use pyo3::types::PyString;
 use smallvec::SmallVec;
 
 /// A [`Shared`] object, the [`Print`] of its text, and the text itself when the print does
@@ -99,3 +102,49 @@ impl<'py, T> Shared<'py, T> {
 
 /// How long a text may be for [`Shared`] to keep its object.
 const SHARED_LEN: usize = 64;
+
+/// The object keys of every message made so far, kept between calls: a message's keys are
+/// the same few dozen each time (its fields, its parts', its usage's), and a `str` made once
+/// keeps its hash, so a dict insert does not hash it again. A [`Shared`] table of 512 slots
+/// (a newer key takes the slot, dropping the older one): the memory it holds is bounded
+/// whatever keys come through.
+struct KeptKeys {
+    slots: Vec<Option<KeptKey>>,
+}
+
+/// A kept key: its print, its text when the print does not hold all of it, its `str`.
+type KeptKey = (Print, Option<SmallVec<[u8; 24]>>, Py<PyString>);
+
+static KEYS: Mutex<KeptKeys> = Mutex::new(KeptKeys { slots: Vec::new() });
+const KEY_BITS: u32 = 9;
+
+/// The `str` of an object key: the one made before if the table holds it, else a new one,
+/// kept. The table is never waited for: a key wanted while it is in use (another
+/// interpreter thread between its own GIL switches) is made afresh.
+pub(crate) fn key<'py>(py: Python<'py>, text: &str) -> Bound<'py, PyString> {
+    let bytes = text.as_bytes();
+    if bytes.len() > SHARED_LEN {
+        return PyString::new(py, text);
+    }
+    let Ok(mut table) = KEYS.try_lock() else {
+        return PyString::new(py, text);
+    };
+    let print = Print::of(bytes);
+    let at = print.slot(KEY_BITS);
+    if table.slots.is_empty() {
+        table.slots.resize_with(1 << KEY_BITS, || None);
+    }
+    let Some(slot) = table.slots.get_mut(at) else {
+        return PyString::new(py, text);
+    };
+    if let Some((known, whole, obj)) = slot {
+        if *known == print && whole.as_ref().is_none_or(|whole| whole.as_slice() == bytes) {
+            return obj.bind(py).clone();
+        }
+    }
+    let made = PyString::new(py, text);
+    let whole = (bytes.len() > Print::WHOLE).then(|| SmallVec::from_slice(bytes));
+    // the older key's str is released here (a str's dealloc runs no Python code)
+    *slot = Some((print, whole, made.clone().unbind()));
+    made
+}

@@ -132,6 +132,20 @@ class AggregatorCore:
             self.transport.feed(raw[start : start + _FEED_BLOCK], payloads)
             self._read_all(payloads)
 
+    @staticmethod
+    def aggregate(
+        data: str | bytes,
+        provider: str = "auto",
+        strict: bool = False,
+        signature_merge: str = "replace",
+        usage: str = "merge",
+    ) -> list[dict[str, Any]]:
+        """A whole recorded stream in one call: ``AggregatorCore(provider, ...)``,
+        ``feed(data)``, ``finish()``."""
+        core = AggregatorCore(provider, strict, signature_merge, usage)
+        core.feed(data)
+        return core.finish()
+
     # -- output
 
     def snapshot(self) -> list[dict[str, Any]]:
