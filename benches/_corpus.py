@@ -147,9 +147,7 @@ def _anthropic(events: list[Any]) -> list[Any]:
     beta = _quiet_import("anthropic.types.beta")
     construct = _quiet_import("anthropic._models").construct_type
     kept = [e for e in events if e.get("type") != "ping"]
-    blocks = {
-        e["content_block"]["type"] for e in kept if e.get("type") == "content_block_start"
-    }
+    blocks = {e["content_block"]["type"] for e in kept if e.get("type") == "content_block_start"}
     # the stable union where it has every block of the stream, as client.messages.stream
     stable = all(hasattr(types, _anthropic_block(kind)) for kind in blocks)
     union = types.RawMessageStreamEvent if stable else beta.BetaRawMessageStreamEvent

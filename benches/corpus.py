@@ -1,6 +1,6 @@
 """Every recorded stream of ``tests/corpus``: ``aggregate`` beside ``orjson.loads`` of its lines.
 
-    python benches/corpus.py                      # the whole corpus (a release build: make build-prod)
+    python benches/corpus.py      # the whole corpus (on a release build: make build-prod)
     python benches/corpus.py --provider gemini --streams --repeat 21
     python benches/corpus.py --json > corpus.json
 
@@ -158,10 +158,7 @@ def stream_table(rows: list[dict[str, Any]]) -> str:
         "|---|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
-        cells = [
-            f"{r['ratio'][f]:.2f}×" if f in r["ratio"] else "–"
-            for f in FORMS
-        ]
+        cells = [f"{r['ratio'][f]:.2f}×" if f in r["ratio"] else "–" for f in FORMS]
         lines.append(
             f"| {r['folder']}/{r['stream']} | {r['events']} | "
             f"{r['seconds']['orjson'] * 1e6:.1f} µs | " + " | ".join(cells) + " |"
@@ -178,8 +175,8 @@ def header(backend: str, repeat: int, stat: str) -> str:
 
         profile = _fastmerge.BUILD_PROFILE
     return (
-        f"fastmerge {__version__}, {backend} backend ({profile} build); ratio = fastmerge time / "
-        f"orjson.loads of the same lines, {stat} of {repeat} interleaved samples"
+        f"fastmerge {__version__}, {backend} backend ({profile} build); each time the {stat} of "
+        f"{repeat} interleaved samples"
     )
 
 
@@ -201,7 +198,8 @@ def main(argv: list[str] | None = None) -> int:
         out = {"backend": args.backend, "repeat": args.repeat, "stat": args.stat}
         print(json.dumps({**out, "summary": by_folder, "streams": rows}, indent=1))
         return 0
-    print(table(by_folder, header(args.backend, args.repeat, args.stat)))
+    said = header(args.backend, args.repeat, args.stat)
+    print(table(by_folder, f"{said}; ratio = fastmerge time / orjson.loads of the same lines"))
     if args.streams:
         print()
         print(stream_table(rows))
