@@ -187,6 +187,23 @@ def sdk_builder(folder: str) -> Callable[[list[Any]], list[Any]] | None:
     return None
 
 
+def rust_aggregate() -> Callable[..., Any]:
+    """``aggregate`` on the Rust backend, for the smoke tests: a missing extension skips them,
+    or fails them with ``FASTMERGE_BACKEND=rust`` (CI)."""
+    import pytest
+    from _bench import REQUESTED, _load_rust
+
+    module = _load_rust()
+    if isinstance(module, str):
+        if REQUESTED == "rust":
+            pytest.fail(f"FASTMERGE_BACKEND=rust but {module}")
+        pytest.skip(module)
+    from fastmerge import _backend
+
+    aggregate: Callable[..., Any] = _backend.aggregate_module("rust").aggregate
+    return aggregate
+
+
 # ---------------------------------------------------------------------------------------------
 # What must come out
 

@@ -11,11 +11,18 @@ per stream, median and worst per provider, are ``python benches/corpus.py``'s.
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable
+from typing import Any
 
 import pytest
-from _bench import REQUESTED, _load_rust
-from _corpus import NO_SDK, CorpusStream, check_forms, corpus_streams, essentials, folders
+from _corpus import (
+    NO_SDK,
+    CorpusStream,
+    check_forms,
+    corpus_streams,
+    essentials,
+    folders,
+    rust_aggregate,
+)
 from _corpus import orjson_lines as _orjson_lines
 
 FORMS = ("orjson", "bytes", "dicts", "sdk")
@@ -26,21 +33,10 @@ def _streams(folder: str) -> list[CorpusStream]:
     return corpus_streams(folder)
 
 
-def _aggregate() -> Callable[..., Any]:
-    module = _load_rust()
-    if isinstance(module, str):
-        if REQUESTED == "rust":
-            pytest.fail(f"FASTMERGE_BACKEND=rust but {module}")
-        pytest.skip(module)
-    from fastmerge import _backend
-
-    return _backend.aggregate_module("rust").aggregate
-
-
 @functools.cache
 def _expected(folder: str) -> list[tuple[Any, ...]]:
     """Every stream's essentials from bytes, after checking the other forms against it."""
-    aggregate = _aggregate()
+    aggregate = rust_aggregate()
     return [essentials(check_forms(s, aggregate)) for s in _streams(folder)]
 
 
@@ -81,7 +77,7 @@ def test_corpus(benchmark: Any, folder: str, form: str) -> None:
         return
     if form == "sdk" and folder in NO_SDK:
         pytest.skip(f"{folder}: {NO_SDK[folder]}")
-    aggregate = _aggregate()
+    aggregate = rust_aggregate()
     inputs = [(getattr(s, "data" if form == "bytes" else form), s.provider) for s in streams]
     messages = benchmark(lambda: [aggregate(data, provider) for data, provider in inputs])
     assert [essentials(m) for m in messages] == expected

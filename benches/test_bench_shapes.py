@@ -14,10 +14,9 @@ import functools
 from typing import Any
 
 import pytest
-from _corpus import essentials, orjson_lines
+from _corpus import essentials, orjson_lines, rust_aggregate
 from _shapes import BASES, check, variations
 from shapes import Row, rows_of
-from test_bench_corpus import _aggregate
 
 
 @functools.cache
@@ -48,7 +47,7 @@ def test_shape(benchmark: Any, provider: str, name: str, shape: str) -> None:
     variation changes."""
     rows = _rows(provider, name)
     ((variation, data, _),) = [row for row in rows if row[0].name == shape]
-    aggregate = _aggregate()
+    aggregate = rust_aggregate()
     base = aggregate(rows[0][1], provider)
     benchmark.group = f"shapes: {provider} {name}"
     benchmark.extra_info.update(kind="shapes", provider=provider, stream=name, shape=shape)
