@@ -169,13 +169,13 @@ def stream_table(rows: list[dict[str, Any]]) -> str:
 def header(backend: str, repeat: int, stat: str) -> str:
     from fastmerge import __version__
 
-    profile = "?"
+    build = "the pure-Python twin"
     if backend == "rust":
         from fastmerge import _fastmerge
 
-        profile = _fastmerge.BUILD_PROFILE
+        build = f"{_fastmerge.BUILD_PROFILE} build"
     return (
-        f"fastmerge {__version__}, {backend} backend ({profile} build); each time the {stat} of "
+        f"fastmerge {__version__}, {backend} backend ({build}); each time the {stat} of "
         f"{repeat} interleaved samples"
     )
 
