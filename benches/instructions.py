@@ -10,7 +10,10 @@ of the benchmarks' 1,000-chunk openai_logprobs stream (N // 1,000 runs), against
 (``tools/gen_log.py --short N``, streams of 100 records, one job: the batch threads count
 too), against each of its streams read alone by ``AggregatorCore`` (what ``aggregate``
 does for one stream: the provider found, the messages made Python objects) and against the
-same events read as one stream, per event. PYTHONHASHSEED is fixed so
+same events read as one stream, per event. The ``corpus`` case (only when named: ``python
+benches/instructions.py corpus``; N // 100 calls, at least 20) splits one
+``aggregate(bytes, provider)`` call on two short corpus streams into its phases
+(``corpus_phases``). PYTHONHASHSEED is fixed so
 that dict probing is the same in every run. Wall-clock ratios are in ``make bench``;
 this tells where the time goes when those ratios look surprising.
 """
@@ -142,6 +145,44 @@ elif case == "batch":
             except StopIteration:
                 break
         os.unlink(log.name)
+elif case == "corpus":
+    # one step of aggregate(bytes) on a corpus stream (impl: "<step>@<folder>/<name>"), n times;
+    # every step runs once first in every program, so that lazy imports and first-call caches
+    # are in the set-up that the "skip" program subtracts
+    import importlib, orjson
+    import fastmerge
+    step, stream = impl.split("@")
+    folder, name = stream.split("/")
+    sys.path.insert(0, {benches!r})
+    from _corpus import CORPUS, folders
+    provider = folders()[folder]
+    data = (CORPUS / folder / (name + ".jsonl")).read_bytes()
+    lines = [line for line in data.splitlines() if line.strip()]
+    Core = rust.AggregatorCore
+    from_data = importlib.import_module("fastmerge.aggregate").AssistantMessage._from_data
+    def finish():
+        core = Core(provider)
+        core.feed(data)
+        return core.finish()
+    finished = finish()
+    steps = {{
+        "core": lambda: Core(provider),
+        "feed": lambda: Core(provider).feed(data),
+        "finish": finish,
+        "message": lambda: [from_data(d) for d in finished],
+        "aggregate": lambda: fastmerge.aggregate(data, provider),
+        "auto": lambda: fastmerge.aggregate(data),
+        "orjson": lambda: [orjson.loads(line) for line in lines],
+    }}
+    for fn in steps.values():
+        fn()
+    # the collector's passes would fall on other calls in each program: without it, each
+    # difference is the step's own work
+    import gc
+    gc.disable()
+    fn = steps[step]
+    for _ in range(n if run else 0):
+        fn()
 else:
     items = [json.loads(CHUNK % ("tok%d" % i)) for i in range(n)]
     if run:
@@ -171,6 +212,65 @@ def count(program: Path, *args: str) -> int:
     return int(match.group(1))
 
 
+#: The short corpus streams the ``corpus`` case splits: a 3-event Gemini stream and an OpenAI
+#: Chat stream of the corpus' median length (17 events).
+CORPUS_STREAMS = ("gemini/gemini20-flash-plain-text", "openai_chat/gpt4o-json-schema-content-usage")
+#: The steps timed, each a whole program's loop (see PROGRAM's corpus case).
+STEPS = ("core", "feed", "finish", "message", "aggregate", "auto", "orjson")
+
+
+def corpus_phases(program: Path, n: int) -> None:
+    """One ``aggregate(bytes, provider)`` call split into phases, per stream, by differencing
+    programs that stop after each step (``_fastmerge.AggregatorCore``: construction, ``feed``,
+    ``finish``; then ``AssistantMessage._from_data`` of its data, and the whole call)."""
+    os.environ["FASTMERGE_BACKEND"] = "rust"  # fastmerge.aggregate on the extension
+    for stream in CORPUS_STREAMS:
+        base = count(program, "corpus", f"core@{stream}", str(n), "skip")
+        per = {
+            step: (count(program, "corpus", f"{step}@{stream}", str(n), "run") - base) / n
+            for step in STEPS
+        }
+        total = per["aggregate"]
+        phases = [
+            ("entering: the core made (AggregatorCore(provider))", per["core"]),
+            (
+                "entering: the Python wrapper (aggregate -> Aggregator -> add_many / "
+                "finish_choices, the lock)",
+                total - per["finish"] - per["message"],
+            ),
+            (
+                "detecting the format: an explicit provider detects only the transport "
+                "(first byte), inside feed",
+                None,
+            ),
+            ("reading events (JSON parse) + folding: feed(data)", per["feed"] - per["core"]),
+            (
+                "building the message data: finish() (Rust -> Python dicts)",
+                per["finish"] - per["feed"],
+            ),
+            ("building the Python message: AssistantMessage._from_data", per["message"]),
+        ]
+        print(f"  corpus {stream} ({len(_lines(stream))} events), per call:")
+        for label, value in phases:
+            shown = "   (inside feed)" if value is None else f"{value:10.0f}  {value / total:6.1%}"
+            print(f"    {label:100} {shown}")
+        print(f"    {'aggregate(bytes, provider) whole':100} {total:10.0f}  100.0%")
+        auto = per["auto"] - total
+        print(
+            f"    {'detecting the provider: aggregate(bytes) auto minus explicit':100} {auto:10.0f}"
+        )
+        print(f"    {'orjson.loads of its lines':100} {per['orjson']:10.0f}")
+    print(
+        "  reading and folding are one pass of feed() (each event is parsed and folded before "
+        "the next is read): the exposed API cannot split them"
+    )
+
+
+def _lines(stream: str) -> list[bytes]:
+    data = (ROOT / "tests" / "corpus" / f"{stream}.jsonl").read_bytes()
+    return [line for line in data.splitlines() if line.strip()]
+
+
 def main() -> None:
     if shutil.which("valgrind") is None:
         sys.exit("valgrind is not installed (apt-get install valgrind)")
@@ -193,6 +293,8 @@ def main() -> None:
     cases += [("batch", impl) for impl in ("rust", "streams", "stream")]
     if len(sys.argv) > 1:  # only the cases named: python benches/instructions.py logprobs
         cases = [case for case in cases if case[0] in sys.argv[1:]]
+    if "corpus" in sys.argv[1:]:
+        corpus_phases(program, max(20, N // 100))
     for case, impl in cases:
         base = count(program, case, impl, str(N), "skip")
         total = count(program, case, impl, str(N), "run")
