@@ -267,6 +267,9 @@ class Inputs:
         self.paths: list[str] = []
         #: The stored bytes of the URL inputs (None: a store did not say).
         self.remote_bytes: int | None = 0
+        #: Each input's stored bytes as the store (or the file system) gave them at the check
+        #: (None: not said), in input order.
+        self.sizes: list[int | None] = []
         self._names: dict[str, str] = {}
         self._dir: str | None = None
         self._feeder: _Feeder | None = None
@@ -277,6 +280,7 @@ class Inputs:
                 if not is_url(path):
                     _local_check(path)
                     self.paths.append(path)
+                    self.sizes.append(None if path == "-" else os.stat(path).st_size)
                     continue
                 fs, inner = _filesystem(path, storage_options)
                 try:
@@ -286,6 +290,7 @@ class Inputs:
                 if info.get("type") == "directory":
                     raise _errors.file_error(path, errno.EISDIR)
                 size = info.get("size")
+                self.sizes.append(None if size is None else int(size))
                 if size is None or self.remote_bytes is None:
                     self.remote_bytes = None
                 else:
@@ -423,6 +428,11 @@ class RemoteCore:
             # a pipe's size is 0 to the core; a copy's is counted already
             total = 0 if self._stdin or remote is None else total + remote
         return (read, total, done, bad)
+
+    @property
+    def sizes(self) -> list[int | None]:
+        """Each input's stored bytes when it was checked (None: not said), in input order."""
+        return self._inputs.sizes
 
     def close(self) -> None:
         """Stop reading: the core closes, the pipes go. Idempotent."""

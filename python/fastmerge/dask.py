@@ -110,8 +110,9 @@ class _Job:
         self.records = options.group_by not in ("auto", "file")
         #: fsspec's options for the URLs among ``paths`` (each task opens its own)
         self.storage_options: dict[str, Any] | None = None
-        #: The stored size of each local file when the job was planned.
-        self.sizes: list[int] = []
+        #: The stored size of each input (a local file's, an object's as its store gave it)
+        #: when the job was planned: every bucket must read the same bytes (empty: unchecked).
+        self.sizes: list[int | None] = []
         #: Local files: each bucket's workers (none: any) and its core's threads.
         self.targets: list[tuple[list[str], int]] = []
 
@@ -240,6 +241,11 @@ def _aggregate_local(
     )
     if any(_remote.is_url(path) for path in job.paths):
         core = _remote.RemoteCore(core_of, job.paths, job.storage_options)
+        try:
+            _unchanged(job, now=core.sizes)  # an object stored again since the plan
+        except BaseException:
+            core.close()
+            raise
     else:
         core = core_of(job.paths)
     try:
@@ -261,23 +267,27 @@ def _aggregate_local_packed(job: _Job, bucket: int, jobs: int) -> list[bytes]:
     return _pack(_aggregate_local(job, bucket, jobs))
 
 
-def _unchanged(job: _Job, read: int | None = None) -> None:
-    """Every bucket must read the same input: each file's size is what it was when the job
-    was planned, and so is the sum of the bytes ``read`` (when given); nothing to check
-    without the sizes (URLs, read by one bucket)."""
-    if not job.sizes:
+def _unchanged(job: _Job, read: int | None = None, now: list[int | None] | None = None) -> None:
+    """Every bucket must read the same input: each input's size is what it was when the job
+    was planned (a local file's as it is now, a URL's as ``now`` says: the sizes its store
+    gave the task), and so is the sum of the bytes ``read`` (when given); nothing to check
+    without the sizes (one bucket, or a size a store did not give)."""
+    if not job.sizes or None in job.sizes:
         return
-    for path, size in zip(job.paths, job.sizes):
-        try:
-            now = os.stat(path).st_size
-        except OSError:
-            continue  # gone: the core says so, as it says it on one machine
-        if now != size:
+    for i, (path, size) in enumerate(zip(job.paths, job.sizes)):
+        if _remote.is_url(path):
+            current = None if now is None else now[i]
+        else:
+            try:
+                current = os.stat(path).st_size
+            except OSError:
+                continue  # gone: the core says so, as it says it on one machine
+        if current is not None and current != size:
             raise _errors.BatchError(f"{path}: changed while the job read it")
-    if read is not None and read != sum(job.sizes):
+    if read is not None and read != sum(s or 0 for s in job.sizes):
         raise _errors.BatchError(
             f"{', '.join(job.paths)}: changed while the job read them ({read} bytes read, "
-            f"{sum(job.sizes)} planned)"
+            f"{sum(s or 0 for s in job.sizes)} planned)"
         )
 
 
@@ -581,9 +591,11 @@ def merge_logs(
     job = _Job(expanded, options, buckets or _threads(), backend)
     job.storage_options = storage_options
     # the single-machine core checks the options and the paths, with its errors
+    planned: list[int | None] = []  # the objects' sizes as their stores give them now
     if any(_remote.is_url(path) for path in expanded):
         check = _remote.RemoteCore(job.core, expanded, storage_options)
         total = check.progress()[1]
+        planned = check.sizes
         check.close()
     else:
         total = job.core(expanded).progress()[1]
@@ -591,16 +603,17 @@ def merge_logs(
     if not job.records:
         items = files.map(partial(_whole_file, job)).flatten()
         return DaskBatch(job, items, total, errors, errors_file)
-    # every bucket reads each local file: regular files only (a pipe is read once)
+    # every bucket reads each input itself: regular files and URLs (a pipe is read once)
     local = [None if _remote.is_url(path) else os.stat(path) for path in expanded]
     regular = all(st is not None and stat.S_ISREG(st.st_mode) for st in local)
     no_pipe = all(st is None or stat.S_ISREG(st.st_mode) for st in local)
     hosts = [] if buckets else _hosts()
-    if regular or (no_pipe and len(hosts) == 1):
+    if no_pipe and (regular or shuffle == "direct" or len(hosts) == 1):
         # one bucket per host, its core on the host's threads: every bucket reads every
-        # file, so a bucket more on a host costs that host a read of the input more; URLs
-        # too when there is one host (its bucket reads them once, as one machine does)
-        job.sizes = [st.st_size for st in local if st is not None] if regular else []
+        # input, so a bucket more on a host costs that host a read of the input more. URLs
+        # too: each bucket streams each object from its store (ranged reads, no record sent
+        # between workers); ``groupby`` and ``foldby`` on several buckets split them instead
+        job.sizes = [st.st_size for st in local if st is not None] if regular else planned
         per_host = [(workers, jobs or threads) for workers, threads in hosts]
         job.targets = per_host or [([], jobs or 1)] * buckets
         job.buckets = len(job.targets)
