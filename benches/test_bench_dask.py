@@ -2,10 +2,10 @@
 single-machine batch (Rust, jobs=2) on the same 2 cores, on the generated gateway log split
 into 8 files, and where the cluster's time goes: the tasks' compute time by step (local
 files and URLs with ``shuffle="direct"``: ``aggregate``, one task per bucket; URLs split:
-the split fused into the first step of the shuffle, then ``aggregate``), the transfers between workers, and the rest (scheduler, start-up
-of the job, the items' way to the client, sorting there). Beside the wall times, the CPU
-seconds of every process (the client with the LocalCluster's scheduler, and the workers):
-on a shared machine the steadier of the two.
+the split fused into the first step of the shuffle, then ``aggregate``), the transfers
+between workers, and the rest (scheduler, start-up of the job, the items' way to the client,
+sorting there). Beside the wall times, the CPU seconds of every process (the client with the
+LocalCluster's scheduler, and the workers): on a shared machine the steadier of the two.
 
 Local files are planned so that no record's bytes move between workers (each aggregate task
 reads the files itself), one bucket per host: here one, its core on the host's two threads;

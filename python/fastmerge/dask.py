@@ -17,16 +17,19 @@ decided it: the input position where the single-machine batch decides it. Each f
 once per bucket (from the page cache, on one machine), and the tasks check that they all
 read the same bytes.
 
-On a cluster of one host (and without a client), whose single bucket reads every input
-once anyway, URLs take the same plan: its task reads them through fsspec as one machine does.
-Elsewhere inputs that are fsspec URLs, and a Bag of lines, are read once: a **split** task
-per input (``split_file``) sends each bucket its records as one fragment (their lines as one
-``bytes``, their line numbers in an ``array``, and the input's number of lines), straight to the
-bucket's task (``shuffle="direct"``: one pick per input and bucket, run where the input was
-split), or through a Dask Bag shuffle (``bag.groupby``, or ``foldby``: a two-phase
-combine). The aggregate task writes them into its local text at their input-wide line
-numbers (the other lines blank), which the core reads: the same rules at the same distances
-as on one machine.
+Inputs that are fsspec URLs (object storage) take the same plan with ``shuffle="direct"``
+(the default): each bucket's task streams every object from its store itself, through fsspec
+as one machine does (``_remote.RemoteCore``), so no record moves between workers and only
+the plan and the results pass through the scheduler; the objects' sizes seen when the job
+was planned are checked by every task (an object stored again meanwhile is an error). Named
+pipes, a Bag of lines, and URLs with ``shuffle="groupby"`` or ``"foldby"`` (on several
+buckets) are read once: a **split** task per input (``split_file``) sends each bucket its
+records as one fragment (their lines as one ``bytes``, their line numbers in an ``array``,
+and the input's number of lines), straight to the bucket's task (``"direct"``: one pick per
+input and bucket, run where the input was split), or through a Dask Bag shuffle
+(``bag.groupby``, or ``foldby``: a two-phase combine). The aggregate task writes them into
+its local text at their input-wide line numbers (the other lines blank), which the core
+reads: the same rules at the same distances as on one machine.
 
 Either way the items are put in input order on the client and read by
 :class:`fastmerge.batch.Batch` (errors modes, counts, records): the same code as one machine.
@@ -537,9 +540,11 @@ def merge_logs(
     (:class:`~fastmerge.batch.BatchOptions`, or its fields as keywords; no
     ``max_open_streams``: streams are spread over workers); ``buckets`` is the number of
     aggregate tasks (at most :data:`MAX_BUCKETS`), ``jobs`` the core's threads in each
-    task, ``shuffle`` how the fragments of URLs and Bags meet (``"direct"``: each bucket's
-    fragments sent straight from the worker that split the input to the bucket's task;
-    ``"groupby"``: Dask Bag's shuffle; ``"foldby"``: combine per partition, then across);
+    task, ``shuffle`` how each bucket gets its records (``"direct"``: local files and URLs
+    read by each bucket's task itself, pipes and Bags split and each bucket's fragments sent
+    straight from the worker that split the input to the bucket's task; ``"groupby"``: URLs,
+    pipes and Bags split, the fragments through Dask Bag's shuffle; ``"foldby"``: the same,
+    combined per partition, then across);
     ``backend`` (``"rust"`` or ``"python"``; None: the selected one) the cores the tasks
     run. The paths must be readable from every worker: local files on a shared file system,
     or fsspec URLs
@@ -550,10 +555,10 @@ def merge_logs(
     client's workers (without a client: one, on this machine), held to that host's workers,
     and its core runs as many threads as they have (``jobs=0``): a bucket more on a host
     would only cost it another read of the input. So does a job with URLs among its inputs
-    on one host (or without a client): its one bucket reads each object once, streamed from
-    the store. On several hosts URLs are read once each, by a split task, and their records
-    moved to their buckets: ``buckets=0`` is then the worker threads of the current client,
-    and ``jobs=0`` one thread each.
+    (``shuffle="direct"``): each bucket streams every object from the store, once per host.
+    Split (pipes, Bags, URLs with ``"groupby"`` or ``"foldby"`` on several hosts), each input
+    is read once, by a split task, and its records moved to their buckets: ``buckets=0`` is
+    then the worker threads of the current client, and ``jobs=0`` one thread each.
 
     ``paths`` may instead be a Dask Bag of log lines (``str`` or ``bytes``, one record each;
     it needs a ``group_by`` key): each partition is read as an input file named
