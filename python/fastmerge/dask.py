@@ -116,6 +116,8 @@ class _Job:
         #: The stored size of each input (a local file's, an object's as its store gave it)
         #: when the job was planned: every bucket must read the same bytes (empty: unchecked).
         self.sizes: list[int | None] = []
+        #: The URL inputs' versions as their stores told them when the job was planned.
+        self.tags: list[str | None] = []
         #: Local files: each bucket's workers (none: any) and its core's threads.
         self.targets: list[tuple[list[str], int]] = []
 
@@ -245,7 +247,8 @@ def _aggregate_local(
     if any(_remote.is_url(path) for path in job.paths):
         core = _remote.RemoteCore(core_of, job.paths, job.storage_options)
         try:
-            _unchanged(job, now=core.sizes)  # an object stored again since the plan
+            # an object stored again since the plan: not the bytes the other buckets read
+            _unchanged(job, now=(core.sizes, core.tags))
         except BaseException:
             core.close()
             raise
@@ -270,16 +273,22 @@ def _aggregate_local_packed(job: _Job, bucket: int, jobs: int) -> list[bytes]:
     return _pack(_aggregate_local(job, bucket, jobs))
 
 
-def _unchanged(job: _Job, read: int | None = None, now: list[int | None] | None = None) -> None:
+def _unchanged(
+    job: _Job,
+    read: int | None = None,
+    now: tuple[list[int | None], list[str | None]] | None = None,
+) -> None:
     """Every bucket must read the same input: each input's size is what it was when the job
-    was planned (a local file's as it is now, a URL's as ``now`` says: the sizes its store
-    gave the task), and so is the sum of the bytes ``read`` (when given); nothing to check
-    without the sizes (one bucket, or a size a store did not give)."""
+    was planned (a local file's as it is now; a URL's, and its version where its store tells
+    one, as ``now`` says: what its store told the task), and so is the sum of the bytes
+    ``read`` (when given); nothing to check without the sizes (a size a store did not give)."""
     if not job.sizes or None in job.sizes:
         return
     for i, (path, size) in enumerate(zip(job.paths, job.sizes)):
         if _remote.is_url(path):
-            current = None if now is None else now[i]
+            current = None if now is None else now[0][i]
+            if now is not None and job.tags and _retagged(job.tags[i], now[1][i]):
+                raise _errors.BatchError(f"{path}: changed while the job read it")
         else:
             try:
                 current = os.stat(path).st_size
@@ -292,6 +301,14 @@ def _unchanged(job: _Job, read: int | None = None, now: list[int | None] | None 
             f"{', '.join(job.paths)}: changed while the job read them ({read} bytes read, "
             f"{sum(s or 0 for s in job.sizes)} planned)"
         )
+
+
+def _retagged(planned: str | None, now: str | None) -> bool:
+    """Whether an object's version tag (``_remote.Inputs.tags``) says it was stored again:
+    both told, by the same field, with other values."""
+    if planned is None or now is None:
+        return False
+    return planned.partition("=")[0] == now.partition("=")[0] and planned != now
 
 
 def _check_options(job: _Job) -> None:
@@ -601,6 +618,7 @@ def merge_logs(
         check = _remote.RemoteCore(job.core, expanded, storage_options)
         total = check.progress()[1]
         planned = check.sizes
+        job.tags = check.tags
         check.close()
     else:
         total = job.core(expanded).progress()[1]

@@ -179,18 +179,21 @@ def test_a_damaged_object_is_the_single_machine_error(
 def test_an_object_stored_again_after_the_plan_is_an_error(
     client: Any, storage: dict[str, Any], backend_name: str
 ) -> None:
-    """Every bucket must read the same bytes: an object whose size changed between the plan
-    and a bucket's task is an error, not results made of two versions of it."""
+    """Every bucket must read the same bytes: an object stored again between the plan and a
+    bucket's task (another size, or the same size and another ETag) is an error, not results
+    made of two versions of it."""
     data = lines(wrap([("k", e) for e in chat("k", ["a", "b"])]))
-    url = put("again/log.jsonl", data)
-    job = fdask.merge_logs(
-        [url], buckets=2, backend=backend_name, storage_options=storage, **OPTIONS
-    )
-    assert job._job.sizes == [len(data)]
-    put("again/log.jsonl", data + data)
-    with pytest.raises(errors.BatchError) as exc:
-        job.compute()
-    assert str(exc.value) == f"{url}: changed while the job read it"
+    for i, again in enumerate([data + data, data.replace(b'"a"', b'"z"')]):
+        url = put(f"again/{i}.jsonl", data)
+        job = fdask.merge_logs(
+            [url], buckets=2, backend=backend_name, storage_options=storage, **OPTIONS
+        )
+        assert job._job.sizes == [len(data)]
+        assert job._job.tags[0] is not None and job._job.tags[0].startswith("ETag=")
+        put(f"again/{i}.jsonl", again)
+        with pytest.raises(errors.BatchError) as exc:
+            job.compute()
+        assert str(exc.value) == f"{url}: changed while the job read it"
 
 
 def test_missing_objects_are_the_single_machine_error(
