@@ -1,18 +1,26 @@
 """fastmerge.dask on a LocalCluster (2 worker processes, 1 thread each) beside the
 single-machine batch (Rust, jobs=2) on the same 2 cores, on the generated gateway log split
 into 8 files, and where the cluster's time goes: the tasks' compute time by step (local
-files: ``aggregate``, one task per bucket; URLs: the split fused into the first step of the
-shuffle, then ``aggregate``), the transfers between workers, and the rest (scheduler, start-up
-of the job, the items' way to the client, sorting there). Beside the wall times, the CPU
-seconds of every process (the client with the LocalCluster's scheduler, and the workers):
-on a shared machine the steadier of the two.
+files and URLs with ``shuffle="direct"``: ``aggregate``, one task per bucket; URLs split:
+the split fused into the first step of the shuffle, then ``aggregate``), the transfers
+between workers, and the rest (scheduler, start-up of the job, the items' way to the client,
+sorting there). Beside the wall times, the CPU seconds of every process (the client with the
+LocalCluster's scheduler, and the workers): on a shared machine the steadier of the two.
 
 Local files are planned so that no record's bytes move between workers (each aggregate task
 reads the files itself), one bucket per host: here one, its core on the host's two threads;
 beside it the same plan with a bucket per worker (``buckets=2``: each reads every file).
-``file://`` URLs: on one host its bucket reads them too (each once, through fsspec); beside
-it the plan of remote inputs on several hosts (``buckets=2``: each file read once by a split
-task, its records sent to their buckets by each shuffle).
+``file://`` URLs take the same plan (each bucket reads them through fsspec: here one bucket,
+each file read once; ``buckets=2``: each reads every file); beside it the split plan
+(``groupby``, ``foldby``: each file read once by a split task, its records sent to their
+buckets by the shuffle).
+
+With ``--s3`` the same files are objects on moto's S3 server (in this process, on the same
+cores: ``remote.s3_objects``), and the single machine reads those objects too (the same
+``storage_options``): the plan of URLs, one bucket per host (here one, on its two threads), or
+``buckets=2`` (the shape of several hosts: each bucket's task reads every object from the
+store itself, nothing moves between workers), beside the split plan (``groupby``: each object
+read once, its records moved to their buckets).
 
 A smoke run (``--benchmark-disable``, CI) uses a 2 MB log and checks that every plan gives
 the single machine's records; the numbers (release build, ``make build-prod``), each the best
@@ -20,6 +28,7 @@ of ``--rounds`` rounds run side by side after a round that warms the workers up,
 median of each round's ratio (the cluster over the single machine just before it)::
 
     python benches/test_bench_dask.py --mb 200 --streams 2000
+    python benches/test_bench_dask.py --mb 200 --streams 2000 --s3
 """
 
 from __future__ import annotations
@@ -37,6 +46,7 @@ from typing import Any
 import batch as _logs
 import distributed
 import pytest
+import remote
 
 from fastmerge import batch
 from fastmerge import dask as fdask
@@ -55,10 +65,13 @@ def split_files(log: Path, files: int) -> list[str]:
     return [str(p) for p in paths]
 
 
-def single(paths: list[str]) -> tuple[float, float, list[bytes]]:
+def single(
+    paths: list[str], storage: dict[str, Any] | None = None
+) -> tuple[float, float, list[bytes]]:
     """Wall time, CPU time (all threads), and the records."""
     start, cpu = time.perf_counter(), time.process_time()
-    out = [batch.json_line(r.record()) for r in batch.merge_logs(paths, jobs=2, **OPTIONS)]
+    run = batch.merge_logs(paths, jobs=2, storage_options=storage, **OPTIONS)
+    out = [batch.json_line(r.record()) for r in run]
     return time.perf_counter() - start, time.process_time() - cpu, out
 
 
@@ -70,7 +83,11 @@ def _cpu(client: Any) -> float:
 
 
 def on_cluster(
-    client: Any, paths: list[str], shuffle: str = "groupby", buckets: int = 0
+    client: Any,
+    paths: list[str],
+    shuffle: str = "groupby",
+    buckets: int = 0,
+    storage: dict[str, Any] | None = None,
 ) -> tuple[float, float, dict[str, float], list[bytes]]:
     """Wall time, CPU time (every process), the seconds by step, and the records (``buckets``
     0: the plan's own)."""
@@ -81,6 +98,7 @@ def on_cluster(
             paths,
             shuffle=shuffle,  # type: ignore[arg-type]
             buckets=buckets,
+            storage_options=storage,
             **OPTIONS,
         )
         out = [batch.json_line(r.record()) for r in job.compute()]
@@ -132,8 +150,79 @@ def test_local_cluster_beside_one_machine(
     assert out == expected
     assert len(out) == 40
     assert wall > 0 and any("aggregate" in name for name in steps)
-    if plan == "local" or not buckets:  # no task waits for another: nothing moves between workers
-        assert "transfer" not in steps and "shuffle-group" not in steps
+    if shuffle == "direct":  # no task waits for another: nothing moves between workers
+        assert set(steps) == {"fastmerge-aggregate"}
+
+
+def objects(paths: list[str]) -> dict[str, bytes]:
+    """The files as the objects of an S3 bucket (key: bytes)."""
+    return {Path(p).name: Path(p).read_bytes() for p in paths}
+
+
+@pytest.mark.parametrize(("shuffle", "buckets"), [("direct", 0), ("direct", 2), ("groupby", 2)])
+def test_s3_objects_on_the_cluster_beside_one_machine_on_them(
+    tmp_path: Path, shuffle: str, buckets: int
+) -> None:
+    """The same objects on moto's S3, read by the single machine and by the cluster."""
+    log = _logs.make_logs(tmp_path, 2.0, 40)["plain"]
+    with remote.s3_objects(objects(split_files(log, 8))) as (inputs, storage):
+        expected = single(inputs, storage)[2]
+        with _cluster() as cluster, distributed.Client(cluster) as client:
+            _, _, steps, out = on_cluster(client, inputs, shuffle, buckets, storage)
+    assert out == expected
+    assert len(out) == 40
+    if shuffle == "direct":  # every bucket's task reads the objects: nothing else runs
+        assert set(steps) == {"fastmerge-aggregate"}
+    else:
+        assert "transfer" in steps or any("shuffle" in name for name in steps)
+
+
+Run = tuple[str, list[str], str, int]
+
+
+def measure(
+    rounds: int, base: list[str], runs: list[Run], storage: dict[str, Any] | None
+) -> dict[str, list[tuple[float, float, dict[str, float]]]]:
+    """``rounds`` rounds, each the single machine on ``base`` and then every run on the
+    cluster, after a round that warms the workers up: each run's wall and CPU seconds and
+    its steps, by name (``"single"``: the single machine)."""
+    rows: dict[str, list[tuple[float, float, dict[str, float]]]] = defaultdict(list)
+    expected = single(base, storage)[2]
+    with _cluster() as cluster, distributed.Client(cluster) as client:
+        for _, inputs, shuffle, buckets in runs:  # warm-up: imports and caches of the workers
+            assert on_cluster(client, inputs, shuffle, buckets, storage)[3] == expected
+        for _ in range(rounds):
+            seconds, cpu, out = single(base, storage)
+            assert out == expected
+            rows["single"].append((seconds, cpu, {}))
+            for name, inputs, shuffle, buckets in runs:
+                wall, cpu, steps, out = on_cluster(client, inputs, shuffle, buckets, storage)
+                assert out == expected, "the cluster's records differ"
+                rows[name].append((wall, cpu, steps))
+    return rows
+
+
+def report(rows: dict[str, list[tuple[float, float, dict[str, float]]]], single_name: str) -> None:
+    """Each run's best time over the single machine's, with the round-by-round ratio."""
+    best, best_cpu = (min(row[i] for row in rows["single"]) for i in (0, 1))
+    median = statistics.median(row[0] for row in rows["single"])
+    print(f"{single_name:36} {best:6.2f} s         (median {median:.2f}; CPU {best_cpu:.2f} s)")
+    for name, measured in rows.items():
+        if name == "single":
+            continue
+        wall, _, steps = min(measured, key=lambda row: row[0])
+        cpu = min(row[1] for row in measured)
+        median = statistics.median(row[0] for row in measured)
+        # each round's cluster time over the single machine's just before it (the same load)
+        paired = statistics.median(c[0] / s[0] for c, s in zip(measured, rows["single"]))
+        busy = sum(steps.values())
+        top = sorted(steps.items(), key=lambda kv: -kv[1])[:4]
+        parts = ", ".join(f"{k.removeprefix('fastmerge-')} {v:.2f}" for k, v in top)
+        print(
+            f"LocalCluster 2x1, {name:28} {wall:6.2f} s  {wall / best:4.2f}x  (round by "
+            f"round {paired:.2f}x; median {median:.2f}; CPU {cpu:.2f} s, {cpu / best_cpu:.2f}x; "
+            f"task seconds: {parts}; {busy:.2f} busy of {2 * wall:.2f} worker-seconds)"
+        )
 
 
 def main() -> int:
@@ -144,51 +233,32 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--dir", default=os.path.join(tempfile.gettempdir(), "fastmerge-bench"))
     parser.add_argument("--no-urls", action="store_true", help="skip the file:// URL rows")
+    parser.add_argument(
+        "--s3", action="store_true", help="the files as S3 objects (moto), on both sides"
+    )
     args = parser.parse_args()
     log = _logs.make_logs(Path(args.dir), args.mb, args.streams)["plain"]
     paths = split_files(log, args.files)
-    rows: dict[str, list[tuple[float, float, dict[str, float]]]] = defaultdict(list)
-    expected = single(paths)[2]
+    print(f"{args.mb:g} MB, {args.streams} streams, {args.files} files; best of {args.rounds}")
+    if args.s3:
+        with remote.s3_objects(objects(paths)) as (inputs, storage):
+            runs: list[Run] = [
+                ("S3 URLs (a bucket per host)", inputs, "direct", 0),
+                ("S3 URLs, 2 buckets, direct", inputs, "direct", 2),
+                ("S3 URLs, 2 buckets, groupby", inputs, "groupby", 2),
+            ]
+            rows = measure(args.rounds, inputs, runs, storage)
+        report(rows, "single machine on S3 (Rust, jobs=2)")
+        return 0
     # local files: the plan's bucket per host (one here, on its two threads), and a bucket
     # per worker (each reading every file)
     runs = [("local files", paths, "direct", 0), ("local files, 2 buckets", paths, "direct", 2)]
     if not args.no_urls:
         runs += [("file:// URLs", urls(paths), "direct", 0)]
-        runs += [("file:// URLs, split, direct", urls(paths), "direct", 2)]
+        runs += [("file:// URLs, 2 buckets, direct", urls(paths), "direct", 2)]
         runs += [("file:// URLs, split, groupby", urls(paths), "groupby", 2)]
         runs += [("file:// URLs, split, foldby", urls(paths), "foldby", 2)]
-    with _cluster() as cluster, distributed.Client(cluster) as client:
-        for _, inputs, shuffle, buckets in runs:  # warm-up: imports and caches of the workers
-            assert on_cluster(client, inputs, shuffle, buckets)[3] == expected
-        for _ in range(args.rounds):
-            seconds, cpu, out = single(paths)
-            assert out == expected
-            rows["single"].append((seconds, cpu, {}))
-            for name, inputs, shuffle, buckets in runs:
-                wall, cpu, steps, out = on_cluster(client, inputs, shuffle, buckets)
-                assert out == expected, "the cluster's records differ"
-                rows[name].append((wall, cpu, steps))
-    best, best_cpu = (min(row[i] for row in rows["single"]) for i in (0, 1))
-    median = statistics.median(row[0] for row in rows["single"])
-    print(f"{args.mb:g} MB, {args.streams} streams, {args.files} files; best of {args.rounds}")
-    print(
-        f"single machine (Rust, jobs=2)        {best:6.2f} s         "
-        f"(median {median:.2f}; CPU {best_cpu:.2f} s)"
-    )
-    for name, *_ in runs:
-        wall, _, steps = min(rows[name], key=lambda row: row[0])
-        cpu = min(row[1] for row in rows[name])
-        median = statistics.median(row[0] for row in rows[name])
-        # each round's cluster time over the single machine's just before it (the same load)
-        paired = statistics.median(c[0] / s[0] for c, s in zip(rows[name], rows["single"]))
-        busy = sum(steps.values())
-        top = sorted(steps.items(), key=lambda kv: -kv[1])[:4]
-        parts = ", ".join(f"{k.removeprefix('fastmerge-')} {v:.2f}" for k, v in top)
-        print(
-            f"LocalCluster 2x1, {name:28} {wall:6.2f} s  {wall / best:4.2f}x  (round by "
-            f"round {paired:.2f}x; median {median:.2f}; CPU {cpu:.2f} s, {cpu / best_cpu:.2f}x; "
-            f"task seconds: {parts}; {busy:.2f} busy of {2 * wall:.2f} worker-seconds)"
-        )
+    report(measure(args.rounds, paths, runs, None), "single machine (Rust, jobs=2)")
     return 0
 
 

@@ -178,6 +178,17 @@ def _open(url: str, fs: Any, path: str) -> Any:
     return fs.open(path, "rb", block_size=0 if _protocol(url) in _WEB else BLOCK)
 
 
+def _tag(info: dict[str, Any]) -> str | None:
+    """An object's version in its store's ``info`` as ``name=value`` (s3fs: ``ETag``; gcsfs:
+    ``etag``; others: a modification time), or None. Only fields a listing and a look at the
+    object itself both give (not s3fs's ``VersionId``, which a listing leaves out)."""
+    for name in ("ETag", "etag", "generation", "LastModified", "mtime", "updated"):
+        value = info.get(name)
+        if value is not None:
+            return f"{name}={value}"
+    return None
+
+
 def _local_check(path: str) -> None:
     """The cores' check of a local input (in input order with the URLs')."""
     if path == "-":
@@ -267,6 +278,12 @@ class Inputs:
         self.paths: list[str] = []
         #: The stored bytes of the URL inputs (None: a store did not say).
         self.remote_bytes: int | None = 0
+        #: Each input's stored bytes as the store (or the file system) gave them at the check
+        #: (None: not said), in input order.
+        self.sizes: list[int | None] = []
+        #: Each URL input's version as its store tells it (ETag, version id or modification
+        #: time; None: a local file, or not told), in input order.
+        self.tags: list[str | None] = []
         self._names: dict[str, str] = {}
         self._dir: str | None = None
         self._feeder: _Feeder | None = None
@@ -277,6 +294,8 @@ class Inputs:
                 if not is_url(path):
                     _local_check(path)
                     self.paths.append(path)
+                    self.sizes.append(None if path == "-" else os.stat(path).st_size)
+                    self.tags.append(None)
                     continue
                 fs, inner = _filesystem(path, storage_options)
                 try:
@@ -286,6 +305,8 @@ class Inputs:
                 if info.get("type") == "directory":
                     raise _errors.file_error(path, errno.EISDIR)
                 size = info.get("size")
+                self.sizes.append(None if size is None else int(size))
+                self.tags.append(_tag(info))
                 if size is None or self.remote_bytes is None:
                     self.remote_bytes = None
                 else:
@@ -423,6 +444,16 @@ class RemoteCore:
             # a pipe's size is 0 to the core; a copy's is counted already
             total = 0 if self._stdin or remote is None else total + remote
         return (read, total, done, bad)
+
+    @property
+    def sizes(self) -> list[int | None]:
+        """Each input's stored bytes when it was checked (None: not said), in input order."""
+        return self._inputs.sizes
+
+    @property
+    def tags(self) -> list[str | None]:
+        """Each URL input's version as its store told it at the check (see ``Inputs.tags``)."""
+        return self._inputs.tags
 
     def close(self) -> None:
         """Stop reading: the core closes, the pipes go. Idempotent."""

@@ -17,16 +17,19 @@ decided it: the input position where the single-machine batch decides it. Each f
 once per bucket (from the page cache, on one machine), and the tasks check that they all
 read the same bytes.
 
-On a cluster of one host (and without a client), whose single bucket reads every input
-once anyway, URLs take the same plan: its task reads them through fsspec as one machine does.
-Elsewhere inputs that are fsspec URLs, and a Bag of lines, are read once: a **split** task
-per input (``split_file``) sends each bucket its records as one fragment (their lines as one
-``bytes``, their line numbers in an ``array``, and the input's number of lines), straight to the
-bucket's task (``shuffle="direct"``: one pick per input and bucket, run where the input was
-split), or through a Dask Bag shuffle (``bag.groupby``, or ``foldby``: a two-phase
-combine). The aggregate task writes them into its local text at their input-wide line
-numbers (the other lines blank), which the core reads: the same rules at the same distances
-as on one machine.
+Inputs that are fsspec URLs (object storage) take the same plan with ``shuffle="direct"``
+(the default): each bucket's task streams every object from its store itself, through fsspec
+as one machine does (``_remote.RemoteCore``), so no record moves between workers and only
+the plan and the results pass through the scheduler; the objects' sizes seen when the job
+was planned are checked by every task (an object stored again meanwhile is an error). Named
+pipes, a Bag of lines, and URLs with ``shuffle="groupby"`` or ``"foldby"`` (on several
+buckets) are read once: a **split** task per input (``split_file``) sends each bucket its
+records as one fragment (their lines as one ``bytes``, their line numbers in an ``array``,
+and the input's number of lines), straight to the bucket's task (``"direct"``: one pick per
+input and bucket, run where the input was split), or through a Dask Bag shuffle
+(``bag.groupby``, or ``foldby``: a two-phase combine). The aggregate task writes them into
+its local text at their input-wide line numbers (the other lines blank), which the core
+reads: the same rules at the same distances as on one machine.
 
 Either way the items are put in input order on the client and read by
 :class:`fastmerge.batch.Batch` (errors modes, counts, records): the same code as one machine.
@@ -110,8 +113,11 @@ class _Job:
         self.records = options.group_by not in ("auto", "file")
         #: fsspec's options for the URLs among ``paths`` (each task opens its own)
         self.storage_options: dict[str, Any] | None = None
-        #: The stored size of each local file when the job was planned.
-        self.sizes: list[int] = []
+        #: The stored size of each input (a local file's, an object's as its store gave it)
+        #: when the job was planned: every bucket must read the same bytes (empty: unchecked).
+        self.sizes: list[int | None] = []
+        #: The URL inputs' versions as their stores told them when the job was planned.
+        self.tags: list[str | None] = []
         #: Local files: each bucket's workers (none: any) and its core's threads.
         self.targets: list[tuple[list[str], int]] = []
 
@@ -240,6 +246,12 @@ def _aggregate_local(
     )
     if any(_remote.is_url(path) for path in job.paths):
         core = _remote.RemoteCore(core_of, job.paths, job.storage_options)
+        try:
+            # an object stored again since the plan: not the bytes the other buckets read
+            _unchanged(job, now=(core.sizes, core.tags))
+        except BaseException:
+            core.close()
+            raise
     else:
         core = core_of(job.paths)
     try:
@@ -261,24 +273,42 @@ def _aggregate_local_packed(job: _Job, bucket: int, jobs: int) -> list[bytes]:
     return _pack(_aggregate_local(job, bucket, jobs))
 
 
-def _unchanged(job: _Job, read: int | None = None) -> None:
-    """Every bucket must read the same input: each file's size is what it was when the job
-    was planned, and so is the sum of the bytes ``read`` (when given); nothing to check
-    without the sizes (URLs, read by one bucket)."""
-    if not job.sizes:
+def _unchanged(
+    job: _Job,
+    read: int | None = None,
+    now: tuple[list[int | None], list[str | None]] | None = None,
+) -> None:
+    """Every bucket must read the same input: each input's size is what it was when the job
+    was planned (a local file's as it is now; a URL's, and its version where its store tells
+    one, as ``now`` says: what its store told the task), and so is the sum of the bytes
+    ``read`` (when given); nothing to check without the sizes (a size a store did not give)."""
+    if not job.sizes or None in job.sizes:
         return
-    for path, size in zip(job.paths, job.sizes):
-        try:
-            now = os.stat(path).st_size
-        except OSError:
-            continue  # gone: the core says so, as it says it on one machine
-        if now != size:
+    for i, (path, size) in enumerate(zip(job.paths, job.sizes)):
+        if _remote.is_url(path):
+            current = None if now is None else now[0][i]
+            if now is not None and job.tags and _retagged(job.tags[i], now[1][i]):
+                raise _errors.BatchError(f"{path}: changed while the job read it")
+        else:
+            try:
+                current = os.stat(path).st_size
+            except OSError:
+                continue  # gone: the core says so, as it says it on one machine
+        if current is not None and current != size:
             raise _errors.BatchError(f"{path}: changed while the job read it")
-    if read is not None and read != sum(job.sizes):
+    if read is not None and read != sum(s or 0 for s in job.sizes):
         raise _errors.BatchError(
             f"{', '.join(job.paths)}: changed while the job read them ({read} bytes read, "
-            f"{sum(job.sizes)} planned)"
+            f"{sum(s or 0 for s in job.sizes)} planned)"
         )
+
+
+def _retagged(planned: str | None, now: str | None) -> bool:
+    """Whether an object's version tag (``_remote.Inputs.tags``) says it was stored again:
+    both told, by the same field, with other values."""
+    if planned is None or now is None:
+        return False
+    return planned.partition("=")[0] == now.partition("=")[0] and planned != now
 
 
 def _check_options(job: _Job) -> None:
@@ -527,9 +557,11 @@ def merge_logs(
     (:class:`~fastmerge.batch.BatchOptions`, or its fields as keywords; no
     ``max_open_streams``: streams are spread over workers); ``buckets`` is the number of
     aggregate tasks (at most :data:`MAX_BUCKETS`), ``jobs`` the core's threads in each
-    task, ``shuffle`` how the fragments of URLs and Bags meet (``"direct"``: each bucket's
-    fragments sent straight from the worker that split the input to the bucket's task;
-    ``"groupby"``: Dask Bag's shuffle; ``"foldby"``: combine per partition, then across);
+    task, ``shuffle`` how each bucket gets its records (``"direct"``: local files and URLs
+    read by each bucket's task itself, pipes and Bags split and each bucket's fragments sent
+    straight from the worker that split the input to the bucket's task; ``"groupby"``: URLs,
+    pipes and Bags split, the fragments through Dask Bag's shuffle; ``"foldby"``: the same,
+    combined per partition, then across);
     ``backend`` (``"rust"`` or ``"python"``; None: the selected one) the cores the tasks
     run. The paths must be readable from every worker: local files on a shared file system,
     or fsspec URLs
@@ -540,10 +572,10 @@ def merge_logs(
     client's workers (without a client: one, on this machine), held to that host's workers,
     and its core runs as many threads as they have (``jobs=0``): a bucket more on a host
     would only cost it another read of the input. So does a job with URLs among its inputs
-    on one host (or without a client): its one bucket reads each object once, streamed from
-    the store. On several hosts URLs are read once each, by a split task, and their records
-    moved to their buckets: ``buckets=0`` is then the worker threads of the current client,
-    and ``jobs=0`` one thread each.
+    (``shuffle="direct"``): each bucket streams every object from the store, once per host.
+    Split (pipes, Bags, URLs with ``"groupby"`` or ``"foldby"`` on several hosts), each input
+    is read once, by a split task, and its records moved to their buckets: ``buckets=0`` is
+    then the worker threads of the current client, and ``jobs=0`` one thread each.
 
     ``paths`` may instead be a Dask Bag of log lines (``str`` or ``bytes``, one record each;
     it needs a ``group_by`` key): each partition is read as an input file named
@@ -581,9 +613,12 @@ def merge_logs(
     job = _Job(expanded, options, buckets or _threads(), backend)
     job.storage_options = storage_options
     # the single-machine core checks the options and the paths, with its errors
+    planned: list[int | None] = []  # the objects' sizes as their stores give them now
     if any(_remote.is_url(path) for path in expanded):
         check = _remote.RemoteCore(job.core, expanded, storage_options)
         total = check.progress()[1]
+        planned = check.sizes
+        job.tags = check.tags
         check.close()
     else:
         total = job.core(expanded).progress()[1]
@@ -591,16 +626,17 @@ def merge_logs(
     if not job.records:
         items = files.map(partial(_whole_file, job)).flatten()
         return DaskBatch(job, items, total, errors, errors_file)
-    # every bucket reads each local file: regular files only (a pipe is read once)
+    # every bucket reads each input itself: regular files and URLs (a pipe is read once)
     local = [None if _remote.is_url(path) else os.stat(path) for path in expanded]
     regular = all(st is not None and stat.S_ISREG(st.st_mode) for st in local)
     no_pipe = all(st is None or stat.S_ISREG(st.st_mode) for st in local)
     hosts = [] if buckets else _hosts()
-    if regular or (no_pipe and len(hosts) == 1):
+    if no_pipe and (regular or shuffle == "direct" or len(hosts) == 1):
         # one bucket per host, its core on the host's threads: every bucket reads every
-        # file, so a bucket more on a host costs that host a read of the input more; URLs
-        # too when there is one host (its bucket reads them once, as one machine does)
-        job.sizes = [st.st_size for st in local if st is not None] if regular else []
+        # input, so a bucket more on a host costs that host a read of the input more. URLs
+        # too: each bucket streams each object from its store (ranged reads, no record sent
+        # between workers); ``groupby`` and ``foldby`` on several buckets split them instead
+        job.sizes = [st.st_size for st in local if st is not None] if regular else planned
         per_host = [(workers, jobs or threads) for workers, threads in hosts]
         job.targets = per_host or [([], jobs or 1)] * buckets
         job.buckets = len(job.targets)

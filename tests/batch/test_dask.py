@@ -113,9 +113,9 @@ def test_eight_files_give_the_single_machine_records_byte_for_byte(
     buckets: int,
 ) -> None:
     """Local files (every bucket's task reads them: three buckets, or the one of the cluster's
-    one host), and the same files as URLs: read by the one host's bucket itself (by default,
-    also among local files), or split once, each bucket's fragments sent to its task by each
-    shuffle (three buckets)."""
+    one host), and the same files as URLs: read by each bucket's task itself (``direct``: the
+    one host's bucket, or three; also among local files), or split once, each bucket's
+    fragments brought to its task by a Dask Bag shuffle (``groupby``, ``foldby``)."""
     data, bad = tricky_log()
     paths = split_log(tmp_path, data, 8)
     options: dict[str, Any] = dict(group_by="stream_id", event="event", errors="collect")
@@ -128,7 +128,7 @@ def test_eight_files_give_the_single_machine_records_byte_for_byte(
         inputs, buckets=buckets, shuffle=shuffle, backend=backend_name, **options
     )
     # the plan: the buckets read the inputs themselves, or the inputs are split and moved
-    assert (job._packed is not None) == (where == "files" or buckets == 0)
+    assert (job._packed is not None) == (where == "files" or shuffle == "direct")
     assert job._job.buckets == (buckets or 1)
     run = job.compute()
     assert records(run) == expected

@@ -14,10 +14,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Iterator
 
-import boto3
 import fsspec
 import pytest
-import s3fs
 from _support.batch import (
     COMPRESSORS,
     batch_module,
@@ -31,44 +29,19 @@ from _support.batch import (
     wrap,
     write,
 )
+from _support.s3 import BUCKET, moto_s3, put
 from fsspec.implementations.memory import MemoryFileSystem
-from moto.server import ThreadedMotoServer
 
 from fastmerge import _remote, cli, errors
 
-BUCKET = "gateway-logs"
 WRAPPED = dict(group_by="stream_id", event="event")
 
 
 @pytest.fixture(scope="module")
 def s3() -> Iterator[str]:
-    """moto's S3 on 127.0.0.1 (a free port), found through ``AWS_ENDPOINT_URL`` as botocore
-    reads it, with test credentials, and the bucket ``BUCKET``; its endpoint."""
-    env = pytest.MonkeyPatch()
-    for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN"):
-        env.delenv(name, raising=False)
-    env.setenv("AWS_ACCESS_KEY_ID", "testing")
-    env.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    env.setenv("AWS_DEFAULT_REGION", "us-east-1")
-    env.setenv("AWS_EC2_METADATA_DISABLED", "true")
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    endpoint = f"http://{host}:{port}"
-    env.setenv("AWS_ENDPOINT_URL", endpoint)
-    boto3.client("s3", endpoint_url=endpoint).create_bucket(Bucket=BUCKET)
-    try:
+    """moto's S3 (see ``_support.s3``); its endpoint."""
+    with moto_s3() as endpoint:
         yield endpoint
-    finally:
-        s3fs.S3FileSystem.clear_instance_cache()
-        server.stop()
-        env.undo()
-
-
-def put(key: str, data: bytes) -> str:
-    """``data`` stored at ``key`` of ``BUCKET`` (the current endpoint); its URL."""
-    boto3.client("s3").put_object(Bucket=BUCKET, Key=key, Body=data)
-    return f"s3://{BUCKET}/{key}"
 
 
 @pytest.fixture
