@@ -48,7 +48,7 @@ pub fn kind_name(value: &Value) -> &'static str {
 /// nests deeper than [`MAX_JSON_DEPTH`]); valid JSON that is not an object says what it is.
 pub fn parse(data: &[u8]) -> Result<Value, EventDataError> {
     let zeros = NegativeZeros::default();
-    let mut value = parse_with(data, &zeros)?;
+    let mut value = parse_with(data, &zeros, 1)?;
     if zeros.seen.get() {
         // serde_json reads `-0` as the float -0.0, the twin (Python's json) as the int 0: read
         // again knowing which of the text's negative zeros are integers
@@ -56,7 +56,7 @@ pub fn parse(data: &[u8]) -> Result<Value, EventDataError> {
             ints: Some(negative_zero_ints(data)),
             ..NegativeZeros::default()
         };
-        value = parse_with(data, &zeros)?;
+        value = parse_with(data, &zeros, 1)?;
     }
     match value {
         Value::Dict(_) => Ok(value),
@@ -67,9 +67,25 @@ pub fn parse(data: &[u8]) -> Result<Value, EventDataError> {
     }
 }
 
-fn parse_with(data: &[u8], zeros: &NegativeZeros) -> Result<Value, EventDataError> {
+/// The value of one member of an event, at level `depth` (2: a member of the event object),
+/// from its JSON text alone, as [`parse`] reads it inside the event: a typed fast path's
+/// reading of a member it keeps whole (a gateway's own top-level fields).
+pub fn parse_member(data: &[u8], depth: usize) -> Result<Value, EventDataError> {
+    let zeros = NegativeZeros::default();
+    let value = parse_with(data, &zeros, depth)?;
+    if !zeros.seen.get() {
+        return Ok(value);
+    }
+    let zeros = NegativeZeros {
+        ints: Some(negative_zero_ints(data)),
+        ..NegativeZeros::default()
+    };
+    parse_with(data, &zeros, depth)
+}
+
+fn parse_with(data: &[u8], zeros: &NegativeZeros, depth: usize) -> Result<Value, EventDataError> {
     let mut de = serde_json::Deserializer::from_slice(data);
-    let value = Seed { depth: 1, zeros }
+    let value = Seed { depth, zeros }
         .deserialize(&mut de)
         .map_err(|_| EventDataError::not_json())?;
     de.end().map_err(|_| EventDataError::not_json())?;

@@ -63,6 +63,7 @@ _choice = _dict(
     | _odd,
     token_ids=st.none() | st.just([1]),
 )
+_gateway = st.none() | st.sampled_from([1, "OpenAI", "", {"b": [1, -0]}, -0.0, "\ud800", [{}]])
 _chunk = _dict(
     id=st.none() | st.sampled_from(["c", "c", "d", ""]),
     object=st.none() | st.sampled_from(["chat.completion.chunk", ""]),
@@ -73,7 +74,9 @@ _chunk = _dict(
     choices=st.lists(_choice, min_size=1, max_size=2),
     usage=st.none() | st.just({"prompt_tokens": 1}),
     obfuscation=st.just("zz"),
-    x_other=st.just(1),
+    # a gateway's own fields: kept in provider_metadata["response"] when they change
+    x_other=_gateway,
+    provider=_gateway,
 )
 
 
@@ -119,6 +122,7 @@ _alike_text = _text | st.text(max_size=3) | st.sampled_from(["\ud800", "a\tb", "
 def _alike(step: tuple[str, Any, Any, int, str]) -> dict[str, Any]:
     kind, text, obfuscation, index, model, *rest = step
     logprobs = rest[0](text) if rest else None
+    gateway = rest[1] if len(rest) > 1 else ...
     delta: dict[str, Any]
     if kind == "arguments":
         delta = {"tool_calls": [{"index": index, "function": {"arguments": text}}]}
@@ -134,6 +138,8 @@ def _alike(step: tuple[str, Any, Any, int, str]) -> dict[str, Any]:
     }
     if obfuscation is not ...:
         chunk["obfuscation"] = obfuscation
+    if gateway is not ...:
+        chunk["provider"] = gateway
     return chunk
 
 
@@ -170,6 +176,7 @@ _alike_chunk = st.tuples(
     st.sampled_from([0, 1]),
     st.sampled_from(["m", "m", "m", "n"]),
     _alike_logprobs,
+    st.sampled_from([..., ..., "OpenAI", "OpenAI", "Azure", None, {"r": 1}]),
 ).map(_alike)
 
 

@@ -19,14 +19,16 @@ use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
 use super::{delta, Adapter, Choice, REASONING_FIELD, TOP_KEYS};
-use crate::engine::events::{kept_items_at, KeptItems};
+use crate::engine::events::{kept_items_at, parse_member, KeptItems};
 use crate::engine::providers::common::{
     arguments_part, list_value, str_value, FastLeaf, FastLeaves, Obj, Object,
 };
 use crate::engine::text::is_absent_text;
 use crate::engine::value::{Map, Value};
 
+mod chunk;
 mod templates;
+use chunk::{Chunk, Extra};
 use templates::template_event;
 pub(super) use templates::Templates;
 
@@ -54,31 +56,6 @@ impl std::ops::Deref for Str<'_> {
 }
 
 type Text<'a> = Option<Str<'a>>;
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Chunk<'a> {
-    #[serde(borrow, default)]
-    id: Text<'a>,
-    #[serde(borrow, default)]
-    model: Text<'a>,
-    #[serde(default)]
-    created: Option<i64>,
-    #[serde(borrow, default)]
-    object: Text<'a>,
-    #[serde(borrow, default)]
-    system_fingerprint: Text<'a>,
-    #[serde(borrow, default)]
-    service_tier: Text<'a>,
-    #[serde(borrow)]
-    choices: Vec<Object<ChunkChoice<'a>>>,
-    #[serde(default)]
-    #[allow(dead_code)]
-    usage: Option<OnlyNull>,
-    /// read and not kept, as the generic path (a known top-level key)
-    #[serde(borrow, default)]
-    obfuscation: Text<'a>,
-}
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -202,12 +179,13 @@ fn typed_event<'a>(adapter: &mut Adapter, raw: &'a [u8]) -> Option<Typed<'a>> {
         system_fingerprint,
         service_tier,
         choices,
-        usage: _,
         obfuscation,
+        extra,
     } = chunk;
     if choices.is_empty() {
         return None; // a chunk for every choice: the generic path
     }
+    let response = response(&extra)?;
     let id = chunk_id.as_deref();
     if let (Some(finished), Some(id)) = (adapter.finished_id.finished(), id) {
         if !is_absent_text(id) && id != finished {
@@ -241,7 +219,7 @@ fn typed_event<'a>(adapter: &mut Adapter, raw: &'a [u8]) -> Option<Typed<'a>> {
         if complete {
             state.finished = true;
         }
-        let (fields, meta) = fresh_top(state, &top, read.reasoning_field);
+        let (fields, meta) = fresh_top(state, &top, response.as_ref(), read.reasoning_field);
         let leaf = choice_leaf(read, finish, complete, fields, meta, kept_logprobs);
         leaves.push((choice.index, leaf));
     }
@@ -276,6 +254,22 @@ fn calls_are_known(adapter: &Adapter, choices: &[Object<ChunkChoice<'_>>]) -> bo
         }
     }
     true
+}
+
+/// The chunk's other top-level entries as the generic path sends them
+/// (`provider_metadata["response"]`): those not null, read as values, in order; None (the
+/// generic path) where one is not read as the generic path reads it.
+fn response(extra: &[Extra<'_>]) -> Option<Option<Value>> {
+    let mut map = Map::default();
+    for (key, raw) in extra {
+        let text = raw.get();
+        if text == "null" {
+            continue;
+        }
+        let value = parse_member(text.as_bytes(), 2).ok()?;
+        map.insert(key.clone().into_owned(), value);
+    }
+    Some((!map.is_empty()).then(|| Value::Dict(std::sync::Arc::new(map))))
 }
 
 /// Every choice's logprobs, read before any state changes (a decline leaves it untouched),
@@ -380,6 +374,7 @@ fn read_delta<'c, 'a>(
 fn fresh_top(
     state: &mut Choice,
     top: &Scalars<'_>,
+    response: Option<&Value>,
     reasoning_field: Option<&'static str>,
 ) -> (Vec<(&'static str, Value)>, Map) {
     let mut fields: Vec<(&'static str, Value)> = Vec::new();
@@ -403,6 +398,9 @@ fn fresh_top(
         if let Some(value) = state.fresh_top_str(slot, text) {
             meta.insert(TOP_KEYS[slot].to_owned(), value);
         }
+    }
+    if let Some(response) = response.filter(|value| state.fresh("response", value)) {
+        meta.insert("response".to_owned(), response.clone());
     }
     if state.top[REASONING_FIELD].is_none() {
         if let Some(value) =
