@@ -4,7 +4,7 @@ of its events and the provider SDK's own event objects; and the side-by-side tim
 scripts share.
 
 A stream's provider is its corpus folder (the folder -> wire format map is the conformance
-tests' ``KINDS``, read from ``tests/_support/corpus.py``). Its events are the lines of the
+tests' ``KINDS``, from ``tests/_support/kinds.py``). Its events are the lines of the
 ``.jsonl`` file (for SSE sources, the JSON payloads of the ``data:`` lines), so ``orjson.loads``
 of those lines is the least a Python consumer of the same stream pays.
 
@@ -30,11 +30,11 @@ from the one from bytes in those values only; the checks say which.
 
 from __future__ import annotations
 
-import ast
 import functools
 import gc
 import json
 import statistics
+import sys
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -43,21 +43,16 @@ from typing import Any, Callable
 
 import orjson
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from _support.kinds import KINDS  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "corpus"
 
 
-@functools.cache
 def folders() -> dict[str, str]:
     """Corpus folder -> wire format, as the conformance tests read them (their ``KINDS``)."""
-    source = (ROOT / "tests" / "_support" / "corpus.py").read_text("utf-8")
-    for node in ast.parse(source).body:
-        if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == [
-            "KINDS"
-        ]:
-            kinds: dict[str, str] = ast.literal_eval(node.value)
-            return kinds
-    raise RuntimeError("tests/_support/corpus.py has no KINDS")
+    return dict(KINDS)
 
 
 #: What each SDK's objects say differently from the bytes (the message from them differs there).

@@ -10,12 +10,14 @@
 - ``peak memory``: RSS above the baseline of a process that drains the batch (jobs=2) and
   writes every item to a file (``VmHWM``; Rust allocations are invisible to tracemalloc);
 - the same rows on the small-record log (``tools/gen_log.py --short``: 200,000 records of
-  about 220 bytes, 2,000 streams), where the cost per record counts most.
+  about 220 bytes, 2,000 streams), where the cost per record counts most; and the same records
+  with 16 and with 2,000 streams in flight at once (``--concurrent``: a busy gateway's log is
+  the latter). Its streams end without a usage chunk, so each ended stream is parked (§6).
 
 Targets: batch jobs=2 ≤ 0.3× orjson on the large-record log and ≤ 0.5× on the small-record
-log; jobs=2 ≥ 1.6× faster than jobs=1; zstd ≤ 1.2× the uncompressed time; peak ≤ 200 MB above
-the baseline. Instructions per record against the single-stream path per event:
-``python benches/instructions.py batch``.
+log, 2,000 in flight within 1.2× of 16; jobs=2 ≥ 1.6× faster than jobs=1; zstd ≤ 1.2× the
+uncompressed time; peak ≤ 200 MB above the baseline. Instructions per record against the
+single-stream path per event: ``python benches/instructions.py batch``.
 
     python benches/batch.py    # 200 MB, 2,000 streams (on a release build: make build-prod)
     python benches/batch.py --mb 20 --streams 200 --short 20000 --rounds 1
@@ -46,6 +48,7 @@ TARGETS = {
     "duckdb read_json + GROUP BY": "the baseline a user would reach for",
     "short records: batch jobs=1": "",
     "short records: batch jobs=2": "≤ 0.5× orjson",
+    "short records, 2000 in flight: batch jobs=2": "≤ 0.5× orjson; ≤ 1.2× 16 in flight",
 }
 OPTIONS: dict[str, Any] = {"group_by": "stream_id", "event": "event"}
 
@@ -84,13 +87,15 @@ def make_logs(folder: Path, mb: float, streams: int) -> dict[str, Path]:
     return logs
 
 
-def make_short_log(folder: Path, records: int, streams: int) -> Path:
-    """The small-record log (``gen_log.short_records``), made once per size into ``folder``."""
+def make_short_log(folder: Path, records: int, streams: int, concurrent: int = 64) -> Path:
+    """The small-record log (``gen_log.short_records``, ``concurrent`` streams in flight), made
+    once per size into ``folder``."""
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"short-{streams}-{records}.jsonl"
+    suffix = "" if concurrent == 64 else f"-c{concurrent}"
+    path = folder / f"short-{streams}-{records}{suffix}.jsonl"
     if not path.exists():
         with open(path, "wb") as out:
-            out.writelines(_gen_log().short_records(records, streams, 64, 20261204))
+            out.writelines(_gen_log().short_records(records, streams, concurrent, 20261204))
     return path
 
 
@@ -201,7 +206,11 @@ def peak_memory(path: Path) -> int:
 
 
 def measure(
-    logs: dict[str, Path], rounds: int, memory: bool = True, short: Path | None = None
+    logs: dict[str, Path],
+    rounds: int,
+    memory: bool = True,
+    short: Path | None = None,
+    in_flight: tuple[int, int] | None = None,
 ) -> list[dict[str, Any]]:
     """The table's rows: name, seconds, items, and the ratio to orjson of the same log."""
     plain = logs["plain"]
@@ -237,8 +246,28 @@ def measure(
             rows.append(
                 {"row": name, "seconds": seconds, "items": count, "x_orjson": seconds / base}
             )
+        if in_flight is not None:
+            rows.extend(_in_flight(short.parent, *in_flight, base, rounds))
     if memory:
         rows.append({"row": "peak RSS above baseline (MB)", "mb": peak_memory(plain) / 1e6})
+    return rows
+
+
+def _in_flight(
+    folder: Path, records: int, streams: int, base: float, rounds: int
+) -> list[dict[str, Any]]:
+    """The small-record log's rows with its streams 16 and 2,000 at a time (the same records:
+    ``gen_log --concurrent``; no usage chunk, so every ended stream is parked, spec §6), timed
+    side by side; ``base``: orjson of the default log's lines (the same bytes but for order)."""
+    rows = []
+    for concurrent in (16, 2000):
+        log = make_short_log(folder, records, streams, concurrent)
+        for jobs in (1, 2):
+            seconds, count = best(lambda: run_batch(log, jobs), rounds)  # noqa: B023
+            name = f"short records, {concurrent} in flight: batch jobs={jobs}"
+            rows.append(
+                {"row": name, "seconds": seconds, "items": count, "x_orjson": seconds / base}
+            )
     return rows
 
 
@@ -263,6 +292,9 @@ def table(rows: list[dict[str, Any]], size: int) -> str:
         if row["row"].endswith("batch jobs=2") and one in by_name:
             speedup = by_name[one]["seconds"] / row["seconds"]
             target += f" (speed-up {speedup:.2f}×)"
+        sixteen = row["row"].replace("2000 in flight", "16 in flight")
+        if "2000 in flight" in row["row"] and sixteen in by_name:
+            target += f" ({row['seconds'] / by_name[sixteen]['seconds']:.2f}× 16 in flight)"
         if row["row"].startswith("zstd") and "batch jobs=2" in by_name:
             target += f" ({row['seconds'] / by_name['batch jobs=2']['seconds']:.2f}×)"
         lines.append(
@@ -287,7 +319,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logs = make_logs(args.dir, args.mb, args.streams)
     short = make_short_log(args.dir, args.short, args.streams) if args.short else None
-    rows = measure(logs, args.rounds, memory=not args.no_memory, short=short)
+    in_flight = (args.short, args.streams) if args.short else None
+    rows = measure(logs, args.rounds, not args.no_memory, short, in_flight)
     print(table(rows, logs["plain"].stat().st_size))
     return 0
 

@@ -43,6 +43,7 @@ from typing import Any, Callable, Iterator
 
 import pytest
 from _bench import REQUESTED, _load_rust
+from _support.tree_diff import differing_paths
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "corpus" / "openai_chat"
@@ -191,25 +192,10 @@ def _free_streams() -> Iterator[None]:
         stream._chunks = stream._reference = None
 
 
-def _diff(left: Any, right: Any, path: str = "") -> list[str]:
-    if isinstance(left, dict) and isinstance(right, dict):
-        out: list[str] = []
-        for key in sorted(set(left) | set(right), key=str):
-            where = f"{path}.{key}" if path else str(key)
-            if key not in left or key not in right:
-                out.append(where)
-            else:
-                out += _diff(left[key], right[key], where)
-        return out
-    if isinstance(left, list) and isinstance(right, list) and len(left) == len(right):
-        return [p for i, (a, b) in enumerate(zip(left, right)) for p in _diff(a, b, f"{path}[{i}]")]
-    return [] if left == right else [path]
-
-
 def _check(stream: Stream, result: Any, impl: str) -> None:
     reference = stream.reference
-    found = set(_diff(reference.model_dump(), result.model_dump()))
-    found |= set(_diff(reference._hidden_params, result._hidden_params, "_hidden_params"))
+    found = set(differing_paths(reference.model_dump(), result.model_dump()))
+    found |= set(differing_paths(reference._hidden_params, result._hidden_params, "_hidden_params"))
     expected = set() if impl == "litellm" else DIFFERENCES[stream.shape]
     assert found == expected, f"{impl} on {stream.id}: {sorted(found ^ expected)[:10]}"
     # and the merge itself, against the stream's fragments

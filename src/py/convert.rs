@@ -252,6 +252,7 @@ fn untrack(made: &Bound<'_, PyAny>) {
 /// are kept between calls too ([`intern::key`]).
 pub(crate) struct ToPy<'py> {
     py: Python<'py>,
+    keys: Shared<'py, PyString>,
     /// Short strings of kept JSON text ([`Value::Json`]), made once: a logprobs entry's token
     /// comes again in its `top_logprobs` and in later entries (a `str` is immutable: sharing
     /// one is invisible but to `is`).
@@ -266,6 +267,7 @@ impl<'py> ToPy<'py> {
     pub(crate) fn new(py: Python<'py>) -> Self {
         ToPy {
             py,
+            keys: Shared::new(6),
             strs: Shared::new(10),
             int_lists: Shared::new(10),
             frozen: None,
@@ -273,7 +275,14 @@ impl<'py> ToPy<'py> {
     }
 
     fn key(&mut self, key: &str) -> Bound<'py, PyString> {
-        intern::key(self.py, key)
+        // this call's own table first (no lock: a logprobs tree asks for the same few keys
+        // thousands of times), then the one kept between calls
+        if let Some(known) = self.keys.get(key.as_bytes()) {
+            return known;
+        }
+        let made = intern::key(self.py, key);
+        self.keys.put(key.as_bytes(), &made);
+        made
     }
 
     /// `value` as Python data (see [`ToPy::tree`]).

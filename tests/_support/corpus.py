@@ -17,20 +17,11 @@ from typing import Any
 import orjson
 from conftest import AGGREGATES, BACKENDS
 
-CORPUS = Path(__file__).resolve().parents[1] / "corpus"
+from _support.kinds import CORPUS
+from _support.kinds import KINDS as KINDS  # the conformance tests import it from here
+
 #: The upstream corpus the copy follows (absent in a plain clone).
 SHARED_CORPUS = (Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus").resolve()
-
-# corpus folder -> wire format
-KINDS = {
-    "openai_chat": "openai-chat",
-    "mistral": "openai-chat",
-    "openai_responses": "openai-responses",
-    "anthropic_messages": "anthropic",
-    "gemini": "gemini",
-    "bedrock_converse": "bedrock-converse",
-    "ollama": "ollama",
-}
 
 
 def streams(kind: str) -> list[Path]:

@@ -14,6 +14,7 @@ from typing import Any, Callable
 import pytest
 
 from _support.corpus import path_of
+from _support.tree_diff import differing_paths
 
 # LiteLLM fetches its model price map over the network at import unless told not to.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -42,7 +43,6 @@ __all__ = [
     "call_delta",
     "stream_chunk",
     "dict_chunk",
-    "_diff",
     "quiet",
     "assert_same_as_litellm",
     "build",
@@ -88,26 +88,10 @@ def build(chunks: Any, **kwargs: Any) -> Any:
     return fl.stream_chunk_builder(chunks, **kwargs)
 
 
-def _diff(left: Any, right: Any, path: str = "") -> list[str]:
-    """The paths where two ``model_dump()`` s differ: a key on one side only, or another value."""
-    if isinstance(left, dict) and isinstance(right, dict):
-        out: list[str] = []
-        for key in sorted(set(left) | set(right), key=str):
-            where = f"{path}.{key}" if path else str(key)
-            if key not in left or key not in right:
-                out.append(where)
-            else:
-                out += _diff(left[key], right[key], where)
-        return out
-    if isinstance(left, list) and isinstance(right, list) and len(left) == len(right):
-        return [p for i, (a, b) in enumerate(zip(left, right)) for p in _diff(a, b, f"{path}[{i}]")]
-    return [] if left == right else [path]
-
-
 def differences(reference: Any, result: Any) -> set[str]:
     """Where ``result`` differs from LiteLLM's ``reference``: its fields and hidden params."""
-    found = _diff(reference.model_dump(), result.model_dump())
-    found += _diff(reference._hidden_params, result._hidden_params, "_hidden_params")
+    found = differing_paths(reference.model_dump(), result.model_dump())
+    found += differing_paths(reference._hidden_params, result._hidden_params, "_hidden_params")
     return set(found)
 
 
