@@ -12,7 +12,7 @@
 - the same rows on the small-record log (``tools/gen_log.py --short``: 200,000 records of
   about 220 bytes, 2,000 streams), where the cost per record counts most; and the same records
   with 16 and with 2,000 streams in flight at once (``--concurrent``: a busy gateway's log is
-  the latter). Its streams end without a usage chunk, so each ended stream is parked (§6).
+  the latter). Its streams end without a usage chunk, so each ended stream is parked (rules §6).
 
 Targets: batch jobs=2 ≤ 0.3× orjson on the large-record log and ≤ 0.5× on the small-record
 log, 2,000 in flight within 1.2× of 16; jobs=2 ≥ 1.6× faster than jobs=1; zstd ≤ 1.2× the
@@ -257,7 +257,7 @@ def _in_flight(
     folder: Path, records: int, streams: int, base: float, rounds: int
 ) -> list[dict[str, Any]]:
     """The small-record log's rows with its streams 16 and 2,000 at a time (the same records:
-    ``gen_log --concurrent``; no usage chunk, so every ended stream is parked, spec §6), timed
+    ``gen_log --concurrent``; no usage chunk, so every ended stream is parked, rules §6), timed
     side by side; ``base``: orjson of the default log's lines (the same bytes but for order)."""
     rows = []
     for concurrent in (16, 2000):
