@@ -351,7 +351,6 @@ impl AggregatorCore {
         if let Some(unread) = self.choose_adapter(event) {
             return unread;
         }
-        // fast-path events never end a stream (their shape has choices and no usage)
         if self.adapter.as_ref().is_some_and(|a| a.ends_stream(event)) {
             self.ended = true;
         }

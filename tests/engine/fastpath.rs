@@ -199,7 +199,9 @@ fn generated_chunk(g: &mut Gen) -> String {
     let h = g.next() % 3 == 0; // a chunk with values off the hot shape
     let mut top = generated_top(g, h);
     let mut choices = Vec::new();
-    for _ in 0..(1 + g.next() % 2) {
+    // a tenth of the chunks have no choice (the usage chunk, a gateway's metadata chunk)
+    let count = if g.next() % 10 == 0 { 0 } else { 1 + g.next() % 2 };
+    for _ in 0..count {
         choices.push(generated_choice(g, h));
     }
     if !h || g.next() % 10 != 0 {
@@ -246,7 +248,21 @@ fn generated_top(g: &mut Gen, h: bool) -> Vec<String> {
         ),
         ("system_fingerprint", &["", "\"fp\"", "null", "\"\""][..]),
         ("service_tier", &["", "\"default\"", "null"][..]),
-        ("usage", &["", "", "null", "|", "{\"prompt_tokens\":1}"][..]),
+        (
+            "usage",
+            &[
+                "",
+                "",
+                "null",
+                "{\"prompt_tokens\":1}",
+                r#"{"prompt_tokens":2,"completion_tokens":3,"total_tokens":5,"prompt_tokens_details":{"cached_tokens":1,"audio_tokens":null},"completion_tokens_details":{"reasoning_tokens":0}}"#,
+                "|",
+                "{}",
+                r#"{"prompt_cache_hit_tokens":4,"x":null,"y":-0.0,"z":"\ud800"}"#,
+                "1",
+                "[]",
+            ][..],
+        ),
         ("obfuscation", &["", "\"zz\"", "null", "|", "3"][..]),
         ("x_other", &["", "|", "1"][..]),
     ] {

@@ -71,8 +71,23 @@ _chunk = _dict(
     model=st.none() | st.sampled_from(["m", "n"]),
     system_fingerprint=st.none() | st.just("fp"),
     service_tier=st.none() | st.just("default"),
-    choices=st.lists(_choice, min_size=1, max_size=2),
-    usage=st.none() | st.just({"prompt_tokens": 1}),
+    # no choice: the usage chunk, or a gateway's chunk of metadata
+    choices=st.lists(_choice, min_size=0, max_size=2),
+    usage=st.none()
+    | st.sampled_from(
+        [
+            {"prompt_tokens": 1},
+            {
+                "prompt_tokens": 2,
+                "completion_tokens": 3,
+                "prompt_tokens_details": {"cached_tokens": 1, "audio_tokens": None},
+                "completion_tokens_details": {"reasoning_tokens": 0},
+            },
+            {"prompt_cache_hit_tokens": 4, "x": None, "y": -0.0, "z": "\ud800"},
+            {},
+            1,
+        ]
+    ),
     obfuscation=st.just("zz"),
     # a gateway's own fields: kept in provider_metadata["response"] when they change
     x_other=_gateway,

@@ -21,7 +21,11 @@ impl AggregatorCore {
         if !self.fast_events || self.new_response_at.is_some() {
             return None;
         }
-        let leaves = self.adapter.as_mut()?.fast_event(payload)?;
+        let adapter = self.adapter.as_mut()?;
+        let leaves = adapter.fast_event(payload)?;
+        if adapter.fast_ended() {
+            self.ended = true;
+        }
         self.count += 1;
         self.recognized += 1;
         self.read += 1;

@@ -166,9 +166,13 @@ pub trait Adapter: Send + Sync {
     }
     /// Whether the event is the stream's definitive last one (the batch engine emits the
     /// stream there, without waiting for the end of input). None by default (Gemini).
-    /// [`Self::fast_event`] must decline every such event: the aggregator notes the end on
-    /// its generic path (`AggregatorCore::ended`).
+    /// [`Self::fast_event`] reads such an event only where [`Self::fast_ended`] then says so.
     fn ends_stream(&self, _event: &Value) -> bool {
+        false
+    }
+    /// Whether the event [`Self::fast_event`] just read ends the stream ([`Self::ends_stream`]
+    /// of its parsed tree), asked once after each event it reads (and reset by asking).
+    fn fast_ended(&mut self) -> bool {
         false
     }
     /// The parts of the event just read by [`Self::event`] that could not be read while the

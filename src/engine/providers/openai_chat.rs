@@ -344,6 +344,8 @@ pub struct Adapter {
     templates: fast::Templates,
     /// the choices of the last event that are not objects, while others were (`unread`)
     unread: Vec<String>,
+    /// the typed path just read the usage chunk, which ends the stream (`fast_ended`)
+    ended: bool,
 }
 
 impl Adapter {
@@ -506,6 +508,10 @@ impl common::Adapter for Adapter {
 
     fn fast_event<'a>(&mut self, raw: &'a [u8]) -> Option<common::FastLeaves<'a>> {
         fast::fast_event(self, raw)
+    }
+
+    fn fast_ended(&mut self) -> bool {
+        std::mem::take(&mut self.ended)
     }
 
     fn unread(&mut self) -> Vec<String> {

@@ -179,18 +179,33 @@ fn typed_event<'a>(adapter: &mut Adapter, raw: &'a [u8]) -> Option<Typed<'a>> {
         system_fingerprint,
         service_tier,
         choices,
+        usage,
         obfuscation,
         extra,
     } = chunk;
-    if choices.is_empty() {
-        return None; // a chunk for every choice: the generic path
-    }
     let response = response(&extra)?;
     let id = chunk_id.as_deref();
     if let (Some(finished), Some(id)) = (adapter.finished_id.finished(), id) {
         if !is_absent_text(id) && id != finished {
             return None; // another response: the generic path reports it
         }
+    }
+    if choices.is_empty() {
+        let top = Scalars {
+            id,
+            model: model.as_deref(),
+            created,
+            meta: [
+                (3, object.as_deref()),
+                (4, system_fingerprint.as_deref()),
+                (5, service_tier.as_deref()),
+            ],
+        };
+        let leaves = no_choices(adapter, &top, usage, response)?;
+        return Some((leaves, None, None, None));
+    }
+    if usage.is_some() {
+        return None; // usage beside choices (DeepSeek's last chunk): the generic path
     }
     if !calls_are_known(adapter, &choices) {
         return None;
@@ -227,6 +242,66 @@ fn typed_event<'a>(adapter: &mut Adapter, raw: &'a [u8]) -> Option<Typed<'a>> {
     adapter.finished_id.track_str(id, finished);
     let id = chunk_id.as_ref().map(|id| keep(&id.0));
     Some((leaves, id, ignored, logprobs_text))
+}
+
+/// A chunk without choices (the `stream_options.include_usage` chunk, a gateway's chunk of
+/// metadata): one leaf of its usage and top-level fields for every choice seen, sent whole
+/// and remembered, as the generic path's `event` does, through the same `Top`. The usage
+/// chunk ends the stream ([`Adapter::fast_ended`]). None where its usage is not read as the
+/// generic path reads it (not an object).
+fn no_choices<'a>(
+    adapter: &mut Adapter,
+    scalars: &Scalars<'_>,
+    usage: Option<&RawValue>,
+    response: Option<Value>,
+) -> Option<FastLeaves<'a>> {
+    let usage = match usage.map(|raw| parse_member(raw.get().as_bytes(), 2)) {
+        None => None,
+        Some(Ok(Value::Dict(raw))) => Some(super::usage(&raw)),
+        Some(_) => return None,
+    };
+    let (id, model) = (scalars.id.map(str_value), scalars.model.map(str_value));
+    let fields: Vec<(&'static str, &Value)> = [("response_id", &id), ("response_model", &model)]
+        .into_iter()
+        .filter_map(|(key, value)| value.as_ref().map(|value| (key, value)))
+        .collect();
+    let created = scalars.created.map(Value::Int);
+    let texts: Vec<(&'static str, Value)> = scalars
+        .meta
+        .iter()
+        .filter_map(|(slot, text)| {
+            Some((TOP_KEYS[*slot], str_value(text.filter(|t| !t.is_empty())?)))
+        })
+        .collect();
+    let meta = created
+        .as_ref()
+        .map(|value| ("created", value))
+        .into_iter()
+        .chain(texts.iter().map(|(key, value)| (*key, value)))
+        .collect();
+    adapter.templates.clear();
+    adapter.ended = usage.is_some();
+    let top = super::Top {
+        usage,
+        fields,
+        meta,
+        response,
+    };
+    let finished = adapter.choices.values().any(|c| c.finished);
+    adapter.finished_id.track_str(scalars.id, finished);
+    let mut leaf = Obj::new();
+    Adapter::put_top(&mut leaf, &top, Map::default(), None);
+    let mut leaves = FastLeaves::new();
+    if !leaf.is_empty() {
+        let leaf = leaf.build();
+        for index in adapter.targets() {
+            if let Some(state) = adapter.choices.get_mut(&index) {
+                state.remember(&top);
+            }
+            leaves.push((index, FastLeaf::Leaf(leaf.clone())));
+        }
+    }
+    Some(leaves)
 }
 
 /// Whether every call fragment of the chunk continues a call the adapter knows, as the fast

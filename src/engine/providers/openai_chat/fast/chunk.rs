@@ -10,7 +10,7 @@ use serde::de::{Error as _, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
-use super::{ChunkChoice, OnlyNull, Str, Text};
+use super::{ChunkChoice, Str, Text};
 use crate::engine::providers::common::Object;
 
 /// A top-level entry none of the chunk's fields: its key and its JSON text.
@@ -24,6 +24,8 @@ pub(super) struct Chunk<'a> {
     pub(super) system_fingerprint: Text<'a>,
     pub(super) service_tier: Text<'a>,
     pub(super) choices: Vec<Object<ChunkChoice<'a>>>,
+    /// kept as its JSON text (null: None), read only by a chunk without choices
+    pub(super) usage: Option<&'a RawValue>,
     /// read and not kept, as the generic path (a known top-level key)
     pub(super) obfuscation: Text<'a>,
     /// the other keys, in order (the generic path's `provider_metadata["response"]`)
@@ -75,7 +77,7 @@ impl<'a> Visitor<'a> for ChunkVisitor {
                     &mut choices,
                     map.next_value::<Vec<Object<ChunkChoice<'a>>>>()?,
                 )?,
-                "usage" => once(&mut usage, map.next_value::<Option<OnlyNull>>()?)?,
+                "usage" => once(&mut usage, map.next_value::<Option<&'a RawValue>>()?)?,
                 "error" | "prompt_token_ids" | "x_groq" => {
                     return Err(M::Error::custom("not the fast shape"))
                 }
@@ -96,6 +98,7 @@ impl<'a> Visitor<'a> for ChunkVisitor {
             system_fingerprint: fingerprint.flatten(),
             service_tier: tier.flatten(),
             choices: choices.ok_or_else(|| M::Error::missing_field("choices"))?,
+            usage: usage.flatten(),
             obfuscation: obfuscation.flatten(),
             extra,
         })
