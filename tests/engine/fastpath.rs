@@ -38,6 +38,7 @@ fn lockstep_of(provider: &str, bytes: &[u8]) -> usize {
         let got = match fast.fast_event(line) {
             Some(leaves) => {
                 hits += 1;
+                assert_eq!(fast.fast_ended(), generic.ends_stream(&event), "the end");
                 let built: Vec<_> = leaves.into_iter().map(|(c, l)| (c, l.build())).collect();
                 // the fast path leaves out a call's repeated type, which changes nothing
                 // (the whole streams are compared too: `assert_same_whole`)
@@ -200,7 +201,11 @@ fn generated_chunk(g: &mut Gen) -> String {
     let mut top = generated_top(g, h);
     let mut choices = Vec::new();
     // a tenth of the chunks have no choice (the usage chunk, a gateway's metadata chunk)
-    let count = if g.next() % 10 == 0 { 0 } else { 1 + g.next() % 2 };
+    let count = if g.next() % 10 == 0 {
+        0
+    } else {
+        1 + g.next() % 2
+    };
     for _ in 0..count {
         choices.push(generated_choice(g, h));
     }
@@ -312,6 +317,16 @@ fn generated_choice(g: &mut Gen, h: bool) -> String {
             ][..],
         ),
         ("token_ids", &["", "", "null", "|", "[1]", "[]"][..]),
+        // keys of no step (vLLM's, OpenRouter's, Azure's), and one the fast path declines
+        (
+            "stop_reason",
+            &["", "", "null", "\"x\"", "|", "-0", "{\"a\":-0.0}"][..],
+        ),
+        (
+            "content_filter_results",
+            &["", "", "{}", "{\"hate\":{\"filtered\":false}}"][..],
+        ),
+        ("text", &["", "", "", "|", "\"t\"", "null"][..]),
     ] {
         let value = g.pick(h, values);
         if !value.is_empty() {
@@ -350,6 +365,22 @@ fn generated_delta(g: &mut Gen, h: bool) -> Vec<String> {
         "refusal",
     ] {
         let value = g.pick(h, &text);
+        if !value.is_empty() {
+            delta.push(format!("\"{key}\":{value}"));
+        }
+    }
+    for (key, values) in [
+        (
+            "x_delta",
+            &["", "", "null", "1", "\"\"", "|", "\"\\ud800\"", "[-0]"][..],
+        ),
+        (
+            "audio",
+            &["", "", "", "", "|", "null", "{\"id\":\"a\"}"][..],
+        ),
+        ("images", &["", "", "", "", "|", "[]", "null"][..]),
+    ] {
+        let value = g.pick(h, values);
         if !value.is_empty() {
             delta.push(format!("\"{key}\":{value}"));
         }
@@ -757,4 +788,29 @@ fn a_repeated_type_takes_the_fast_path_where_it_changes_nothing() {
     let stream = [opened, second, typed_1, named, typed].concat() + finish;
     assert_same_whole("redirected", stream.as_bytes());
     assert_eq!(lockstep(stream.as_bytes()), 1);
+}
+
+/// The keys no step reads, in a choice and in its delta (vLLM's `stop_reason`, Azure's
+/// `content_filter_results`, a proxy's own), and the usage chunk: every chunk on the typed
+/// path, the same leaves and the same end.
+#[test]
+fn keys_of_no_step_and_the_usage_chunk_stay_on_the_fast_path() {
+    let chunk = |delta: &str, extra: &str| {
+        format!(
+            r#"{{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{{"index":0,"delta":{delta},"logprobs":null,"finish_reason":null,"stop_reason":null{extra}}}]}}
+"#
+        )
+    };
+    let stream = [
+        chunk(r#"{"role":"assistant","content":""}"#, r#","content_filter_results":{}"#),
+        chunk(r#"{"content":"a","x_delta":1}"#, r#","content_filter_results":{}"#),
+        chunk(r#"{"content":"b","x_delta":1}"#, r#","content_filter_results":{}"#),
+        chunk(r#"{"content":"c","x_delta":2}"#, r#","content_filter_results":{"hate":{"filtered":false}}"#),
+        r#"{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":3,"total_tokens":4,"prompt_tokens_details":{"cached_tokens":0}},"x_gateway":"eu"}
+"#
+        .to_owned(),
+    ]
+    .concat();
+    assert_eq!(lockstep(stream.as_bytes()), 5);
+    assert_same_whole("keys of no step", stream.as_bytes());
 }

@@ -50,6 +50,10 @@ _delta = _dict(
     reasoning=_text,
     refusal=_text,
     tool_calls=_calls,
+    # a key of no step (kept as provider_metadata["message"]), and ones the fast path declines
+    x_delta=st.none() | st.sampled_from([1, "", -0.0, "\ud800", [{}]]),
+    audio=st.none() | st.just({"id": "a"}),
+    images=st.none() | st.just([]),
 )
 _choice = _dict(
     index=st.sampled_from([0, 0, 1]) | _odd,
@@ -62,6 +66,10 @@ _choice = _dict(
     )
     | _odd,
     token_ids=st.none() | st.just([1]),
+    # keys of no step (vLLM's, Azure's; provider_metadata["choice"]), and one declined
+    stop_reason=st.none() | st.sampled_from(["x", -0.0, {"a": -0}]),
+    content_filter_results=st.just({}) | st.just({"hate": {"filtered": False}}),
+    text=st.none() | st.just("t"),
 )
 _gateway = st.none() | st.sampled_from([1, "OpenAI", "", {"b": [1, -0]}, -0.0, "\ud800", [{}]])
 _chunk = _dict(

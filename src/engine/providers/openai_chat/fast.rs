@@ -1,13 +1,15 @@
 //! The typed fast path of the openai-chat adapter: the hot shape of a chat chunk (choices
 //! whose delta carries only role / content / reasoning / refusal / arguments fragments of
-//! known calls, a finish_reason, `logprobs`, and the usual top-level scalars) read with a
+//! known calls, a finish_reason, `logprobs`, the usual top-level scalars, and keys no step
+//! reads, kept as the generic path keeps them; or no choice, with its usage) read with a
 //! borrowed serde parse straight from the event's bytes, to the leaves [`Adapter::event`]
 //! builds from the parsed tree. Only what a leaf keeps is copied: its texts, and the logprobs,
-//! kept as the text of their entries (events::KeptItems). Anything else (another key, another
-//! type, a null where the generic path would error, a duplicate key, an escape it cannot
-//! borrow around, a state the generic path would flag) makes [`fast_event`] answer None and
-//! the caller reads the event the generic way: the exact-shape check is what keeps both paths
-//! byte-identical (tests/engine/fastpath.rs runs both on the corpus).
+//! kept as the text of their entries (events::KeptItems). Anything else (a key the generic
+//! path reads its own way, another type, a null where the generic path would error, a
+//! duplicate key, an escape it cannot borrow around, a state the generic path would flag)
+//! makes [`fast_event`] answer None and the caller reads the event the generic way: the
+//! exact-shape check is what keeps both paths byte-identical (tests/engine/fastpath.rs runs
+//! both on the corpus and on generated chunks).
 //!
 //! Most chunks of a stream are alike but for their delta's text and padding: a chunk read as
 //! one bare delta is kept as a template, and a later chunk whose other bytes are the same
@@ -26,8 +28,10 @@ use crate::engine::providers::common::{
 use crate::engine::text::is_absent_text;
 use crate::engine::value::{Map, Value};
 
+mod choice;
 mod chunk;
 mod templates;
+use choice::{ChunkChoice, Delta};
 use chunk::{Chunk, Extra};
 use templates::template_event;
 pub(super) use templates::Templates;
@@ -56,43 +60,6 @@ impl std::ops::Deref for Str<'_> {
 }
 
 type Text<'a> = Option<Str<'a>>;
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ChunkChoice<'a> {
-    /// missing: 0; null fails (the generic path's error)
-    #[serde(default)]
-    index: i64,
-    #[serde(borrow, default)]
-    delta: Option<Object<Delta<'a>>>,
-    #[serde(borrow, default)]
-    finish_reason: Text<'a>,
-    /// kept whole (the leaf's `logprobs`), level 4 of the event: read by [`logprobs`] (a
-    /// template keeps where it lies)
-    #[serde(borrow, default)]
-    logprobs: Option<&'a RawValue>,
-    /// vLLM's `"token_ids": null` on every chunk
-    #[serde(default)]
-    #[allow(dead_code)]
-    token_ids: Option<OnlyNull>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Delta<'a> {
-    #[serde(borrow, default)]
-    role: Text<'a>,
-    #[serde(borrow, default)]
-    content: Text<'a>,
-    #[serde(borrow, default)]
-    reasoning_content: Text<'a>,
-    #[serde(borrow, default)]
-    reasoning: Text<'a>,
-    #[serde(borrow, default)]
-    refusal: Text<'a>,
-    #[serde(borrow, default)]
-    tool_calls: Option<Vec<Object<Call<'a>>>>,
-}
 
 /// An arguments fragment of a call already started at this index (no id or name; a type
 /// only where the call has one, checked in [`calls_are_known`]).
@@ -215,6 +182,7 @@ fn typed_event<'a>(adapter: &mut Adapter, raw: &'a [u8]) -> Option<Typed<'a>> {
         _ => None,
     };
     let (kept, logprobs_text) = choices_logprobs(&choices)?;
+    let extras = choices_extras(&choices)?;
     let top = Scalars {
         id,
         model: model.as_deref(),
@@ -226,7 +194,7 @@ fn typed_event<'a>(adapter: &mut Adapter, raw: &'a [u8]) -> Option<Typed<'a>> {
         ],
     };
     let mut leaves = FastLeaves::with_capacity(choices.len());
-    for (Object(choice), kept_logprobs) in choices.into_iter().zip(kept) {
+    for ((Object(choice), kept_logprobs), extra) in choices.into_iter().zip(kept).zip(extras) {
         let state = adapter.choices.entry(choice.index).or_default();
         let read = read_delta(state, choice.delta.as_ref());
         let finish = choice.finish_reason.as_deref();
@@ -234,7 +202,7 @@ fn typed_event<'a>(adapter: &mut Adapter, raw: &'a [u8]) -> Option<Typed<'a>> {
         if complete {
             state.finished = true;
         }
-        let (fields, meta) = fresh_top(state, &top, response.as_ref(), read.reasoning_field);
+        let (fields, meta) = fresh_top(state, &top, response.as_ref(), read.reasoning_field, extra);
         let leaf = choice_leaf(read, finish, complete, fields, meta, kept_logprobs);
         leaves.push((choice.index, leaf));
     }
@@ -347,6 +315,50 @@ fn response(extra: &[Extra<'_>]) -> Option<Option<Value>> {
     Some((!map.is_empty()).then(|| Value::Dict(std::sync::Arc::new(map))))
 }
 
+/// The entries of `extra` not null, read as values at level `depth` of the event, in order
+/// (the generic path's `others`); None where one is not read as the generic path reads it.
+fn extra_map(extra: &[Extra<'_>], depth: usize) -> Option<Map> {
+    let mut map = Map::default();
+    for (key, raw) in extra {
+        let text = raw.get();
+        if text != "null" {
+            map.insert(
+                key.clone().into_owned(),
+                parse_member(text.as_bytes(), depth).ok()?,
+            );
+        }
+    }
+    Some(map)
+}
+
+/// Every choice's keys of no step as the generic path keeps them (`unknown_fields`): the
+/// choice's under `provider_metadata["choice"]`, its delta's under `["message"]`; read before
+/// any state changes (a decline leaves it untouched).
+#[inline]
+fn choices_extras(choices: &[Object<ChunkChoice<'_>>]) -> Option<Vec<Vec<(&'static str, Value)>>> {
+    let mut all = Vec::with_capacity(choices.len());
+    for Object(choice) in choices {
+        let delta_extra = choice.delta.as_ref().map_or(&[][..], |d| &d.extra[..]);
+        let mut entries = Vec::new();
+        if choice.extra.is_empty() && delta_extra.is_empty() {
+            all.push(entries);
+            continue;
+        }
+        // (levels: the choice's members are level 4 of the event, its delta's level 5)
+        for (key, extra, depth) in [
+            ("choice", &choice.extra[..], 4),
+            ("message", delta_extra, 5),
+        ] {
+            let map = extra_map(extra, depth)?;
+            if !map.is_empty() {
+                entries.push((key, Value::Dict(std::sync::Arc::new(map))));
+            }
+        }
+        all.push(entries);
+    }
+    Some(all)
+}
+
 /// Every choice's logprobs, read before any state changes (a decline leaves it untouched),
 /// and the text of the last one; None where one is not read whole.
 #[inline]
@@ -451,6 +463,7 @@ fn fresh_top(
     top: &Scalars<'_>,
     response: Option<&Value>,
     reasoning_field: Option<&'static str>,
+    extra: Vec<(&'static str, Value)>,
 ) -> (Vec<(&'static str, Value)>, Map) {
     let mut fields: Vec<(&'static str, Value)> = Vec::new();
     // (TOP_KEYS by position)
@@ -482,6 +495,11 @@ fn fresh_top(
             reasoning_field.and_then(|key| state.fresh_top_str(REASONING_FIELD, key))
         {
             meta.insert(TOP_KEYS[REASONING_FIELD].to_owned(), value);
+        }
+    }
+    for (key, value) in extra {
+        if state.fresh(key, &value) {
+            meta.insert(key.to_owned(), value);
         }
     }
     (fields, meta)

@@ -41,7 +41,7 @@ impl<'a> Deserialize<'a> for Chunk<'a> {
 struct ChunkVisitor;
 
 /// Sets `slot` once: a key given twice fails the parse (the generic path's reading).
-fn once<T, E: serde::de::Error>(slot: &mut Option<T>, value: T) -> Result<(), E> {
+pub(super) fn once<T, E: serde::de::Error>(slot: &mut Option<T>, value: T) -> Result<(), E> {
     match slot {
         Some(_) => Err(E::custom("a key twice")),
         None => {
