@@ -473,6 +473,8 @@ fn generated_anthropic(g: &mut Gen) -> String {
         r#"{"type":"citations_delta","citation":{"type":"x"}}"#,
         r#"{"type":"text_delta","text":null}"#,
         r#"{"type":"text_delta","text":"a","extra":1}"#,
+        r#"{"type":"thinking_delta","thinking":"b","extra":"\ud800","more":{"a":[-0,-0.0]}}"#,
+        r#"{"type":"input_json_delta","partial_json":"1","extra":1e400}"#,
         r#"{"type":"text_delta","thinking":"a"}"#,
         r#"{"type":"text_delta","text":"a","text":"b"}"#,
         r#"{"type":"other_delta","text":"a"}"#,
@@ -481,7 +483,14 @@ fn generated_anthropic(g: &mut Gen) -> String {
     for _ in 0..(1 + g.next() % 16) {
         let index = ["0", "1", "2", "3", "4", "1.0", "null"][(g.next() % 7) as usize];
         let delta = deltas[(g.next() % deltas.len() as u64) as usize];
-        let extra = if g.next() % 12 == 0 { r#","x":1"# } else { "" };
+        // a gateway's key: plain, odd, or nested deeper than the generic parse reads
+        let deep = format!(r#","x":{}1{}"#, "[".repeat(99), "]".repeat(99));
+        let extra = match g.next() % 24 {
+            0 | 1 => r#","x":1"#,
+            2 => r#","x":{"b":["\ud800",-0]}"#,
+            3 => deep.as_str(),
+            _ => "",
+        };
         out.push_str(&format!(
             r#"{{"type":"content_block_delta","index":{index},"delta":{delta}{extra}}}"#
         ));

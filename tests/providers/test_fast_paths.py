@@ -268,7 +268,7 @@ _delta_body = st.sampled_from(
 ).flatmap(
     lambda kind: st.fixed_dictionaries(
         {"type": st.just(kind[0]), kind[1]: _text | _odd},
-        optional={"extra": st.just(1)},
+        optional={"extra": st.sampled_from([1, "\ud800", -0.0, [{"a": -0}], None])},
     )
 )
 _anthropic_delta = st.fixed_dictionaries(
@@ -277,7 +277,7 @@ _anthropic_delta = st.fixed_dictionaries(
         "index": st.sampled_from([0, 1, 2, 3, 4]) | _odd,
         "delta": _delta_body,
     },
-    optional={"x": st.just(1)},
+    optional={"x": st.sampled_from([1, "\ud800", -0.0, [{"a": -0}], None])},
 )
 _anthropic_event = _anthropic_delta | st.sampled_from(
     [{"type": "content_block_stop", "index": i} for i in range(4)] + [{"type": "ping"}]

@@ -1,16 +1,21 @@
 //! The typed fast path: a `content_block_delta` of a text, thinking, signature or input JSON
 //! delta for a block already started with the delta's kind, read with a borrowed serde parse
 //! straight from the event's bytes, to the leaf [`Adapter::delta`] builds from the parsed
-//! tree. Any other event or shape (another key, another type, a block not started or of
-//! another kind, a duplicate key, invalid text) makes [`fast_event`] answer None, and
-//! the event is read the generic way; tests/engine/fastpath.rs runs both on the corpus.
+//! tree. Keys no step reads (the generic path keeps none of them) are read as the generic
+//! parse reads them, and dropped. Any other event or shape (another type, a block not
+//! started or of another kind, a duplicate key, invalid text) makes [`fast_event`] answer
+//! None, and the event is read the generic way; tests/engine/fastpath.rs runs both on the
+//! corpus and on generated events.
 
 use std::borrow::Cow;
 
-use serde::Deserialize;
+use serde::de::{Error as _, MapAccess, Visitor};
+use serde::{Deserialize, Deserializer};
+use serde_json::value::RawValue;
 
 use super::parts::string_delta_part;
 use super::{delta_kind, Adapter};
+use crate::engine::events::parse_member;
 use crate::engine::providers::common::{list_value, FastLeaf, FastLeaves, Obj, Object};
 
 /// A str of the event, borrowed from its bytes unless it holds an escape (a newtype: serde
@@ -18,29 +23,107 @@ use crate::engine::providers::common::{list_value, FastLeaf, FastLeaves, Obj, Ob
 #[derive(Deserialize)]
 struct Str<'a>(#[serde(borrow)] Cow<'a, str>);
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
 struct Event<'a> {
-    #[serde(borrow, rename = "type")]
     type_: Str<'a>,
     index: i64,
-    #[serde(borrow)]
     delta: Object<Delta<'a>>,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Default)]
 struct Delta<'a> {
-    #[serde(borrow, rename = "type")]
-    type_: Str<'a>,
-    #[serde(borrow, default)]
+    type_: Option<Str<'a>>,
     text: Option<Str<'a>>,
-    #[serde(borrow, default)]
     thinking: Option<Str<'a>>,
-    #[serde(borrow, default)]
     signature: Option<Str<'a>>,
-    #[serde(borrow, default)]
     partial_json: Option<Str<'a>>,
+}
+
+/// A key no step reads (a gateway's, a newer API's): not kept, as the generic path keeps
+/// none, but read as the generic parse reads it at `depth` (its limits, its numbers), so
+/// that an event it could not read is left to the generic path.
+fn other_key<'a, M: MapAccess<'a>>(map: &mut M, depth: usize) -> Result<(), M::Error> {
+    let raw = map.next_value::<&'a RawValue>()?.get().as_bytes();
+    // a literal, or a string without escapes: read by any parse alike (serde checked it)
+    let plain = matches!(raw, b"true" | b"false" | b"null")
+        || (raw.first() == Some(&b'"') && !raw.contains(&b'\\'));
+    if plain {
+        return Ok(());
+    }
+    parse_member(raw, depth)
+        .map(|_| ())
+        .map_err(|_| M::Error::custom("not read as the generic path reads it"))
+}
+
+/// Sets `slot` once: a key given twice fails the parse (the generic path's reading).
+fn once<T, E: serde::de::Error>(slot: &mut Option<T>, value: T) -> Result<(), E> {
+    match slot.replace(value) {
+        Some(_) => Err(E::custom("a key twice")),
+        None => Ok(()),
+    }
+}
+
+impl<'a> Deserialize<'a> for Event<'a> {
+    fn deserialize<D: Deserializer<'a>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Fields;
+        impl<'a> Visitor<'a> for Fields {
+            type Value = Event<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an anthropic event")
+            }
+            fn visit_map<M: MapAccess<'a>>(self, mut map: M) -> Result<Event<'a>, M::Error> {
+                let (mut type_, mut index, mut delta) = (None, None, None);
+                while let Some(Str(key)) = map.next_key::<Str<'a>>()? {
+                    match key.as_ref() {
+                        "type" => once(&mut type_, map.next_value::<Str<'a>>()?)?,
+                        "index" => once(&mut index, map.next_value::<i64>()?)?,
+                        "delta" => once(&mut delta, map.next_value::<Object<Delta<'a>>>()?)?,
+                        _ => other_key(&mut map, 2)?, // (a member of the event: level 2)
+                    }
+                }
+                Ok(Event {
+                    type_: type_.ok_or_else(|| M::Error::missing_field("type"))?,
+                    index: index.ok_or_else(|| M::Error::missing_field("index"))?,
+                    delta: delta.ok_or_else(|| M::Error::missing_field("delta"))?,
+                })
+            }
+        }
+        deserializer.deserialize_map(Fields)
+    }
+}
+
+impl<'a> Deserialize<'a> for Delta<'a> {
+    fn deserialize<D: Deserializer<'a>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Fields;
+        impl<'a> Visitor<'a> for Fields {
+            type Value = Delta<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an anthropic delta")
+            }
+            fn visit_map<M: MapAccess<'a>>(self, mut map: M) -> Result<Delta<'a>, M::Error> {
+                let mut delta = Delta::default();
+                while let Some(Str(key)) = map.next_key::<Str<'a>>()? {
+                    let slot = match key.as_ref() {
+                        "type" => &mut delta.type_,
+                        "text" => &mut delta.text,
+                        "thinking" => &mut delta.thinking,
+                        "signature" => &mut delta.signature,
+                        "partial_json" => &mut delta.partial_json,
+                        _ => {
+                            other_key(&mut map, 3)?; // (a member of the delta: level 3)
+                            continue;
+                        }
+                    };
+                    // (null is no string: the generic path's error, or its own reading)
+                    once(slot, map.next_value::<Str<'a>>()?)?;
+                }
+                if delta.type_.is_none() {
+                    return Err(M::Error::missing_field("type"));
+                }
+                Ok(delta)
+            }
+        }
+        deserializer.deserialize_map(Fields)
+    }
 }
 
 pub(super) fn fast_event<'a>(adapter: &mut Adapter, raw: &'a [u8]) -> Option<FastLeaves<'a>> {
@@ -53,7 +136,7 @@ pub(super) fn fast_event<'a>(adapter: &mut Adapter, raw: &'a [u8]) -> Option<Fas
         return None;
     }
     let Object(delta) = event.delta;
-    let type_ = delta.type_.0.as_ref();
+    let type_ = delta.type_.as_ref().map_or("", |t| t.0.as_ref());
     // exactly the field of its type (null is the generic path's error)
     let fields = [
         ("text_delta", delta.text),
