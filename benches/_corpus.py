@@ -50,11 +50,6 @@ ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "corpus"
 
 
-def folders() -> dict[str, str]:
-    """Corpus folder -> wire format, as the conformance tests read them (their ``KINDS``)."""
-    return dict(KINDS)
-
-
 #: What each SDK's objects say differently from the bytes (the message from them differs there).
 SDK_CHANGES = {
     "gemini": "google-genai drops fields it does not know (serviceTier) and writes bytes "
@@ -114,7 +109,7 @@ class CorpusStream:
 def corpus_streams(only: str | None = None) -> list[CorpusStream]:
     """Every recorded stream, folder by folder; ``only``: a folder or a wire format."""
     out = []
-    for folder, provider in folders().items():
+    for folder, provider in KINDS.items():
         if only not in (None, folder, provider):
             continue
         for path in sorted((CORPUS / folder).glob("*.jsonl")):

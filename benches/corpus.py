@@ -32,11 +32,11 @@ import warnings
 from typing import Any, Callable
 
 from _corpus import (
+    KINDS,
     NO_SDK,
     CorpusStream,
     check_forms,
     corpus_streams,
-    folders,
     orjson_lines,
     settle,
     side_by_side,
@@ -116,7 +116,7 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
 def summaries(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Per corpus folder (in the corpus' order), then ``all``."""
     out = {}
-    for folder in folders():
+    for folder in KINDS:
         mine = [r for r in rows if r["folder"] == folder]
         if mine:
             out[folder] = summary(mine)
@@ -141,7 +141,7 @@ def table(by_folder: dict[str, dict[str, Any]], header: str) -> str:
         "| dicts: median | dicts: worst | SDK objects: median | SDK objects: worst |",
         "|---|---:|---:|---:|---|---:|---|---:|---|",
     ]
-    wire = folders()
+    wire = KINDS
     for folder, s in by_folder.items():
         name = "**all**" if folder == "all" else f"{folder} ({wire[folder]})"
         cells = [c for form in FORMS for c in _cell(s.get(form))]
@@ -191,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     streams = corpus_streams(args.provider)
     if not streams:
-        parser.error(f"no corpus stream of {args.provider!r} (folders: {', '.join(folders())})")
+        parser.error(f"no corpus stream of {args.provider!r} (folders: {', '.join(KINDS)})")
     rows = measure(streams, aggregate_of(args.backend), args.repeat, args.stat)
     by_folder = summaries(rows)
     if args.json:

@@ -154,8 +154,8 @@ elif case == "corpus":
     step, stream = impl.split("@")
     folder, name = stream.split("/")
     sys.path.insert(0, {benches!r})
-    from _corpus import CORPUS, folders
-    provider = folders()[folder]
+    from _corpus import CORPUS, KINDS
+    provider = KINDS[folder]
     data = (CORPUS / folder / (name + ".jsonl")).read_bytes()
     lines = [line for line in data.splitlines() if line.strip()]
     Core = rust.AggregatorCore

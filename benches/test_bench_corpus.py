@@ -15,12 +15,12 @@ from typing import Any
 
 import pytest
 from _corpus import (
+    KINDS,
     NO_SDK,
     CorpusStream,
     check_forms,
     corpus_streams,
     essentials,
-    folders,
     rust_aggregate,
 )
 from _corpus import orjson_lines as _orjson_lines
@@ -52,12 +52,12 @@ def test_every_corpus_folder_is_benchmarked() -> None:
     from _corpus import CORPUS
 
     on_disk = {p.name for p in CORPUS.iterdir() if p.is_dir()}
-    assert on_disk == set(folders())
-    assert all(_streams(folder) for folder in folders())
+    assert on_disk == set(KINDS)
+    assert all(_streams(folder) for folder in KINDS)
 
 
 @pytest.mark.parametrize("form", FORMS)
-@pytest.mark.parametrize("folder", list(folders()))
+@pytest.mark.parametrize("folder", list(KINDS))
 def test_corpus(benchmark: Any, folder: str, form: str) -> None:
     """Every stream of ``folder`` from ``form`` (orjson: its lines parsed)."""
     streams = _streams(folder)

@@ -36,11 +36,6 @@ WRAPPED = {"group_by": "k", "event": "event"}
 PYTHON = batch_module("python")
 
 
-@pytest.fixture
-def batch(backend_name: str) -> ModuleType:
-    return batch_module(backend_name)
-
-
 def events_of(path: Path) -> list[Any]:
     return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
 

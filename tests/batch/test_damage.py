@@ -30,11 +30,6 @@ from fastmerge.errors import BatchError
 WRAPPED = {"group_by": "k", "event": "event"}
 
 
-@pytest.fixture
-def batch(backend_name: str) -> ModuleType:
-    return batch_module(backend_name)
-
-
 def open_stream(sid: str) -> list[dict[str, Any]]:
     """An OpenAI stream of a text chunk and a finish chunk: no usage chunk, no ``[DONE]``, so
     nothing ends it before the input does."""

@@ -15,7 +15,7 @@ import zlib
 from decimal import Decimal
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Iterator
+from typing import Any
 
 import dask
 import dask.bag
@@ -26,21 +26,6 @@ from _support.batch import batch_module, chat, chunk, generated_log, lines, wrap
 from fastmerge import cli, errors
 from fastmerge import dask as fdask
 from fastmerge.batch import BatchOptions
-
-
-@pytest.fixture(scope="module")
-def client() -> Iterator[Any]:
-    cluster = distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
-    )
-    with distributed.Client(cluster) as client:
-        yield client
-    cluster.close()
-
-
-@pytest.fixture
-def batch(backend_name: str) -> ModuleType:
-    return batch_module(backend_name)
 
 
 def split_log(tmp_path: Path, data: bytes, files: int) -> list[str]:

@@ -13,7 +13,6 @@ import distributed
 import pytest
 from _support.batch import (
     COMPRESSORS,
-    batch_module,
     chat,
     dumped,
     generated_log,
@@ -34,21 +33,6 @@ def storage() -> Iterator[dict[str, Any]]:
     """moto's S3; the ``storage_options`` that reach it from the workers (other processes)."""
     with moto_s3() as endpoint:
         yield {"endpoint_url": endpoint, "key": "testing", "secret": "testing"}
-
-
-@pytest.fixture(scope="module")
-def client() -> Iterator[Any]:
-    cluster = distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
-    )
-    with distributed.Client(cluster) as client:
-        yield client
-    cluster.close()
-
-
-@pytest.fixture
-def batch(backend_name: str) -> ModuleType:
-    return batch_module(backend_name)
 
 
 def stored(prefix: str, data: bytes, packers: list[str | None]) -> list[str]:

@@ -30,11 +30,6 @@ ROOT = Path(__file__).resolve().parents[2]
 TRAILING = "openai_chat/gpt5-trailing-moderation-chunk"
 
 
-@pytest.fixture
-def batch(backend_name: str) -> ModuleType:
-    return batch_module(backend_name)
-
-
 def messages(result: Any) -> list[bytes] | str:
     """A batch result as :func:`_batch.aggregated` gives the stream aggregated alone."""
     if result.messages is None:

@@ -16,17 +16,12 @@ from typing import Any
 
 import pytest
 import zstandard
-from _support.batch import COMPRESSORS, batch_module, chat, interleave, lines, wrap
+from _support.batch import COMPRESSORS, chat, interleave, lines, wrap
 
 from fastmerge._pure.batch import CHUNK, BatchCore
 from fastmerge.errors import BatchError
 
 OPTIONS = {"group_by": "stream_id", "event": "event"}
-
-
-@pytest.fixture
-def batch(backend_name: str) -> ModuleType:
-    return batch_module(backend_name)
 
 
 def records() -> bytes:

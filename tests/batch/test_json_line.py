@@ -15,7 +15,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from _support.batch import batch_module, dumps_line
+from _support.batch import dumps_line
 from _support.values import big_ints, floats, text, values
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -29,11 +29,6 @@ def outcome(write: Any, value: Any) -> tuple[str, Any]:
         return ("line", write(value))
     except Exception as exc:  # compared as they are: type and message
         return (type(exc).__name__, str(exc))
-
-
-@pytest.fixture
-def batch(backend_name: str) -> ModuleType:
-    return batch_module(backend_name)
 
 
 #: Plain JSON data: the Rust writer's own domain (with non-str keys and big ints mixed in).

@@ -12,7 +12,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from _support.batch import COMPRESSORS, batch_module, chat, wrap, write
+from _support.batch import COMPRESSORS, chat, wrap, write
 from _support.fuzz import items
 
 from fastmerge import cli
@@ -20,11 +20,6 @@ from fastmerge.errors import BatchError
 
 OPTIONS = {"group_by": "stream_id", "event": "event"}
 VARIABLE = "FASTMERGE_MAX_LINE_BYTES"
-
-
-@pytest.fixture
-def batch(backend_name: str) -> ModuleType:
-    return batch_module(backend_name)
 
 
 def log_with(long: bytes, at: int = 5) -> bytes:

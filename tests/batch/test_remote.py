@@ -18,7 +18,6 @@ import fsspec
 import pytest
 from _support.batch import (
     COMPRESSORS,
-    batch_module,
     chat,
     corpus_events,
     corpus_files,
@@ -42,11 +41,6 @@ def s3() -> Iterator[str]:
     """moto's S3 (see ``_support.s3``); its endpoint."""
     with moto_s3() as endpoint:
         yield endpoint
-
-
-@pytest.fixture
-def batch(backend_name: str) -> ModuleType:
-    return batch_module(backend_name)
 
 
 def corpus_log() -> bytes:

@@ -10,16 +10,11 @@ from types import ModuleType
 from typing import Any, get_type_hints
 
 import pytest
-from _support.batch import batch_module, chat, chunk, interleave, lines, wrap, write
+from _support.batch import chat, chunk, interleave, lines, wrap, write
 
 from fastmerge import _backend
 from fastmerge.batch import options as batch_options
 from fastmerge.batch import schema
-
-
-@pytest.fixture
-def batch(backend_name: str) -> ModuleType:
-    return batch_module(backend_name)
 
 
 def two_choices(sid: str) -> list[dict[str, Any]]:
