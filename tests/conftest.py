@@ -26,7 +26,7 @@ import textwrap
 import warnings
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -136,6 +136,28 @@ def backend_name(_fastmerge_backend: str) -> str:
 @pytest.fixture
 def backend_module(_fastmerge_backend: str) -> ModuleType:
     return MODULES[_fastmerge_backend]
+
+
+@pytest.fixture
+def batch(_fastmerge_backend: str) -> ModuleType:
+    """``fastmerge.batch`` as the test's backend builds it (tests/batch)."""
+    from _support.batch import batch_module
+
+    return batch_module(_fastmerge_backend)
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[Any]:
+    """A real Dask ``LocalCluster``, two worker processes of one thread each, for one test
+    module (the Dask tests; only they pay for importing ``distributed``)."""
+    import distributed
+
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
+    )
+    with distributed.Client(cluster) as dask_client:
+        yield dask_client
+    cluster.close()
 
 
 @pytest.fixture

@@ -66,7 +66,9 @@ pub fn fold<H: Host>(
             Field::ToolCallId(value) => state.tool_call_id = Some(value.clone()),
             Field::Usage(value, is_final) => fold_usage(host, state, value, *is_final)?,
             Field::FinishReason(value) => state.finish_reason = Some(value.clone()),
-            Field::FinishNormalized(text) => state.finish_normalized = Some(text.clone()),
+            Field::FinishReasonNormalized(text) => {
+                state.finish_reason_normalized = Some(text.clone())
+            }
             Field::ParserContent(value) => state.parser_content = Some(value.clone()),
             Field::ProviderContent(value) => state.provider_content = Some(value.clone()),
             Field::PromptTokenIds(value, truthy) => {

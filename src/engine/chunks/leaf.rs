@@ -84,7 +84,7 @@ pub(crate) enum Field<O, E> {
     /// A non-absent `finish_reason`.
     FinishReason(O),
     /// A `str` `finish_reason_normalized` (where the provider sends no raw reason).
-    FinishNormalized(String),
+    FinishReasonNormalized(String),
     /// A non-None `parser_content`.
     ParserContent(O),
     /// A non-None `provider_content`.
@@ -358,7 +358,7 @@ fn parse_field<H: Host>(
         "finish_reason_normalized" => match host.class(&value).kind {
             Kind::Str => host
                 .str_text(&value)
-                .map(|text| Field::FinishNormalized(text.to_string())),
+                .map(|text| Field::FinishReasonNormalized(text.to_string())),
             _ => None,
         },
         "parser_content" => (!is_none).then_some(Field::ParserContent(value)),

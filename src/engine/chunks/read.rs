@@ -350,7 +350,7 @@ fn put_finish_reason<H: Host>(
     };
     data.put(
         "finish_reason_normalized",
-        match (normalized, &state.finish_normalized) {
+        match (normalized, &state.finish_reason_normalized) {
             (Some(normal), _) => host.str_obj(normal),
             (None, Some(given)) => host.str_obj(given),
             (None, None) => host.none(),

@@ -118,7 +118,7 @@ pub struct State<O> {
     pub(crate) per_chunk_total: bool,
     pub(crate) finish_reason: Option<O>,
     /// A normalized finish reason the adapter gave (a Responses status, spec §10.7).
-    pub(crate) finish_normalized: Option<String>,
+    pub(crate) finish_reason_normalized: Option<String>,
     pub(crate) parser_content: Option<O>,
     /// The value and its truthiness (None: testing it raises).
     pub(crate) prompt_token_ids: Option<(O, Option<bool>)>,
@@ -168,7 +168,7 @@ impl<O: Clone> State<O> {
             usage: None,
             per_chunk_total: false,
             finish_reason: None,
-            finish_normalized: None,
+            finish_reason_normalized: None,
             parser_content: None,
             prompt_token_ids: None,
             completion_token_ids: None,
