@@ -10,6 +10,7 @@ mod chunks;
 mod edges_adapters;
 mod events;
 mod fastpath;
+mod fastpath_anthropic;
 mod generic;
 mod json_text;
 mod provider_anthropic;
