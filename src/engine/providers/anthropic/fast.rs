@@ -4,8 +4,8 @@
 //! tree. Keys no step reads (the generic path keeps none of them) are read as the generic
 //! parse reads them, and dropped. Any other event or shape (another type, a block not
 //! started or of another kind, a duplicate key, invalid text) makes [`fast_event`] answer
-//! None, and the event is read the generic way; tests/engine/fastpath_anthropic.rs runs both on the
-//! corpus and on generated events.
+//! None, and the event is read the generic way; tests/engine/fastpath_anthropic.rs runs
+//! both on the corpus and on generated events.
 
 use std::borrow::Cow;
 
