@@ -27,6 +27,8 @@ struct Event<'a> {
     type_: Str<'a>,
     index: i64,
     delta: Object<Delta<'a>>,
+    /// the keys no step reads (level 2 of the event), checked by [`read_alike`]
+    extra: Vec<&'a RawValue>,
 }
 
 #[derive(Default)]
@@ -36,22 +38,21 @@ struct Delta<'a> {
     thinking: Option<Str<'a>>,
     signature: Option<Str<'a>>,
     partial_json: Option<Str<'a>>,
+    /// the keys no step reads (level 3 of the event), checked by [`read_alike`]
+    extra: Vec<&'a RawValue>,
 }
 
-/// A key no step reads (a gateway's, a newer API's): not kept, as the generic path keeps
-/// none, but read as the generic parse reads it at `depth` (its limits, its numbers), so
-/// that an event it could not read is left to the generic path.
-fn other_key<'a, M: MapAccess<'a>>(map: &mut M, depth: usize) -> Result<(), M::Error> {
-    let raw = map.next_value::<&'a RawValue>()?.get().as_bytes();
-    // a literal, or a string without escapes: read by any parse alike (serde checked it)
-    let plain = matches!(raw, b"true" | b"false" | b"null")
-        || (raw.first() == Some(&b'"') && !raw.contains(&b'\\'));
-    if plain {
-        return Ok(());
-    }
-    parse_member(raw, depth)
-        .map(|_| ())
-        .map_err(|_| M::Error::custom("not read as the generic path reads it"))
+/// Whether the values of keys no step reads (a gateway's, a newer API's), at level `depth`
+/// of the event, are read by the generic parse (its limits, its numbers): they are not kept,
+/// as the generic path keeps none, but an event it could not read is left to it.
+fn read_alike(extra: &[&RawValue], depth: usize) -> bool {
+    extra.iter().all(|raw| {
+        let raw = raw.get().as_bytes();
+        // a literal, or a string without escapes: read by any parse alike (serde checked it)
+        let plain = matches!(raw, b"true" | b"false" | b"null")
+            || (raw.first() == Some(&b'"') && !raw.contains(&b'\\'));
+        plain || parse_member(raw, depth).is_ok()
+    })
 }
 
 /// Sets `slot` once: a key given twice fails the parse (the generic path's reading).
@@ -72,18 +73,27 @@ impl<'a> Deserialize<'a> for Event<'a> {
             }
             fn visit_map<M: MapAccess<'a>>(self, mut map: M) -> Result<Event<'a>, M::Error> {
                 let (mut type_, mut index, mut delta) = (None, None, None);
+                let mut extra = Vec::new();
                 while let Some(Str(key)) = map.next_key::<Str<'a>>()? {
                     match key.as_ref() {
-                        "type" => once(&mut type_, map.next_value::<Str<'a>>()?)?,
+                        "type" => {
+                            let kind = map.next_value::<Str<'a>>()?;
+                            if kind.0 != "content_block_delta" {
+                                // another event: no need to read on
+                                return Err(M::Error::custom("not the fast shape"));
+                            }
+                            once(&mut type_, kind)?
+                        }
                         "index" => once(&mut index, map.next_value::<i64>()?)?,
                         "delta" => once(&mut delta, map.next_value::<Object<Delta<'a>>>()?)?,
-                        _ => other_key(&mut map, 2)?, // (a member of the event: level 2)
+                        _ => extra.push(map.next_value::<&'a RawValue>()?),
                     }
                 }
                 Ok(Event {
                     type_: type_.ok_or_else(|| M::Error::missing_field("type"))?,
                     index: index.ok_or_else(|| M::Error::missing_field("index"))?,
                     delta: delta.ok_or_else(|| M::Error::missing_field("delta"))?,
+                    extra,
                 })
             }
         }
@@ -109,7 +119,7 @@ impl<'a> Deserialize<'a> for Delta<'a> {
                         "signature" => &mut delta.signature,
                         "partial_json" => &mut delta.partial_json,
                         _ => {
-                            other_key(&mut map, 3)?; // (a member of the delta: level 3)
+                            delta.extra.push(map.next_value::<&'a RawValue>()?);
                             continue;
                         }
                     };
@@ -136,6 +146,9 @@ pub(super) fn fast_event<'a>(adapter: &mut Adapter, raw: &'a [u8]) -> Option<Fas
         return None;
     }
     let Object(delta) = event.delta;
+    if !read_alike(&event.extra, 2) || !read_alike(&delta.extra, 3) {
+        return None;
+    }
     let type_ = delta.type_.as_ref().map_or("", |t| t.0.as_ref());
     // exactly the field of its type (null is the generic path's error)
     let fields = [
