@@ -92,6 +92,15 @@ pub fn arguments_part(arguments: &str, index: i64) -> Value {
 /// The leaves of a typed fast path, each with its choice index, in order.
 pub type FastLeaves<'a> = Vec<(i64, FastLeaf<'a>)>;
 
+/// Sets a typed fast path's `slot` once: a key given twice fails the parse (the generic
+/// path's reading of such an event is its own).
+pub fn once<T, E: serde::de::Error>(slot: &mut Option<T>, value: T) -> Result<(), E> {
+    match slot.replace(value) {
+        Some(_) => Err(E::custom("a key twice")),
+        None => Ok(()),
+    }
+}
+
 /// A struct of a typed fast path, read from a JSON object only. serde's derived structs also
 /// read a JSON array as their fields in order (`[0, {"content": "hi"}, "stop"]` as a choice,
 /// `[]` as a choice of defaults), where the generic path finds an array that is not an

@@ -16,7 +16,7 @@ use serde_json::value::RawValue;
 use super::parts::string_delta_part;
 use super::{delta_kind, Adapter};
 use crate::engine::events::parse_member;
-use crate::engine::providers::common::{list_value, FastLeaf, FastLeaves, Obj, Object};
+use crate::engine::providers::common::{list_value, once, FastLeaf, FastLeaves, Obj, Object};
 
 /// A str of the event, borrowed from its bytes unless it holds an escape (a newtype: serde
 /// reads a bare `Option<Cow<str>>` as an owned copy).
@@ -53,14 +53,6 @@ fn read_alike(extra: &[&RawValue], depth: usize) -> bool {
             || (raw.first() == Some(&b'"') && !raw.contains(&b'\\'));
         plain || parse_member(raw, depth).is_ok()
     })
-}
-
-/// Sets `slot` once: a key given twice fails the parse (the generic path's reading).
-fn once<T, E: serde::de::Error>(slot: &mut Option<T>, value: T) -> Result<(), E> {
-    match slot.replace(value) {
-        Some(_) => Err(E::custom("a key twice")),
-        None => Ok(()),
-    }
 }
 
 impl<'a> Deserialize<'a> for Event<'a> {

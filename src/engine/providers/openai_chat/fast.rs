@@ -157,17 +157,17 @@ fn typed_event<'a>(adapter: &mut Adapter, raw: &'a [u8]) -> Option<Typed<'a>> {
             return None; // another response: the generic path reports it
         }
     }
+    let top = Scalars {
+        id,
+        model: model.as_deref(),
+        created,
+        meta: [
+            (3, object.as_deref()),
+            (4, system_fingerprint.as_deref()),
+            (5, service_tier.as_deref()),
+        ],
+    };
     if choices.is_empty() {
-        let top = Scalars {
-            id,
-            model: model.as_deref(),
-            created,
-            meta: [
-                (3, object.as_deref()),
-                (4, system_fingerprint.as_deref()),
-                (5, service_tier.as_deref()),
-            ],
-        };
         let leaves = no_choices(adapter, &top, usage, response)?;
         return Some((leaves, None, None, None));
     }
@@ -183,16 +183,6 @@ fn typed_event<'a>(adapter: &mut Adapter, raw: &'a [u8]) -> Option<Typed<'a>> {
     };
     let (kept, logprobs_text) = choices_logprobs(&choices)?;
     let extras = choices_extras(&choices)?;
-    let top = Scalars {
-        id,
-        model: model.as_deref(),
-        created,
-        meta: [
-            (3, object.as_deref()),
-            (4, system_fingerprint.as_deref()),
-            (5, service_tier.as_deref()),
-        ],
-    };
     let mut leaves = FastLeaves::with_capacity(choices.len());
     for ((Object(choice), kept_logprobs), extra) in choices.into_iter().zip(kept).zip(extras) {
         let state = adapter.choices.entry(choice.index).or_default();

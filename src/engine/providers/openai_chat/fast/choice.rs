@@ -10,9 +10,10 @@ use serde::de::{Error as _, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
-use super::chunk::{once, Extra};
+use super::chunk::{keep_extra, Extra};
 use super::{Call, OnlyNull, Str, Text};
-use crate::engine::providers::common::Object;
+use crate::engine::providers::common::{once, Object};
+use crate::engine::providers::openai_chat::{CHOICE_KNOWN, DELTA_KNOWN, LISTED};
 
 pub(super) struct ChunkChoice<'a> {
     /// missing: 0; null fails (the generic path's error)
@@ -35,33 +36,6 @@ pub(super) struct Delta<'a> {
     pub(super) tool_calls: Option<Vec<Object<Call<'a>>>>,
     /// the keys of no step, in order (level 5 of the event)
     pub(super) extra: Vec<Extra<'a>>,
-}
-
-/// The choice keys the generic path reads and this one does not (`CHOICE_KNOWN`).
-const CHOICE_DECLINED: &[&str] = &["text"];
-/// The delta keys the generic path reads and this one does not (`DELTA_KNOWN`, `LISTED`).
-const DELTA_DECLINED: &[&str] = &[
-    "reasoning_details",
-    "token_id",
-    "executed_tools",
-    "annotations",
-    "function_call",
-    "audio",
-    "images",
-    "reasoning_items",
-];
-
-/// `(key, raw)` into `extra` unless the key is there already (a key twice fails the parse).
-fn keep_extra<'a, E: serde::de::Error>(
-    extra: &mut Vec<Extra<'a>>,
-    key: std::borrow::Cow<'a, str>,
-    raw: &'a RawValue,
-) -> Result<(), E> {
-    if extra.iter().any(|(known, _)| *known == key) {
-        return Err(E::custom("a key twice"));
-    }
-    extra.push((key, raw));
-    Ok(())
 }
 
 impl<'a> Deserialize<'a> for ChunkChoice<'a> {
@@ -91,7 +65,8 @@ impl<'a> Visitor<'a> for ChoiceVisitor {
                 "logprobs" => once(&mut logprobs, map.next_value::<Option<&'a RawValue>>()?)?,
                 // vLLM's `"token_ids": null` on every chunk
                 "token_ids" => once(&mut token_ids, map.next_value::<Option<OnlyNull>>()?)?,
-                known if CHOICE_DECLINED.contains(&known) => {
+                // a key the generic path reads and this one does not (`text`)
+                known if CHOICE_KNOWN.contains(&known) => {
                     return Err(M::Error::custom("not the fast shape"))
                 }
                 _ => {
@@ -141,7 +116,8 @@ impl<'a> Visitor<'a> for DeltaVisitor {
                     &mut tool_calls,
                     map.next_value::<Option<Vec<Object<Call<'a>>>>>()?,
                 )?,
-                known if DELTA_DECLINED.contains(&known) => {
+                // a key the generic path reads and this one does not (`audio`, `images`, ...)
+                known if DELTA_KNOWN.contains(&known) || LISTED.contains(&known) => {
                     return Err(M::Error::custom("not the fast shape"))
                 }
                 _ => {

@@ -11,7 +11,7 @@ use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
 use super::{ChunkChoice, Str, Text};
-use crate::engine::providers::common::Object;
+use crate::engine::providers::common::{once, Object};
 
 /// A top-level entry none of the chunk's fields: its key and its JSON text.
 pub(super) type Extra<'a> = (Cow<'a, str>, &'a RawValue);
@@ -38,18 +38,20 @@ impl<'a> Deserialize<'a> for Chunk<'a> {
     }
 }
 
-struct ChunkVisitor;
-
-/// Sets `slot` once: a key given twice fails the parse (the generic path's reading).
-pub(super) fn once<T, E: serde::de::Error>(slot: &mut Option<T>, value: T) -> Result<(), E> {
-    match slot {
-        Some(_) => Err(E::custom("a key twice")),
-        None => {
-            *slot = Some(value);
-            Ok(())
-        }
+/// `(key, raw)` into `extra` unless the key is there already (a key twice fails the parse).
+pub(super) fn keep_extra<'a, E: serde::de::Error>(
+    extra: &mut Vec<Extra<'a>>,
+    key: std::borrow::Cow<'a, str>,
+    raw: &'a RawValue,
+) -> Result<(), E> {
+    if extra.iter().any(|(known, _)| *known == key) {
+        return Err(E::custom("a key twice"));
     }
+    extra.push((key, raw));
+    Ok(())
 }
+
+struct ChunkVisitor;
 
 impl<'a> Visitor<'a> for ChunkVisitor {
     type Value = Chunk<'a>;
@@ -83,10 +85,7 @@ impl<'a> Visitor<'a> for ChunkVisitor {
                 }
                 _ => {
                     let raw = map.next_value::<&'a RawValue>()?;
-                    if extra.iter().any(|(known, _)| *known == key) {
-                        return Err(M::Error::custom("a key twice"));
-                    }
-                    extra.push((key, raw));
+                    keep_extra(&mut extra, key, raw)?;
                 }
             }
         }
