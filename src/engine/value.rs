@@ -300,12 +300,15 @@ impl Host for NativeHost {
     fn new_dict(&self, pairs: Vec<(Value, Value)>) -> Result<Value, NativeError> {
         let mut map = Map::with_capacity_and_hasher(pairs.len(), Default::default());
         for (key, value) in pairs {
-            match key.resolved().clone() {
-                Value::Str(k) => {
-                    map.insert(k, value);
-                }
-                _ => return Err(NativeError::Unsupported("a dict key that is not a string")),
-            }
+            // the key's own String where it has one (no copy: a message's keys are made here)
+            let key = match key {
+                Value::Str(k) => k,
+                other => match other.resolved() {
+                    Value::Str(k) => k.clone(),
+                    _ => return Err(NativeError::Unsupported("a dict key that is not a string")),
+                },
+            };
+            map.insert(key, value);
         }
         Ok(Value::Dict(Arc::new(map)))
     }
