@@ -171,6 +171,8 @@ elif case == "corpus":
         "finish": finish,
         "message": lambda: [from_data(d) for d in finished],
         "aggregate": lambda: fastmerge.aggregate(data, provider),
+        "content": lambda: fastmerge.aggregate(data, provider).content,
+        "to_dict": lambda: fastmerge.aggregate(data, provider).to_dict(),
         "auto": lambda: fastmerge.aggregate(data),
         "orjson": lambda: [orjson.loads(line) for line in lines],
     }}
@@ -216,7 +218,7 @@ def count(program: Path, *args: str) -> int:
 #: Chat stream of the corpus' median length (17 events).
 CORPUS_STREAMS = ("gemini/gemini20-flash-plain-text", "openai_chat/gpt4o-json-schema-content-usage")
 #: The steps timed, each a whole program's loop (see PROGRAM's corpus case).
-STEPS = ("core", "feed", "finish", "message", "aggregate", "auto", "orjson")
+STEPS = ("core", "feed", "finish", "message", "aggregate", "content", "to_dict", "auto", "orjson")
 
 
 def corpus_phases(program: Path, n: int) -> None:
@@ -234,8 +236,7 @@ def corpus_phases(program: Path, n: int) -> None:
         phases = [
             ("entering: the core made (AggregatorCore(provider))", per["core"]),
             (
-                "entering: the Python wrapper (aggregate -> Aggregator -> add_many / "
-                "finish_choices, the lock)",
+                "entering: the Python wrapper (aggregate -> AggregatorCore.aggregate)",
                 total - per["finish"] - per["message"],
             ),
             (
@@ -245,7 +246,7 @@ def corpus_phases(program: Path, n: int) -> None:
             ),
             ("reading events (JSON parse) + folding: feed(data)", per["feed"] - per["core"]),
             (
-                "building the message data: finish() (Rust -> Python dicts)",
+                "building the message data: finish() (its fields made when first read)",
                 per["finish"] - per["feed"],
             ),
             ("building the Python message: AssistantMessage._from_data", per["message"]),
@@ -255,6 +256,9 @@ def corpus_phases(program: Path, n: int) -> None:
             shown = "   (inside feed)" if value is None else f"{value:10.0f}  {value / total:6.1%}"
             print(f"    {label:100} {shown}")
         print(f"    {'aggregate(bytes, provider) whole':100} {total:10.0f}  100.0%")
+        for step, label in (("content", "then .content"), ("to_dict", "then .to_dict()")):
+            read = per[step] - total
+            print(f"    {'reading the message: ' + label:100} {read:10.0f}  {read / total:6.1%}")
         auto = per["auto"] - total
         print(
             f"    {'detecting the provider: aggregate(bytes) auto minus explicit':100} {auto:10.0f}"

@@ -5,7 +5,7 @@ docstrings and ``docs/merge-rules.md`` §1 for the rules.
 """
 
 from array import array
-from typing import Any, Callable, Iterable, final
+from typing import Any, Callable, Iterable, Iterator, Mapping, final
 
 from typing_extensions import disjoint_base
 
@@ -18,6 +18,7 @@ __all__ = [
     "ChunkCore",
     "LIST_MERGES",
     "MAX_DEPTH",
+    "MessageData",
     "POLICIES",
     "PROVIDERS",
     "__version__",
@@ -111,9 +112,25 @@ class AggregatorCore:
         strict: bool = False,
         signature_merge: str = "replace",
         usage: str = "merge",
-    ) -> list[dict[str, Any]]: ...
-    def snapshot(self) -> list[dict[str, Any]]: ...
-    def finish(self) -> list[dict[str, Any]]: ...
+    ) -> list[MessageData]: ...
+    def snapshot(self) -> list[MessageData]: ...
+    def finish(self) -> list[MessageData]: ...
+
+@final
+class MessageData(Mapping[str, Any]):
+    """A message's folded data, read-only; each field made a Python object at its first
+    read, and the same object at every later read."""
+
+    def __getitem__(self, key: str, /) -> Any: ...
+    def get(self, key: str, default: Any = None) -> Any: ...
+    def __contains__(self, key: object, /) -> bool: ...
+    def __len__(self) -> int: ...
+    def __iter__(self) -> Iterator[str]: ...
+    def keys(self) -> list[str]: ...  # type: ignore[override]
+    def values(self) -> list[Any]: ...  # type: ignore[override]
+    def items(self) -> list[tuple[str, Any]]: ...  # type: ignore[override]
+    def __eq__(self, other: object, /) -> bool: ...
+    def __reduce__(self) -> tuple[type[dict[str, Any]], tuple[dict[str, Any]]]: ...
 
 @final
 class BatchCore:

@@ -30,6 +30,7 @@ else:
     _name, _impl = _backend.backend_of(__name__)
     _Core = _impl.AggregatorCore
     AssistantMessage = _backend.messages(_name).AssistantMessage
+_from_data = AssistantMessage._from_data
 
 __all__ = ["PROVIDERS", "Aggregator", "aggregate", "aggregate_choices"]
 
@@ -172,7 +173,7 @@ class Aggregator:
             if self._finished is not None:
                 return list(self._finished)
             data = self._core.snapshot()
-        return [AssistantMessage._from_data(d) for d in data]
+        return [_from_data(d) for d in data]
 
     def finish(self) -> AssistantMessage:
         """End the stream: the complete message of choice 0 (or the lowest choice seen), its
@@ -184,7 +185,7 @@ class Aggregator:
         messages, never glued together). Calling it again returns the same messages."""
         with self._lock:
             if self._finished is None:
-                self._finished = [AssistantMessage._from_data(d) for d in self._core.finish()]
+                self._finished = [_from_data(d) for d in self._core.finish()]
             return list(self._finished)
 
     def __repr__(self) -> str:
@@ -208,7 +209,7 @@ def aggregate_choices(
     if type(events) is bytes or type(events) is str:
         # a recorded stream: one call into the backend (an Aggregator's feed and finish)
         data = _Core.aggregate(events, provider, strict, signature_merge, usage)
-        return [AssistantMessage._from_data(d) for d in data]
+        return [_from_data(d) for d in data]
     agg = Aggregator(provider, strict=strict, signature_merge=signature_merge, usage=usage)
     agg.add_many(events)
     return agg.finish_choices()
@@ -223,6 +224,11 @@ def aggregate(
     usage: UsageMerge = "merge",
 ) -> AssistantMessage:
     """The message of a whole stream (choice 0); see :func:`aggregate_choices`."""
+    if type(events) is bytes or type(events) is str:
+        # aggregate_choices' first branch, without its list (a short stream's fixed cost)
+        data = _Core.aggregate(events, provider, strict, signature_merge, usage)
+        message: AssistantMessage = _from_data(data[0])
+        return message
     return aggregate_choices(
         events, provider, strict=strict, signature_merge=signature_merge, usage=usage
     )[0]

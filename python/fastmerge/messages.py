@@ -444,9 +444,10 @@ class _Message:
     __slots__ = ("_d", "_frozen_logprobs", "_build")
     _FAMILY = ""
 
-    def _view(self) -> dict[str, Any]:
+    def _view(self) -> Mapping[str, Any]:
+        # a dict, or the Rust backend's MessageData (its fields made at their first read)
         try:
-            d: dict[str, Any] = object.__getattribute__(self, "_d")
+            d: Mapping[str, Any] = object.__getattribute__(self, "_d")
         except AttributeError:  # a deferred message, built at its first read
             d = object.__getattribute__(self, "_build")()._view()
             object.__setattr__(self, "_d", d)
@@ -465,7 +466,7 @@ class _Message:
         raise AttributeError(f"{type(self).__name__} is immutable")
 
     @classmethod
-    def _from_data(cls, data: dict[str, Any]) -> Any:
+    def _from_data(cls, data: Mapping[str, Any]) -> Any:
         message = cls.__new__(cls)
         object.__setattr__(message, "_d", data)
         return message

@@ -11,8 +11,9 @@ use crate::engine::providers::PROVIDERS;
 use crate::engine::value::Value;
 use crate::py::args::Arg;
 use crate::py::chunks::parse_options;
-use crate::py::convert::{kind_name, to_value, ConvError, GcPause, ToPy, LONE_SURROGATE};
+use crate::py::convert::{kind_name, to_value, ConvError, LONE_SURROGATE};
 use crate::py::errors::{agg_error, invalid_option, wrong_type};
+use crate::py::message_data;
 use crate::py::writer::{model_values, utf8, ClassCache, ModelClass, Writer};
 
 /// Provider events -> folded message data, one per choice (`fastmerge.Aggregator`'s engine).
@@ -57,13 +58,7 @@ impl AggregatorCore {
         result: Result<Vec<Value>, AggError>,
     ) -> PyResult<Bound<'py, PyList>> {
         let values = result.map_err(|e| agg_error(py, e))?;
-        let _pause = GcPause::new(py);
-        let mut convert = ToPy::new(py);
-        let list = PyList::empty(py);
-        for value in &values {
-            list.append(convert.message(value)?)?;
-        }
-        Ok(list)
+        message_data::messages(py, values)
     }
 }
 

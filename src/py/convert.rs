@@ -274,7 +274,7 @@ impl<'py> ToPy<'py> {
         }
     }
 
-    fn key(&mut self, key: &str) -> Bound<'py, PyString> {
+    pub(crate) fn key(&mut self, key: &str) -> Bound<'py, PyString> {
         // this call's own table first (no lock: a logprobs tree asks for the same few keys
         // thousands of times), then the one kept between calls
         if let Some(known) = self.keys.get(key.as_bytes()) {
@@ -285,32 +285,30 @@ impl<'py> ToPy<'py> {
         made
     }
 
-    /// `value` as Python data (see [`ToPy::tree`]).
-    pub(crate) fn value(&mut self, value: &Value) -> PyResult<Bound<'py, PyAny>> {
-        Ok(self.tree(value)?.0)
+    /// One field of a message's data: its `logprobs` read-only ([`Frozen`]), built so here
+    /// once instead of at its first read; and whether the cyclic GC must track it.
+    pub(crate) fn field(&mut self, key: &str, item: &Value) -> PyResult<(Bound<'py, PyAny>, bool)> {
+        if key != "logprobs" {
+            return self.tree(item);
+        }
+        self.frozen = Some(Frozen::get(self.py)?);
+        let made = self.tree(item);
+        self.frozen = None;
+        made
     }
 
-    /// A message's data: its `logprobs` read-only ([`Frozen`]), built so here once instead of
-    /// at its first read.
+    /// A message's data as a dict, each field as [`ToPy::field`] makes it (a batch's items,
+    /// which cross processes by marshal; `aggregate` hands out `MessageData`).
     pub(crate) fn message(&mut self, value: &Value) -> PyResult<Bound<'py, PyAny>> {
         let Value::Dict(map) = value else {
-            return self.value(value);
+            return Ok(self.tree(value)?.0);
         };
-        let py = self.py;
-        let dict = PyDict::new(py);
+        let dict = PyDict::new(self.py);
         let mut tracked = false;
         for (key, item) in map.iter() {
-            let key = self.key(key);
-            let (item, item_tracked) = if key.to_str()? == "logprobs" {
-                self.frozen = Some(Frozen::get(py)?);
-                let made = self.tree(item);
-                self.frozen = None;
-                made?
-            } else {
-                self.tree(item)?
-            };
+            let (item, item_tracked) = self.field(key, item)?;
             tracked |= item_tracked;
-            dict.set_item(key, item)?;
+            dict.set_item(self.key(key), item)?;
         }
         let dict = dict.into_any();
         if !tracked {

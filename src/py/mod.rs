@@ -20,6 +20,7 @@ mod functions;
 mod host;
 mod intern;
 mod json_line;
+mod message_data;
 mod writer;
 
 #[pymodule]
@@ -49,5 +50,6 @@ fn _fastmerge(m: &Bound<'_, PyModule>) -> PyResult<()> {
     batch::register(m)?;
     directory::register(m)?;
     json_line::register(m)?;
+    message_data::register(m)?;
     aggregate::register(m)
 }

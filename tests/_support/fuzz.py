@@ -20,7 +20,7 @@ import lzma
 import os
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import zstandard
 from hypothesis import strategies as st
@@ -181,6 +181,12 @@ def stream_bytes(spec: tuple[Any, ...]) -> bytes:
 # -- what each backend gives
 
 
+def plain(value: Any) -> Any:
+    """``json.dumps``' default: a message's data as the dict it reads as (the Rust backend
+    hands out a read-only ``Mapping``, ``MessageData``), anything else as its repr."""
+    return dict(value) if isinstance(value, Mapping) else repr(value)
+
+
 def folded(module: ModuleType, data: bytes, pieces: list[int] | None = None) -> Any:
     """``AggregatorCore.feed`` of ``data`` (whole, or cut at ``pieces``) then ``finish()``:
     the choices, or the exception's class and message."""
@@ -191,7 +197,7 @@ def folded(module: ModuleType, data: bytes, pieces: list[int] | None = None) -> 
             core.feed(data[start:cut])
             start = cut
         core.feed(data[start:])
-        return ("ok", json.dumps(core.finish(), sort_keys=False, default=repr))
+        return ("ok", json.dumps(core.finish(), sort_keys=False, default=plain))
     except Exception as exc:  # noqa: BLE001 - the exception is the outcome
         return ("raise", type(exc).__name__, str(exc))
 
@@ -207,7 +213,7 @@ def items(module: ModuleType, paths: list[str], **options: Any) -> list[Any]:
                 item = core.next()
             except StopIteration:
                 break
-            out.append(json.loads(json.dumps(item, default=repr)))
+            out.append(json.loads(json.dumps(item, default=plain)))
     except Exception as exc:  # noqa: BLE001 - the exception is the outcome
         out.append(("raise", type(exc).__name__, str(exc)))
     return out
@@ -401,6 +407,6 @@ def aggregated(module: ModuleType, events: list[Any]) -> tuple[Any, Any]:
                 core.add_text(event)
             else:
                 core.add(event)
-        return core.provider, json.loads(json.dumps(core.finish(), default=repr))
+        return core.provider, json.loads(json.dumps(core.finish(), default=plain))
     except ValueError as exc:
         return core.provider, str(exc)

@@ -21,6 +21,7 @@ import orjson
 import pytest
 from _support.batch import decodable, drain
 from _support.corpus import CORPUS
+from _support.fuzz import plain
 from conftest import PACKAGE_ROOT
 
 from fastmerge.errors import BatchError, EventError
@@ -41,7 +42,7 @@ GEN = _gen_log()
 
 def canon(items: list[tuple[Any, ...]]) -> list[bytes]:
     """Items as bytes: what "byte-identical results" compares."""
-    return [orjson.dumps(list(item)) for item in items]
+    return [orjson.dumps(list(item), default=plain) for item in items]
 
 
 def alone(module: ModuleType, texts: list[bytes]) -> tuple[str | None, Any, str | None]:
