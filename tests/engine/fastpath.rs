@@ -73,9 +73,21 @@ fn aggregated(bytes: &[u8], piece: usize, fast: bool, strict: bool) -> String {
 }
 
 fn aggregated_of(provider: &str, bytes: &[u8], piece: usize, fast: bool, strict: bool) -> String {
+    aggregated_as(Some(provider), bytes, piece, fast, strict)
+}
+
+/// The messages of `bytes` fed in pieces of `piece` bytes, as JSON (or the error), with the
+/// provider given or (None) told from the first event.
+fn aggregated_as(
+    provider: Option<&str>,
+    bytes: &[u8],
+    piece: usize,
+    fast: bool,
+    strict: bool,
+) -> String {
     let mut options = Options::DEFAULT;
     options.strict = strict;
-    let mut core = AggregatorCore::new(Some(provider), options);
+    let mut core = AggregatorCore::new(provider, options);
     core.set_fast_events(fast);
     for chunk in bytes.chunks(piece.max(1)) {
         if let Err(err) = core.feed(chunk) {
@@ -115,6 +127,33 @@ fn corpus_fast_path_equals_generic_path() {
     }
     // the fast path does read most corpus events (else this test compares nothing)
     assert!(total > 500, "fast path read only {total} corpus events");
+}
+
+/// A stream whose provider is not given: its first event tells the provider, and the typed
+/// paths read the events after it. Every corpus stream gives the same messages as on the
+/// generic path, whole and fed in pieces.
+#[test]
+fn a_stream_whose_provider_is_told_reads_alike_on_both_paths() {
+    let folders = [
+        "openai_chat",
+        "mistral",
+        "openai_responses",
+        "anthropic_messages",
+        "gemini",
+        "bedrock_converse",
+        "ollama",
+    ];
+    let streams = corpus_streams(&folders);
+    assert!(streams.len() > 90, "{} corpus streams", streams.len());
+    for (name, bytes) in streams {
+        for piece in [bytes.len(), 7] {
+            assert_eq!(
+                aggregated_as(None, &bytes, piece, true, false),
+                aggregated_as(None, &bytes, piece, false, false),
+                "{name} piece {piece}"
+            );
+        }
+    }
 }
 
 #[test]
