@@ -26,6 +26,27 @@ fn unpack_pair(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
     Ok(function.bind(py))
 }
 
+/// The items of an exact dict, in order: `PyDict_Next` directly (the iterator's per-item
+/// size check guards against a dict changed while it runs, and nothing runs here).
+fn exact_dict_items<'py>(dict: &Bound<'py, PyAny>) -> Pairs<Bound<'py, PyAny>> {
+    let py = dict.py();
+    let ptr = dict.as_ptr();
+    // SAFETY: `ptr` is a live exact dict, held by `dict` for the whole loop; no Python code
+    // runs between the calls (the GIL is held, nothing is called back), so the position
+    // stays valid, and each borrowed key and value is owned (`from_borrowed_ptr`) at once.
+    unsafe {
+        let mut pairs = Vec::with_capacity(ffi::PyDict_Size(ptr).max(0) as usize);
+        let (mut pos, mut key, mut value) = (0, std::ptr::null_mut(), std::ptr::null_mut());
+        while ffi::PyDict_Next(ptr, &mut pos, &mut key, &mut value) != 0 {
+            pairs.push((
+                Bound::from_borrowed_ptr(py, key),
+                Bound::from_borrowed_ptr(py, value),
+            ));
+        }
+        pairs
+    }
+}
+
 pub struct PyHost<'py> {
     pub py: Python<'py>,
 }
@@ -250,10 +271,8 @@ impl<'py> Host for PyHost<'py> {
     }
 
     fn dict_items(&self, dict: &Self::Obj) -> PyResult<Pairs<Self::Obj>> {
-        if let Ok(exact) = dict.cast_exact::<PyDict>() {
-            let mut pairs = Vec::with_capacity(exact.len());
-            pairs.extend(exact.iter());
-            return Ok(pairs);
+        if dict.is_exact_instance_of::<PyDict>() {
+            return Ok(exact_dict_items(dict));
         }
         // A subclass: iterate what its own `items()` gives, as `for k, v in d.items()` does.
         let mut pairs = Vec::new();

@@ -11,6 +11,7 @@ mod edges_adapters;
 mod events;
 mod fastpath;
 mod fastpath_anthropic;
+mod fastpath_bedrock;
 mod generic;
 mod json_text;
 mod provider_anthropic;

@@ -13,6 +13,9 @@ use crate::engine::providers::common::{
 };
 use crate::engine::value::{py_repr, Value};
 
+/// The typed fast path of `contentBlockDelta` events (`bedrock_converse/fast.rs`).
+mod fast;
+
 const NAME: &str = "bedrock-converse";
 /// The ConverseStream event types (and the exceptions it names), by which a stream is told to
 /// be Bedrock's.
@@ -401,27 +404,38 @@ impl Adapter {
     /// A delta against what its block is: a tool delta needs its block's start, a block a
     /// start opened takes deltas of its kind (text and reasoning blocks have no start).
     fn check_kind(&mut self, index: i64, kind: &str, anomalies: &mut Vec<Value>) {
-        let started = self.started.get(&index);
-        match started {
-            None => {
-                if kind == "toolUse" || kind == "toolResult" {
-                    anomalies.push(anomaly(
-                        "delta_before_start",
-                        format!("content block {index}: {kind} delta before its contentBlockStart"),
-                    ));
-                }
-            }
-            Some(started) => {
-                if started != kind && kind != "citation" {
-                    anomalies.push(anomaly(
-                        "mismatched_delta",
-                        format!("content block {index}: {kind} delta in a {started} block"),
-                    ));
-                }
-            }
+        anomalies.extend(self.kind_anomaly(index, kind));
+        self.open_for(index, kind);
+    }
+
+    /// The anomaly of [`Self::check_kind`], if any.
+    fn kind_anomaly(&self, index: i64, kind: &str) -> Option<Value> {
+        match self.started.get(&index) {
+            None if kind == "toolUse" || kind == "toolResult" => Some(anomaly(
+                "delta_before_start",
+                format!("content block {index}: {kind} delta before its contentBlockStart"),
+            )),
+            Some(started) if started != kind && kind != "citation" => Some(anomaly(
+                "mismatched_delta",
+                format!("content block {index}: {kind} delta in a {started} block"),
+            )),
+            _ => None,
         }
+    }
+
+    /// Whether block `index` takes a `kind` delta without an anomaly (the typed fast path).
+    fn takes_quietly(&self, index: i64, kind: &str) -> bool {
+        self.kind_anomaly(index, kind).is_none()
+    }
+
+    /// Block `index` open, as its start or, without one, its first delta (`kind`) made it.
+    fn open_for(&mut self, index: i64, kind: &str) {
         if !self.open.contains_key(&index) {
-            let kind = started.cloned().unwrap_or_else(|| kind.to_owned());
+            let kind = self
+                .started
+                .get(&index)
+                .cloned()
+                .unwrap_or_else(|| kind.to_owned());
             self.open.insert(index, kind);
         }
     }
@@ -537,6 +551,10 @@ impl common::Adapter for Adapter {
                 single("provider_metadata", single(kind, unpadded(payload_map))),
             )]),
         }
+    }
+
+    fn fast_event<'a>(&mut self, raw: &'a [u8]) -> Option<common::FastLeaves<'a>> {
+        fast::fast_event(self, raw)
     }
 
     /// `metadata` (usage and metrics) comes after `messageStop`, last.

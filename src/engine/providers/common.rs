@@ -101,6 +101,33 @@ pub fn once<T, E: serde::de::Error>(slot: &mut Option<T>, value: T) -> Result<()
     }
 }
 
+/// A str of a typed fast path's event, borrowed from its bytes unless it holds an escape.
+/// (serde reads an `Option<Cow<str>>` field as an owned copy, whatever `borrow` says; a
+/// newtype of a borrowed `Cow` inside the `Option` is read in place.)
+#[derive(serde::Deserialize)]
+pub struct Str<'a>(#[serde(borrow)] pub Cow<'a, str>);
+
+impl std::ops::Deref for Str<'_> {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+/// Whether the values of keys no step reads (a gateway's, a newer API's), members at level
+/// `depth` of the event ([`crate::engine::events::parse_member`]), are read by the generic
+/// parse (its limits, its numbers): a typed fast path keeps none of them where the generic
+/// path keeps none, but an event the generic parse could not read is left to it.
+pub fn read_alike(extra: &[&serde_json::value::RawValue], depth: usize) -> bool {
+    extra.iter().all(|raw| {
+        let raw = raw.get().as_bytes();
+        // a literal, or a string without escapes: read by any parse alike (serde checked it)
+        let plain = matches!(raw, b"true" | b"false" | b"null")
+            || (raw.first() == Some(&b'"') && !raw.contains(&b'\\'));
+        plain || crate::engine::events::parse_member(raw, depth).is_ok()
+    })
+}
+
 /// A struct of a typed fast path, read from a JSON object only. serde's derived structs also
 /// read a JSON array as their fields in order (`[0, {"content": "hi"}, "stop"]` as a choice,
 /// `[]` as a choice of defaults), where the generic path finds an array that is not an

@@ -15,13 +15,9 @@ use serde_json::value::RawValue;
 
 use super::parts::string_delta_part;
 use super::{delta_kind, Adapter};
-use crate::engine::events::parse_member;
-use crate::engine::providers::common::{list_value, once, FastLeaf, FastLeaves, Obj, Object};
-
-/// A str of the event, borrowed from its bytes unless it holds an escape (a newtype: serde
-/// reads a bare `Option<Cow<str>>` as an owned copy).
-#[derive(Deserialize)]
-struct Str<'a>(#[serde(borrow)] Cow<'a, str>);
+use crate::engine::providers::common::{
+    list_value, once, read_alike, FastLeaf, FastLeaves, Obj, Object, Str,
+};
 
 struct Event<'a> {
     type_: Str<'a>,
@@ -40,19 +36,6 @@ struct Delta<'a> {
     partial_json: Option<Str<'a>>,
     /// the keys no step reads (level 3 of the event), checked by [`read_alike`]
     extra: Vec<&'a RawValue>,
-}
-
-/// Whether the values of keys no step reads (a gateway's, a newer API's), at level `depth`
-/// of the event, are read by the generic parse (its limits, its numbers): they are not kept,
-/// as the generic path keeps none, but an event it could not read is left to it.
-fn read_alike(extra: &[&RawValue], depth: usize) -> bool {
-    extra.iter().all(|raw| {
-        let raw = raw.get().as_bytes();
-        // a literal, or a string without escapes: read by any parse alike (serde checked it)
-        let plain = matches!(raw, b"true" | b"false" | b"null")
-            || (raw.first() == Some(&b'"') && !raw.contains(&b'\\'));
-        plain || parse_member(raw, depth).is_ok()
-    })
 }
 
 impl<'a> Deserialize<'a> for Event<'a> {

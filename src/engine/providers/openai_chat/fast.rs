@@ -23,7 +23,7 @@ use serde_json::value::RawValue;
 use super::{delta, Adapter, Choice, REASONING_FIELD, TOP_KEYS};
 use crate::engine::events::{kept_items_at, parse_member, KeptItems};
 use crate::engine::providers::common::{
-    arguments_part, list_value, str_value, FastLeaf, FastLeaves, Obj, Object,
+    arguments_part, list_value, str_value, FastLeaf, FastLeaves, Obj, Object, Str,
 };
 use crate::engine::text::is_absent_text;
 use crate::engine::value::{Map, Value};
@@ -43,19 +43,6 @@ struct OnlyNull;
 impl<'de> Deserialize<'de> for OnlyNull {
     fn deserialize<D: Deserializer<'de>>(_: D) -> Result<Self, D::Error> {
         Err(serde::de::Error::custom("not the fast shape"))
-    }
-}
-
-/// A str of the event, borrowed from its bytes unless it holds an escape. (serde reads an
-/// `Option<Cow<str>>` field as an owned copy, whatever `borrow` says; a newtype of a borrowed
-/// `Cow` inside the `Option` is read in place.)
-#[derive(Deserialize)]
-struct Str<'a>(#[serde(borrow)] Cow<'a, str>);
-
-impl std::ops::Deref for Str<'_> {
-    type Target = str;
-    fn deref(&self) -> &str {
-        &self.0
     }
 }
 
