@@ -16,6 +16,8 @@ use crate::engine::providers::common::{
 use crate::engine::value::{py_repr, Map, Value};
 
 mod deltas;
+/// The typed fast path of the delta events (`openai_responses/fast.rs`).
+mod fast;
 mod items;
 mod response;
 mod tools;
@@ -560,6 +562,10 @@ impl common::Adapter for Adapter {
             }
         }
         Ok(leaves)
+    }
+
+    fn fast_event<'a>(&mut self, raw: &'a [u8]) -> Option<common::FastLeaves<'a>> {
+        fast::fast_event(self, raw)
     }
 
     /// `response.completed`, `response.failed` or `response.incomplete` closes the response.
