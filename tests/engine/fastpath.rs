@@ -78,7 +78,7 @@ fn aggregated_of(provider: &str, bytes: &[u8], piece: usize, fast: bool, strict:
 
 /// The messages of `bytes` fed in pieces of `piece` bytes, as JSON (or the error), with the
 /// provider given or (None) told from the first event.
-fn aggregated_as(
+pub(crate) fn aggregated_as(
     provider: Option<&str>,
     bytes: &[u8],
     piece: usize,

@@ -12,6 +12,7 @@ mod events;
 mod fastpath;
 mod fastpath_anthropic;
 mod fastpath_bedrock;
+mod fastpath_detect;
 mod fastpath_responses;
 mod generic;
 mod json_text;

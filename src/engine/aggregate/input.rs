@@ -3,6 +3,7 @@
 
 use super::{AggError, AggregatorCore};
 use crate::engine::events;
+use crate::engine::providers;
 use crate::engine::transport::Sink;
 
 impl AggregatorCore {
@@ -21,11 +22,35 @@ impl AggregatorCore {
         if !self.fast_events || self.new_response_at.is_some() {
             return None;
         }
+        if self.adapter.is_none() {
+            return self.read_first_fast(payload);
+        }
         let adapter = self.adapter.as_mut()?;
         let leaves = adapter.fast_event(payload)?;
         if adapter.fast_ended() {
             self.ended = true;
         }
+        self.count += 1;
+        self.recognized += 1;
+        self.read += 1;
+        Some(self.fold_fast(leaves))
+    }
+
+    /// Without a provider yet (`provider="auto"`): the provider told from the event's bytes
+    /// (`providers::detect_raw`), and the event read by that adapter's typed path, as a later
+    /// event is (for a first event that may be OpenAI Chat's). None, with no provider chosen, where either declines: the event is then parsed
+    /// into values and the provider told from them ([`AggregatorCore::choose_adapter`]).
+    fn read_first_fast(&mut self, payload: &[u8]) -> Option<Result<(), AggError>> {
+        // Only an OpenAI Chat stream starts with an event of a typed path's shape (the others
+        // start with message_start, response.created, messageStart, or a Gemini chunk, which
+        // have none): for them, telling the provider from the bytes too would be wasted work.
+        memchr::memmem::find(payload, b"\"choices\"")?;
+        let name = providers::detect_raw(payload)?;
+        let mut adapter = providers::adapter(name)?;
+        let leaves = adapter.fast_event(payload)?;
+        self.ended = adapter.fast_ended();
+        self.provider = Some(name);
+        self.adapter = Some(adapter);
         self.count += 1;
         self.recognized += 1;
         self.read += 1;

@@ -22,7 +22,7 @@ pub mod openai_responses;
 
 pub use common::{Adapter, Leaves};
 
-use crate::engine::value::Value;
+use crate::engine::value::{Map, Value};
 
 /// The wire formats, in the order of spec/providers.md (the twin's `PROVIDERS`).
 pub const PROVIDERS: &[&str] = &[
@@ -45,6 +45,58 @@ pub fn adapter(name: &str) -> Option<Box<dyn Adapter>> {
         "ollama" => Box::new(ollama::Adapter::new()),
         _ => return None,
     })
+}
+
+/// [`detect`] of an event from its JSON text, without parsing it into values: its top-level
+/// keys, with the values `detect` reads (`type` and `object` as strs, `error` as an object)
+/// and null for the rest. None for text that is not one object of distinct keys, and where
+/// `detect` tells nothing: the caller then parses the event and tells it the usual way. (A
+/// typed fast path must then take the event, which it does only for events the usual parse
+/// reads alike: this reading alone is not the generic parse's.)
+pub fn detect_raw(raw: &[u8]) -> Option<&'static str> {
+    use serde_json::value::RawValue;
+    let text = std::str::from_utf8(raw).ok()?;
+    let members: Vec<(common::Str, &RawValue)> = serde_json::from_str::<Members>(text).ok()?.0;
+    let mut map = Map::with_capacity_and_hasher(members.len(), Default::default());
+    for (key, raw) in members {
+        let value = match (&*key.0, raw.get().as_bytes().first()) {
+            ("type" | "object", Some(b'"')) => {
+                Value::Str(serde_json::from_str::<String>(raw.get()).ok()?)
+            }
+            ("error", Some(b'{')) => Value::Dict(Default::default()),
+            _ => Value::Null,
+        };
+        if map.insert(key.0.into_owned(), value).is_some() {
+            return None; // a key twice: the usual parse decides what it means
+        }
+    }
+    detect(&Value::Dict(std::sync::Arc::new(map)))
+}
+
+/// An object's members in order, their values unread.
+struct Members<'a>(Vec<(common::Str<'a>, &'a serde_json::value::RawValue)>);
+
+impl<'de> serde::Deserialize<'de> for Members<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Fields;
+        impl<'de> serde::de::Visitor<'de> for Fields {
+            type Value = Members<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<M: serde::de::MapAccess<'de>>(
+                self,
+                mut map: M,
+            ) -> Result<Members<'de>, M::Error> {
+                let mut members = Vec::new();
+                while let Some(key) = map.next_key::<common::Str<'de>>()? {
+                    members.push((key, map.next_value()?));
+                }
+                Ok(Members(members))
+            }
+        }
+        deserializer.deserialize_map(Fields)
+    }
 }
 
 /// The wire format of a stream's first event (the twin's `detect`, same order).
