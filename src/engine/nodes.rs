@@ -119,8 +119,13 @@ impl<O: Clone> DictAcc<O> {
         let hash = host.key_hash(key)?;
         match &self.by_hash {
             None => {
-                // Every position once, from the hint on, wrapping around.
+                // Every position once, from the hint on, wrapping around; the hint first
+                // (the next key of a chunk shaped as the last one), without the loop's setup.
                 let (len, start) = (self.hashes.len(), self.hint.get());
+                if start < len && self.hashes[start] == hash && host.eq(&self.keys[start], key)? {
+                    self.hint.set(start + 1);
+                    return Ok(Found::Entry(start));
+                }
                 for i in (start..len).chain(0..start.min(len)) {
                     if self.hashes[i] == hash && host.eq(&self.keys[i], key)? {
                         self.hint.set(i + 1);

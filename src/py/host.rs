@@ -159,10 +159,17 @@ impl<'py> Host for PyHost<'py> {
             return Ok(true);
         }
         if a.is_exact_instance_of::<PyString>() && b.is_exact_instance_of::<PyString>() {
-            // What `str.__eq__` computes, without the rich comparison's dispatch and bool
-            // object (equal map keys from separate json.loads calls are distinct objects).
-            // SAFETY: both are exact, live str objects, so the comparison cannot fail.
-            return Ok(unsafe { ffi::PyUnicode_Compare(a.as_ptr(), b.as_ptr()) } == 0);
+            // What `str.__eq__` computes, without the rich comparison's dispatch (equal map
+            // keys from separate json.loads calls are distinct objects): the equality test
+            // (length, kind, bytes), cheaper than `PyUnicode_Compare`'s ordering.
+            // SAFETY: both are exact, live str objects, so the comparison cannot fail; the
+            // result is a new reference to True or False, released at once.
+            return Ok(unsafe {
+                let result = ffi::PyUnicode_RichCompare(a.as_ptr(), b.as_ptr(), ffi::Py_EQ);
+                let equal = result == ffi::Py_True();
+                ffi::Py_DECREF(result);
+                equal
+            });
         }
         // `PyObject_RichCompareBool`: identity first, then `==`, as dict lookups compare.
         // SAFETY: both pointers are live objects held by `a` and `b`.
