@@ -38,8 +38,9 @@ impl AggregatorCore {
 
     /// Without a provider yet (`provider="auto"`): the provider told from the event's bytes
     /// (`providers::detect_raw`), and the event read by that adapter's typed path, as a later
-    /// event is (for a first event that may be OpenAI Chat's). None, with no provider chosen, where either declines: the event is then parsed
-    /// into values and the provider told from them ([`AggregatorCore::choose_adapter`]).
+    /// event is (for a first event that may be OpenAI Chat's). None, with no provider chosen,
+    /// where either declines: the event is then parsed into values and the provider told
+    /// from them ([`AggregatorCore::choose_adapter`]).
     fn read_first_fast(&mut self, payload: &[u8]) -> Option<Result<(), AggError>> {
         // Only an OpenAI Chat stream starts with an event of a typed path's shape (the others
         // start with message_start, response.created, messageStart, or a Gemini chunk, which
