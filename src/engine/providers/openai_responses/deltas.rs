@@ -7,8 +7,37 @@ use crate::engine::value::Value;
 
 use super::*;
 
+/// What a streamed text is, for [`Adapter::stream_text`].
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Streamed {
+    /// output text (`output_text.delta`)
+    Output,
+    /// reasoning text (`reasoning_text.delta`)
+    Reasoning,
+    /// a reasoning summary's text (`reasoning_summary_text.delta`)
+    Summary,
+}
+
 impl Adapter {
     // -- deltas
+
+    /// What a streamed text delta of item `index` changes, read by the generic handlers and
+    /// the typed path alike: the text of its content (or summary) `sub` tracked for its done
+    /// event and, for reasoning that adds text, the item's first part. The index of its part.
+    pub(super) fn stream_text(&mut self, index: i64, sub: i64, delta: &str, of: Streamed) -> i64 {
+        let (key, at) = match of {
+            Streamed::Summary => (
+                format!("{index}:summary:{sub}"),
+                index * STRIDE + SUMMARY + sub,
+            ),
+            _ => (format!("{index}:{sub}"), index * STRIDE + sub),
+        };
+        self.track(key, delta);
+        if of != Streamed::Output && !delta.is_empty() {
+            self.set_first_part(index, at);
+        }
+        at
+    }
 
     pub(super) fn text_delta(&mut self, event: &Value, kind: &str, leaves: &mut Leaves) -> Res {
         let index = self.index(event, kind)?;
@@ -28,9 +57,9 @@ impl Adapter {
             .clone();
         let mut leaf = Obj::new();
         if item_kind == "message" {
-            self.track(format!("{index}:{ci}"), delta);
+            let at = self.stream_text(index, ci, delta, Streamed::Output);
             if !delta.is_empty() {
-                let part = text_part("text", delta.to_owned(), index * STRIDE + ci);
+                let part = text_part("text", delta.to_owned(), at);
                 leaf.put("parts", list_value(vec![part]));
             }
             if let Some(lp) = logprobs.filter(|lp| truthy_list(Some(lp))) {
@@ -180,15 +209,13 @@ impl Adapter {
             .clone();
         let mut leaf = Obj::new();
         if item_kind == "reasoning" {
-            let key = if summary {
-                format!("{index}:summary:{sub}")
+            let streamed = if summary {
+                Streamed::Summary
             } else {
-                format!("{index}:{sub}")
+                Streamed::Reasoning
             };
-            self.track(key, delta);
+            let at = self.stream_text(index, sub, delta, streamed);
             if !delta.is_empty() {
-                let at = index * STRIDE + if summary { SUMMARY + sub } else { sub };
-                self.set_first_part(index, at);
                 let part = if summary {
                     summary_part(delta.to_owned(), at)
                 } else {

@@ -14,9 +14,8 @@ use serde::de::{Error as _, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
-use super::{
-    summary_part, Adapter, CONTENT_LIMIT, MAX_OUTPUT_INDEX, STRIDE, SUMMARY, SUMMARY_LIMIT,
-};
+use super::deltas::Streamed;
+use super::{summary_part, Adapter, CONTENT_LIMIT, MAX_OUTPUT_INDEX, SUMMARY_LIMIT};
 use crate::engine::providers::common::{
     list_value, once, read_alike, FastLeaf, FastLeaves, Obj, Str,
 };
@@ -156,12 +155,13 @@ pub(super) fn fast_event<'a>(adapter: &mut Adapter, raw: &'a [u8]) -> Option<Fas
     let leaf = match kind {
         Kind::OutputText | Kind::ReasoningText => {
             let ci = sub(event.content_index, CONTENT_LIMIT)?;
-            adapter.track(format!("{index}:{ci}"), &delta);
-            let at = index * STRIDE + ci;
             let reasoning = kind == Kind::ReasoningText;
-            if reasoning {
-                adapter.set_first_part(index, at);
-            }
+            let of = if reasoning {
+                Streamed::Reasoning
+            } else {
+                Streamed::Output
+            };
+            let at = adapter.stream_text(index, ci, &delta, of);
             FastLeaf::Text {
                 text: delta,
                 reasoning,
@@ -170,9 +170,7 @@ pub(super) fn fast_event<'a>(adapter: &mut Adapter, raw: &'a [u8]) -> Option<Fas
         }
         Kind::Summary => {
             let si = sub(event.summary_index, SUMMARY_LIMIT)?;
-            adapter.track(format!("{index}:summary:{si}"), &delta);
-            let at = index * STRIDE + SUMMARY + si;
-            adapter.set_first_part(index, at);
+            let at = adapter.stream_text(index, si, &delta, Streamed::Summary);
             let mut leaf = Obj::new();
             leaf.put(
                 "parts",
